@@ -1,0 +1,98 @@
+package catalog
+
+// This file holds the three research scenario profiles. Requirements come from
+// section 2 of shared/reference/alibaba-gpu-facts.md ("Research scenario
+// requirements"), the recommended models from the brief's selection matrix
+// and the utilisation alert thresholds from the monitoring paragraph of the
+// same section. Fields marked "catalog decision" are not in the facts.
+
+// Scenario names.
+const (
+	ScenarioAITraining            = "ai_training"
+	ScenarioMolecularDynamics     = "molecular_dynamics"
+	ScenarioEngineeringSimulation = "engineering_simulation"
+)
+
+// Scenario is a research workload profile and its requirements.
+type Scenario struct {
+	Name        string
+	Title       string
+	Description string
+	// MinGPUMemoryGB per GPU; a GPU below it is an error. 0 = no minimum.
+	MinGPUMemoryGB int
+	// MinGPULinkGBs is the GPU-GPU interconnect target inside a node (GB/s);
+	// multi-GPU types below it get a warning. 0 = no target.
+	MinGPULinkGBs float64
+	// MinMemoryBandwidthGBs per GPU; below it is a warning. 0 = no target.
+	MinMemoryBandwidthGBs float64
+	// NeedsFP64: double precision is required. MinFP64TFLOPS is the figure
+	// below which FP64 is treated as "not worth using" (catalog decision: 5
+	// TFLOPS separates the datasheet's HPC parts, 7.8 and up, from the
+	// graphics/inference parts, 1 and below).
+	NeedsFP64     bool
+	MinFP64TFLOPS float64
+	// Precision lists the precisions the workload uses.
+	Precision []string
+	// NeedsECC: ECC GPU memory required.
+	NeedsECC bool
+	// NeedsInterNodeRDMA: multi-node runs need RDMA between nodes.
+	NeedsInterNodeRDMA bool
+	// MinParallelEfficiency (fraction) and MinMTBFHours are stated targets the
+	// catalog cannot measure; checks report them as info.
+	MinParallelEfficiency float64
+	MinMTBFHours          int
+	// RecommendedModels is the brief's selection matrix; it contradicts the
+	// requirements in places, which Select reports as warnings.
+	RecommendedModels []string
+	// PreferredGPUsPerNode is used for ranking when the request leaves
+	// GPUsPerNode unset (catalog decision): 8 for ai_training, the largest
+	// NVLink domain offered; 0 elsewhere, meaning the smallest size.
+	PreferredGPUsPerNode int
+	// GPUUtilAlertPercent: alert when GPU utilisation is below this.
+	GPUUtilAlertPercent int
+	// Other carries the requirements the catalog does not check.
+	Other []string
+}
+
+var scenarios = []Scenario{
+	{
+		Name:                 ScenarioAITraining,
+		Title:                "AI training (LLM / large model)",
+		Description:          "Large-model training: multi-GPU NVLink nodes, RDMA between nodes, TB-scale data.",
+		MinGPUMemoryGB:       80,
+		MinGPULinkGBs:        400,
+		Precision:            []string{"FP16", "BF16", "FP32"},
+		NeedsInterNodeRDMA:   true,
+		RecommendedModels:    []string{"A100", "H100"},
+		PreferredGPUsPerNode: 8,
+		GPUUtilAlertPercent:  85,
+		Other:                []string{"multi-GPU NVLink or RDMA between nodes", "gradient checkpointing", "TB-scale data"},
+	},
+	{
+		Name:                  ScenarioMolecularDynamics,
+		Title:                 "Molecular dynamics",
+		Description:           "MPI molecular dynamics: millions of atoms, long runs, double precision, RDMA between nodes.",
+		MinMemoryBandwidthGBs: 1000,
+		NeedsFP64:             true,
+		MinFP64TFLOPS:         5,
+		Precision:             []string{"FP64"},
+		NeedsInterNodeRDMA:    true,
+		MinParallelEfficiency: 0.9,
+		RecommendedModels:     []string{"A40", "A10"},
+		GPUUtilAlertPercent:   70,
+		Other:                 []string{"millions of atoms", "long runs", "parallel efficiency >= 90%"},
+	},
+	{
+		Name:                ScenarioEngineeringSimulation,
+		Title:               "Engineering simulation (CFD / FEA)",
+		Description:         "CFD / FEA: double precision (mixed allowed), ECC memory, long stable runs.",
+		NeedsFP64:           true,
+		MinFP64TFLOPS:       5,
+		Precision:           []string{"FP64", "mixed"},
+		NeedsECC:            true,
+		MinMTBFHours:        5000,
+		RecommendedModels:   []string{"T4", "V100S"},
+		GPUUtilAlertPercent: 70,
+		Other:               []string{"stability MTBF >= 5000 h", "ECC memory", "CUDA and OpenCL", "software version isolation"},
+	},
+}
