@@ -99,7 +99,7 @@ var gpuModels = []GPUModel{
 		Source: srcDatasheet,
 	},
 	{
-		Name: "Hopper-96GB", Aliases: []string{"Hopper", "Hopper96", "Hopper-96", "Hopper-class", "Hopper-class-96GB"},
+		Name: "Hopper-96GB", Aliases: []string{"Hopper", "Hopper96", "Hopper-class", "Hopper-class-96GB"},
 		Series: "Hopper", Architecture: "Hopper", Rank: 2,
 		MemoryGB: 96, MemoryType: "HBM3", MemoryBandwidthGBs: 4000,
 		FP32TFLOPS: 39.5,
@@ -199,7 +199,7 @@ var gpuModels = []GPUModel{
 		Source: srcDatasheet,
 	},
 	{
-		Name: "T4", Aliases: []string{"T4-16GB", "Tesla-T4"},
+		Name: "T4", Aliases: []string{"T4-16GB"},
 		Series: "T4", Architecture: "Turing", Rank: 12,
 		MemoryGB: 16, MemoryType: "GDDR6", MemoryBandwidthGBs: 320,
 		FP64TFLOPS: 0.25, FP32TFLOPS: 8.1, TensorFP16TFLOPS: 65,

@@ -1,0 +1,73 @@
+// Package catalog is the provider's knowledge of Alibaba Cloud GPU compute:
+// GPU models, instance families and types, the three research scenarios,
+// ESSD disk rules, instance selection and plan-time checks. It is pure Go:
+// no I/O, no Terraform types, standard library only.
+//
+// Every figure comes from shared/reference/alibaba-gpu-facts.md; each table
+// file cites its section. Where the facts do not state a figure the catalog
+// records it as unknown (GPUModel.Unstated, Tristate Unknown, or a 0 documented
+// as "not stated") and checks report that instead of guessing.
+//
+// # Data (one table file per concern)
+//
+//	gpus.go            GPUModels(), GPUModelNames()                      facts §1 datasheet table
+//	instance_types.go  InstanceTypes(), GPUInstanceTypes(), Families(),  facts §1 family table, §3
+//	                   FamilyTypes(family)
+//	scenarios.go       Scenarios(), ScenarioNames()                      facts §2
+//	disks.go           ESSDLevels(), DiskCategories(), CheckDisk,        facts §3
+//	                   DiskPerformance, AutoPLMaxProvisionedIOPS
+//
+// # Lookups and parsing
+//
+//	LookupScenario(name) (Scenario, error)
+//	LookupInstanceType(name) (InstanceType, bool)   // with or without "ecs."
+//	ParseInstanceType(name) (InstanceType, error)   // error lists the family's sizes
+//	ParseGPUModel(s) (GPUModel, error)              // case-insensitive aliases
+//	MapGPUModel(s) (ModelMapping, error)            // requested model -> families
+//
+// Requested models with no family of that name map honestly (MapGPUModel):
+// H100 -> gn8v / ebmgn8v with a warning that FP64 is far below H100; A40 ->
+// gn8is (L20) then gn7i (A10) with a warning; V100S -> gn6e then gn6v with a
+// warning; bare "A100" -> the 80 GB families (gn7e, ebmgn7e, ebmgn7ex,
+// sccgn7ex) then gn7 (40 GB). Families whose GPU the vendor does not name
+// (gn7, gn7e, gn8v, ebm*, scc*) keep that wording in
+// InstanceType.GPUVendorName and have GPUModelStated false; their GPU field
+// points at the datasheet model of the same class, used as an estimate.
+//
+// # Selection and checks
+//
+//	Select(SelectRequest) ([]Candidate, []Finding, error)
+//	InstanceTypeFor(gpuModel, gpusPerNode) (InstanceType, error)
+//	Check(scenario, instanceType, CheckOptions) ([]Finding, error)
+//
+// Select filters and ranks (the order is documented on Select); Check reports
+// Findings with a Severity (error, warning, info), a stable Code, the
+// requirement, the measured value and a hint. Errors mean "cannot work" and
+// exclude a type from selection; warnings mean "works but misses the
+// scenario's target". The brief's selection matrix (A40/A10 for molecular
+// dynamics, T4 for engineering simulation) contradicts the scenarios' own
+// requirements; Select reports that as a matrix_contradiction warning and
+// Check reports the individual shortfalls as warnings.
+//
+// Errors returned wrap ErrUnknownGPUModel, ErrUnknownScenario,
+// ErrUnknownInstanceType, ErrGPUCountNotOffered, ErrNoCandidate or
+// ErrInvalidDisk, and list the values that exist.
+//
+// # Decisions where the facts are silent
+//
+//   - "FP64 worth using" is >= 5 TFLOPS (Scenario.MinFP64TFLOPS): the
+//     datasheet's HPC parts have 7.8 and more, the others 1 or less.
+//   - FP64, memory bandwidth, GPU link or ECC not stated -> warning for a
+//     requirement (or info for ECC), never a pass.
+//   - ECC is stated for no model in the facts, so every model has ECC Unknown
+//     and engineering_simulation reports it as info.
+//   - A30 (gn7s) figures other than 24 GB are not in the facts: unknown.
+//   - ERI counts are stated only for ebmgn7ex (2); other ERI types have
+//     ERIQuantity 0 (= supported, count not stated).
+//   - sccgn7ex is not marked bare metal: the facts do not say it is.
+//   - Without GPUsPerNode, ai_training prefers 8 GPUs per node (largest NVLink
+//     domain); other scenarios prefer the smallest size.
+//   - Molecular dynamics shortfalls of the brief's own matrix (A10, A40) are
+//     warnings, not errors, so the matrix stays usable but never silent.
+//   - g7 / c7 network bandwidth and ERI support are not stated (0 / false).
+package catalog

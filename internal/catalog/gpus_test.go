@@ -1,0 +1,139 @@
+package catalog
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Datasheet figures from facts section 1: memory GB, bandwidth GB/s, FP64,
+// FP32, FP16 tensor TFLOPS, GPU-GPU link GB/s, and the figures not stated.
+func TestGPUModelFigures(t *testing.T) {
+	tests := []struct {
+		name                     string
+		mem                      int
+		bw, fp64, fp32, fp16, ln float64
+		unstated                 []string
+	}{
+		{"H100", 80, 3350, 34, 67, 989, 900, []string{FigureECC}},
+		{"Hopper-96GB", 96, 4000, 0, 39.5, 0, 900, []string{FigureFP64, FigureTensorFP16, FigureECC}},
+		{"A100-80GB", 80, 2039, 9.7, 19.5, 312, 600, []string{FigureECC}},
+		{"A100-40GB", 40, 1555, 9.7, 19.5, 312, 600, []string{FigureECC}},
+		{"L20", 48, 864, 0, 59.3, 119, 64, []string{FigureECC}},
+		{"A40", 48, 696, 0.59, 37.4, 149.7, 112.5, []string{FigureECC}},
+		{"A10", 24, 600, 0.98, 31.2, 125, 0, []string{FigureECC}},
+		{"A30", 24, 0, 0, 0, 0, 0, []string{FigureMemoryBandwidth, FigureFP64, FigureFP32, FigureTensorFP16, FigureLink, FigureECC}},
+		{"V100S", 32, 1134, 8.2, 16.4, 130, 0, []string{FigureECC}},
+		{"V100-32GB", 32, 900, 7.8, 15.7, 125, 300, []string{FigureECC}},
+		{"V100-16GB", 16, 900, 7.8, 15.7, 125, 300, []string{FigureECC}},
+		{"T4", 16, 320, 0.25, 8.1, 65, 0, []string{FigureECC}},
+	}
+	if got := GPUModelNames(); len(got) != len(tests) {
+		t.Fatalf("GPUModelNames() = %v, want %d models", got, len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseGPUModel(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Name != tt.name || m.MemoryGB != tt.mem || m.MemoryBandwidthGBs != tt.bw || m.FP64TFLOPS != tt.fp64 ||
+				m.FP32TFLOPS != tt.fp32 || m.TensorFP16TFLOPS != tt.fp16 || m.LinkGBs != tt.ln {
+				t.Errorf("got %+v", m)
+			}
+			if !slices.Equal(m.Unstated, tt.unstated) {
+				t.Errorf("Unstated = %v, want %v", m.Unstated, tt.unstated)
+			}
+			if m.ECC != Unknown {
+				t.Errorf("ECC = %q: the facts state ECC for no model", m.ECC)
+			}
+		})
+	}
+	l20, _ := ParseGPUModel("L20")
+	if !l20.FP64NotApplicable {
+		t.Error("L20 FP64 is n/a in the datasheet")
+	}
+}
+
+func TestGPUModelRanksAndAliasesUnique(t *testing.T) {
+	seen := map[string]string{}
+	for i, m := range GPUModels() {
+		if m.Rank != i+1 {
+			t.Errorf("%s rank %d, want %d (table order is rank order)", m.Name, m.Rank, i+1)
+		}
+		for _, a := range append([]string{m.Name}, m.Aliases...) {
+			if other, dup := seen[normModel(a)]; dup {
+				t.Errorf("alias %q of %s collides with %s", a, m.Name, other)
+			}
+			seen[normModel(a)] = m.Name
+		}
+	}
+}
+
+func TestParseGPUModel(t *testing.T) {
+	tests := map[string]string{
+		"a100": "A100-80GB", "A100-80GB": "A100-80GB", "a100 80gb": "A100-80GB", "NVIDIA A100-40GB": "A100-40GB",
+		"a100_40g": "A100-40GB", "h100": "H100", "H100-SXM5": "H100", "hopper": "Hopper-96GB", "v100s": "V100S",
+		"V100": "V100-32GB", "v100-16gb": "V100-16GB", "l20": "L20", "Tesla T4": "T4", "a10": "A10", "A30": "A30", "a40": "A40",
+	}
+	for in, want := range tests {
+		m, err := ParseGPUModel(in)
+		if err != nil || m.Name != want {
+			t.Errorf("ParseGPUModel(%q) = %q, %v; want %q", in, m.Name, err, want)
+		}
+	}
+	for _, bad := range []string{"", "h200", "a1000", "rtx4090"} {
+		_, err := ParseGPUModel(bad)
+		if !errors.Is(err, ErrUnknownGPUModel) || !strings.Contains(err.Error(), "A100-80GB, A100-40GB") {
+			t.Errorf("ParseGPUModel(%q) error %v should list the known models", bad, err)
+		}
+	}
+}
+
+func TestMapGPUModel(t *testing.T) {
+	tests := []struct {
+		in         string
+		requested  string
+		families   []string
+		substitute bool
+		codes      []string
+	}{
+		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7"}, false, []string{"info:series_request"}},
+		{"a100-40gb", "A100-40GB", []string{"gn7"}, false, nil},
+		{"A100-80GB", "A100-80GB", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex"}, false, nil},
+		{"H100", "H100", []string{"gn8v", "ebmgn8v"}, true, []string{"warning:model_substitute"}},
+		{"Hopper-96GB", "Hopper-96GB", []string{"gn8v", "ebmgn8v"}, false, nil},
+		{"A40", "A40", []string{"gn8is", "gn7i"}, true, []string{"warning:model_substitute"}},
+		{"V100S", "V100S", []string{"gn6e", "gn6v"}, true, []string{"warning:model_substitute"}},
+		{"v100", "V100", []string{"gn6e", "gn6v"}, false, []string{"info:series_request"}},
+		{"A10", "A10", []string{"gn7i"}, false, nil},
+		{"T4", "T4", []string{"gn6i"}, false, nil},
+		{"L20", "L20", []string{"gn8is"}, false, nil},
+		{"A30", "A30", []string{"gn7s"}, false, nil},
+		{"V100-16GB", "V100-16GB", []string{"gn6v"}, false, nil},
+		{"V100-32GB", "V100-32GB", []string{"gn6e"}, false, nil},
+	}
+	for _, tt := range tests {
+		mm, err := MapGPUModel(tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if mm.Requested != tt.requested || !slices.Equal(mm.Families, tt.families) || mm.Substitute != tt.substitute || !slices.Equal(codes(mm.Findings), tt.codes) {
+			t.Errorf("MapGPUModel(%q) = %+v, codes %v", tt.in, mm, codes(mm.Findings))
+		}
+	}
+	mm, _ := MapGPUModel("H100")
+	if !strings.Contains(mm.Findings[0].Message, "FP64 is far below H100") {
+		t.Errorf("H100 warning must say FP64 is far below H100: %q", mm.Findings[0].Message)
+	}
+}
+
+// codes renders findings as "severity:code" in order.
+func codes(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f.Severity)+":"+f.Code)
+	}
+	return out
+}
