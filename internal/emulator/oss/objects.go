@@ -1,0 +1,208 @@
+package oss
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"hash/crc64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// object is one stored object. Data is never modified after a put (a new
+// put replaces the whole object), so readers may use it after dropping the
+// lock.
+type object struct {
+	Data               []byte            `json:"data"`
+	ContentType        string            `json:"content_type"`
+	CacheControl       string            `json:"cache_control,omitempty"`
+	ContentDisposition string            `json:"content_disposition,omitempty"`
+	ContentEncoding    string            `json:"content_encoding,omitempty"`
+	ETag               string            `json:"etag"`
+	ContentMD5         string            `json:"content_md5"`
+	CRC64              uint64            `json:"crc64"`
+	LastModified       time.Time         `json:"last_modified"`
+	StorageClass       string            `json:"storage_class"`
+	ACL                string            `json:"acl"`
+	Meta               map[string]string `json:"meta,omitempty"`
+	VersionID          string            `json:"version_id,omitempty"`
+}
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// validObjectName: 1-1023 bytes, not starting with / or \ (OSS's rule).
+func validObjectName(key string) bool {
+	return len(key) >= 1 && len(key) <= 1023 && key[0] != '/' && key[0] != '\\'
+}
+
+func validObjectStorageClass(sc string) bool {
+	switch sc {
+	case "Standard", "IA", "Archive", "ColdArchive", "DeepColdArchive":
+		return true
+	}
+	return false
+}
+
+func putObject(c *call) *ossError {
+	if !validObjectName(c.key) {
+		e := newError(http.StatusBadRequest, "InvalidObjectName", "The specified object is not valid.")
+		e.key = c.key
+		return e
+	}
+	hdr := c.r.Header
+	acl := hdr.Get("x-oss-object-acl")
+	if acl == "" {
+		acl = aclDefault
+	}
+	if acl != aclDefault && !validACL(acl) {
+		return errInvalidArgument("x-oss-object-acl", acl, "no such object access control exists")
+	}
+	sc := hdr.Get("x-oss-storage-class")
+	if sc != "" && !validObjectStorageClass(sc) {
+		return errInvalidArgument("x-oss-storage-class", sc, "Invalid storage class %q.", sc)
+	}
+	data, e := c.readBody(maxObjectBody)
+	if e != nil {
+		return e
+	}
+	md5sum := md5.Sum(data)
+	o := &object{
+		Data:               data,
+		ContentType:        hdr.Get("Content-Type"),
+		CacheControl:       hdr.Get("Cache-Control"),
+		ContentDisposition: hdr.Get("Content-Disposition"),
+		ContentEncoding:    hdr.Get("Content-Encoding"),
+		ETag:               `"` + strings.ToUpper(hex.EncodeToString(md5sum[:])) + `"`,
+		ContentMD5:         base64.StdEncoding.EncodeToString(md5sum[:]),
+		CRC64:              crc64.Checksum(data, crcTable),
+		LastModified:       c.h.now().UTC().Truncate(time.Second),
+		ACL:                acl,
+		Meta:               map[string]string{},
+	}
+	if o.ContentType == "" {
+		o.ContentType = "application/octet-stream"
+	}
+	for k, v := range hdr {
+		if low := strings.ToLower(k); strings.HasPrefix(low, "x-oss-meta-") {
+			o.Meta[low] = strings.Join(v, ",")
+		}
+	}
+	forbidOverwrite := strings.EqualFold(hdr.Get("x-oss-forbid-overwrite"), "true")
+	var sse string
+	if e := c.withBucket(true, func(b *bucket) *ossError {
+		if _, exists := b.Objects[c.key]; exists && forbidOverwrite {
+			e := newError(http.StatusConflict, "FileAlreadyExists", "The object you specified already exists and can not be overwritten.")
+			e.key = c.key
+			return e
+		}
+		if o.StorageClass = sc; sc == "" {
+			o.StorageClass = b.StorageClass
+		}
+		// Only the latest version is kept; a versioned bucket still hands
+		// out version ids so clients that read them work.
+		if b.Versioning == "Enabled" {
+			o.VersionID = newRuleID()
+		}
+		if b.Encryption != nil {
+			sse = deref(b.Encryption.SSEAlgorithm)
+		}
+		b.Objects[c.key] = o
+		return nil
+	}); e != nil {
+		return e
+	}
+	h := c.w.Header()
+	h.Set("ETag", o.ETag)
+	h.Set("Content-MD5", o.ContentMD5)
+	h.Set("x-oss-hash-crc64ecma", strconv.FormatUint(o.CRC64, 10))
+	if o.VersionID != "" {
+		h.Set("x-oss-version-id", o.VersionID)
+	}
+	if sse != "" {
+		h.Set("x-oss-server-side-encryption", sse)
+	}
+	return c.writeEmpty(http.StatusOK)
+}
+
+// getObject serves GetObject, HeadObject and GetObjectMeta. http.ServeContent
+// gives Range and conditional requests (If-Match, If-None-Match,
+// If-Modified-Since) their standard behaviour.
+func getObject(c *call) *ossError {
+	var o *object
+	var sse string
+	if e := c.withBucket(false, func(b *bucket) *ossError {
+		o = b.Objects[c.key]
+		if o == nil {
+			return errNoSuchKey(c.bucket, c.key)
+		}
+		if b.Encryption != nil {
+			sse = deref(b.Encryption.SSEAlgorithm)
+		}
+		return nil
+	}); e != nil {
+		return e
+	}
+	h := c.w.Header()
+	h.Set("ETag", o.ETag)
+	h.Set("x-oss-hash-crc64ecma", strconv.FormatUint(o.CRC64, 10))
+	h.Set("x-oss-object-type", "Normal")
+	h.Set("x-oss-storage-class", o.StorageClass)
+	if sse != "" {
+		h.Set("x-oss-server-side-encryption", sse)
+	}
+	if o.VersionID != "" {
+		h.Set("x-oss-version-id", o.VersionID)
+	}
+	if c.r.URL.Query().Has("objectMeta") {
+		// GetObjectMeta returns only the basic metadata, never a body.
+		h.Set("Content-Length", strconv.Itoa(len(o.Data)))
+		h.Set("Last-Modified", o.LastModified.Format(http.TimeFormat))
+		c.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	h.Set("Content-Type", o.ContentType)
+	h.Set("Content-MD5", o.ContentMD5)
+	for k, v := range o.Meta {
+		h.Set(k, v)
+	}
+	for k, v := range map[string]string{"Cache-Control": o.CacheControl,
+		"Content-Disposition": o.ContentDisposition, "Content-Encoding": o.ContentEncoding} {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	sw := &statusWriter{ResponseWriter: c.w}
+	http.ServeContent(sw, c.r, "", o.LastModified, bytes.NewReader(o.Data))
+	switch sw.status {
+	case http.StatusPreconditionFailed:
+		c.errCode = "PreconditionFailed"
+	case http.StatusRequestedRangeNotSatisfiable:
+		c.errCode = "InvalidRange"
+	}
+	return nil
+}
+
+// statusWriter remembers the status ServeContent chose, for the observer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// deleteObject succeeds whether or not the key exists, as OSS does.
+func deleteObject(c *call) *ossError {
+	if e := c.withBucket(true, func(b *bucket) *ossError {
+		delete(b.Objects, c.key)
+		return nil
+	}); e != nil {
+		return e
+	}
+	return c.writeEmpty(http.StatusNoContent)
+}
