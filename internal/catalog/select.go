@@ -99,7 +99,7 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 			if ms == nil {
 				ms = GPUModelNames()
 			}
-			return nil, reqFindings, fmt.Errorf("%w: %s is not offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
+			return nil, reqFindings, fmt.Errorf("%w: %s offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
 				ErrGPUCountNotOffered, modelLabel(what, sc.Name), req.GPUsPerNode, gpuCounts(ms))
 		}
 	}
@@ -310,9 +310,9 @@ func alternatives(req SelectRequest) string {
 
 func modelLabel(what, scenario string) string {
 	if what == scenario {
-		return "no GPU model"
+		return "no GPU model is"
 	}
-	return strings.TrimPrefix(what, scenario+" with ")
+	return strings.TrimPrefix(what, scenario+" with ") + " is not"
 }
 
 func modelRank(name string) int {
