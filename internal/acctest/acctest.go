@@ -50,6 +50,13 @@ func PreCheck(t *testing.T) {
 	if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
 		t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
 	}
+	// Some machines export TF_CLI_CONFIG_FILE naming a file that does not exist; OpenTofu then
+	// prints a warning before its version, which the testing framework cannot parse.
+	if p := os.Getenv("TF_CLI_CONFIG_FILE"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Setenv("TF_CLI_CONFIG_FILE", "")
+		}
+	}
 	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("TF_ACC_TERRAFORM_PATH=%s: %v", p, err)

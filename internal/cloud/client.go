@@ -370,7 +370,7 @@ func fromOSSError(action, accessKeyID string, err error) error {
 		}
 		return apiErr
 	}
-	return &TransportError{Product: ProductOSS, Action: action, Err: redactError(err)}
+	return &TransportError{Product: ProductOSS, Action: action, Err: transportCause(err)}
 }
 
 func logAttempt(ctx context.Context, product, action string, attempt int, took time.Duration, requestID string, err error) {

@@ -3,6 +3,7 @@ package cloud
 import (
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 
@@ -119,7 +120,25 @@ func fromSDKError(product, action, accessKeyID string, err error) error {
 		explainCredentialError(apiErr, accessKeyID)
 		return apiErr
 	}
-	return &TransportError{Product: product, Action: action, Err: redactError(err)}
+	return &TransportError{Product: product, Action: action, Err: transportCause(err)}
+}
+
+// transportCause digs out the network error (it names the address and what went wrong, and no
+// URL) from the layers of wrapping the SDKs add; anything else is returned redacted.
+func transportCause(err error) error {
+	// The RPC SDK's ClientError hides its cause behind OriginError instead of Unwrap.
+	for e := err; e != nil; {
+		var opErr *net.OpError
+		if errors.As(e, &opErr) {
+			return opErr
+		}
+		origin, ok := e.(interface{ OriginError() error })
+		if !ok {
+			break
+		}
+		e = origin.OriginError()
+	}
+	return redactError(err)
 }
 
 // explainCredentialError rewrites the answers that mean "your credentials are wrong" into plain
@@ -155,7 +174,8 @@ func (e *TransportError) Unwrap() error { return e.Err }
 
 // signedQuery matches the query string of a URL inside an error text. RPC requests carry their
 // AccessKeyId, Signature and SecurityToken in the query, so no URL leaves this package with one.
-var signedQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
+// A query already redacted starts with "(" and is left alone, so redacting twice is harmless.
+var signedQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"(][^\s"]*`)
 
 // redactError returns an error with the same text minus every URL query string.
 func redactError(err error) error {

@@ -100,7 +100,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.retrying.Do(rreq.WithContext(ctx))
 	if err != nil {
-		return nil, redactError(err)
+		return nil, transportCause(err)
 	}
 	return resp, nil
 }
