@@ -1,0 +1,85 @@
+// Command gpucluster-emulator runs the offline Alibaba Cloud API emulator
+// (ECS, VPC, NAS, STS over RPC; OSS over REST) on one port. It prints
+// exactly one line, "listening on http://HOST:PORT", when ready, and serves
+// until SIGINT or SIGTERM, then shuts down gracefully and saves its state.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+func main() {
+	fs := flag.NewFlagSet("gpucluster-emulator", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:18686", "address to listen on; port 0 picks a free port (printed on the ready line)")
+	stateFile := fs.String("state-file", "", "JSON file the state is persisted to (atomically) and restored from; empty keeps state in memory only")
+	accessKey := fs.String("access-key", "emulator", "the AccessKeyId the emulator accepts (besides STS keys it issued)")
+	secretKey := fs.String("secret-key", "emulator-secret", "the AccessKeySecret matching --access-key")
+	bootSeconds := fs.Float64("boot-seconds", 2, "seconds an instance takes from Pending through Starting to Running (also paces VPC/vSwitch/NAS readiness)")
+	consistencyMS := fs.Int("consistency-delay-ms", 0, "milliseconds a new instance stays invisible to DescribeInstances (eventual consistency)")
+	gpuQuota := fs.Int("gpu-quota", emulator.DefaultGPUQuota, "total GPUs live instances may hold; RunInstances beyond it fails with QuotaExceed.ElasticQuota")
+	regions := fs.String("region", "", "comma-separated regions to serve (default: all of cn-wulanchabu, cn-beijing, cn-hangzhou, cn-shanghai)")
+	verbose := fs.Bool("verbose", false, "log one line per RPC call to stderr (never parameters or secrets)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
+
+Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster:
+ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as RPC
+(POST / with signature v1), OSS as path-style REST. Admin API on the same port:
+  GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
+  PUT /_emulator/faults, PUT /_emulator/capacity
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	cfg := emulator.Config{
+		AccessKey:        *accessKey,
+		SecretKey:        *secretKey,
+		BootTime:         time.Duration(*bootSeconds * float64(time.Second)),
+		ConsistencyDelay: time.Duration(*consistencyMS) * time.Millisecond,
+		GPUQuota:         *gpuQuota,
+		StateFile:        *stateFile,
+	}
+	if *regions != "" {
+		for _, r := range strings.Split(*regions, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				cfg.Regions = append(cfg.Regions, r)
+			}
+		}
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags)
+	if *verbose {
+		cfg.Logf = logger.Printf
+	}
+	srv, err := emulator.New(cfg)
+	if err != nil {
+		logger.Fatalf("gpucluster-emulator: %v", err)
+	}
+	url, err := srv.Start(*listen)
+	if err != nil {
+		logger.Fatalf("gpucluster-emulator: %v", err)
+	}
+	fmt.Printf("listening on %s\n", url)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	if err := srv.Close(); err != nil {
+		logger.Fatalf("gpucluster-emulator: shutdown: %v", err)
+	}
+}

@@ -1,0 +1,221 @@
+package emulator
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Stats is the JSON of GET /_emulator/stats.
+type Stats struct {
+	Calls  map[string]int64 `json:"calls"`
+	Total  int64            `json:"total"`
+	Errors map[string]int64 `json:"errors"`
+}
+
+type statsCounter struct {
+	mu     sync.Mutex
+	calls  map[string]int64
+	errors map[string]int64
+	total  int64
+}
+
+func (c *statsCounter) record(action, code string) {
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = map[string]int64{}
+		c.errors = map[string]int64{}
+	}
+	c.calls[action]++
+	c.total++
+	if code != "" {
+		c.errors[code]++
+	}
+	c.mu.Unlock()
+}
+
+func (c *statsCounter) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Stats{Calls: map[string]int64{}, Errors: map[string]int64{}, Total: c.total}
+	for k, v := range c.calls {
+		st.Calls[k] = v
+	}
+	for k, v := range c.errors {
+		st.Errors[k] = v
+	}
+	return st
+}
+
+func (c *statsCounter) reset() {
+	c.mu.Lock()
+	c.calls, c.errors, c.total = map[string]int64{}, map[string]int64{}, 0
+	c.mu.Unlock()
+}
+
+// Stats returns the call counters per Action and per error code.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// Resources is the JSON of GET /_emulator/resources: every live resource.
+// Lists are never nil so they marshal as [].
+type Resources struct {
+	Instances      []map[string]any `json:"instances"`
+	Vpcs           []map[string]any `json:"vpcs"`
+	VSwitches      []map[string]any `json:"vswitches"`
+	SecurityGroups []map[string]any `json:"security_groups"`
+	DeploymentSets []map[string]any `json:"deployment_sets"`
+	HpcClusters    []map[string]any `json:"hpc_clusters"`
+	FileSystems    []map[string]any `json:"file_systems"`
+	Buckets        []map[string]any `json:"buckets"`
+}
+
+// Resources lists every live resource, sorted by id.
+func (s *Server) Resources() Resources {
+	s.mu.RLock()
+	now := s.now()
+	r := Resources{
+		Instances: []map[string]any{}, Vpcs: []map[string]any{}, VSwitches: []map[string]any{},
+		SecurityGroups: []map[string]any{}, DeploymentSets: []map[string]any{}, HpcClusters: []map[string]any{},
+		FileSystems: []map[string]any{}, Buckets: []map[string]any{},
+	}
+	for _, in := range s.db.order {
+		r.Instances = append(r.Instances, map[string]any{
+			"id": in.ID, "region": in.Region, "zone": in.Zone, "instance_type": in.Type,
+			"status": s.instanceStatus(in, now), "name": in.Name, "vpc_id": in.VpcID, "vswitch_id": in.VSwitchID,
+			"security_group_ids": in.SGs, "tags": tagMap(in.Tags), "spot_strategy": in.Spot,
+			"deployment_set_id": in.DeploySet, "hpc_cluster_id": in.Hpc,
+		})
+	}
+	for _, v := range s.db.Vpcs {
+		r.Vpcs = append(r.Vpcs, map[string]any{"id": v.ID, "region": v.Region, "name": v.Name, "cidr_block": v.CIDR,
+			"status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
+	}
+	for _, v := range s.db.VSwitches {
+		r.VSwitches = append(r.VSwitches, map[string]any{"id": v.ID, "region": v.Region, "vpc_id": v.VpcID, "zone": v.Zone,
+			"cidr_block": v.CIDR, "name": v.Name, "status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
+	}
+	for _, g := range s.db.SGs {
+		r.SecurityGroups = append(r.SecurityGroups, map[string]any{"id": g.ID, "region": g.Region, "vpc_id": g.VpcID,
+			"name": g.Name, "rules": len(g.Rules), "tags": tagMap(g.Tags)})
+	}
+	for _, d := range s.db.DSets {
+		r.DeploymentSets = append(r.DeploymentSets, map[string]any{"id": d.ID, "region": d.Region, "name": d.Name,
+			"strategy": d.Strategy, "instances": s.db.refs[d.ID]})
+	}
+	for _, h := range s.db.Hpcs {
+		r.HpcClusters = append(r.HpcClusters, map[string]any{"id": h.ID, "region": h.Region, "name": h.Name})
+	}
+	for _, f := range s.db.FSs {
+		r.FileSystems = append(r.FileSystems, map[string]any{"id": f.ID, "region": f.Region, "zone": f.Zone,
+			"file_system_type": f.Type, "storage_type": f.StorageType, "protocol_type": f.Protocol,
+			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
+	}
+	s.mu.RUnlock()
+	if s.oss != nil {
+		if b := s.oss.Buckets(); b != nil {
+			r.Buckets = b
+		}
+	}
+	for _, l := range [][]map[string]any{r.Vpcs, r.VSwitches, r.SecurityGroups, r.DeploymentSets, r.HpcClusters, r.FileSystems} {
+		sort.Slice(l, func(i, j int) bool { return l[i]["id"].(string) < l[j]["id"].(string) })
+	}
+	return r
+}
+
+// Reset empties all state and counters (faults and stock included).
+func (s *Server) Reset() {
+	s.mu.Lock()
+	s.db = newDB()
+	s.mu.Unlock()
+	if s.oss != nil {
+		s.oss.Reset()
+	}
+	s.stats.reset()
+	s.nonces.reset()
+	s.SetFaults(Faults{})
+	s.markDirty()
+}
+
+// SetCapacity replaces the stock table: zone -> instance type -> instances
+// available. Types not listed in a zone have plenty; an empty map restores
+// plenty everywhere.
+func (s *Server) SetCapacity(c map[string]map[string]int) {
+	cp := map[string]map[string]int{}
+	for z, m := range c {
+		cp[z] = map[string]int{}
+		for t, n := range m {
+			cp[z][normalizeType(t)] = n
+		}
+	}
+	s.mu.Lock()
+	s.db.Capacity = cp
+	s.mu.Unlock()
+	s.markDirty()
+}
+
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	writeJSON := func(v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	bad := func(msg string, code int) { http.Error(w, msg, code) }
+	switch r.URL.Path {
+	case "/_emulator/stats":
+		writeJSON(s.Stats())
+	case "/_emulator/resources":
+		writeJSON(s.Resources())
+	case "/_emulator/reset":
+		if r.Method != http.MethodPost {
+			bad("use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		s.Reset()
+		writeJSON(map[string]any{"ok": true})
+	case "/_emulator/faults":
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(s.currentFaults())
+		case http.MethodPut, http.MethodPost:
+			var f Faults
+			if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
+				bad("bad JSON: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			for _, x := range []float64{f.ThrottleRate, f.UnavailableRate, f.ResetRate} {
+				if x < 0 || x > 1 {
+					bad("rates are fractions in [0,1]", http.StatusBadRequest)
+					return
+				}
+			}
+			s.SetFaults(f)
+			writeJSON(f)
+		default:
+			bad("use GET or PUT", http.StatusMethodNotAllowed)
+		}
+	case "/_emulator/capacity":
+		switch r.Method {
+		case http.MethodGet:
+			s.mu.RLock()
+			b, _ := json.Marshal(s.db.Capacity)
+			s.mu.RUnlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+		case http.MethodPut, http.MethodPost:
+			var c map[string]map[string]int
+			if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
+				bad("bad JSON: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			s.SetCapacity(c)
+			writeJSON(c)
+		default:
+			bad("use GET or PUT", http.StatusMethodNotAllowed)
+		}
+	case "/_emulator/health":
+		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
+	default:
+		bad("unknown admin path", http.StatusNotFound)
+	}
+}

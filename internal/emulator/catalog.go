@@ -1,0 +1,200 @@
+package emulator
+
+import (
+	"strings"
+)
+
+// This file holds the vendor's data the emulator answers with. Every
+// instance-type figure comes from reference/alibaba-gpu-facts.md section 1;
+// where the facts do not state a figure it is left zero/empty rather than
+// invented. Prices are NOT vendor data: see priceTable.
+
+type regionInfo struct {
+	ID        string
+	LocalName string
+	Zones     []string
+}
+
+// catalogRegions: cn-wulanchabu first (the GPU region the project targets),
+// each with three zones.
+var catalogRegions = []*regionInfo{
+	{ID: "cn-wulanchabu", LocalName: "华北6（乌兰察布）", Zones: []string{"cn-wulanchabu-a", "cn-wulanchabu-b", "cn-wulanchabu-c"}},
+	{ID: "cn-beijing", LocalName: "华北2（北京）", Zones: []string{"cn-beijing-a", "cn-beijing-b", "cn-beijing-c"}},
+	{ID: "cn-hangzhou", LocalName: "华东1（杭州）", Zones: []string{"cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j"}},
+	{ID: "cn-shanghai", LocalName: "华东2（上海）", Zones: []string{"cn-shanghai-e", "cn-shanghai-f", "cn-shanghai-g"}},
+}
+
+func (s *Server) zoneExists(region, zone string) bool {
+	r := s.regions[region]
+	return r != nil && contains(r.Zones, zone)
+}
+
+type gpuFamily struct {
+	Family    string // without "ecs."
+	GPUSpec   string // as the vendor names it; "model not stated" where it does not
+	GPUMemMiB float64
+	NVLink    bool
+	Eri       int // ERIs per instance; 0 = no eRDMA
+	Cards     int // network cards
+	NeedsHpc  bool
+	Ephemeral bool // supports elastic ephemeral disks (no local NVMe)
+	Sizes     []gpuSize
+}
+
+type gpuSize struct {
+	Name     string // full type, with "ecs."
+	VCPU     int
+	MemGiB   float64
+	GPUs     int
+	NetGbits float64
+}
+
+// instanceTypeInfo is one flattened type for lookups.
+type instanceTypeInfo struct {
+	gpuSize
+	fam *gpuFamily
+}
+
+// gpuFamilies is facts section 1. GPUMemMiB uses the nvidia-smi figures the
+// facts give; the bare-metal and SCC A100-80GB-class families reuse gn7e's
+// figure (same GPU class). Families whose MiB figure is not stated carry 0.
+// EriQuantity: "yes" without a count is 1; ebmgn7ex states 2 ERIs on different
+// network cards.
+var gpuFamilies = []*gpuFamily{
+	{Family: "gn6i", GPUSpec: "NVIDIA T4", GPUMemMiB: 15109, Cards: 1, Sizes: sizes(
+		"gn6i-c4g1.xlarge 4/15/1/4; gn6i-c8g1.2xlarge 8/31/1/5; gn6i-c16g1.4xlarge 16/62/1/6; gn6i-c24g1.6xlarge 24/93/1/7.5; gn6i-c40g1.10xlarge 40/155/1/10; gn6i-c24g1.12xlarge 48/186/2/15; gn6i-c24g1.24xlarge 96/372/4/30")},
+	{Family: "gn6v", GPUSpec: "NVIDIA V100 SXM2", GPUMemMiB: 16160, NVLink: true, Cards: 1, Sizes: sizes(
+		"gn6v-c8g1.2xlarge 8/32/1/2.5; gn6v-c8g1.4xlarge 16/64/2/5; gn6v-c8g1.8xlarge 32/128/4/10; gn6v-c8g1.16xlarge 64/256/8/20; gn6v-c10g1.20xlarge 82/336/8/35")},
+	{Family: "gn6e", GPUSpec: "NVIDIA V100 SXM2", GPUMemMiB: 32510, NVLink: true, Cards: 1, Sizes: sizes(
+		"gn6e-c12g1.3xlarge 12/92/1/5; gn6e-c12g1.6xlarge 24/184/2/8; gn6e-c12g1.12xlarge 48/368/4/16; gn6e-c12g1.24xlarge 96/736/8/32")},
+	{Family: "gn7", GPUSpec: "model not stated (A100 40 GB class)", GPUMemMiB: 40537, NVLink: true, Cards: 1, Sizes: sizes(
+		"gn7-c12g1.3xlarge 12/94/1/4; gn7-c13g1.13xlarge 52/378/4/16; gn7-c13g1.26xlarge 104/756/8/30")},
+	{Family: "gn7e", GPUSpec: "model not stated (A100 80 GB class)", GPUMemMiB: 81251, NVLink: true, Cards: 1, Sizes: sizes(
+		"gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64")},
+	{Family: "gn7i", GPUSpec: "NVIDIA A10", GPUMemMiB: 22731, Cards: 1, Sizes: sizes(
+		"gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16")},
+	{Family: "gn7s", GPUSpec: "NVIDIA A30", Cards: 1, Sizes: sizes(
+		"gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64")},
+	{Family: "gn8is", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+		"gn8is.2xlarge 8/64/1/8; gn8is.4xlarge 16/128/1/16; gn8is-2x.8xlarge 32/256/2/32; gn8is-4x.16xlarge 64/512/4/64; gn8is-8x.32xlarge 128/1024/8/100")},
+	{Family: "gn8v", GPUSpec: "model not stated (Hopper class, 96 GB HBM3)", NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+		"gn8v.4xlarge 16/96/1/12; gn8v.6xlarge 24/128/1/15; gn8v-2x.8xlarge 32/192/2/20; gn8v-4x.8xlarge 32/384/4/20; gn8v-2x.12xlarge 48/256/2/25; gn8v-8x.16xlarge 64/768/8/32; gn8v-4x.24xlarge 96/512/4/50; gn8v-8x.48xlarge 192/1024/8/100")},
+	{Family: "ebmgn7e", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemMiB: 81251, NVLink: true, Cards: 1, Sizes: sizes(
+		"ebmgn7e.32xlarge 128/1024/8/64")},
+	{Family: "ebmgn7ex", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemMiB: 81251, NVLink: true, Eri: 2, Cards: 2, Ephemeral: true, Sizes: sizes(
+		"ebmgn7ex.32xlarge 128/1024/8/160")},
+	{Family: "ebmgn8v", GPUSpec: "model not stated (Hopper class 96 GB, bare metal)", NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+		"ebmgn8v.48xlarge 192/1024/8/170")},
+	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemMiB: 81251, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
+		"sccgn7ex.32xlarge 128/1024/8/64")},
+}
+
+var instanceTypes = map[string]*instanceTypeInfo{}
+var instanceTypeOrder []string
+
+func init() {
+	for _, f := range gpuFamilies {
+		for _, sz := range f.Sizes {
+			instanceTypes[sz.Name] = &instanceTypeInfo{gpuSize: sz, fam: f}
+			instanceTypeOrder = append(instanceTypeOrder, sz.Name)
+		}
+	}
+}
+
+// sizes parses the facts-file notation "name vcpu/ram/gpus/gbits; ...".
+func sizes(spec string) []gpuSize {
+	var out []gpuSize
+	for _, part := range strings.Split(spec, ";") {
+		fields := strings.Fields(part)
+		if len(fields) != 2 {
+			panic("bad size spec: " + part)
+		}
+		nums := strings.Split(fields[1], "/")
+		if len(nums) != 4 {
+			panic("bad size spec: " + part)
+		}
+		out = append(out, gpuSize{Name: "ecs." + fields[0], VCPU: atoiMust(nums[0]), MemGiB: atofMust(nums[1]),
+			GPUs: atoiMust(nums[2]), NetGbits: atofMust(nums[3])})
+	}
+	return out
+}
+
+func normalizeType(t string) string {
+	if t != "" && !strings.HasPrefix(t, "ecs.") {
+		return "ecs." + t
+	}
+	return t
+}
+
+func familyOf(t string) string {
+	t = strings.TrimPrefix(t, "ecs.")
+	if i := strings.IndexAny(t, "-."); i > 0 {
+		return "ecs." + t[:i]
+	}
+	return "ecs." + t
+}
+
+// --- images ---
+
+type imageInfo struct {
+	ID, Name, OSName, Platform, Family string
+	Size                               int
+}
+
+// publicImages are the public images DESIGN.md names.
+var publicImages = []imageInfo{
+	{ID: "ubuntu_22_04_x64_20G_alibase_20240101.vhd", Name: "ubuntu_22_04_x64_20G_alibase_20240101.vhd", OSName: "Ubuntu  22.04 64位", Platform: "Ubuntu", Family: "acs:ubuntu_22_04_x64", Size: 20},
+	{ID: "aliyun_3_x64_20G_alibase_20240101.vhd", Name: "aliyun_3_x64_20G_alibase_20240101.vhd", OSName: "Alibaba Cloud Linux  3.2104 LTS 64位", Platform: "Aliyun", Family: "acs:alibaba_cloud_linux_3_2104_lts_x64", Size: 20},
+}
+
+func findImage(id string) *imageInfo {
+	for i := range publicImages {
+		if publicImages[i].ID == id {
+			return &publicImages[i]
+		}
+	}
+	return nil
+}
+
+// --- prices ---
+
+// gpuHourPrice is the EMULATOR'S OWN ILLUSTRATIVE price per GPU-hour (CNY)
+// by family. These are not Alibaba Cloud prices and must never be read as
+// such; they only give DescribePrice a deterministic, plausible ordering
+// (newer/larger GPUs cost more). Price of a type per hour =
+// GPUs*gpuHourPrice + vCPU*0.12 + GiB*0.02; spot = 30% of that.
+var gpuHourPrice = map[string]float64{
+	"ecs.gn6i": 6, "ecs.gn6v": 14, "ecs.gn6e": 18, "ecs.gn7": 24, "ecs.gn7e": 34, "ecs.gn7i": 9,
+	"ecs.gn7s": 11, "ecs.gn8is": 16, "ecs.gn8v": 42, "ecs.ebmgn7e": 36, "ecs.ebmgn7ex": 38,
+	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40,
+}
+
+func hourPrice(t *instanceTypeInfo) float64 {
+	p := float64(t.GPUs)*gpuHourPrice["ecs."+t.fam.Family] + float64(t.VCPU)*0.12 + t.MemGiB*0.02
+	return roundCents(p)
+}
+
+// diskHourPrice is likewise illustrative: CNY per GiB-hour by category/level.
+func diskHourPrice(category, pl string, size int) float64 {
+	per := 0.001
+	switch category {
+	case "cloud_essd":
+		per = map[string]float64{"PL0": 0.0007, "PL1": 0.0014, "PL2": 0.0028, "PL3": 0.0056}[strings.ToUpper(orDefault(pl, "PL1"))]
+	case "cloud_auto":
+		per = 0.0014
+	case "elastic_ephemeral_disk_standard":
+		per = 0.0004
+	case "elastic_ephemeral_disk_premium":
+		per = 0.0008
+	}
+	return roundCents(per * float64(size))
+}
+
+func roundCents(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}

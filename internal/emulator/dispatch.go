@@ -1,0 +1,198 @@
+package emulator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// call is one RPC request being answered.
+type call struct {
+	s       *Server
+	p       params
+	action  string
+	version string
+	region  string
+	now     time.Time
+	reqID   string
+	ak      string
+}
+
+type handlerFunc func(c *call) (any, *apiError)
+
+// route describes one Action: write routes take the exclusive lock, and
+// idem routes honour ClientToken.
+type route struct {
+	fn       handlerFunc
+	write    bool
+	idem     bool
+	noRegion bool // region-less actions (DescribeRegions, AssumeRole)
+}
+
+const (
+	versionECS = "2014-05-26"
+	versionVPC = "2016-04-28"
+	versionNAS = "2017-06-26"
+	versionSTS = "2015-04-01"
+)
+
+var productHost = map[string]string{
+	versionECS: "ecs.aliyuncs.com",
+	versionVPC: "vpc.aliyuncs.com",
+	versionNAS: "nas.aliyuncs.com",
+	versionSTS: "sts.aliyuncs.com",
+}
+
+// routes maps "Version/Action" to its handler; filled by each product file's init.
+var routes = map[string]route{}
+
+func register(version, action string, r route) { routes[version+"/"+action] = r }
+
+// commonParams are left out of the idempotency hash: they change on every retry.
+var commonParams = map[string]bool{
+	"Signature": true, "SignatureNonce": true, "Timestamp": true, "AccessKeyId": true,
+	"SecurityToken": true, "SignatureMethod": true, "SignatureVersion": true,
+	"SignatureType": true, "Format": true, "ClientToken": true,
+}
+
+func paramsHash(p params) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		if !commonParams[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%s\n", k, p[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func newRequestID() string {
+	a, b := rand.Uint64(), rand.Uint64()
+	return fmt.Sprintf("%08X-%04X-%04X-%04X-%012X", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
+}
+
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reqID := newRequestID()
+	if err := r.ParseForm(); err != nil {
+		writeAPIError(w, errf(400, "InvalidParameter", "cannot parse the request: %v", err), reqID, r.Host)
+		return
+	}
+	p := make(params, len(r.Form))
+	for k, v := range r.Form {
+		if len(v) > 0 {
+			p[k] = v[0]
+		}
+	}
+	action := p["Action"]
+	if action == "" {
+		action = r.Header.Get("x-acs-action")
+		p["Action"] = action
+	}
+	version := p["Version"]
+	if version == "" {
+		version = r.Header.Get("x-acs-version")
+		p["Version"] = version
+	}
+	host := productHost[version]
+	if host == "" {
+		host = r.Host
+	}
+	if s.applyFaults(w, r, action, false) {
+		return
+	}
+	body, status, aerr := s.answerRPC(r.Method, p, action, version, reqID)
+	code := ""
+	if aerr != nil {
+		code = aerr.Code
+		writeAPIError(w, aerr, reqID, host)
+	} else {
+		w.Header().Set("Content-Type", "application/json;charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+	s.stats.record(action, code)
+	if s.cfg.Logf != nil {
+		// Parameters are not logged: they carry signatures, tokens and user data.
+		s.cfg.Logf("rpc %s %s region=%s -> %s (%s)", version, action, p["RegionId"], orOK(code), time.Since(start).Round(time.Microsecond))
+	}
+}
+
+func orOK(code string) string {
+	if code == "" {
+		return "OK"
+	}
+	return code
+}
+
+func (s *Server) answerRPC(method string, p params, action, version, reqID string) ([]byte, int, *apiError) {
+	now := s.now()
+	if action == "" {
+		return nil, 0, errMissing("Action")
+	}
+	ak, aerr := s.authenticate(method, p, now)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	rt, ok := routes[version+"/"+action]
+	if !ok {
+		if _, known := productHost[version]; !known {
+			return nil, 0, errf(400, "InvalidVersion", "Specified parameter Version %q is not valid.", version)
+		}
+		return nil, 0, errf(404, "InvalidAction.NotFound", "Specified api %s is not found for version %s.", action, version)
+	}
+	c := &call{s: s, p: p, action: action, version: version, now: now, reqID: reqID, ak: ak}
+	if !rt.noRegion {
+		c.region = p["RegionId"]
+		if c.region == "" {
+			return nil, 0, errMissing("RegionId")
+		}
+		if s.regions[c.region] == nil {
+			return nil, 0, errf(404, "InvalidRegionId.NotFound", "The specified region %q does not exist.", c.region)
+		}
+	}
+	token := p["ClientToken"]
+	useIdem := rt.idem && token != ""
+	if rt.write {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
+	var idemKey, hash string
+	if useIdem {
+		idemKey = ak + "|" + version + "|" + action + "|" + token
+		hash = paramsHash(p)
+		if e := s.db.Idem[idemKey]; e != nil {
+			if e.Hash != hash {
+				return nil, 0, errf(400, "IdempotentParameterMismatch", "The request uses the same client token as a previous, but non-identical request.")
+			}
+			return e.Body, 200, nil
+		}
+	}
+	resp, aerr := rt.fn(c)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
+	}
+	if useIdem {
+		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}
+	}
+	if rt.write {
+		s.markDirty()
+	}
+	return body, 200, nil
+}
