@@ -11,8 +11,9 @@
 // # Data (one table file per concern)
 //
 //	gpus.go            GPUModels(), GPUModelNames()                      facts §1 datasheet table
-//	instance_types.go  InstanceTypes(), GPUInstanceTypes(), Families(),  facts §1 family table, §3
-//	                   FamilyTypes(family)
+//	instance_types.go  InstanceTypes(), GPUInstanceTypes(),              facts §1 family table, §3
+//	                   CPUInstanceTypes() (g7/c7 control planes),
+//	                   Families(), FamilyTypes(family), InstanceType.Model()
 //	scenarios.go       Scenarios(), ScenarioNames()                      facts §2
 //	disks.go           ESSDLevels(), DiskCategories(), CheckDisk,        facts §3
 //	                   DiskPerformance, AutoPLMaxProvisionedIOPS

@@ -87,6 +87,15 @@ func (t InstanceType) RDMA() string {
 	return ""
 }
 
+// Model returns the catalog GPU model of the type; false for CPU types.
+func (t InstanceType) Model() (GPUModel, bool) {
+	m, ok := modelByName(t.GPU)
+	if !ok {
+		return GPUModel{}, false
+	}
+	return cloneModel(m), true
+}
+
 // ShortName is Name without the "ecs." prefix.
 func (t InstanceType) ShortName() string { return strings.TrimPrefix(t.Name, "ecs.") }
 

@@ -206,3 +206,24 @@ func TestCopiesAreIndependent(t *testing.T) {
 		t.Error("Scenarios shares its slices")
 	}
 }
+
+func TestListings(t *testing.T) {
+	if n := len(InstanceTypes()); n != len(factsSizes)+4 {
+		t.Errorf("InstanceTypes() has %d, want %d GPU + 4 CPU", n, len(factsSizes))
+	}
+	if n := len(CPUInstanceTypes()); n != 4 {
+		t.Errorf("CPUInstanceTypes() has %d", n)
+	}
+	ls := ESSDLevels()
+	if len(ls) != 4 || ls[0].Name != "PL0" || ls[2].MinGiB != 461 || ls[3].MaxIOPS != 1_000_000 {
+		t.Errorf("ESSDLevels() = %+v", ls)
+	}
+	ty, _ := LookupInstanceType("gn7e-c16g1.4xlarge")
+	if m, ok := ty.Model(); !ok || m.Name != "A100-80GB" {
+		t.Errorf("Model() = %v, %v", m.Name, ok)
+	}
+	cpu, _ := LookupInstanceType("g7.xlarge")
+	if _, ok := cpu.Model(); ok {
+		t.Error("CPU type has no GPU model")
+	}
+}

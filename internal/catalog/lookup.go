@@ -47,6 +47,18 @@ func GPUInstanceTypes() []InstanceType {
 	return out
 }
 
+// CPUInstanceTypes returns the general-purpose types without GPUs (g7, c7),
+// meant for control planes; Select never returns them.
+func CPUInstanceTypes() []InstanceType {
+	var out []InstanceType
+	for _, t := range instanceTypes {
+		if !t.IsGPU() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Families returns every family name (GPU families first, then the CPU
 // families g7 and c7), in table order.
 func Families() []string { return slices.Clone(familyNames) }
