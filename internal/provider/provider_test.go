@@ -56,11 +56,15 @@ func TestAccProvider_wrongSecret(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "trace.log")
 	t.Setenv("TF_LOG", "TRACE")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	// The secret comes from the environment: written into the configuration, the testing
+	// framework's own trace of the configuration would carry it, proving nothing about us.
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", acctest.AccessKey)
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", wrongSecret)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderBlock(emu.URL, acctest.AccessKey, wrongSecret, "max_retries = 1") + zonesConfig,
+			Config: envCredentialsProvider(emu.URL, "max_retries = 1") + zonesConfig,
 			// Plain words: the signature was rejected, and which access key made it.
 			ExpectError: regexp.MustCompile(`(?s)SignatureDoesNotMatch.*rejected the request\s+signature made with access\s+key "emulator"`),
 		}},
@@ -152,15 +156,11 @@ func TestAccProvider_traceLogCarriesNoSecrets(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "trace.log")
 	t.Setenv("TF_LOG", "TRACE")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
-	config := fmt.Sprintf(`
-provider "gpucluster" {
-  region         = %q
-  endpoint       = %q
-  access_key     = %q
-  secret_key     = %q
-  security_token = %q
-}
-`, acctest.Region, emu.URL, creds.AccessKeyId, creds.AccessKeySecret, creds.SecurityToken) + zonesConfig
+	// From the environment, as CI systems hand them out; see TestAccProvider_wrongSecret for why.
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", creds.AccessKeyId)
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", creds.AccessKeySecret)
+	t.Setenv("ALIBABA_CLOUD_SECURITY_TOKEN", creds.SecurityToken)
+	config := envCredentialsProvider(emu.URL) + zonesConfig
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -233,6 +233,15 @@ func TestAccProvider_noCredentialsAnywhere(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)no Alibaba Cloud credentials.*three\s+ways.*ALIBABA_CLOUD_ACCESS_KEY_ID.*config.json`),
 		}},
 	})
+}
+
+// envCredentialsProvider is a provider block that leaves credentials to the environment.
+func envCredentialsProvider(endpoint string, extra ...string) string {
+	s := fmt.Sprintf("provider \"gpucluster\" {\n  region   = %q\n  endpoint = %q\n", acctest.Region, endpoint)
+	for _, line := range extra {
+		s += "  " + line + "\n"
+	}
+	return s + "}\n"
 }
 
 func assertFileLacks(t *testing.T, path, secret string) {
