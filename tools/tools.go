@@ -17,4 +17,11 @@ import (
 	_ "github.com/hashicorp/terraform-plugin-log/tflog"
 	_ "github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	_ "golang.org/x/time/rate"
+	_ "k8s.io/api/apps/v1"
+	_ "k8s.io/api/autoscaling/v2"
+	_ "k8s.io/api/batch/v1"
+	_ "k8s.io/api/core/v1"
+	_ "k8s.io/api/rbac/v1"
+	_ "k8s.io/apimachinery/pkg/apis/meta/v1"
+	_ "sigs.k8s.io/yaml"
 )
