@@ -62,6 +62,9 @@ func sdkConfig() *sdk.Config {
 // clients builds SDK clients for the given credential, pointed at the emulator.
 func (e *env) clients(cred auth.Credential) (*ecs.Client, *vpc.Client, *nas.Client, *sts.Client) {
 	e.t.Helper()
+	if cred == nil {
+		cred = credentials.NewAccessKeyCredential("emulator", "emulator-secret")
+	}
 	ec, err := ecs.NewClientWithOptions(testRegion, sdkConfig(), cred)
 	must(e.t, err)
 	vc, err := vpc.NewClientWithOptions(testRegion, sdkConfig(), cred)

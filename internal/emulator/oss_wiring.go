@@ -1,6 +1,10 @@
 package emulator
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/oss"
+)
 
 // ossBackend is what the top-level handler needs from package oss (written
 // separately); keeping it an interface lets this package build and test on
@@ -14,5 +18,8 @@ type ossBackend interface {
 	SetObserver(func(action, errorCode string))
 }
 
-// newOSSBackend is replaced once package oss is wired in.
-var newOSSBackend = func(s *Server) ossBackend { return nil }
+// newOSSBackend builds the OSS handler with the same credentials and clock
+// as the RPC side (STS keys included).
+func newOSSBackend(s *Server) ossBackend {
+	return oss.NewHandler(oss.Config{Credentials: s.ossCredentials, Now: s.now})
+}

@@ -85,7 +85,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.oss = newOSSBackend(s)
 	if s.oss != nil {
-		s.oss.SetObserver(func(action, code string) { s.stats.record(action, code) })
+		s.oss.SetObserver(func(action, code string) {
+			s.stats.record(action, code)
+			s.markDirty() // the saver coalesces; reads cost one extra write at most
+		})
 	}
 	if err := s.load(); err != nil {
 		return nil, err
