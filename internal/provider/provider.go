@@ -248,11 +248,17 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		newZonesDataSource,
+		newGPUCatalogDataSource,
+		newScenarioDataSource,
+		newInstanceTypesDataSource,
 	}
 }
 
 func (p *gpuclusterProvider) Functions(_ context.Context) []func() function.Function {
-	return nil
+	return []func() function.Function{
+		newInstanceTypeForFunction,
+		newScenarioCheckFunction,
+	}
 }
 
 func firstNonEmpty(values ...string) string {
