@@ -242,7 +242,9 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 }
 
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{
+		newRDMANetworkResource,
+	}
 }
 
 func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.DataSource {
