@@ -1,6 +1,8 @@
 package provider_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -123,6 +125,37 @@ data "gpucluster_gpu_catalog" "x" {
 }
 `,
 			ExpectError: regexp.MustCompile(`(?s)family.*value must be one of.*"gn7e"`),
+		}},
+	})
+}
+
+// exampleConfig reads an example under examples/ (tfplugindocs layout) so the acceptance tests
+// prove the published examples run. A missing file fails the test.
+func exampleConfig(t *testing.T, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", rel))
+	if err != nil {
+		t.Fatalf("reading the example: %v", err)
+	}
+	return string(data)
+}
+
+func TestAccGPUCatalog_example(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + exampleConfig(t, "data-sources/gpucluster_gpu_catalog/data-source.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValue("a100_8x_types", knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("ecs.gn7e-c16g1.32xlarge"),
+					knownvalue.StringExact("ecs.ebmgn7e.32xlarge"),
+					knownvalue.StringExact("ecs.ebmgn7ex.32xlarge"),
+					knownvalue.StringExact("ecs.sccgn7ex.32xlarge"),
+				})),
+				statecheck.ExpectKnownOutputValue("a100_80gb_fp64_tflops", knownvalue.Float64Exact(9.7)),
+			},
 		}},
 	})
 }

@@ -194,3 +194,20 @@ data "gpucluster_instance_types" "x" {
 		t.Fatalf("the emulator saw %d calls; an unknown model must fail before any API call", got)
 	}
 }
+
+func TestAccInstanceTypes_example(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + exampleConfig(t, "data-sources/gpucluster_instance_types/data-source.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValue("hopper_stock", knownvalue.MapPartial(map[string]knownvalue.Check{
+					"ecs.gn8v-8x.48xlarge": knownvalue.ListSizeExact(3),
+				})),
+				statecheck.ExpectKnownOutputValue("not_offered", knownvalue.ListSizeExact(0)),
+			},
+		}},
+	})
+}

@@ -127,3 +127,18 @@ data "gpucluster_scenario" "x" {
 		},
 	})
 }
+
+func TestAccScenario_example(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + exampleConfig(t, "data-sources/gpucluster_scenario/data-source.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				// A100 with eRDMA required: the bare-metal ebmgn7ex (eRDMA) or sccgn7ex (RoCE), 80 GB.
+				statecheck.ExpectKnownOutputValue("recommended_instance_type", knownvalue.StringRegexp(regexp.MustCompile(`^ecs\.(ebmgn7ex|sccgn7ex)\.32xlarge$`))),
+			},
+		}},
+	})
+}

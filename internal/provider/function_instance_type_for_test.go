@@ -68,3 +68,18 @@ func TestAccFunctionInstanceTypeFor_errors(t *testing.T) {
 		},
 	})
 }
+
+func TestAccFunctionInstanceTypeFor_example(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + exampleConfig(t, "functions/instance_type_for/function.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValue("a100_8x", knownvalue.StringExact("ecs.gn7e-c16g1.32xlarge")),
+				statecheck.ExpectKnownOutputValue("h100_8x", knownvalue.StringExact("ecs.gn8v-8x.16xlarge")),
+			},
+		}},
+	})
+}

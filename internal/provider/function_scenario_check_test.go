@@ -84,3 +84,20 @@ func TestAccFunctionScenarioCheck_errors(t *testing.T) {
 		},
 	})
 }
+
+func TestAccFunctionScenarioCheck_example(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + exampleConfig(t, "functions/scenario_check/function.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				// gn7e over 4 nodes has no RDMA between them: a warning, no error.
+				statecheck.ExpectKnownOutputValue("training_warnings", knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringRegexp(regexp.MustCompile(`^\[inter_node_rdma\]`)),
+				})),
+			},
+		}},
+	})
+}

@@ -1,0 +1,25 @@
+variable "instance_type" {
+  type    = string
+  default = "ecs.gn7e-c16g1.32xlarge"
+}
+
+variable "node_count" {
+  type    = number
+  default = 4
+}
+
+locals {
+  training_check = provider::gpucluster::scenario_check("ai_training", var.instance_type, var.node_count)
+}
+
+# Refuse at plan time what cannot work; surface what falls short.
+check "training_instance_type" {
+  assert {
+    condition     = length(local.training_check.errors) == 0
+    error_message = join("\n", local.training_check.errors)
+  }
+}
+
+output "training_warnings" {
+  value = local.training_check.warnings
+}
