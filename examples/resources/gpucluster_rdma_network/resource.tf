@@ -1,0 +1,40 @@
+data "gpucluster_zones" "all" {}
+
+# A training network: two zones, low-latency placement groups for NCCL over eRDMA, and SSH and
+# the Kubernetes API reachable from the institute's office block and a bastion only.
+resource "gpucluster_rdma_network" "training" {
+  name        = "llm-training"
+  cidr_block  = "10.20.0.0/16"
+  zone_ids    = slice(data.gpucluster_zones.all.ids, 0, 2)
+  admin_cidrs = ["203.0.113.0/24", "10.99.0.10/32"]
+
+  placement        = "low_latency"
+  placement_groups = 4 # 4 x 20 = up to 80 nodes
+  erdma            = true
+
+  tags = {
+    project = "foundation-models"
+  }
+
+  timeouts = {
+    create = "30m"
+    delete = "45m"
+  }
+}
+
+# A simulation network inside an existing research VPC, with explicit vSwitch blocks and an HPC
+# cluster for SCC (sccgn*) instance types.
+resource "gpucluster_rdma_network" "cfd" {
+  name          = "cfd"
+  vpc_id        = "vpc-0123456789abcdef"
+  cidr_block    = "10.50.8.0/21"
+  zone_ids      = ["cn-wulanchabu-a"]
+  vswitch_cidrs = { "cn-wulanchabu-a" = "10.50.8.0/24" }
+  admin_cidrs   = ["10.50.0.0/24"]
+  hpc_cluster   = true
+}
+
+# Hand the NCCL settings to the job launcher.
+output "nccl_env" {
+  value = gpucluster_rdma_network.training.nccl_env
+}
