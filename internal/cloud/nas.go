@@ -1,0 +1,292 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
+)
+
+// Status values of NAS file systems and mount targets (facts section 3).
+const (
+	FileSystemStatusRunning   = "Running"
+	FileSystemStatusExtending = "Extending"
+	MountTargetStatusActive   = "Active"
+)
+
+// nasResourceType is the ResourceType the NAS tag API takes for file systems.
+const nasResourceType = "filesystem"
+
+// FileSystemInput is what CreateFileSystem needs.
+type FileSystemInput struct {
+	FileSystemType, StorageType, ProtocolType string
+	// CapacityGiB is sent when > 0 (Extreme and CPFS need it; general-purpose NAS is elastic).
+	CapacityGiB int64
+	ZoneID      string
+	VpcID       string
+	VSwitchID   string
+	Description string
+	Encrypted   bool
+	// ClientToken makes the create idempotent across the call layer's retries.
+	ClientToken string
+}
+
+// CreateFileSystem creates a NAS or CPFS file system and returns its id; it does not wait.
+func (c *Client) CreateFileSystem(ctx context.Context, in FileSystemInput) (string, error) {
+	req := nas.CreateCreateFileSystemRequest()
+	req.RegionId = c.region
+	req.FileSystemType = in.FileSystemType
+	req.StorageType = in.StorageType
+	req.ProtocolType = in.ProtocolType
+	req.ZoneId = in.ZoneID
+	req.Description = in.Description
+	req.ClientToken = in.ClientToken
+	req.ChargeType = "PayAsYouGo"
+	if in.CapacityGiB > 0 {
+		req.Capacity = requests.NewInteger(int(in.CapacityGiB))
+	}
+	// Extreme and CPFS file systems live in the VPC; general-purpose NAS joins it through the
+	// mount target only.
+	if in.FileSystemType != "standard" {
+		req.VpcId = in.VpcID
+		req.VSwitchId = in.VSwitchID
+	}
+	if in.Encrypted {
+		req.EncryptType = requests.NewInteger(1) // NAS-managed key
+	}
+	resp := nas.CreateCreateFileSystemResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return "", err
+	}
+	return resp.FileSystemId, nil
+}
+
+// FindFileSystem returns the file system with this id, or an error for which IsNotFound is true.
+func (c *Client) FindFileSystem(ctx context.Context, id string) (*nas.FileSystem, error) {
+	req := nas.CreateDescribeFileSystemsRequest()
+	req.RegionId = c.region
+	req.FileSystemId = id
+	resp := nas.CreateDescribeFileSystemsResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	for i := range resp.FileSystems.FileSystem {
+		if fs := &resp.FileSystems.FileSystem[i]; fs.FileSystemId == id {
+			return fs, nil
+		}
+	}
+	return nil, notFound(ProductNAS, "DescribeFileSystems", "InvalidFileSystem.NotFound", "file system "+id)
+}
+
+// FileSystemStatus is the status function of a file system: its Status, or "" with a not-found
+// error.
+func (c *Client) FileSystemStatus(ctx context.Context, id string) (string, error) {
+	fs, err := c.FindFileSystem(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return fs.Status, nil
+}
+
+// WaitFileSystemRunning waits until the file system is Running (after a create or an upgrade).
+func (c *Client) WaitFileSystemRunning(ctx context.Context, id string) (*nas.FileSystem, error) {
+	var out *nas.FileSystem
+	err := poll(ctx, func() (bool, error) {
+		fs, err := c.FindFileSystem(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		out = fs
+		return fs.Status == FileSystemStatusRunning, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for file system %s to be Running: %w", id, err)
+	}
+	return out, nil
+}
+
+// WaitFileSystemDeleted waits until FindFileSystem says not found.
+func (c *Client) WaitFileSystemDeleted(ctx context.Context, id string) error {
+	return waitGone(ctx, "file system "+id, func() error { _, err := c.FindFileSystem(ctx, id); return err })
+}
+
+// UpgradeFileSystem grows an Extreme or CPFS file system to capacityGiB and waits until it is
+// Running again.
+func (c *Client) UpgradeFileSystem(ctx context.Context, id string, capacityGiB int64, clientToken string) error {
+	req := nas.CreateUpgradeFileSystemRequest()
+	req.RegionId = c.region
+	req.FileSystemId = id
+	req.Capacity = requests.NewInteger(int(capacityGiB))
+	req.ClientToken = clientToken
+	if err := c.Call(ctx, req, nas.CreateUpgradeFileSystemResponse(), RetryOn("IncorrectFileSystemStatus")); err != nil {
+		return fmt.Errorf("upgrading file system %s to %d GiB: %w", id, capacityGiB, err)
+	}
+	_, err := c.WaitFileSystemRunning(ctx, id)
+	return err
+}
+
+// SetFileSystemDescription changes the description (the tier's name).
+func (c *Client) SetFileSystemDescription(ctx context.Context, id, description string) error {
+	req := nas.CreateModifyFileSystemRequest()
+	req.RegionId = c.region
+	req.FileSystemId = id
+	req.Description = description
+	return c.Call(ctx, req, nas.CreateModifyFileSystemResponse())
+}
+
+// DeleteFileSystem deletes the file system's mount targets, then the file system, and waits
+// until it is gone; not found counts as done.
+func (c *Client) DeleteFileSystem(ctx context.Context, id string) error {
+	targets, err := c.FindMountTargets(ctx, id)
+	if IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, mt := range targets {
+		if err := c.DeleteMountTarget(ctx, id, mt.MountTargetDomain); err != nil {
+			return err
+		}
+	}
+	err = DeleteUntilGone(ctx, func() error {
+		req := nas.CreateDeleteFileSystemRequest()
+		req.RegionId = c.region
+		req.FileSystemId = id
+		return c.Call(ctx, req, nas.CreateDeleteFileSystemResponse())
+	}, "DependencyViolation", "IncorrectFileSystemStatus")
+	if err != nil {
+		return fmt.Errorf("deleting file system %s: %w", id, err)
+	}
+	return c.WaitFileSystemDeleted(ctx, id)
+}
+
+// CreateMountTarget adds a VPC mount target in the vSwitch and returns its domain; it does not
+// wait.
+func (c *Client) CreateMountTarget(ctx context.Context, fsID, vpcID, vswitchID string) (string, error) {
+	req := nas.CreateCreateMountTargetRequest()
+	req.RegionId = c.region
+	req.FileSystemId = fsID
+	req.NetworkType = "Vpc"
+	req.VpcId = vpcID
+	req.VSwitchId = vswitchID
+	req.AccessGroupName = "DEFAULT_VPC_GROUP_NAME"
+	resp := nas.CreateCreateMountTargetResponse()
+	if err := c.Call(ctx, req, resp, RetryOn("IncorrectFileSystemStatus")); err != nil {
+		return "", fmt.Errorf("creating a mount target for file system %s in vSwitch %s: %w", fsID, vswitchID, err)
+	}
+	return resp.MountTargetDomain, nil
+}
+
+// FindMountTargets lists the mount targets of a file system, sorted by domain.
+func (c *Client) FindMountTargets(ctx context.Context, fsID string) ([]nas.MountTarget, error) {
+	req := nas.CreateDescribeMountTargetsRequest()
+	req.RegionId = c.region
+	req.FileSystemId = fsID
+	req.PageSize = requests.NewInteger(100)
+	resp := nas.CreateDescribeMountTargetsResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	out := append([]nas.MountTarget(nil), resp.MountTargets.MountTarget...)
+	sort.Slice(out, func(i, j int) bool { return out[i].MountTargetDomain < out[j].MountTargetDomain })
+	return out, nil
+}
+
+// FindMountTarget returns one mount target of a file system, or an error for which IsNotFound is
+// true.
+func (c *Client) FindMountTarget(ctx context.Context, fsID, domain string) (*nas.MountTarget, error) {
+	targets, err := c.FindMountTargets(ctx, fsID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range targets {
+		if targets[i].MountTargetDomain == domain {
+			return &targets[i], nil
+		}
+	}
+	return nil, notFound(ProductNAS, "DescribeMountTargets", "InvalidMountTarget.NotFound", "mount target "+domain)
+}
+
+// WaitMountTargetActive waits until the mount target is Active.
+func (c *Client) WaitMountTargetActive(ctx context.Context, fsID, domain string) (*nas.MountTarget, error) {
+	var out *nas.MountTarget
+	err := poll(ctx, func() (bool, error) {
+		mt, err := c.FindMountTarget(ctx, fsID, domain)
+		if err != nil {
+			return false, err
+		}
+		out = mt
+		return mt.Status == MountTargetStatusActive, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for mount target %s to be Active: %w", domain, err)
+	}
+	return out, nil
+}
+
+// DeleteMountTarget deletes a mount target and waits until it is gone; not found counts as done.
+func (c *Client) DeleteMountTarget(ctx context.Context, fsID, domain string) error {
+	err := DeleteUntilGone(ctx, func() error {
+		req := nas.CreateDeleteMountTargetRequest()
+		req.RegionId = c.region
+		req.FileSystemId = fsID
+		req.MountTargetDomain = domain
+		return c.Call(ctx, req, nas.CreateDeleteMountTargetResponse())
+	}, "IncorrectMountTargetStatus", "IncorrectFileSystemStatus")
+	if err != nil {
+		return fmt.Errorf("deleting mount target %s of file system %s: %w", domain, fsID, err)
+	}
+	return waitGone(ctx, "mount target "+domain, func() error { _, err := c.FindMountTarget(ctx, fsID, domain); return err })
+}
+
+// FileSystemTags returns the tags DescribeFileSystems reports on a file system.
+func FileSystemTags(fs *nas.FileSystem) map[string]string {
+	out := map[string]string{}
+	for _, t := range fs.Tags.Tag {
+		out[t.Key] = t.Value
+	}
+	return out
+}
+
+// UpdateFileSystemTags moves a file system's tags from old to new: TagResources for added or
+// changed keys, UntagResources for removed ones. No call when nothing changes.
+func (c *Client) UpdateFileSystemTags(ctx context.Context, id string, old, new map[string]string) error {
+	var removed []string
+	for k := range old {
+		if _, ok := new[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	sort.Strings(removed)
+	if len(removed) > 0 {
+		req := nas.CreateUntagResourcesRequest()
+		req.RegionId = c.region
+		req.ResourceType = nasResourceType
+		req.ResourceId = &[]string{id}
+		req.TagKey = &removed
+		if err := c.Call(ctx, req, nas.CreateUntagResourcesResponse()); err != nil {
+			return fmt.Errorf("removing tags %v from file system %s: %w", removed, id, err)
+		}
+	}
+	var set []nas.TagResourcesTag
+	for k, v := range new {
+		if ov, ok := old[k]; !ok || ov != v {
+			set = append(set, nas.TagResourcesTag{Key: k, Value: v})
+		}
+	}
+	sort.Slice(set, func(i, j int) bool { return set[i].Key < set[j].Key })
+	if len(set) > 0 {
+		req := nas.CreateTagResourcesRequest()
+		req.RegionId = c.region
+		req.ResourceType = nasResourceType
+		req.ResourceId = &[]string{id}
+		req.Tag = &set
+		if err := c.Call(ctx, req, nas.CreateTagResourcesResponse()); err != nil {
+			return fmt.Errorf("tagging file system %s: %w", id, err)
+		}
+	}
+	return nil
+}
