@@ -1,0 +1,321 @@
+package bootstrap
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+)
+
+// Node roles.
+const (
+	RoleControlPlane = "control_plane"
+	RoleGPUWorker    = "gpu_worker"
+)
+
+// Roles lists the roles, for validators and docs.
+func Roles() []string { return []string{RoleControlPlane, RoleGPUWorker} }
+
+// Labels and taints every GPU worker carries; the Kubernetes manifests select and tolerate them.
+const (
+	// NodeRoleLabel is set on every node the module creates, value RoleLabelValue(role).
+	NodeRoleLabel = "gpucluster.io/node-role"
+	// GPUTaintKey is the taint that keeps non-GPU pods off GPU nodes; the NVIDIA device plugin
+	// uses the same key as its extended resource, which is the ecosystem's convention.
+	GPUTaintKey = "nvidia.com/gpu"
+	// GPUTaintEffect is the GPU taint's effect.
+	GPUTaintEffect = "NoSchedule"
+)
+
+// RoleLabelValue is the NodeRoleLabel value of a role ("gpu-worker"): label values allow '_',
+// but the hyphen reads like every other Kubernetes label.
+func RoleLabelValue(role string) string { return strings.ReplaceAll(role, "_", "-") }
+
+// TaintEffects are the effects Kubernetes accepts.
+func TaintEffects() []string { return []string{"NoSchedule", "PreferNoSchedule", "NoExecute"} }
+
+// Taint is a node taint.
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// Kubernetes is what a node needs to create or join the cluster.
+type Kubernetes struct {
+	// APIEndpoint is host:port of the API server (control plane: its controlPlaneEndpoint,
+	// optional; worker: required).
+	APIEndpoint string
+	// JoinToken is a kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Secret.
+	JoinToken string
+	// CACertHash pins the cluster CA for workers ("sha256:<hex>"). Empty: workers skip CA
+	// pinning, which Warnings reports.
+	CACertHash string
+	// PodSubnet is the control plane's pod network CIDR (optional).
+	PodSubnet string
+	Labels    map[string]string
+	Taints    []Taint
+}
+
+// Options describe one node role.
+type Options struct {
+	Role       string
+	Versions   Versions
+	Kubernetes Kubernetes
+	// Mounts are /etc/fstab lines (from the storage tiers): spec, mount point, type, options
+	// [, dump, pass].
+	Mounts []string
+	// ERDMA installs the eRDMA driver (GPU instances with HighPerformance ENIs).
+	ERDMA bool
+	// NCCLEnv overrides netplan.NCCLEnv(ERDMA) per variable. Workers only.
+	NCCLEnv map[string]string
+}
+
+// InputError is a mistake in Options; Field names the option (role, kubernetes.join_token,
+// mounts[2], ...) so callers can point at the attribute.
+type InputError struct {
+	Field, Value, Why, Fix string
+}
+
+func (e *InputError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s %s; %s", e.Field, e.Why, e.Fix)
+	}
+	return fmt.Sprintf("%s %q %s; %s", e.Field, e.Value, e.Why, e.Fix)
+}
+
+var (
+	tokenRE      = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
+	caHashRE     = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	endpointRE   = regexp.MustCompile(`^[A-Za-z0-9.\-]+:[0-9]{1,5}$`)
+	envNameRE    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	safeFieldRE  = regexp.MustCompile(`^[A-Za-z0-9_./:,=@+\-\[\]]+$`)
+	mountPointRE = regexp.MustCompile(`^/[A-Za-z0-9_./\-]*$`)
+)
+
+// kubeletAllowedLabel reports whether kubelet may set a label on its own node: the
+// NodeRestriction admission plugin forbids kubernetes.io and k8s.io keys except these.
+func kubeletAllowedLabel(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	if !found {
+		return true
+	}
+	if !(prefix == "kubernetes.io" || prefix == "k8s.io" || strings.HasSuffix(prefix, ".kubernetes.io") || strings.HasSuffix(prefix, ".k8s.io")) {
+		return true
+	}
+	if prefix == "kubelet.kubernetes.io" || prefix == "node.kubernetes.io" ||
+		strings.HasSuffix(prefix, ".kubelet.kubernetes.io") || strings.HasSuffix(prefix, ".node.kubernetes.io") {
+		return true
+	}
+	return slices.Contains([]string{
+		"kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os",
+		"beta.kubernetes.io/instance-type", "beta.kubernetes.io/arch", "beta.kubernetes.io/os",
+		"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+		"topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+	}, key)
+}
+
+// Mount is one parsed fstab line.
+type Mount struct {
+	Spec, Path, Type, Options, Dump, Pass string
+}
+
+// ParseMount reads an fstab line.
+func ParseMount(line string) (Mount, error) {
+	f := strings.Fields(line)
+	if len(f) < 4 || len(f) > 6 {
+		return Mount{}, fmt.Errorf("has %d fields, want 4 to 6 (spec, mount point, type, options[, dump, pass])", len(f))
+	}
+	for _, x := range f {
+		if !safeFieldRE.MatchString(x) {
+			return Mount{}, fmt.Errorf("field %q has characters fstab or the shell would misread", x)
+		}
+	}
+	m := Mount{Spec: f[0], Path: f[1], Type: f[2], Options: f[3], Dump: "0", Pass: "0"}
+	if len(f) > 4 {
+		m.Dump = f[4]
+	}
+	if len(f) > 5 {
+		m.Pass = f[5]
+	}
+	if !mountPointRE.MatchString(m.Path) || m.Path == "/" || strings.Contains(m.Path, "..") {
+		return Mount{}, fmt.Errorf("mount point %q is not an absolute path below /", m.Path)
+	}
+	return m, nil
+}
+
+// Line is the fstab line, normalised to six fields.
+func (m Mount) Line() string {
+	return strings.Join([]string{m.Spec, m.Path, m.Type, m.Options, m.Dump, m.Pass}, " ")
+}
+
+func (m Mount) isNFS() bool { return strings.HasPrefix(m.Type, "nfs") }
+
+// ResolvedNCCLEnv is netplan's NCCL environment for the eRDMA setting, overridden by extra.
+func ResolvedNCCLEnv(erdma bool, extra map[string]string) map[string]string {
+	env := netplan.NCCLEnv(erdma)
+	maps.Copy(env, extra)
+	return env
+}
+
+// Validate checks the options (versions with defaults) and returns warnings for what works
+// with limits. Errors are *InputError or *VersionError.
+func Validate(o Options) (warnings []string, err error) {
+	if !slices.Contains(Roles(), o.Role) {
+		return nil, &InputError{"role", o.Role, "is not a node role", "use one of " + strings.Join(Roles(), ", ")}
+	}
+	if warnings, err = o.Versions.Check(); err != nil {
+		return nil, err
+	}
+	k := o.Kubernetes
+	if !tokenRE.MatchString(k.JoinToken) {
+		return nil, &InputError{"kubernetes.join_token", "", "is not a kubeadm bootstrap token ([a-z0-9]{6}.[a-z0-9]{16})",
+			"generate one with `kubeadm token generate`, or in Terraform from two random_string resources (lower, numeric, no special) of 6 and 16 characters joined by a dot"}
+	}
+	if k.APIEndpoint != "" && !endpointRE.MatchString(k.APIEndpoint) {
+		return nil, &InputError{"kubernetes.api_endpoint", k.APIEndpoint, "is not host:port", "give the API server address and port, such as 10.0.0.10:6443"}
+	}
+	if o.Role == RoleGPUWorker && k.APIEndpoint == "" {
+		return nil, &InputError{"kubernetes.api_endpoint", "", "is required for gpu_worker nodes", "pass the control plane's address and port, such as 10.0.0.10:6443"}
+	}
+	if k.CACertHash != "" && !caHashRE.MatchString(k.CACertHash) {
+		return nil, &InputError{"kubernetes.ca_cert_hash", k.CACertHash, "is not sha256:<64 hex digits>", "use the hash `kubeadm token create --print-join-command` prints"}
+	}
+	if o.Role == RoleGPUWorker && k.CACertHash == "" {
+		warnings = append(warnings, "kubernetes.ca_cert_hash is empty: workers join without pinning the cluster CA (unsafeSkipCAVerification), "+
+			"so a machine that impersonates the API endpoint could take them over; pass the control plane's CA hash once it is known")
+	}
+	if k.PodSubnet != "" {
+		if _, perr := netplan.ParseIPv4CIDR(k.PodSubnet); perr != nil {
+			return nil, &InputError{"kubernetes.pod_subnet", k.PodSubnet, "is not an IPv4 CIDR", "use a private block the VPC does not use, such as 10.244.0.0/16"}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(k.Labels)) {
+		field := "kubernetes.labels[" + key + "]"
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, &InputError{field, key, "is not a valid label key: " + strings.Join(errs, "; "), "use prefix/name such as example.org/team"}
+		}
+		if errs := validation.IsValidLabelValue(k.Labels[key]); len(errs) > 0 {
+			return nil, &InputError{field, k.Labels[key], "is not a valid label value: " + strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]"}
+		}
+		if !kubeletAllowedLabel(key) {
+			return nil, &InputError{field, key, "is in the kubernetes.io / k8s.io namespace, which the NodeRestriction admission plugin forbids a kubelet to set on its own node",
+				"use your own prefix (such as gpucluster.io/" + key[strings.LastIndex(key, "/")+1:] + ") or a node.kubernetes.io/ key"}
+		}
+	}
+	for i, t := range k.Taints {
+		field := fmt.Sprintf("kubernetes.taints[%d]", i)
+		if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
+			return nil, &InputError{field + ".key", t.Key, "is not a valid taint key: " + strings.Join(errs, "; "), "use prefix/name such as nvidia.com/gpu"}
+		}
+		if t.Value != "" {
+			if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
+				return nil, &InputError{field + ".value", t.Value, "is not a valid taint value: " + strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]"}
+			}
+		}
+		if !slices.Contains(TaintEffects(), t.Effect) {
+			return nil, &InputError{field + ".effect", t.Effect, "is not a taint effect", "use one of " + strings.Join(TaintEffects(), ", ")}
+		}
+	}
+	for i, line := range o.Mounts {
+		if _, perr := ParseMount(line); perr != nil {
+			return nil, &InputError{fmt.Sprintf("mounts[%d]", i), line, perr.Error(), "write an fstab line, such as `xxx.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0`"}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.NCCLEnv)) {
+		if !envNameRE.MatchString(name) {
+			return nil, &InputError{"nccl_env[" + name + "]", name, "is not an environment variable name", "use upper case letters, digits and _, such as NCCL_DEBUG"}
+		}
+		if v := o.NCCLEnv[name]; strings.ContainsAny(v, "\n\r\x00\"'`$\\") {
+			return nil, &InputError{"nccl_env[" + name + "]", v, "contains a newline, quote, backslash or $", "give a plain value such as INFO or eth0"}
+		}
+	}
+	if o.Role == RoleControlPlane && len(o.NCCLEnv) > 0 {
+		warnings = append(warnings, "nccl_env is ignored for control_plane nodes: they run no GPU workloads")
+	}
+	return warnings, nil
+}
+
+// Labels returns the node's labels: NodeRoleLabel plus the caller's.
+func (o Options) labels() map[string]string {
+	out := map[string]string{NodeRoleLabel: RoleLabelValue(o.Role)}
+	maps.Copy(out, o.Kubernetes.Labels)
+	return out
+}
+
+// taints returns the node's taints: the GPU taint on workers unless the caller set that key,
+// plus the caller's.
+func (o Options) taints() []Taint {
+	out := slices.Clone(o.Kubernetes.Taints)
+	if o.Role == RoleGPUWorker && !slices.ContainsFunc(out, func(t Taint) bool { return t.Key == GPUTaintKey }) {
+		out = append([]Taint{{Key: GPUTaintKey, Value: "present", Effect: GPUTaintEffect}}, out...)
+	}
+	return out
+}
+
+// DefaultWorkerTaints is the taint every GPU worker gets unless the caller overrides its key.
+func DefaultWorkerTaints() []Taint {
+	return Options{Role: RoleGPUWorker}.taints()
+}
+
+// cloudConfig is the subset of cloud-config this package writes.
+type cloudConfig struct {
+	WriteFiles []writeFile `json:"write_files"`
+	RunCmd     [][]string  `json:"runcmd"`
+}
+
+type writeFile struct {
+	Path        string `json:"path"`
+	Permissions string `json:"permissions"`
+	Owner       string `json:"owner"`
+	Content     string `json:"content"`
+}
+
+// File paths the document writes.
+const (
+	ScriptPath      = "/usr/local/sbin/gpucluster-bootstrap.sh"
+	KubeadmPath     = "/etc/gpucluster/kubeadm.yaml"
+	NCCLConfPath    = "/etc/nccl.conf"
+	NCCLProfilePath = "/etc/profile.d/gpucluster-nccl.sh"
+	LogPath         = "/var/log/gpucluster-bootstrap.log"
+)
+
+// Render returns the #cloud-config document for a node. The join token appears only in the
+// kubeadm configuration file (mode 0600), never on a command line or in the log.
+func Render(o Options) (string, error) {
+	if _, err := Validate(o); err != nil {
+		return "", err
+	}
+	o.Versions = o.Versions.WithDefaults()
+	kubeadm, err := kubeadmConfig(o)
+	if err != nil {
+		return "", err
+	}
+	cc := cloudConfig{}
+	cc.WriteFiles = append(cc.WriteFiles,
+		writeFile{Path: KubeadmPath, Permissions: "0600", Owner: "root:root", Content: kubeadm},
+		writeFile{Path: ScriptPath, Permissions: "0700", Owner: "root:root", Content: script(o)},
+	)
+	if o.Role == RoleGPUWorker {
+		env := ResolvedNCCLEnv(o.ERDMA, o.NCCLEnv)
+		var conf, profile strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(env)) {
+			fmt.Fprintf(&conf, "%s=%s\n", name, env[name])
+			fmt.Fprintf(&profile, "export %s=%q\n", name, env[name])
+		}
+		cc.WriteFiles = append(cc.WriteFiles,
+			writeFile{Path: NCCLConfPath, Permissions: "0644", Owner: "root:root", Content: conf.String()},
+			writeFile{Path: NCCLProfilePath, Permissions: "0644", Owner: "root:root", Content: profile.String()},
+		)
+	}
+	cc.RunCmd = [][]string{{"/bin/bash", "-c", ScriptPath + " >>" + LogPath + " 2>&1"}}
+	out, err := yaml.Marshal(cc)
+	if err != nil {
+		return "", fmt.Errorf("encoding cloud-config: %w", err)
+	}
+	return "#cloud-config\n" + string(out), nil
+}

@@ -1,0 +1,282 @@
+package bootstrap
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Download locations. The driver comes from NVIDIA's data-centre archive as a .run installer so
+// that the exact version the brief asks for is installed; CUDA and NCCL from NVIDIA's apt
+// repository, pinned; the container toolkit from NVIDIA's libnvidia-container repository;
+// Kubernetes from the community repository of the chosen minor (pkgs.k8s.io, 1.24 and newer);
+// the eRDMA driver from Alibaba Cloud's in-VPC mirror.
+const (
+	driverURL       = "https://us.download.nvidia.com/tesla/%[1]s/NVIDIA-Linux-x86_64-%[1]s.run"
+	cudaKeyringURL  = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb"
+	ctkKeyURL       = "https://nvidia.github.io/libnvidia-container/gpgkey"
+	ctkRepo         = "https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /"
+	k8sRepoFmt      = "https://pkgs.k8s.io/core:/stable:/%s/deb/"
+	erdmaSetupURL   = "http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh"
+	criSocket       = "unix:///var/run/containerd/containerd.sock"
+	controlPlaneKey = "node-role.kubernetes.io/control-plane"
+)
+
+// kubeadm configuration, written here rather than imported: k8s.io/kubernetes/cmd/kubeadm is not
+// a library. v1beta4 from Kubernetes 1.31 (v1beta3 is deprecated there), v1beta3 before.
+type kubeadmMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+type kubeadmArg struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type kubeadmTaint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+type nodeRegistration struct {
+	CRISocket        string         `json:"criSocket"`
+	KubeletExtraArgs any            `json:"kubeletExtraArgs,omitempty"`
+	Taints           []kubeadmTaint `json:"taints"`
+}
+
+type bootstrapToken struct {
+	Token  string   `json:"token"`
+	TTL    string   `json:"ttl"`
+	Usages []string `json:"usages"`
+	Groups []string `json:"groups"`
+}
+
+type initConfiguration struct {
+	kubeadmMeta
+	BootstrapTokens  []bootstrapToken `json:"bootstrapTokens"`
+	NodeRegistration nodeRegistration `json:"nodeRegistration"`
+}
+
+type clusterConfiguration struct {
+	kubeadmMeta
+	KubernetesVersion    string            `json:"kubernetesVersion,omitempty"`
+	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint,omitempty"`
+	Networking           map[string]string `json:"networking,omitempty"`
+}
+
+type joinConfiguration struct {
+	kubeadmMeta
+	Discovery struct {
+		BootstrapToken struct {
+			APIServerEndpoint        string   `json:"apiServerEndpoint"`
+			Token                    string   `json:"token"`
+			CACertHashes             []string `json:"caCertHashes,omitempty"`
+			UnsafeSkipCAVerification bool     `json:"unsafeSkipCAVerification,omitempty"`
+		} `json:"bootstrapToken"`
+	} `json:"discovery"`
+	NodeRegistration nodeRegistration `json:"nodeRegistration"`
+}
+
+func kubeadmConfig(o Options) (string, error) {
+	apiVersion := "kubeadm.k8s.io/v1beta3"
+	if o.Versions.k8sMinorNumber() >= 31 {
+		apiVersion = "kubeadm.k8s.io/v1beta4"
+	}
+	labels := o.labels()
+	var pairs []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	reg := nodeRegistration{CRISocket: criSocket, Taints: []kubeadmTaint{}}
+	if apiVersion == "kubeadm.k8s.io/v1beta4" {
+		reg.KubeletExtraArgs = []kubeadmArg{{Name: "node-labels", Value: strings.Join(pairs, ",")}}
+	} else {
+		reg.KubeletExtraArgs = map[string]string{"node-labels": strings.Join(pairs, ",")}
+	}
+	if o.Role == RoleControlPlane {
+		// An explicit taint list replaces kubeadm's default, so the control-plane taint is kept here.
+		reg.Taints = append(reg.Taints, kubeadmTaint{Key: controlPlaneKey, Effect: "NoSchedule"})
+	}
+	for _, t := range o.taints() {
+		reg.Taints = append(reg.Taints, kubeadmTaint(t))
+	}
+
+	var docs []any
+	if o.Role == RoleControlPlane {
+		cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint}
+		if strings.Count(o.Versions.Kubernetes, ".") == 2 {
+			cc.KubernetesVersion = "v" + o.Versions.Kubernetes
+		}
+		if o.Kubernetes.PodSubnet != "" {
+			cc.Networking = map[string]string{"podSubnet": o.Kubernetes.PodSubnet}
+		}
+		docs = append(docs, initConfiguration{
+			kubeadmMeta: kubeadmMeta{apiVersion, "InitConfiguration"},
+			// ttl 0s: the token never expires, so a node pool can grow months later. It lives in
+			// Terraform state either way; rotate it by changing the module's token.
+			BootstrapTokens: []bootstrapToken{{
+				Token: o.Kubernetes.JoinToken, TTL: "0s",
+				Usages: []string{"signing", "authentication"},
+				Groups: []string{"system:bootstrappers:kubeadm:default-node-token"},
+			}},
+			NodeRegistration: reg,
+		}, cc)
+	} else {
+		j := joinConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "JoinConfiguration"}, NodeRegistration: reg}
+		bt := &j.Discovery.BootstrapToken
+		bt.APIServerEndpoint = o.Kubernetes.APIEndpoint
+		bt.Token = o.Kubernetes.JoinToken
+		if o.Kubernetes.CACertHash != "" {
+			bt.CACertHashes = []string{o.Kubernetes.CACertHash}
+		} else {
+			bt.UnsafeSkipCAVerification = true
+		}
+		docs = append(docs, j)
+	}
+	var parts []string
+	for _, d := range docs {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return "", fmt.Errorf("encoding kubeadm configuration: %w", err)
+		}
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "---\n"), nil
+}
+
+// script is the bash program the document runs once. Every value it interpolates has been
+// validated to a character set that needs no shell quoting beyond single quotes.
+func script(o Options) string {
+	v := o.Versions
+	var mounts []Mount
+	nfs := false
+	for _, line := range o.Mounts {
+		m, _ := ParseMount(line) // validated
+		mounts = append(mounts, m)
+		nfs = nfs || m.isNFS()
+	}
+	worker := o.Role == RoleGPUWorker
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+
+	w("#!/bin/bash")
+	w("# gpucluster node bootstrap, role %s. Rendered by terraform-provider-gpucluster; runs once.", o.Role)
+	w("set -euo pipefail")
+	w("export DEBIAN_FRONTEND=noninteractive")
+	w("DONE=/var/lib/gpucluster/bootstrap.done")
+	w(`if [ -e "$DONE" ]; then echo "gpucluster bootstrap already done"; exit 0; fi`)
+	w(". /etc/os-release")
+	w(`if [ "${ID:-}" != ubuntu ] || [ "${VERSION_ID:-}" != 22.04 ]; then`)
+	w(`  echo "gpucluster bootstrap supports Ubuntu 22.04 (image ubuntu_22_04_x64_*); this is ${PRETTY_NAME:-unknown}" >&2; exit 1`)
+	w("fi")
+	w(`step() { echo "== $(date -u +%%FT%%TZ) $*"; }`)
+	w(`retry() { local n=0; until "$@"; do n=$((n+1)); if [ "$n" -ge 5 ]; then return 1; fi; sleep $((n*10)); done; }`)
+	w("")
+	pkgs := []string{"ca-certificates", "curl", "gnupg", "containerd"}
+	if nfs {
+		pkgs = append(pkgs, "nfs-common")
+	}
+	if worker {
+		pkgs = append(pkgs, "build-essential", "dkms", `"linux-headers-$(uname -r)"`)
+	}
+	w("step 'base packages'")
+	w("retry apt-get update")
+	w("retry apt-get install -y --no-install-recommends %s", strings.Join(pkgs, " "))
+	w("")
+	w("step 'kernel settings for Kubernetes'")
+	w("swapoff -a")
+	w(`sed -ri '/\sswap\s/s/^([^#])/#\1/' /etc/fstab`)
+	w("printf 'overlay\\nbr_netfilter\\n' > /etc/modules-load.d/gpucluster-k8s.conf")
+	w("modprobe overlay")
+	w("modprobe br_netfilter")
+	w("printf 'net.bridge.bridge-nf-call-iptables = 1\\nnet.bridge.bridge-nf-call-ip6tables = 1\\nnet.ipv4.ip_forward = 1\\n' > /etc/sysctl.d/99-gpucluster-k8s.conf")
+	w("sysctl --system >/dev/null")
+	if o.ERDMA {
+		w("")
+		w("step 'eRDMA driver (Alibaba Cloud env_setup.sh, GPU variant)'")
+		w("retry curl -fsSL -o /tmp/erdma_env_setup.sh %s", erdmaSetupURL)
+		w("sh /tmp/erdma_env_setup.sh --egs")
+	}
+	if worker {
+		w("")
+		w("step 'NVIDIA driver %s'", v.Driver)
+		w("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/gpucluster-blacklist-nouveau.conf")
+		w("modprobe -r nouveau 2>/dev/null || true")
+		w("if ! nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | grep -qx '%s'; then", v.Driver)
+		w("  retry curl -fsSL -o /tmp/nvidia-driver.run "+driverURL, v.Driver)
+		w("  sh /tmp/nvidia-driver.run --silent --dkms")
+		w("fi")
+		w("nvidia-smi -pm 1")
+		w("")
+		w("step 'CUDA %s and NCCL %s'", v.CUDA, v.NCCL)
+		w("retry curl -fsSL -o /tmp/cuda-keyring.deb %s", cudaKeyringURL)
+		w("dpkg -i /tmp/cuda-keyring.deb")
+		w("retry apt-get update")
+		w("retry apt-get install -y --no-install-recommends %s libnccl2=%s libnccl-dev=%s", v.cudaPackage(), v.ncclPackageVersion(), v.ncclPackageVersion())
+		w("apt-mark hold libnccl2 libnccl-dev")
+		w("printf 'export PATH=/usr/local/cuda-%s/bin:$PATH\\n' > /etc/profile.d/gpucluster-cuda.sh", v.CUDA)
+		w("")
+		w("step 'NVIDIA container toolkit'")
+		w("retry curl -fsSL -o /tmp/nvidia-ctk.gpg %s", ctkKeyURL)
+		w("gpg --batch --yes --dearmor -o /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg /tmp/nvidia-ctk.gpg")
+		w("echo 'deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] %s' > /etc/apt/sources.list.d/nvidia-container-toolkit.list", ctkRepo)
+		w("retry apt-get update")
+		w("retry apt-get install -y --no-install-recommends nvidia-container-toolkit")
+	}
+	w("")
+	w("step 'containerd'")
+	w("mkdir -p /etc/containerd")
+	w("containerd config default > /etc/containerd/config.toml")
+	w("sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml")
+	if worker {
+		w("nvidia-ctk runtime configure --runtime=containerd --set-as-default")
+	}
+	w("systemctl enable containerd")
+	w("systemctl restart containerd")
+	w("")
+	repo := fmt.Sprintf(k8sRepoFmt, v.k8sMinor())
+	w("step 'Kubernetes %s packages'", v.Kubernetes)
+	w("mkdir -p /etc/apt/keyrings")
+	w("retry curl -fsSL -o /tmp/kubernetes-release.key %sRelease.key", repo)
+	w("gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg /tmp/kubernetes-release.key")
+	w("echo 'deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] %s /' > /etc/apt/sources.list.d/kubernetes.list", repo)
+	w("retry apt-get update")
+	if pin := v.k8sPackageVersion(); pin != "" {
+		w("retry apt-get install -y kubelet=%[1]s kubeadm=%[1]s kubectl=%[1]s", pin)
+	} else {
+		w("retry apt-get install -y kubelet kubeadm kubectl")
+	}
+	w("apt-mark hold kubelet kubeadm kubectl")
+	w("systemctl enable kubelet")
+	if len(mounts) > 0 {
+		w("")
+		w("step 'storage mounts'")
+		for _, m := range mounts {
+			w("mkdir -p '%s'", m.Path)
+			w("grep -qxF '%[1]s' /etc/fstab || echo '%[1]s' >> /etc/fstab", m.Line())
+		}
+		w("retry mount -a")
+	}
+	w("")
+	if worker {
+		w("step 'GPU check'")
+		w("nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv")
+		w("")
+		w("step 'kubeadm join %s'", o.Kubernetes.APIEndpoint)
+		w("kubeadm join --config %s", KubeadmPath)
+	} else {
+		w("step 'kubeadm init'")
+		w("kubeadm init --config %s", KubeadmPath)
+		w("mkdir -p /root/.kube")
+		w("install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")
+	}
+	w("mkdir -p /var/lib/gpucluster")
+	w(`touch "$DONE"`)
+	w("step 'done'")
+	return b.String()
+}
