@@ -1,0 +1,371 @@
+package provider
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
+)
+
+// Answers that mean "no machines of this type here right now": go on with the next zone or
+// type. Anything else stops the apply.
+var outOfStockCodes = []string{
+	"OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstanceType.NotSupported",
+	"InvalidResourceType.NotSupported", "OperationDenied.ZoneNotAllowed",
+}
+
+// batchWorkers is how many RunInstances calls a pool keeps in flight; the shared rate limiter
+// still paces them.
+const batchWorkers = 4
+
+// growOutcome is what a grow or reconcile left behind: every node the pool has now (including
+// ones that failed to start), and the story of each zone and type tried.
+type growOutcome struct {
+	IDs      []string
+	Attempts []string
+	Used     map[string]int // instance type -> nodes created with it
+}
+
+// grow brings the pool from the nodes in existing to size, trying zones and (if allowed) types in
+// order, then waits for every node to run. The outcome lists every node that exists even when it
+// returns an error, so the caller records them all.
+func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, existing []cloud.Instance, size int) (growOutcome, error) {
+	out := growOutcome{IDs: instanceIDs(existing), Used: map[string]int{}}
+	remaining := size - len(existing)
+	if remaining > 0 {
+		gen := poolplan.Generation(out.IDs)
+		for round, try := range poolplan.Tries(spec.Zones, spec.Types, spec.Fallback) {
+			if remaining <= 0 {
+				break
+			}
+			got, answer, err := r.runTry(ctx, spec, try, round, gen, existing, remaining)
+			out.IDs = append(out.IDs, got...)
+			if len(got) > 0 {
+				out.Used[try.InstanceType] += len(got)
+			}
+			out.Attempts = append(out.Attempts, fmt.Sprintf("%s in %s: %d of %d created (%s)", try.InstanceType, try.Zone, len(got), remaining, answer))
+			remaining -= len(got)
+			if err != nil {
+				return out, err
+			}
+		}
+	}
+	if len(out.IDs) == 0 {
+		return out, r.shortfall(spec, out)
+	}
+	if _, err := r.client.WaitInstancesRunning(ctx, out.IDs); err != nil {
+		return out, err
+	}
+	if len(out.IDs) < spec.MinSize {
+		return out, r.shortfall(spec, out)
+	}
+	return out, nil
+}
+
+func (r *nodePoolResource) shortfall(spec poolSpec, out growOutcome) error {
+	return fmt.Errorf("the pool reached %d nodes, below min_size = %d: not enough stock. Tried, in order:\n  %s\n"+
+		"Every node that was created is recorded in the state. Add zones to zone_ids, set instance_type_fallback = true, "+
+		"lower min_size, or try again later.", len(out.IDs), spec.MinSize, strings.Join(out.Attempts, "\n  "))
+}
+
+// runTry asks one (zone, type) pair for up to want nodes in concurrent batches of at most 100,
+// each with MinAmount 1 so partial stock is taken. It returns what was created and the answer
+// that stopped it ("ok" or the vendor code).
+func (r *nodePoolResource) runTry(ctx context.Context, spec poolSpec, try poolplan.Try, round int, gen string, existing []cloud.Instance, want int) ([]string, string, error) {
+	vswitch := spec.Network.VSwitchIDs[try.Zone]
+	if vswitch == "" {
+		return nil, "no vSwitch of the network in this zone", nil
+	}
+	var slots []poolplan.Slot
+	if spec.Network.Placement == netplan.PlacementLowLatency {
+		used := map[string]int{}
+		for _, in := range existing {
+			used[in.DeploymentSetID]++
+		}
+		for _, ds := range spec.Network.DeploymentSets {
+			slots = append(slots, poolplan.Slot{DeploymentSetID: ds.ID, Free: netplan.PlacementGroupSize - max(ds.Instances, used[ds.ID])})
+		}
+	}
+	batches, err := poolplan.Split(want, slots)
+	if err != nil {
+		return nil, "placement groups full", err
+	}
+	var (
+		mu      sync.Mutex
+		created []string
+		answers []string
+	)
+	err = cloud.RunConcurrently(batches, batchWorkers, func(b poolplan.Batch) error {
+		req, err := r.runRequest(spec, try, b, poolplan.ClientToken(spec.PoolID, gen, round, b.Index))
+		if err != nil {
+			return err
+		}
+		ids, err := r.client.RunInstances(ctx, req)
+		mu.Lock()
+		defer mu.Unlock()
+		created = append(created, ids...)
+		switch {
+		case err == nil:
+			return nil
+		case cloud.IsCode(err, outOfStockCodes...):
+			answers = append(answers, cloud.ErrorCode(err))
+			return nil
+		default:
+			return err
+		}
+	})
+	answer := "ok"
+	if len(answers) > 0 {
+		answer = answers[0]
+	}
+	if err != nil {
+		answer = cloud.ErrorCode(err)
+		if answer == "" {
+			answer = "error"
+		}
+	}
+	return created, answer, err
+}
+
+// runRequest builds the RunInstances call of one batch.
+func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolplan.Batch, token string) (*ecs.RunInstancesRequest, error) {
+	req := ecs.CreateRunInstancesRequest()
+	req.ClientToken = token
+	req.InstanceType = try.InstanceType
+	req.ZoneId = try.Zone
+	req.ImageId = spec.ImageID
+	req.SecurityGroupId = spec.Network.SecurityGroupID
+	req.VSwitchId = spec.Network.VSwitchIDs[try.Zone]
+	req.Amount = requests.NewInteger(b.Amount)
+	req.MinAmount = requests.NewInteger(1)
+	req.InstanceName = spec.Name
+	req.HostName = spec.Name
+	req.UniqueSuffix = requests.NewBoolean(true)
+	req.DeploymentSetId = b.DeploymentSetID
+	req.HpcClusterId = spec.HPCCluster
+	req.SystemDiskCategory = spec.SystemDisk.Category
+	req.SystemDiskPerformanceLevel = spec.SystemDisk.Level
+	req.SystemDiskSize = strconv.Itoa(spec.SystemDisk.SizeGiB)
+	if len(spec.DataDisks) > 0 {
+		disks := make([]ecs.RunInstancesDataDisk, 0, len(spec.DataDisks))
+		for _, d := range spec.DataDisks {
+			disks = append(disks, ecs.RunInstancesDataDisk{Category: d.Category, PerformanceLevel: d.Level, Size: strconv.Itoa(d.SizeGiB), DeleteWithInstance: "true"})
+		}
+		req.DataDisk = &disks
+	}
+	if spec.Spot != "NoSpot" {
+		req.SpotStrategy = spec.Spot
+		if spec.SpotLimit > 0 {
+			req.SpotPriceLimit = requests.NewFloat(spec.SpotLimit)
+		}
+	}
+	if spec.AutoRelease > 0 {
+		req.AutoReleaseTime = time.Now().UTC().Add(spec.AutoRelease).Format("2006-01-02T15:04:05Z")
+	}
+	if spec.ERDMA {
+		// The primary ENI carries the VPC traffic; a second, HighPerformance one carries eRDMA.
+		enis := []ecs.RunInstancesNetworkInterface{{
+			VSwitchId: req.VSwitchId, SecurityGroupId: req.SecurityGroupId,
+			NetworkInterfaceTrafficMode: "HighPerformance", NetworkCardIndex: "0",
+		}}
+		req.NetworkInterface = &enis
+	}
+	if spec.UserData != "" {
+		req.UserData = base64.StdEncoding.EncodeToString([]byte(spec.UserData))
+	}
+	tags := []ecs.RunInstancesTag{
+		{Key: tagPool, Value: spec.PoolID},
+		{Key: tagPoolName, Value: spec.Name},
+		{Key: tagPoolNetwork, Value: spec.Network.ID},
+		{Key: tagScenario, Value: spec.Scenario},
+		{Key: tagSpec, Value: spec.SpecHash},
+		{Key: tagManagedBy, Value: managedByVal},
+	}
+	userKeys := make([]string, 0, len(spec.UserTags))
+	for k := range spec.UserTags {
+		userKeys = append(userKeys, k)
+	}
+	slices.Sort(userKeys)
+	for _, k := range userKeys {
+		tags = append(tags, ecs.RunInstancesTag{Key: k, Value: spec.UserTags[k]})
+	}
+	if len(tags) > 20 {
+		return nil, fmt.Errorf("a node would carry %d tags, more than the 20 ECS allows (the provider uses %d): drop some of tags", len(tags), len(tags)-len(spec.UserTags))
+	}
+	req.Tag = &tags
+	return req, nil
+}
+
+// reconcile brings an existing pool to the plan: user tags in place, outdated nodes rolled in
+// waves of at most max_unavailable, then the size (newest nodes go first on the way down).
+func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *nodePoolModel) (growOutcome, error) {
+	current, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: spec.PoolID})
+	if err != nil {
+		return growOutcome{}, err
+	}
+	out := growOutcome{IDs: instanceIDs(current), Used: map[string]int{}}
+
+	if err := r.retag(ctx, spec, current); err != nil {
+		return out, err
+	}
+
+	// Shrink first: no point rolling nodes that are about to go.
+	if extra := len(current) - spec.Size; extra > 0 {
+		victims := poolplan.ScaleDownVictims(toPlanNodes(current, spec.SpecHash), extra)
+		tflog.Info(ctx, fmt.Sprintf("scaling node pool %s down by %d nodes", spec.PoolID, len(victims)))
+		if err := r.removeNodes(ctx, victims); err != nil {
+			return out, err
+		}
+		current = withoutIDs(current, victims)
+		out.IDs = instanceIDs(current)
+	}
+
+	// Roll outdated nodes wave by wave.
+	for i, wave := range poolplan.RollWaves(toPlanNodes(current, spec.SpecHash), spec.MaxUnavail) {
+		tflog.Info(ctx, fmt.Sprintf("rolling node pool %s: wave %d replaces %d nodes", spec.PoolID, i+1, len(wave)))
+		if err := r.removeNodes(ctx, wave); err != nil {
+			return out, err
+		}
+		current = withoutIDs(current, wave)
+		waveOut, err := r.grow(ctx, spec, current, len(current)+len(wave))
+		out.IDs, out.Attempts = waveOut.IDs, append(out.Attempts, waveOut.Attempts...)
+		if err != nil {
+			return out, err
+		}
+		if current, err = r.client.DescribeInstancesByID(ctx, waveOut.IDs); err != nil {
+			return out, err
+		}
+	}
+
+	// Grow back to size: new nodes, or nodes deleted behind Terraform's back.
+	grown, err := r.grow(ctx, spec, current, spec.Size)
+	out.IDs, out.Attempts = grown.IDs, append(out.Attempts, grown.Attempts...)
+	for k, v := range grown.Used {
+		out.Used[k] += v
+	}
+	return out, err
+}
+
+// retag puts the pool's current user tags on every node and takes removed ones off.
+func (r *nodePoolResource) retag(ctx context.Context, spec poolSpec, nodes []cloud.Instance) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	var stale []string
+	for k := range nodes[0].Tags {
+		if _, keep := spec.UserTags[k]; !keep && !strings.HasPrefix(k, tagPrefix) {
+			stale = append(stale, k)
+		}
+	}
+	var needs []string
+	for _, n := range nodes {
+		for k, v := range spec.UserTags {
+			if n.Tags[k] != v {
+				needs = append(needs, n.ID)
+				break
+			}
+		}
+	}
+	if err := r.client.TagInstances(ctx, needs, spec.UserTags); err != nil {
+		return fmt.Errorf("tagging nodes: %w", err)
+	}
+	if len(stale) > 0 {
+		ids := instanceIDs(nodes)
+		for chunk := range slices.Chunk(ids, 50) {
+			chunk := slices.Clone(chunk)
+			keys := slices.Clone(stale)
+			req := ecs.CreateUntagResourcesRequest()
+			req.RegionId = r.client.Region()
+			req.ResourceType = "instance"
+			req.ResourceId = &chunk
+			req.TagKey = &keys
+			if err := r.client.Call(ctx, req, ecs.CreateUntagResourcesResponse()); err != nil {
+				return fmt.Errorf("removing tags %s from nodes: %w", strings.Join(stale, ", "), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *nodePoolResource) removeNodes(ctx context.Context, ids []string) error {
+	if err := r.client.DeleteInstances(ctx, ids); err != nil {
+		return err
+	}
+	return r.client.WaitInstancesGone(ctx, ids)
+}
+
+func toPlanNodes(in []cloud.Instance, specHash string) []poolplan.Node {
+	out := make([]poolplan.Node, 0, len(in))
+	for _, i := range in {
+		out = append(out, poolplan.Node{ID: i.ID, CreationTime: i.CreationTime, Outdated: i.Tags[tagSpec] != specHash})
+	}
+	return out
+}
+
+func withoutIDs(in []cloud.Instance, ids []string) []cloud.Instance {
+	gone := map[string]bool{}
+	for _, id := range ids {
+		gone[id] = true
+	}
+	return slices.DeleteFunc(slices.Clone(in), func(i cloud.Instance) bool { return gone[i.ID] })
+}
+
+// finish records the pool's nodes, GPU count and price after a create or update, whatever its
+// outcome; the computed values the plan left unknown are filled here.
+func (r *nodePoolResource) finish(ctx context.Context, spec poolSpec, plan *nodePoolModel, out growOutcome, diags *diag.Diagnostics) {
+	nodes, err := r.client.DescribeInstancesByID(ctx, out.IDs)
+	if err != nil {
+		// The ids alone still keep the nodes out of the orphan pile.
+		diags.AddWarning(fmt.Sprintf("node pool (%s): could not read the nodes back", spec.PoolID), err.Error())
+		nodes = nodes[:0]
+		for _, id := range out.IDs {
+			nodes = append(nodes, cloud.Instance{ID: id, Status: "Unknown"})
+		}
+	}
+	diags.Append(plan.setNodes(ctx, nodes)...)
+	if plan.ZoneIDs.IsUnknown() {
+		plan.ZoneIDs = stringList(spec.Zones)
+	}
+	if plan.EstimatedHourlyPrice.IsUnknown() {
+		price := 0.0
+		if len(nodes) > 0 {
+			p, _, err := r.client.HourlyPrice(ctx, spec.Types[0], nodes[0].ZoneID, spotStrategyForPrice(spec), len(nodes))
+			if err != nil {
+				diags.AddWarning(fmt.Sprintf("node pool (%s): no price estimate", spec.PoolID), err.Error())
+			}
+			price = p
+		}
+		plan.EstimatedHourlyPrice = types.Float64Value(price)
+	}
+	for typ, n := range out.Used {
+		if typ != spec.Types[0] {
+			diags.AddWarning(fmt.Sprintf("node pool (%s): %d nodes fell back to %s", spec.PoolID, n, typ),
+				fmt.Sprintf("%s was out of stock; instance_type_fallback allowed the next candidate. nodes[*].instance_type shows each node's type.", spec.Types[0]))
+		}
+	}
+	if n := len(nodes); n >= spec.MinSize && n < spec.Size {
+		diags.AddWarning(fmt.Sprintf("node pool (%s) has %d of %d nodes", spec.PoolID, n, spec.Size),
+			"Stock ran out above min_size. Tried:\n  "+strings.Join(out.Attempts, "\n  ")+"\nThe next apply tries again for the rest.")
+	}
+}
+
+func spotStrategyForPrice(spec poolSpec) string {
+	if spec.Spot == "NoSpot" {
+		return ""
+	}
+	return spec.Spot
+}

@@ -1,0 +1,218 @@
+package provider
+
+import (
+	"context"
+	"regexp"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+)
+
+// Tags every node carries. gpucluster:pool finds the pool's nodes on every read; the name and
+// network tags find the nodes of an apply that was killed before it saved the pool's id.
+const (
+	tagPool        = "gpucluster:pool"
+	tagPoolName    = "gpucluster:pool-name"
+	tagPoolNetwork = "gpucluster:pool-network"
+	tagScenario    = "gpucluster:scenario"
+	tagSpec        = "gpucluster:spec"
+)
+
+var (
+	poolIDPattern   = regexp.MustCompile(`^np-[0-9a-f]{12}$`)
+	poolNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]*$`)
+	taintPattern    = regexp.MustCompile(`^[A-Za-z0-9./_-]+(=[A-Za-z0-9._-]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$`)
+)
+
+type nodePoolModel struct {
+	ID                   types.String   `tfsdk:"id"`
+	Name                 types.String   `tfsdk:"name"`
+	NetworkID            types.String   `tfsdk:"network_id"`
+	Scenario             types.String   `tfsdk:"scenario"`
+	GPUModel             types.String   `tfsdk:"gpu_model"`
+	GPUsPerNode          types.Int64    `tfsdk:"gpus_per_node"`
+	InstanceType         types.String   `tfsdk:"instance_type"`
+	Size                 types.Int64    `tfsdk:"size"`
+	MinSize              types.Int64    `tfsdk:"min_size"`
+	ZoneIDs              types.List     `tfsdk:"zone_ids"`
+	InstanceTypeFallback types.Bool     `tfsdk:"instance_type_fallback"`
+	ImageID              types.String   `tfsdk:"image_id"`
+	SystemDisk           *diskModel     `tfsdk:"system_disk"`
+	DataDisks            []diskModel    `tfsdk:"data_disks"`
+	Spot                 *spotModel     `tfsdk:"spot"`
+	AutoReleaseAfter     types.String   `tfsdk:"auto_release_after"`
+	Kubernetes           *k8sModel      `tfsdk:"kubernetes"`
+	NodeLabels           types.Map      `tfsdk:"node_labels"`
+	NodeTaints           types.List     `tfsdk:"node_taints"`
+	UserData             types.String   `tfsdk:"user_data"`
+	UpdateStrategy       *updateModel   `tfsdk:"update_strategy"`
+	Tags                 types.Map      `tfsdk:"tags"`
+	Nodes                types.List     `tfsdk:"nodes"`
+	GPUCount             types.Int64    `tfsdk:"gpu_count"`
+	Findings             types.List     `tfsdk:"findings"`
+	EstimatedHourlyPrice types.Float64  `tfsdk:"estimated_hourly_price"`
+	Timeouts             timeouts.Value `tfsdk:"timeouts"`
+}
+
+type diskModel struct {
+	Category         types.String `tfsdk:"category"`
+	PerformanceLevel types.String `tfsdk:"performance_level"`
+	SizeGiB          types.Int64  `tfsdk:"size_gib"`
+}
+
+type spotModel struct {
+	Strategy       types.String  `tfsdk:"strategy"`
+	MaxHourlyPrice types.Float64 `tfsdk:"max_hourly_price"`
+}
+
+type k8sModel struct {
+	Labels types.Map  `tfsdk:"labels"`
+	Taints types.List `tfsdk:"taints"`
+}
+
+type updateModel struct {
+	MaxUnavailable types.Int64 `tfsdk:"max_unavailable"`
+}
+
+// Object types of the computed nested lists, written once so values and schema agree.
+var (
+	nodeObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"id": types.StringType, "zone_id": types.StringType, "private_ip": types.StringType,
+		"status": types.StringType, "instance_type": types.StringType, "deployment_set_id": types.StringType,
+	}}
+	findingObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"severity": types.StringType, "code": types.StringType, "requirement": types.StringType,
+		"measured": types.StringType, "message": types.StringType, "hint": types.StringType,
+	}}
+)
+
+// setNodes records the nodes and what follows from them (GPU count).
+func (m *nodePoolModel) setNodes(_ context.Context, nodes []cloud.Instance) diag.Diagnostics {
+	var diags diag.Diagnostics
+	cloud.SortInstances(nodes)
+	elems := make([]attr.Value, 0, len(nodes))
+	gpus := 0
+	for _, n := range nodes {
+		obj, d := types.ObjectValue(nodeObjectType.AttrTypes, map[string]attr.Value{
+			"id": types.StringValue(n.ID), "zone_id": types.StringValue(n.ZoneID), "private_ip": types.StringValue(n.PrivateIP),
+			"status": types.StringValue(n.Status), "instance_type": types.StringValue(n.InstanceType),
+			"deployment_set_id": types.StringValue(n.DeploymentSetID),
+		})
+		diags.Append(d...)
+		elems = append(elems, obj)
+		if it, ok := catalog.LookupInstanceType(n.InstanceType); ok {
+			gpus += it.GPUs
+		}
+	}
+	list, d := types.ListValue(nodeObjectType, elems)
+	diags.Append(d...)
+	m.Nodes = list
+	m.GPUCount = types.Int64Value(int64(gpus))
+	return diags
+}
+
+// nodeCount is how many nodes the model holds (-1 when unknown).
+func (m *nodePoolModel) nodeCount() int {
+	if m.Nodes.IsNull() || m.Nodes.IsUnknown() {
+		return -1
+	}
+	return len(m.Nodes.Elements())
+}
+
+func findingsList(fs []catalog.Finding) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make([]attr.Value, 0, len(fs))
+	for _, f := range fs {
+		obj, d := types.ObjectValue(findingObjectType.AttrTypes, map[string]attr.Value{
+			"severity": types.StringValue(string(f.Severity)), "code": types.StringValue(f.Code),
+			"requirement": types.StringValue(f.Requirement), "measured": types.StringValue(f.Measured),
+			"message": types.StringValue(f.Message), "hint": types.StringValue(f.Hint),
+		})
+		diags.Append(d...)
+		elems = append(elems, obj)
+	}
+	list, d := types.ListValue(findingObjectType, elems)
+	diags.Append(d...)
+	return list, diags
+}
+
+func stringMap(m map[string]string) types.Map {
+	elems := make(map[string]attr.Value, len(m))
+	for k, v := range m {
+		elems[k] = types.StringValue(v)
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+func mapOf(ctx context.Context, m basetypes.MapValue) (map[string]string, diag.Diagnostics) {
+	out := map[string]string{}
+	if m.IsNull() || m.IsUnknown() {
+		return out, nil
+	}
+	diags := m.ElementsAs(ctx, &out, false)
+	return out, diags
+}
+
+func listOf(ctx context.Context, l basetypes.ListValue) ([]string, diag.Diagnostics) {
+	var out []string
+	if l.IsNull() || l.IsUnknown() {
+		return out, nil
+	}
+	diags := l.ElementsAs(ctx, &out, false)
+	return out, diags
+}
+
+// importedPool rebuilds a pool's state from its nodes' tags, for `terraform import`.
+func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*nodePoolModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	first := nodes[0]
+	zones := map[string]bool{}
+	for _, n := range nodes {
+		zones[n.ZoneID] = true
+	}
+	zoneList := make([]string, 0, len(zones))
+	for z := range zones {
+		zoneList = append(zoneList, z)
+	}
+	sort.Strings(zoneList)
+	userTags := map[string]string{}
+	for k, v := range first.Tags {
+		if len(k) < len(tagPrefix) || k[:len(tagPrefix)] != tagPrefix {
+			userTags[k] = v
+		}
+	}
+	m := &nodePoolModel{
+		ID:                   types.StringValue(id),
+		Name:                 types.StringValue(first.Tags[tagPoolName]),
+		NetworkID:            types.StringValue(first.Tags[tagPoolNetwork]),
+		Scenario:             types.StringValue(first.Tags[tagScenario]),
+		GPUModel:             types.StringNull(),
+		GPUsPerNode:          types.Int64Null(),
+		InstanceType:         types.StringValue(first.InstanceType),
+		Size:                 types.Int64Value(int64(len(nodes))),
+		MinSize:              types.Int64Value(int64(len(nodes))),
+		ZoneIDs:              stringList(zoneList),
+		InstanceTypeFallback: types.BoolValue(false),
+		ImageID:              types.StringValue(first.ImageID),
+		AutoReleaseAfter:     types.StringNull(),
+		UserData:             types.StringNull(),
+		NodeLabels:           types.MapNull(types.StringType),
+		NodeTaints:           types.ListNull(types.StringType),
+		Findings:             types.ListNull(findingObjectType),
+		EstimatedHourlyPrice: types.Float64Null(),
+		Tags:                 types.MapNull(types.StringType),
+		Timeouts:             timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})},
+	}
+	if len(userTags) > 0 {
+		m.Tags = stringMap(userTags)
+	}
+	diags.Append(m.setNodes(ctx, nodes)...)
+	return m, diags
+}

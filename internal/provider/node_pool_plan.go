@@ -1,0 +1,440 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
+)
+
+// The service wants AutoReleaseTime at least 30 minutes and at most three years ahead.
+const (
+	minAutoRelease = 30 * time.Minute
+	maxAutoRelease = 3 * 365 * 24 * time.Hour
+)
+
+// poolSpec is a node pool's configuration resolved against the catalog and its network: what
+// every RunInstances call of the pool is built from.
+type poolSpec struct {
+	PoolID      string
+	Name        string
+	Scenario    string
+	Network     poolNetwork
+	Types       []string // planned type first, then the catalog's next candidates
+	Fallback    bool
+	Zones       []string
+	Size        int
+	MinSize     int
+	ImageID     string
+	SystemDisk  diskSpec
+	DataDisks   []diskSpec
+	Spot        string
+	SpotLimit   float64
+	AutoRelease time.Duration
+	UserData    string
+	UserTags    map[string]string
+	Labels      map[string]string
+	Taints      []string
+	ERDMA       bool
+	HPCCluster  string
+	MaxUnavail  int
+	SpecHash    string
+}
+
+type diskSpec struct {
+	Category string
+	Level    string
+	SizeGiB  int
+}
+
+func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("gpu_model"), path.MatchRoot("instance_type")),
+	}
+}
+
+// ValidateConfig runs the checks that need nothing but the configuration.
+func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg nodePoolModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !cfg.GPUsPerNode.IsNull() && cfg.GPUModel.IsNull() && !cfg.InstanceType.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("gpus_per_node"), "gpus_per_node needs gpu_model",
+			"gpus_per_node picks a size of gpu_model. With instance_type, the type fixes the GPU count: remove gpus_per_node.")
+	}
+	if v := cfg.GPUModel; !v.IsNull() && !v.IsUnknown() {
+		if _, err := catalog.MapGPUModel(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("gpu_model"), fmt.Sprintf("Unknown GPU model %q", v.ValueString()), err.Error())
+		}
+	}
+	if v := cfg.InstanceType; !v.IsNull() && !v.IsUnknown() {
+		if _, err := catalog.ParseInstanceType(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("instance_type"), fmt.Sprintf("Unknown instance type %q", v.ValueString()), err.Error())
+		}
+	}
+	if !cfg.Size.IsNull() && !cfg.Size.IsUnknown() && !cfg.MinSize.IsNull() && !cfg.MinSize.IsUnknown() && cfg.MinSize.ValueInt64() > cfg.Size.ValueInt64() {
+		resp.Diagnostics.AddAttributeError(path.Root("min_size"), "min_size above size",
+			fmt.Sprintf("min_size = %d is more than size = %d: the floor cannot be above the pool. Lower min_size or raise size.", cfg.MinSize.ValueInt64(), cfg.Size.ValueInt64()))
+	}
+	if v := cfg.AutoReleaseAfter; !v.IsNull() && !v.IsUnknown() {
+		if _, err := parseAutoRelease(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("auto_release_after"), fmt.Sprintf("Invalid auto_release_after %q", v.ValueString()), err.Error())
+		}
+	}
+	if d := cfg.SystemDisk; d != nil {
+		checkDiskConfig(path.Root("system_disk"), *d, &resp.Diagnostics)
+	}
+	for i, d := range cfg.DataDisks {
+		checkDiskConfig(path.Root("data_disks").AtListIndex(i), d, &resp.Diagnostics)
+	}
+	if s := cfg.Spot; s != nil && !s.Strategy.IsUnknown() {
+		switch s.Strategy.ValueString() {
+		case "SpotWithPriceLimit":
+			if s.MaxHourlyPrice.IsNull() {
+				resp.Diagnostics.AddAttributeError(path.Root("spot").AtName("max_hourly_price"), "SpotWithPriceLimit needs max_hourly_price",
+					"Set spot.max_hourly_price to the most a node may cost per hour, or use strategy = \"SpotAsPriceGo\".")
+			}
+		default:
+			if !s.MaxHourlyPrice.IsNull() {
+				resp.Diagnostics.AddAttributeError(path.Root("spot").AtName("max_hourly_price"), "max_hourly_price needs SpotWithPriceLimit",
+					fmt.Sprintf("spot.strategy = %q takes no price limit: remove max_hourly_price or use SpotWithPriceLimit.", s.Strategy.ValueString()))
+			}
+		}
+	}
+	if k := cfg.Kubernetes; k != nil {
+		labels, d := mapOf(ctx, k.Labels)
+		resp.Diagnostics.Append(d...)
+		for key := range labels {
+			if strings.HasPrefix(key, "gpucluster.io/") {
+				resp.Diagnostics.AddAttributeError(path.Root("kubernetes").AtName("labels"), "Reserved label",
+					fmt.Sprintf("kubernetes.labels[%q]: keys under gpucluster.io/ are set by the provider. Use another prefix.", key))
+			}
+		}
+	}
+	tags, d := mapOf(ctx, cfg.Tags)
+	resp.Diagnostics.Append(d...)
+	for key := range tags {
+		if strings.HasPrefix(key, tagPrefix) {
+			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Reserved tag",
+				fmt.Sprintf("tags[%q]: keys starting with %q are the provider's own. Use another prefix.", key, tagPrefix))
+		}
+	}
+}
+
+func checkDiskConfig(p path.Path, d diskModel, diags *diag.Diagnostics) {
+	if d.Category.IsUnknown() || d.PerformanceLevel.IsUnknown() || d.SizeGiB.IsUnknown() {
+		return
+	}
+	level := d.PerformanceLevel.ValueString()
+	if d.Category.ValueString() == "cloud_auto" {
+		level = "AutoPL"
+	}
+	if err := catalog.CheckDisk(d.Category.ValueString(), level, int(d.SizeGiB.ValueInt64())); err != nil {
+		diags.AddAttributeError(p, fmt.Sprintf("Invalid disk: %s %s of %d GiB", d.Category.ValueString(), d.PerformanceLevel.ValueString(), d.SizeGiB.ValueInt64()), err.Error())
+	}
+}
+
+func parseAutoRelease(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: write it like \"72h\" or \"90m\"", s)
+	}
+	if d < minAutoRelease || d > maxAutoRelease {
+		return 0, fmt.Errorf("%s is outside what ECS AutoReleaseTime accepts: give between 30m and 26280h (3 years)", d)
+	}
+	return d, nil
+}
+
+// ModifyPlan resolves the instance type and the catalog's findings, so the plan shows what will
+// be built and an error stops it before anything is created. With a network that already exists,
+// the checks that depend on it (eRDMA, placement, HPC cluster, zones) run here too; a network
+// created in the same apply is checked at the start of the apply, before any node is asked for.
+func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan nodePoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var state *nodePoolModel
+	if !req.State.Raw.IsNull() {
+		state = &nodePoolModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	if plan.Size.IsUnknown() || plan.Scenario.IsUnknown() || plan.GPUModel.IsUnknown() || plan.GPUsPerNode.IsUnknown() {
+		return
+	}
+	if plan.MinSize.IsUnknown() {
+		plan.MinSize = plan.Size
+	}
+
+	var network *poolNetwork
+	if r.client != nil && !plan.NetworkID.IsUnknown() {
+		n, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
+			return
+		}
+		network = &n
+	}
+	spec, diags := planSpec(ctx, &plan, network)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if state != nil {
+		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
+		// makes the plan show it and the apply bring the pool back to its size.
+		if n := state.nodeCount(); n >= 0 && (n != spec.Size || !allRunning(ctx, state)) {
+			plan.Nodes = types.ListUnknown(nodeObjectType)
+			plan.GPUCount = types.Int64Unknown()
+			plan.EstimatedHourlyPrice = types.Float64Unknown()
+		} else if state.Size.Equal(plan.Size) && state.InstanceType.Equal(plan.InstanceType) {
+			plan.EstimatedHourlyPrice = state.EstimatedHourlyPrice
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func allRunning(ctx context.Context, m *nodePoolModel) bool {
+	var nodes []struct {
+		ID              types.String `tfsdk:"id"`
+		ZoneID          types.String `tfsdk:"zone_id"`
+		PrivateIP       types.String `tfsdk:"private_ip"`
+		Status          types.String `tfsdk:"status"`
+		InstanceType    types.String `tfsdk:"instance_type"`
+		DeploymentSetID types.String `tfsdk:"deployment_set_id"`
+	}
+	if diags := m.Nodes.ElementsAs(ctx, &nodes, false); diags.HasError() {
+		return false
+	}
+	for _, n := range nodes {
+		if n.Status.ValueString() != "Running" {
+			return false
+		}
+	}
+	return true
+}
+
+// planSpec fills the plan's computed values (instance type, min size, zones, labels, taints,
+// findings) and returns the resolved spec. Errors are diagnostics on the attribute to change.
+// network is nil when it is not known yet; then the values that depend on it stay unknown.
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork) (poolSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	spec := poolSpec{
+		Name:     plan.Name.ValueString(),
+		Scenario: plan.Scenario.ValueString(),
+		Size:     int(plan.Size.ValueInt64()),
+		MinSize:  int(plan.Size.ValueInt64()),
+		Fallback: plan.InstanceTypeFallback.ValueBool(),
+		ImageID:  plan.ImageID.ValueString(),
+		UserData: plan.UserData.ValueString(),
+		Spot:     "NoSpot",
+	}
+	if !plan.MinSize.IsNull() && !plan.MinSize.IsUnknown() {
+		spec.MinSize = int(plan.MinSize.ValueInt64())
+	}
+	plan.MinSize = types.Int64Value(int64(spec.MinSize))
+	if s := plan.Spot; s != nil {
+		spec.Spot = s.Strategy.ValueString()
+		spec.SpotLimit = s.MaxHourlyPrice.ValueFloat64()
+	}
+	lowLatency := network != nil && network.Placement == netplan.PlacementLowLatency
+	wantERDMA := network != nil && network.ERDMA
+
+	// Instance type: pinned, or the catalog's best candidate, with the rest kept for fallback.
+	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() && plan.GPUModel.IsNull() {
+		it, err := catalog.ParseInstanceType(plan.InstanceType.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("instance_type"), fmt.Sprintf("Unknown instance type %q", plan.InstanceType.ValueString()), err.Error())
+			return spec, diags
+		}
+		spec.Types = []string{it.Name}
+	} else {
+		cands, _, err := catalog.Select(catalog.SelectRequest{
+			Scenario:     spec.Scenario,
+			GPUModel:     plan.GPUModel.ValueString(),
+			GPUsPerNode:  int(plan.GPUsPerNode.ValueInt64()),
+			RequireERDMA: wantERDMA,
+			Nodes:        spec.Size,
+		})
+		if err != nil {
+			attr := path.Root("gpu_model")
+			if !plan.GPUsPerNode.IsNull() && strings.Contains(err.Error(), "GPUs per node") {
+				attr = path.Root("gpus_per_node")
+			}
+			diags.AddAttributeError(attr, fmt.Sprintf("No instance type for %s on %s", spec.Scenario, plan.GPUModel.ValueString()), err.Error())
+			return spec, diags
+		}
+		for _, c := range cands {
+			spec.Types = append(spec.Types, c.InstanceType.Name)
+		}
+	}
+	plan.InstanceType = types.StringValue(spec.Types[0])
+
+	// Findings of the planned type under this deployment.
+	opts := catalog.CheckOptions{Nodes: spec.Size, Spot: spec.Spot != "NoSpot", ERDMA: wantERDMA, LowLatencyPlacement: lowLatency,
+		HPCCluster: network != nil && network.HPCClusterID != ""}
+	if network == nil {
+		// Unknown network: check what the configuration alone decides; network-dependent
+		// checks run again at apply time.
+		opts.HPCCluster = true
+	}
+	findings, err := catalog.Check(spec.Scenario, spec.Types[0], opts)
+	if err != nil {
+		diags.AddAttributeError(path.Root("instance_type"), "Checking the instance type", err.Error())
+		return spec, diags
+	}
+	if lowLatency {
+		// Deployment sets hold 20 each; the catalog's own limit check is per set, the pool shards.
+		findings = slices.DeleteFunc(findings, func(f catalog.Finding) bool { return f.Code == "low_latency_limit" })
+	}
+	for _, f := range findings {
+		if f.Severity != catalog.SeverityError {
+			continue
+		}
+		attr := path.Root("instance_type")
+		switch f.Code {
+		case "spot_low_latency":
+			attr = path.Root("spot")
+		case "erdma_unsupported", "hpc_cluster_required":
+			attr = path.Root("network_id")
+		}
+		diags.AddAttributeError(attr, fmt.Sprintf("%s cannot work for %s: %s", spec.Types[0], spec.Scenario, f.Code), findingDetail(f))
+	}
+	if diags.HasError() {
+		return spec, diags
+	}
+	list, d := findingsList(findings)
+	diags.Append(d...)
+	if network == nil {
+		plan.Findings = types.ListUnknown(findingObjectType)
+	} else {
+		plan.Findings = list
+	}
+
+	// Labels and taints nodes join Kubernetes with.
+	it, _ := catalog.LookupInstanceType(spec.Types[0])
+	spec.Labels = map[string]string{
+		"nvidia.com/gpu.present": "true",
+		"nvidia.com/gpu.product": gpuProductLabel(it),
+		"gpucluster.io/scenario": spec.Scenario,
+		"gpucluster.io/pool":     spec.Name,
+	}
+	spec.Taints = []string{defaultGPUTaint}
+	if k := plan.Kubernetes; k != nil {
+		extra, d := mapOf(ctx, k.Labels)
+		diags.Append(d...)
+		for key, v := range extra {
+			spec.Labels[key] = v
+		}
+		taints, d := listOf(ctx, k.Taints)
+		diags.Append(d...)
+		spec.Taints = append(spec.Taints, taints...)
+	}
+	plan.NodeLabels = stringMap(spec.Labels)
+	plan.NodeTaints = stringList(spec.Taints)
+
+	// Zones: the configured order, each one of the network's; default the network's zones.
+	zones, d := listOf(ctx, plan.ZoneIDs)
+	diags.Append(d...)
+	if network != nil {
+		if len(zones) == 0 {
+			zones = network.Zones
+		}
+		for i, z := range zones {
+			if _, ok := network.VSwitchIDs[z]; !ok {
+				diags.AddAttributeError(path.Root("zone_ids").AtListIndex(i), fmt.Sprintf("Zone %q is not in the network", z),
+					fmt.Sprintf("Network %s has vSwitches in %s only. Use those zones, or add %q to the network's zone_ids.", network.ID, strings.Join(network.Zones, ", "), z))
+			}
+		}
+		if lowLatency && len(zones) > 1 {
+			// A low-latency deployment set lives in one zone: the pool stays in the first.
+			zones = zones[:1]
+		}
+		plan.ZoneIDs = stringList(zones)
+		spec.Network = *network
+		spec.ERDMA = wantERDMA && it.ERI
+		if it.RequiresHPCCluster {
+			spec.HPCCluster = network.HPCClusterID
+		}
+	} else if len(zones) == 0 {
+		plan.ZoneIDs = types.ListUnknown(types.StringType)
+	}
+	spec.Zones = zones
+
+	if plan.AutoReleaseAfter.ValueString() != "" {
+		spec.AutoRelease, _ = parseAutoRelease(plan.AutoReleaseAfter.ValueString())
+	}
+	spec.SystemDisk = diskSpec{Category: "cloud_essd", Level: "PL1", SizeGiB: 100}
+	if d := plan.SystemDisk; d != nil {
+		spec.SystemDisk = diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
+	}
+	for _, d := range plan.DataDisks {
+		spec.DataDisks = append(spec.DataDisks, diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
+	}
+	spec.UserTags, d = mapOf(ctx, plan.Tags)
+	diags.Append(d...)
+	spec.MaxUnavail = 1
+	if u := plan.UpdateStrategy; u != nil {
+		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
+	}
+	spec.SpecHash = poolplan.SpecHash(spec.Types[0], spec.ImageID, fmt.Sprint(spec.SystemDisk), fmt.Sprint(spec.DataDisks),
+		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64))
+	return spec, diags
+}
+
+// gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names
+// it, otherwise the family's class ("A100-80GB-class"), never a name the vendor does not use.
+func gpuProductLabel(it catalog.InstanceType) string {
+	name := it.GPU
+	if !it.GPUModelStated {
+		name += "-class"
+	}
+	return strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(name)
+}
+
+func findingDetail(f catalog.Finding) string {
+	var b strings.Builder
+	b.WriteString(f.Message)
+	if f.Requirement != "" {
+		fmt.Fprintf(&b, "\nRequirement: %s.", f.Requirement)
+	}
+	if f.Measured != "" {
+		fmt.Fprintf(&b, "\nMeasured: %s.", f.Measured)
+	}
+	if f.Hint != "" {
+		fmt.Fprintf(&b, "\nFix: %s", f.Hint)
+	}
+	return b.String()
+}
+
+// resolveSpec is planSpec at apply time, when the network must exist.
+func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel) (poolSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	network, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
+		return poolSpec{}, diags
+	}
+	return planSpec(ctx, plan, &network)
+}

@@ -1,0 +1,468 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*nodePoolResource)(nil)
+	_ resource.ResourceWithImportState      = (*nodePoolResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*nodePoolResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*nodePoolResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*nodePoolResource)(nil)
+)
+
+func newNodePoolResource() resource.Resource { return &nodePoolResource{} }
+
+// nodePoolResource is N GPU nodes of one scenario: created in batches of up to 100 under
+// deterministic ClientTokens, found again by tag (never one call per node), scaled and rolled in
+// place.
+type nodePoolResource struct {
+	client *cloud.Client
+}
+
+// Values users choose from; the validators and the descriptions read the same slices.
+var (
+	spotStrategies  = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
+	diskCategories  = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
+	essdLevels      = []string{"PL0", "PL1", "PL2", "PL3"}
+	defaultImageID  = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
+	defaultGPUTaint = "nvidia.com/gpu=true:NoSchedule"
+)
+
+// Defaults for timeouts: a thousand nodes boot in minutes, but stock can make it slower.
+const (
+	nodePoolCreateTimeout = 60 * time.Minute
+	nodePoolUpdateTimeout = 60 * time.Minute
+	nodePoolDeleteTimeout = 30 * time.Minute
+)
+
+func (r *nodePoolResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_pool"
+}
+
+func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	diskAttrs := func(what string) map[string]schema.Attribute {
+		return map[string]schema.Attribute{
+			"category": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: fmt.Sprintf("Disk category of the %s: %s.", what, quoteList(diskCategories)),
+				Validators:          []validator.String{stringvalidator.OneOf(diskCategories...)},
+			},
+			"performance_level": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("ESSD performance level, for `cloud_essd`: %s. Each level has a minimum size (PL2 461 GiB, PL3 1,261 GiB), checked at plan time.", quoteList(essdLevels)),
+				Validators:          []validator.String{stringvalidator.OneOf(essdLevels...)},
+			},
+			"size_gib": schema.Int64Attribute{
+				Required:            true,
+				MarkdownDescription: fmt.Sprintf("Size of the %s in GiB.", what),
+				Validators:          []validator.Int64{int64validator.Between(1, 65536)},
+			},
+		}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A pool of GPU nodes for one research scenario. The provider picks the instance type from " +
+			"the scenario and GPU model (or takes `instance_type`), refuses at plan time what the catalog knows cannot work, " +
+			"creates the nodes in batches of up to 100 with deterministic ClientTokens, falls back to the next zone (and, if " +
+			"allowed, the next instance type) when stock runs out, and scales and rolls the pool in place.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Pool id (`np-` and 12 hex digits). Every node carries it in the tag `gpucluster:pool`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Pool name, unique within its network: a re-run after an interrupted apply adopts the " +
+					"nodes tagged with this name and network instead of creating them again. 2-64 characters.",
+				Validators: []validator.String{stringvalidator.LengthBetween(2, 64), stringvalidator.RegexMatches(poolNamePattern,
+					"must start with a letter and hold only letters, digits, '-', '_' and '.'")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"network_id": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Id of the `gpucluster_rdma_network` the nodes join: zones, vSwitches, security group, placement groups, HPC cluster and eRDMA come from it.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"scenario": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: fmt.Sprintf("Research scenario the pool serves: %s. It decides which checks run and how candidates are ranked.", quoteList(catalog.ScenarioNames())),
+				Validators:          []validator.String{stringvalidator.OneOf(catalog.ScenarioNames()...)},
+			},
+			"gpu_model": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("GPU model wanted: %s. Models with no Alibaba family of that name map honestly (H100 -> gn8v with a warning). Conflicts with `instance_type`.", quoteList(catalog.GPUModelNames())),
+			},
+			"gpus_per_node": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "GPUs per node; must be a size the model is offered in. Needs `gpu_model`.",
+				Validators:          []validator.Int64{int64validator.Between(1, 16)},
+			},
+			"instance_type": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "ECS instance type such as `ecs.gn7e-c16g1.32xlarge`. Set it to pin the type; otherwise the " +
+					"catalog's best candidate for `scenario`, `gpu_model` and `gpus_per_node` is planned here. With " +
+					"`instance_type_fallback`, nodes may land on the next candidate: `nodes[*].instance_type` shows what each got.",
+			},
+			"size": schema.Int64Attribute{
+				Required:            true,
+				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place.",
+				Validators:          []validator.Int64{int64validator.Between(1, 5000)},
+			},
+			"min_size": schema.Int64Attribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "All-or-nothing floor: when stock everywhere cannot reach it, the apply fails with one " +
+					"error listing every zone and type tried (the nodes that do exist stay in state). Default: `size`.",
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"zone_ids": schema.ListAttribute{
+				Optional:            true,
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Zones to try, in order, when stock runs out. Default: the network's zones. Each must be one of the network's zones.",
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
+			},
+			"instance_type_fallback": schema.BoolAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+				MarkdownDescription: "When every zone is out of stock for the planned type, go on with the catalog's next-ranked candidate. Default false.",
+			},
+			"image_id": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(defaultImageID),
+				MarkdownDescription: fmt.Sprintf("Image of the nodes. Default `%s`. Changing it rolls the nodes (see `update_strategy`).", defaultImageID),
+			},
+			"system_disk": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "System disk. Default: 100 GiB `cloud_essd` PL1. Changing it rolls the nodes.",
+				Attributes:          diskAttrs("system disk"),
+			},
+			"data_disks": schema.ListNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Data disks per node (at most 16), such as ESSD PL3 for a node-local hot tier. Changing them rolls the nodes.",
+				NestedObject:        schema.NestedAttributeObject{Attributes: diskAttrs("data disk")},
+				Validators:          []validator.List{listvalidator.SizeAtMost(16)},
+			},
+			"spot": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Spot (preemptible) nodes. Not allowed with low-latency placement: deployment sets take no spot instances.",
+				Attributes: map[string]schema.Attribute{
+					"strategy": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: fmt.Sprintf("ECS SpotStrategy: %s.", quoteList(spotStrategies)),
+						Validators:          []validator.String{stringvalidator.OneOf(spotStrategies...)},
+					},
+					"max_hourly_price": schema.Float64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Highest hourly price per node, required with `SpotWithPriceLimit`.",
+						Validators:          []validator.Float64{float64validator.AtLeast(0.001)},
+					},
+				},
+			},
+			"auto_release_after": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Release nodes this long after creation (ECS AutoReleaseTime), such as `72h` for the brief's idle " +
+					"reclaim. A Go duration of at least 30m (the service's minimum) and at most 3 years.",
+			},
+			"kubernetes": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Kubernetes node labels and taints added to the defaults (see `node_labels`, `node_taints`).",
+				Attributes: map[string]schema.Attribute{
+					"labels": schema.MapAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "Extra node labels; a key here overrides a default.",
+					},
+					"taints": schema.ListAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "Extra taints, written `key=value:Effect` (Effect is NoSchedule, PreferNoSchedule or NoExecute).",
+						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(taintPattern, "must be key=value:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute"))},
+					},
+				},
+			},
+			"node_labels": schema.MapAttribute{
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Labels every node joins Kubernetes with: `nvidia.com/gpu.present=true`, `nvidia.com/gpu.product=<model>`, `gpucluster.io/scenario`, `gpucluster.io/pool`, plus `kubernetes.labels`.",
+			},
+			"node_taints": schema.ListAttribute{
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: fmt.Sprintf("Taints every node joins with: `%s` plus `kubernetes.taints`.", defaultGPUTaint),
+			},
+			"user_data": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Extra cloud-init for the nodes, merged after the provider's own. Changing it rolls the nodes.",
+			},
+			"update_strategy": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "How changes that need new machines (instance type, image, disks, user data) are rolled out.",
+				Attributes: map[string]schema.Attribute{
+					"max_unavailable": schema.Int64Attribute{
+						Required:            true,
+						MarkdownDescription: "Most nodes replaced at once: each wave deletes this many outdated nodes and waits for their replacements to run.",
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+				},
+			},
+			"tags": schema.MapAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Tags on every node, changed in place. Keys starting with `gpucluster:` are reserved.",
+			},
+			"nodes": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The pool's nodes, oldest first.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Instance id."},
+					"zone_id":           schema.StringAttribute{Computed: true, MarkdownDescription: "Zone."},
+					"private_ip":        schema.StringAttribute{Computed: true, MarkdownDescription: "Primary private IPv4 address."},
+					"status":            schema.StringAttribute{Computed: true, MarkdownDescription: "ECS status (Running once the apply is done)."},
+					"instance_type":     schema.StringAttribute{Computed: true, MarkdownDescription: "Instance type this node got."},
+					"deployment_set_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployment set (placement group), if any."},
+				}},
+			},
+			"gpu_count": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "GPUs in the pool: nodes times GPUs per node.",
+			},
+			"findings": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The catalog's checks of this pool against its scenario (errors stop the plan; warnings and info are kept here).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"severity":    schema.StringAttribute{Computed: true, MarkdownDescription: "`error`, `warning` or `info`."},
+					"code":        schema.StringAttribute{Computed: true, MarkdownDescription: "Stable code, such as `gpu_memory`."},
+					"requirement": schema.StringAttribute{Computed: true, MarkdownDescription: "What the scenario asks for."},
+					"measured":    schema.StringAttribute{Computed: true, MarkdownDescription: "What the instance type has."},
+					"message":     schema.StringAttribute{Computed: true, MarkdownDescription: "The finding in one sentence."},
+					"hint":        schema.StringAttribute{Computed: true, MarkdownDescription: "What would meet the requirement."},
+				}},
+			},
+			"estimated_hourly_price": schema.Float64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Price of the whole pool per hour, from ECS DescribePrice (the emulator uses its own illustrative price table).",
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func (r *nodePoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFromProviderData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodePoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, nodePoolCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	spec, diags := r.resolveSpec(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	poolID := newPoolID()
+	spec.PoolID = poolID
+	plan.ID = types.StringValue(poolID)
+	summary := fmt.Sprintf("creating node pool %q (%s)", plan.Name.ValueString(), poolID)
+
+	// Nodes of an earlier apply of this pool that was killed before it could save state carry
+	// the pool's name and network: adopt them so a re-run never doubles the pool.
+	orphans, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPoolName: spec.Name, tagPoolNetwork: spec.Network.ID})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, "looking for nodes of an interrupted earlier apply: "+err.Error())
+		return
+	}
+	if len(orphans) > 0 {
+		ids := instanceIDs(orphans)
+		tflog.Info(ctx, fmt.Sprintf("adopting %d nodes of an interrupted earlier apply", len(ids)), map[string]any{"pool": poolID})
+		if err := r.client.TagInstances(ctx, ids, map[string]string{tagPool: poolID}); err != nil {
+			resp.Diagnostics.AddError(summary, "adopting nodes of an interrupted earlier apply: "+err.Error())
+			return
+		}
+	}
+
+	outcome, err := r.grow(ctx, spec, orphans, int(plan.Size.ValueInt64()))
+	// Whatever happened, every node that exists is recorded: a failed create leaves a tainted
+	// resource that knows its nodes, never an orphan.
+	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	}
+}
+
+func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodePoolModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading node pool (%s)", state.ID.ValueString()), err.Error())
+		return
+	}
+	if len(nodes) < int(state.Size.ValueInt64()) {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("node pool (%s) has fewer nodes than its size", state.ID.ValueString()),
+			fmt.Sprintf("%d of %d nodes exist (deleted outside Terraform, or released by auto_release_after). The next apply brings the pool back to its size.", len(nodes), state.Size.ValueInt64()))
+	}
+	resp.Diagnostics.Append(state.setNodes(ctx, nodes)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state nodePoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, nodePoolUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	plan.ID = state.ID
+	spec, diags := r.resolveSpec(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec.PoolID = state.ID.ValueString()
+	outcome, err := r.reconcile(ctx, spec, &plan)
+	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("updating node pool (%s)", spec.PoolID), err.Error())
+	}
+}
+
+func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state nodePoolModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, nodePoolDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
+
+	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	ids := instanceIDs(nodes)
+	if err := r.client.DeleteInstances(ctx, ids); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if err := r.client.WaitInstancesGone(ctx, ids); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	}
+}
+
+func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id := req.ID
+	if !poolIDPattern.MatchString(id) {
+		resp.Diagnostics.AddError("importing node pool", fmt.Sprintf("%q is not a pool id: pool ids look like np-0123456789ab (the `id` attribute, also the `gpucluster:pool` tag on every node).", id))
+		return
+	}
+	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: id})
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("importing node pool (%s)", id), err.Error())
+		return
+	}
+	if len(nodes) == 0 {
+		resp.Diagnostics.AddError(fmt.Sprintf("importing node pool (%s)", id), "no instance carries the tag gpucluster:pool="+id+" in region "+r.client.Region())
+		return
+	}
+	state, diags := importedPool(ctx, id, nodes)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// newPoolID returns a fresh pool id. Random, not derived from the name: a pool destroyed and
+// created again must not reuse the ClientTokens of the first one, or the service would answer
+// with the old (deleted) instances.
+func newPoolID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "np-" + hex.EncodeToString(b)
+}
+
+func instanceIDs(in []cloud.Instance) []string {
+	out := make([]string, 0, len(in))
+	for _, i := range in {
+		out = append(out, i.ID)
+	}
+	return out
+}
+
+func quoteList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "`" + v + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+// stringList is a helper for building types.List values of strings.
+func stringList(values []string) types.List {
+	elems := make([]attr.Value, len(values))
+	for i, v := range values {
+		elems[i] = types.StringValue(v)
+	}
+	return types.ListValueMust(types.StringType, elems)
+}
