@@ -186,6 +186,18 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if plan.MinSize.IsUnknown() {
 		plan.MinSize = plan.Size
 	}
+	if state != nil && req.Plan.Raw.Equal(req.State.Raw) {
+		// Nothing in the configuration changed: the network was checked when this state was
+		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
+		// Drift of the nodes themselves still shows.
+		if n := state.nodeCount(); n >= 0 && (n != int(state.Size.ValueInt64()) || !allRunning(ctx, state)) {
+			plan.Nodes = types.ListUnknown(nodeObjectType)
+			plan.GPUCount = types.Int64Unknown()
+			plan.EstimatedHourlyPrice = types.Float64Unknown()
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		}
+		return
+	}
 
 	var network *poolNetwork
 	if r.client != nil && !plan.NetworkID.IsUnknown() {
