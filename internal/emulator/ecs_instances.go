@@ -353,20 +353,9 @@ func runInstances(c *call) (any, *apiError) {
 		data = append(data, dd)
 	}
 
-	var autoRelease int64
-	if v := p["AutoReleaseTime"]; v != "" {
-		t, err := time.Parse(timeFormat, v)
-		if err != nil {
-			if t, err = time.Parse("2006-01-02T15:04Z", v); err != nil {
-				return nil, errInvalid("AutoReleaseTime", "use yyyy-MM-ddTHH:mm:ssZ (UTC)")
-			}
-		}
-		// The vendor wants at least 30 minutes ahead; the emulator only
-		// requires the future so tests can watch a release happen.
-		if !t.After(c.now) {
-			return nil, errInvalid("AutoReleaseTime", "%s is not in the future", v)
-		}
-		autoRelease = t.Unix()
+	autoRelease, e := c.autoReleaseParam()
+	if e != nil {
+		return nil, e
 	}
 	userData := p["UserData"]
 	if userData != "" {
@@ -687,7 +676,7 @@ func (s *Server) sdkInstance(in *instance, now time.Time) ecs.Instance {
 	for _, t := range in.Tags {
 		out.Tags.Tag = append(out.Tags.Tag, ecs.Tag{Key: t.K, Value: t.V, TagKey: t.K, TagValue: t.V})
 	}
-	primary := ecs.NetworkInterface{NetworkInterfaceId: "eni-" + in.ID[2:], PrimaryIpAddress: in.IP, Type: "Primary",
+	primary := ecs.NetworkInterface{NetworkInterfaceId: primaryENI(in), PrimaryIpAddress: in.IP, Type: "Primary",
 		NetworkInterfaceTrafficMode: "Standard", VSwitchId: in.VSwitchID}
 	nics := []ecs.NetworkInterface{primary}
 	for j, n := range in.NICs {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
@@ -18,6 +19,7 @@ func init() {
 	register(versionECS, "RevokeSecurityGroup", route{fn: revokeIngress, write: true, idem: true})
 	register(versionECS, "RevokeSecurityGroupEgress", route{fn: revokeEgress, write: true, idem: true})
 	register(versionECS, "DeleteSecurityGroup", route{fn: deleteSecurityGroup, write: true})
+	register(versionECS, "ModifySecurityGroupAttribute", route{fn: modifySecurityGroupAttribute, write: true})
 }
 
 const maxRulesPerGroup = 1000
@@ -35,6 +37,9 @@ func createSecurityGroup(c *call) (any, *apiError) {
 	if typ != "normal" && typ != "enterprise" {
 		return nil, errInvalid("SecurityGroupType", "must be normal or enterprise")
 	}
+	if e := checkSGNameDesc(c.p); e != nil {
+		return nil, e
+	}
 	tags, e := c.p.tagsParam("Tag")
 	if e != nil {
 		return nil, e
@@ -43,6 +48,47 @@ func createSecurityGroup(c *call) (any, *apiError) {
 		Desc: c.p["Description"], Type: typ, Created: c.now.UnixNano(), Tags: tags}
 	d.SGs[g.ID] = g
 	return &ecs.CreateSecurityGroupResponse{RequestId: c.reqID, SecurityGroupId: g.ID}, nil
+}
+
+// checkSGNameDesc applies the vendor's rules to SecurityGroupName (2-128
+// characters, a letter first, not a URL) and Description (2-256 characters,
+// not a URL) when they are given.
+func checkSGNameDesc(p params) *apiError {
+	if n := p["SecurityGroupName"]; n != "" {
+		r := []rune(n)
+		if len(r) < 2 || len(r) > 128 || !unicode.IsLetter(r[0]) || isURL(n) {
+			return errf(400, "InvalidSecurityGroupName.Malformed",
+				"SecurityGroupName %q must be 2-128 characters, start with a letter and not with http:// or https://.", n)
+		}
+	}
+	if d := p["Description"]; d != "" {
+		if n := len([]rune(d)); n < 2 || n > 256 || isURL(d) {
+			return errf(400, "InvalidDescription.Malformed",
+				"Description must be 2-256 characters and not start with http:// or https://.")
+		}
+	}
+	return nil
+}
+
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// modifySecurityGroupAttribute renames a group or changes its description;
+// a parameter not sent is left as it is.
+func modifySecurityGroupAttribute(c *call) (any, *apiError) {
+	g, e := c.findSG()
+	if e != nil {
+		return nil, e
+	}
+	if e := checkSGNameDesc(c.p); e != nil {
+		return nil, e
+	}
+	if n, ok := c.p["SecurityGroupName"]; ok && n != "" {
+		g.Name = n
+	}
+	if d, ok := c.p["Description"]; ok && d != "" {
+		g.Desc = d
+	}
+	return &ecs.ModifySecurityGroupAttributeResponse{RequestId: c.reqID}, nil
 }
 
 func (c *call) findSG() (*securityGroup, *apiError) {

@@ -2,7 +2,7 @@ package emulator
 
 import (
 	"sort"
-	"strconv"
+	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
@@ -13,159 +13,165 @@ func init() {
 	register(versionECS, "ListTagResources", route{fn: listTagResources})
 }
 
-// taggable finds the tag list of an ECS resource and a setter that keeps the
-// instance tag index current.
-func (c *call) taggable(typ, id string) (get func() []tag, set func([]tag), e *apiError) {
+// ecsTags is the ECS tag API. Of what the provider creates, ECS tags
+// instances, security groups and network interfaces (eni); deployment sets and
+// HPC clusters take no tags (their Create calls have no Tag parameter and the
+// vendor's ResourceType list does not name them), so they are refused like any
+// unknown type. The other types the vendor lists exist only as names here:
+// the emulator has no such objects (disks carry no ids of their own).
+var ecsTags = &tagAPI{product: "ECS", kinds: map[string]*tagKind{
+	"instance":      {find: findInstanceTags, all: allInstanceTags},
+	"securitygroup": {find: findSGTags, all: allSGTags},
+	"eni":           {find: findENITags, all: allENITags},
+}}
+
+func init() {
+	for _, typ := range []string{"disk", "snapshot", "image", "volume", "ddh", "ddhcluster", "keypair",
+		"launchtemplate", "reservedinstance", "snapshotpolicy", "elasticityassurance", "capacityreservation",
+		"command", "invocation", "activation", "managedinstance", "prefixlist", "portrangelist"} {
+		ecsTags.kinds[typ] = &tagKind{}
+	}
+}
+
+func findInstanceTags(c *call, id string) *tagTarget {
 	d := c.s.db
-	switch typ {
-	case "instance":
-		in := d.Instances[id]
-		if in == nil || in.Region != c.region {
-			return nil, nil, errNotFound("InvalidResourceId.NotFound", id)
-		}
-		return func() []tag { return in.Tags }, func(t []tag) {
-			d.indexTags(in, false)
-			in.Tags = t
-			d.indexTags(in, true)
-		}, nil
-	case "securitygroup":
-		g := d.SGs[id]
-		if g == nil || g.Region != c.region {
-			return nil, nil, errNotFound("InvalidResourceId.NotFound", id)
-		}
-		return func() []tag { return g.Tags }, func(t []tag) { g.Tags = t }, nil
+	in := d.Instances[id]
+	if in == nil || in.Region != c.region {
+		return nil
 	}
-	return nil, nil, errf(400, "InvalidResourceType.NotSupported", "ResourceType %q is not supported by the emulator (instance, securitygroup).", typ)
+	return &tagTarget{id: in.ID, tags: in.Tags, set: func(t []tag) {
+		// Keep the tag index current.
+		d.indexTags(in, false)
+		in.Tags = t
+		d.indexTags(in, true)
+	}}
 }
 
-func tagResources(c *call) (any, *apiError) {
-	typ, e := c.p.required("ResourceType")
-	if e != nil {
-		return nil, e
-	}
-	ids := c.p.list("ResourceId")
-	if len(ids) == 0 {
-		return nil, errMissing("ResourceId.1")
-	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
-	if len(tags) == 0 {
-		return nil, errMissing("Tag.1.Key")
-	}
-	var sets []func()
-	for _, id := range ids {
-		get, set, e := c.taggable(typ, id)
-		if e != nil {
-			return nil, e
-		}
-		nt := setTags(get(), tags)
-		if len(nt) > 20 {
-			return nil, errf(400, "InvalidTagCount", "Resource %s would carry %d tags; at most 20.", id, len(nt))
-		}
-		sets = append(sets, func() { set(nt) })
-	}
-	for _, f := range sets {
-		f()
-	}
-	return &ecs.TagResourcesResponse{RequestId: c.reqID}, nil
-}
-
-func untagResources(c *call) (any, *apiError) {
-	typ, e := c.p.required("ResourceType")
-	if e != nil {
-		return nil, e
-	}
-	ids := c.p.list("ResourceId")
-	if len(ids) == 0 {
-		return nil, errMissing("ResourceId.1")
-	}
-	keys := c.p.list("TagKey")
-	all, _ := c.p.boolv("All", false)
-	for _, id := range ids {
-		get, set, e := c.taggable(typ, id)
-		if e != nil {
-			return nil, e
-		}
-		set(removeTags(get(), keys, all))
-	}
-	return &ecs.UntagResourcesResponse{RequestId: c.reqID}, nil
-}
-
-func listTagResources(c *call) (any, *apiError) {
-	typ, e := c.p.required("ResourceType")
-	if e != nil {
-		return nil, e
-	}
-	ids := c.p.list("ResourceId")
-	filters, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
-	if len(ids) == 0 && len(filters) == 0 {
-		return nil, errMissing("ResourceId.1")
-	}
-	type res struct {
-		id   string
-		tags []tag
-	}
-	var list []res
+func allInstanceTags(c *call, filters []tag) []tagTarget {
 	d := c.s.db
-	if len(ids) > 0 {
-		for _, id := range ids {
-			get, _, e := c.taggable(typ, id)
-			if e != nil {
-				return nil, e
-			}
-			list = append(list, res{id, get()})
-		}
-	} else if typ == "instance" {
+	var cand []*instance
+	if len(filters) > 0 {
 		f := filters[0]
 		v := f.V
 		if v == "" {
 			v = "*"
 		}
-		var cand []*instance
 		for in := range d.byTag[tagKeyIndex(f.K, v)] {
 			cand = append(cand, in)
 		}
 		sortBySeq(cand)
-		for _, in := range cand {
-			if in.Region == c.region && matchTags(in.Tags, filters) {
-				list = append(list, res{in.ID, in.Tags})
-			}
-		}
-	} else if typ == "securitygroup" {
-		for _, g := range d.SGs {
-			if g.Region == c.region && matchTags(g.Tags, filters) {
-				list = append(list, res{g.ID, g.Tags})
-			}
-		}
-		sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
 	} else {
-		return nil, errf(400, "InvalidResourceType.NotSupported", "ResourceType %q is not supported by the emulator (instance, securitygroup).", typ)
+		cand = d.order
 	}
-	var all []ecs.TagResource
-	for _, r := range list {
-		for _, t := range r.tags {
-			all = append(all, ecs.TagResource{ResourceId: r.id, ResourceType: typ, TagKey: t.K, TagValue: t.V})
+	var out []tagTarget
+	for _, in := range cand {
+		if in.Region == c.region && len(in.Tags) > 0 && matchTags(in.Tags, filters) {
+			out = append(out, *findInstanceTags(c, in.ID))
 		}
 	}
-	start := 0
-	if tok := c.p["NextToken"]; tok != "" {
-		n, err := strconv.Atoi(tok)
-		if err != nil || n < 0 || n > len(all) {
-			return nil, errf(400, "InvalidNextToken.Malformed", "The specified NextToken is not valid.")
-		}
-		start = n
+	return out
+}
+
+func findSGTags(c *call, id string) *tagTarget {
+	g := c.s.db.SGs[id]
+	if g == nil || g.Region != c.region {
+		return nil
 	}
-	const pageSize = 50
-	end := min(start+pageSize, len(all))
-	resp := &ecs.ListTagResourcesResponse{RequestId: c.reqID}
-	resp.TagResources.TagResource = append([]ecs.TagResource{}, all[start:end]...)
-	if end < len(all) {
-		resp.NextToken = strconv.Itoa(end)
+	return &tagTarget{id: g.ID, tags: g.Tags, set: func(t []tag) { g.Tags = t }}
+}
+
+func allSGTags(c *call, filters []tag) []tagTarget {
+	var out []tagTarget
+	for _, g := range c.s.db.SGs {
+		if g.Region == c.region && len(g.Tags) > 0 && matchTags(g.Tags, filters) {
+			out = append(out, *findSGTags(c, g.ID))
+		}
+	}
+	sortTargets(out)
+	return out
+}
+
+func sortTargets(l []tagTarget) { sort.Slice(l, func(i, j int) bool { return l[i].id < l[j].id }) }
+
+// primaryENI is the id of an instance's primary network interface.
+func primaryENI(in *instance) string { return "eni-" + in.ID[2:] }
+
+// eniOwner finds the instance whose interface has the given id, the way
+// DescribeInstances shows interfaces (see sdkInstance).
+func (d *db) eniOwner(id string) *instance {
+	if !strings.HasPrefix(id, "eni-") {
+		return nil
+	}
+	if in := d.Instances["i-"+id[4:]]; in != nil {
+		return in
+	}
+	if e := d.ENITags[id]; e != nil {
+		return d.Instances[e.Instance]
+	}
+	for _, in := range d.order {
+		for j, n := range in.NICs {
+			if n.ID == id && !(j == 0 && n.IP == in.IP) {
+				return in
+			}
+		}
+	}
+	return nil
+}
+
+func findENITags(c *call, id string) *tagTarget {
+	d := c.s.db
+	in := d.eniOwner(id)
+	if in == nil || in.Region != c.region {
+		return nil
+	}
+	var cur []tag
+	if e := d.ENITags[id]; e != nil {
+		cur = e.Tags
+	}
+	return &tagTarget{id: id, tags: cur, set: func(t []tag) {
+		if len(t) == 0 {
+			delete(d.ENITags, id)
+			return
+		}
+		d.ENITags[id] = &eniTags{Instance: in.ID, Tags: t}
+	}}
+}
+
+func allENITags(c *call, filters []tag) []tagTarget {
+	var out []tagTarget
+	for id, e := range c.s.db.ENITags {
+		if in := c.s.db.Instances[e.Instance]; in != nil && in.Region == c.region && matchTags(e.Tags, filters) {
+			out = append(out, *findENITags(c, id))
+		}
+	}
+	sortTargets(out)
+	return out
+}
+
+func tagResources(c *call) (any, *apiError) {
+	if e := ecsTags.tag(c); e != nil {
+		return nil, e
+	}
+	return &ecs.TagResourcesResponse{RequestId: c.reqID}, nil
+}
+
+func untagResources(c *call) (any, *apiError) {
+	if e := ecsTags.untag(c); e != nil {
+		return nil, e
+	}
+	return &ecs.UntagResourcesResponse{RequestId: c.reqID}, nil
+}
+
+func listTagResources(c *call) (any, *apiError) {
+	rows, next, e := ecsTags.list(c, tagListPageSize, true)
+	if e != nil {
+		return nil, e
+	}
+	resp := &ecs.ListTagResourcesResponse{RequestId: c.reqID, NextToken: next}
+	resp.TagResources.TagResource = make([]ecs.TagResource, 0, len(rows))
+	for _, r := range rows {
+		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
+			ecs.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
 	}
 	return resp, nil
 }

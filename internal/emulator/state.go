@@ -133,6 +133,13 @@ type deploymentSet struct {
 	Created  int64  `json:"created"`
 }
 
+// eniTags are the tags of one network interface. Interfaces live inside their
+// instance record; only the few that carry tags get an entry here.
+type eniTags struct {
+	Instance string `json:"instance"`
+	Tags     []tag  `json:"tags"`
+}
+
 type hpcCluster struct {
 	ID     string `json:"id"`
 	Region string `json:"region"`
@@ -197,6 +204,7 @@ type db struct {
 	Capacity  map[string]map[string]int     `json:"capacity"`
 	Idem      map[string]*idemEntry         `json:"idempotency"`
 	STS       map[string]*stsCred           `json:"sts"`
+	ENITags   map[string]*eniTags           `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
 	order     []*instance                   // live instances ordered by Seq
 	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
 	byVSwitch map[string]map[*instance]bool
@@ -215,6 +223,7 @@ func newDB() *db {
 		Capacity:  map[string]map[string]int{},
 		Idem:      map[string]*idemEntry{},
 		STS:       map[string]*stsCred{},
+		ENITags:   map[string]*eniTags{},
 	}
 	d.reindex()
 	return d
@@ -302,6 +311,12 @@ func (d *db) removeInstance(in *instance) {
 	}
 	d.decRef(in.DeploySet)
 	d.decRef(in.Hpc)
+	if len(d.ENITags) > 0 { // an instance's interfaces go with it, and their tags too
+		delete(d.ENITags, primaryENI(in))
+		for _, n := range in.NICs {
+			delete(d.ENITags, n.ID)
+		}
+	}
 	// Stock that was set explicitly comes back when an instance goes.
 	if z := d.Capacity[in.Zone]; z != nil {
 		if _, ok := z[in.Type]; ok {
@@ -435,6 +450,9 @@ func (s *Server) load() error {
 	}
 	if d.STS == nil {
 		d.STS = map[string]*stsCred{}
+	}
+	if d.ENITags == nil {
+		d.ENITags = map[string]*eniTags{}
 	}
 	d.reindex()
 	s.db = d

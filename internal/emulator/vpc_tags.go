@@ -1,0 +1,110 @@
+package emulator
+
+import (
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+)
+
+// The VPC product spells its untag call UnTagResources (ECS: UntagResources).
+func init() {
+	register(versionVPC, "TagResources", route{fn: vpcTagResources, write: true})
+	register(versionVPC, "UnTagResources", route{fn: vpcUnTagResources, write: true})
+	register(versionVPC, "ListTagResources", route{fn: vpcListTagResources})
+}
+
+// vpcTags is the VPC tag API: ResourceType is case-insensitive and the
+// emulator models VPC and VSWITCH; the vendor's other types are accepted as
+// names whose ids never exist here.
+var vpcTags = &tagAPI{product: "VPC", foldCase: true, kinds: map[string]*tagKind{
+	"VPC":     {find: findVpcTags, all: allVpcTags},
+	"VSWITCH": {find: findVSwitchTags, all: allVSwitchTags},
+}}
+
+func init() {
+	for _, typ := range []string{"ROUTETABLE", "EIP", "VPNGATEWAY", "NATGATEWAY", "COMMONBANDWIDTHPACKAGE",
+		"PREFIXLIST", "PUBLICIPADDRESSPOOL", "IPV4GATEWAY", "IPV6GATEWAY", "NETWORKACL", "TRAFFICMIRRORFILTER",
+		"TRAFFICMIRRORSESSION", "FLOWLOG", "HAVIP", "DHCPOPTIONSSET", "GATEWAYENDPOINT"} {
+		vpcTags.kinds[typ] = &tagKind{}
+	}
+}
+
+func findVpcTags(c *call, id string) *tagTarget {
+	v := c.s.db.Vpcs[id]
+	if v == nil || v.Region != c.region {
+		return nil
+	}
+	return &tagTarget{id: v.ID, tags: v.Tags, set: func(t []tag) { v.Tags = t }}
+}
+
+func allVpcTags(c *call, filters []tag) []tagTarget {
+	var out []tagTarget
+	for _, v := range c.s.db.Vpcs {
+		if v.Region == c.region && len(v.Tags) > 0 && matchTags(v.Tags, filters) {
+			out = append(out, *findVpcTags(c, v.ID))
+		}
+	}
+	sortTargets(out)
+	return out
+}
+
+func findVSwitchTags(c *call, id string) *tagTarget {
+	sw := c.s.db.VSwitches[id]
+	if sw == nil || sw.Region != c.region {
+		return nil
+	}
+	return &tagTarget{id: sw.ID, tags: sw.Tags, set: func(t []tag) { sw.Tags = t }}
+}
+
+func allVSwitchTags(c *call, filters []tag) []tagTarget {
+	var out []tagTarget
+	for _, sw := range c.s.db.VSwitches {
+		if sw.Region == c.region && len(sw.Tags) > 0 && matchTags(sw.Tags, filters) {
+			out = append(out, *findVSwitchTags(c, sw.ID))
+		}
+	}
+	sortTargets(out)
+	return out
+}
+
+func vpcTagResources(c *call) (any, *apiError) {
+	if e := vpcTags.tag(c); e != nil {
+		return nil, e
+	}
+	return &vpc.TagResourcesResponse{RequestId: c.reqID}, nil
+}
+
+func vpcUnTagResources(c *call) (any, *apiError) {
+	// The SDK's request also carries Tag.N; its keys name tags to remove, like TagKey.N.
+	var extra []string
+	for _, m := range c.p.structList("Tag") {
+		if k := m["Key"]; k != "" {
+			extra = append(extra, k)
+		}
+	}
+	if e := vpcTags.untag(c, extra...); e != nil {
+		return nil, e
+	}
+	return &vpc.UnTagResourcesResponse{RequestId: c.reqID}, nil
+}
+
+func vpcListTagResources(c *call) (any, *apiError) {
+	size, e := c.p.intv("MaxResults", tagListPageSize)
+	if e != nil || size < 1 || size > tagListPageSize {
+		return nil, errInvalid("MaxResults", "must be 1-%d", tagListPageSize)
+	}
+	for _, m := range c.p.structList("Tag") {
+		if m["Key"] == "" && m["Value"] != "" {
+			return nil, errMissing("Tag.N.Key")
+		}
+	}
+	rows, next, e := vpcTags.list(c, size, false)
+	if e != nil {
+		return nil, e
+	}
+	resp := &vpc.ListTagResourcesResponse{RequestId: c.reqID, NextToken: next}
+	resp.TagResources.TagResource = make([]vpc.TagResource, 0, len(rows))
+	for _, r := range rows {
+		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
+			vpc.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+	}
+	return resp, nil
+}
