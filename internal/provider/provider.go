@@ -244,6 +244,7 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newRDMANetworkResource,
+		newStorageTierResource,
 		newNodePoolResource,
 	}
 }
