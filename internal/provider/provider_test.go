@@ -257,3 +257,38 @@ func assertFileLacks(t *testing.T, path, secret string) {
 		t.Fatalf("%s contains the secret", path)
 	}
 }
+
+// TestAccProvider_ramRoleProfile reads a RamRoleArn profile from ~/.aliyun/config.json in a
+// temporary HOME: the provider exchanges the profile's key for temporary credentials through STS
+// AssumeRole (against the emulator's STS), then signs every call with those.
+func TestAccProvider_ramRoleProfile(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".aliyun"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	profile := fmt.Sprintf(`{"current": "lab", "profiles": [
+  {"name": "lab", "mode": "RamRoleArn", "access_key_id": %q, "access_key_secret": %q,
+   "ram_role_arn": "acs:ram::1234567890:role/gpu-research", "ram_session_name": "acctest", "region_id": %q}
+]}`, acctest.AccessKey, acctest.SecretKey, acctest.Region)
+	if err := os.WriteFile(filepath.Join(home, ".aliyun", "config.json"), []byte(profile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	for _, v := range []string{"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_PROFILE", "ALIBABA_CLOUD_REGION"} {
+		t.Setenv(v, "")
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			// No region, no credentials in the block: both come from the profile.
+			Config:            fmt.Sprintf("provider \"gpucluster\" {\n  endpoint = %q\n}\n", emu.URL) + zonesConfig,
+			ConfigStateChecks: zonesChecks,
+		}},
+	})
+	stats := emu.Stats()
+	if stats.Calls["AssumeRole"] < 1 {
+		t.Fatalf("the provider never called AssumeRole (calls: %v): the RamRoleArn profile was not honoured", stats.Calls)
+	}
+}
