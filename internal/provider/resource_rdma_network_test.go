@@ -579,3 +579,154 @@ func (r *actionRecorder) Actions() []string {
 	defer r.mu.Unlock()
 	return append([]string(nil), r.actions...)
 }
+
+func TestAccRDMANetwork_renameAndRetag(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	var id string
+	sameID := func(s *terraform.State) error {
+		if got := s.RootModule().Resources[netAddr].Primary.ID; got != id {
+			return fmt.Errorf("the network was replaced (%s -> %s); name and tags must update in place", id, got)
+		}
+		return nil
+	}
+	inPlace := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(netAddr, plancheck.ResourceActionUpdate),
+	}}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNetworkDestroyed(emu, nil),
+		Steps: []resource.TestStep{
+			{
+				Config: netConfig(emu.Config(), "old-net", `"203.0.113.0/24"`, `  tags = { team = "llm", stale = "yes" }`),
+				Check: func(s *terraform.State) error {
+					id = s.RootModule().Resources[netAddr].Primary.ID
+					return checkNetworkCloud(t, emu, s.RootModule().Resources[netAddr].Primary, "old-net",
+						map[string]string{"team": "llm", "stale": "yes"})
+				},
+			},
+			{
+				Config:           netConfig(emu.Config(), "new-net", `"203.0.113.0/24"`, `  tags = { team = "hpc", owner = "lab" }`),
+				ConfigPlanChecks: inPlace,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(netAddr, tfjsonpath.New("name"), knownvalue.StringExact("new-net")),
+					statecheck.ExpectKnownValue(netAddr, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("hpc"), "owner": knownvalue.StringExact("lab"),
+					})),
+				},
+				Check: resource.ComposeTestCheckFunc(sameID, func(s *terraform.State) error {
+					return checkNetworkCloud(t, emu, s.RootModule().Resources[netAddr].Primary, "new-net",
+						map[string]string{"team": "hpc", "owner": "lab"})
+				}),
+			},
+			{
+				ResourceName:      netAddr,
+				ImportState:       true,
+				ImportStateVerify: true,
+			},
+			{
+				// Dropping every user tag keeps only the provider's own.
+				Config:           netConfig(emu.Config(), "new-net", `"203.0.113.0/24"`, ""),
+				ConfigPlanChecks: inPlace,
+				Check: resource.ComposeTestCheckFunc(sameID, func(s *terraform.State) error {
+					return checkNetworkCloud(t, emu, s.RootModule().Resources[netAddr].Primary, "new-net", map[string]string{})
+				}),
+			},
+		},
+	})
+}
+
+// checkNetworkCloud asserts through the real SDK that the network's VPC, vSwitches and security
+// group carry the given name (vSwitches: "<name>-<zone>") and exactly the user tags given plus the
+// provider's reserved ones.
+func checkNetworkCloud(t *testing.T, emu *acctest.Emulator, st *terraform.InstanceState, name string, userTags map[string]string) error {
+	t.Helper()
+	ec, vc := ecsClient(t, emu), vpcClient(t, emu)
+	id, vpcID := st.ID, st.Attributes["vpc_id"]
+	check := func(what, gotName, wantName string, tags map[string]string, networkID bool) error {
+		if gotName != wantName {
+			return fmt.Errorf("%s is named %q, want %q", what, gotName, wantName)
+		}
+		user := map[string]string{}
+		for k, v := range tags {
+			if !strings.HasPrefix(k, "gpucluster:") {
+				user[k] = v
+			}
+		}
+		if fmt.Sprint(user) != fmt.Sprint(userTags) {
+			return fmt.Errorf("%s carries user tags %v, want %v", what, user, userTags)
+		}
+		if tags["gpucluster:network"] != name || tags["gpucluster:managed-by"] != "terraform-provider-gpucluster" {
+			return fmt.Errorf("%s carries reserved tags %v, want gpucluster:network=%s", what, tags, name)
+		}
+		if networkID && tags["gpucluster:network-id"] != id {
+			return fmt.Errorf("%s lacks gpucluster:network-id=%s: %v", what, id, tags)
+		}
+		return nil
+	}
+	vpcTagMap := func(ts []vpc.Tag) map[string]string {
+		m := map[string]string{}
+		for _, tg := range ts {
+			m[tg.Key] = tg.Value
+		}
+		return m
+	}
+
+	dv := vpc.CreateDescribeVpcsRequest()
+	dv.RegionId, dv.VpcId = acctest.Region, vpcID
+	vpcs, err := vc.DescribeVpcs(dv)
+	if err != nil {
+		return fmt.Errorf("describing VPC %s: %w", vpcID, err)
+	}
+	if len(vpcs.Vpcs.Vpc) != 1 {
+		return fmt.Errorf("VPC %s: %d found", vpcID, len(vpcs.Vpcs.Vpc))
+	}
+	v := vpcs.Vpcs.Vpc[0]
+	if err := check("VPC "+vpcID, v.VpcName, name, vpcTagMap(v.Tags.Tag), false); err != nil {
+		return err
+	}
+
+	ds := vpc.CreateDescribeVSwitchesRequest()
+	ds.RegionId, ds.VpcId, ds.PageSize = acctest.Region, vpcID, "50"
+	sws, err := vc.DescribeVSwitches(ds)
+	if err != nil {
+		return fmt.Errorf("describing vSwitches of %s: %w", vpcID, err)
+	}
+	if len(sws.VSwitches.VSwitch) != 2 {
+		return fmt.Errorf("VPC %s has %d vSwitches, want 2", vpcID, len(sws.VSwitches.VSwitch))
+	}
+	for _, sw := range sws.VSwitches.VSwitch {
+		if st.Attributes["vswitch_ids."+sw.ZoneId] != sw.VSwitchId {
+			return fmt.Errorf("vSwitch %s in %s is not the network's", sw.VSwitchId, sw.ZoneId)
+		}
+		if err := check("vSwitch "+sw.VSwitchId, sw.VSwitchName, name+"-"+sw.ZoneId, vpcTagMap(sw.Tags.Tag), true); err != nil {
+			return err
+		}
+	}
+	// The same vSwitches are found by their tags, as the provider finds them.
+	ds = vpc.CreateDescribeVSwitchesRequest()
+	ds.RegionId, ds.VpcId = acctest.Region, vpcID
+	ds.Tag = &[]vpc.DescribeVSwitchesTag{{Key: "gpucluster:network", Value: name}}
+	if sws, err = vc.DescribeVSwitches(ds); err != nil || sws.TotalCount != 2 {
+		return fmt.Errorf("vSwitches tagged gpucluster:network=%s: %v (err %v)", name, sws, err)
+	}
+
+	dg := ecs.CreateDescribeSecurityGroupsRequest()
+	dg.RegionId, dg.SecurityGroupId = acctest.Region, id
+	gs, err := ec.DescribeSecurityGroups(dg)
+	if err != nil {
+		return fmt.Errorf("describing security group %s: %w", id, err)
+	}
+	if len(gs.SecurityGroups.SecurityGroup) != 1 {
+		return fmt.Errorf("security group %s: %d found", id, len(gs.SecurityGroups.SecurityGroup))
+	}
+	g := gs.SecurityGroups.SecurityGroup[0]
+	sgTags := map[string]string{}
+	for _, tg := range g.Tags.Tag {
+		sgTags[tg.TagKey] = tg.TagValue
+	}
+	if sgTags["gpucluster:options"] == "" {
+		return fmt.Errorf("security group %s lost its gpucluster:options tag: %v", id, sgTags)
+	}
+	return check("security group "+id, g.SecurityGroupName, name, sgTags, false)
+}
