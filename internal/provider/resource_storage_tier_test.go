@@ -107,6 +107,44 @@ func deleteFileSystemBehindTerraform(t *testing.T, emu *acctest.Emulator) {
 	}
 }
 
+// renameFileSystemBehindTerraform changes every file system's description (the tier's name).
+func renameFileSystemBehindTerraform(t *testing.T, emu *acctest.Emulator) {
+	t.Helper()
+	c := nasClient(t, emu)
+	for _, fs := range emu.Resources().FileSystems {
+		req := nas.CreateModifyFileSystemRequest()
+		req.FileSystemId, req.Description = fs["id"].(string), "tampered"
+		if _, err := c.ModifyFileSystem(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// driftStep changes the file system behind Terraform's back; the plan shows it, the apply
+// restores it in place.
+func driftStep(t *testing.T, emu *acctest.Emulator, cfg string, checks []statecheck.StateCheck) resource.TestStep {
+	return resource.TestStep{
+		PreConfig: func() { renameFileSystemBehindTerraform(t, emu) },
+		Config:    cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate)}},
+		ConfigStateChecks: checks,
+		Check: func(*terraform.State) error {
+			resp, err := nasClient(t, emu).DescribeFileSystems(nas.CreateDescribeFileSystemsRequest())
+			if err != nil {
+				return err
+			}
+			if len(resp.FileSystems.FileSystem) != 1 {
+				return fmt.Errorf("file systems: %+v", resp.FileSystems.FileSystem)
+			}
+			if d := resp.FileSystems.FileSystem[0].Description; d == "tampered" {
+				return fmt.Errorf("description not restored: %q", d)
+			}
+			return nil
+		},
+	}
+}
+
 const hotBody = `
   name                = "hot-data"
   tier                = "hot"
@@ -183,6 +221,7 @@ func TestAccStorageTier_hotUpdate(t *testing.T) {
 					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionDestroyBeforeCreate)}},
 				ConfigStateChecks: hotChecks(10, 2),
 			},
+			driftStep(t, emu, tierConfig(emu, fmt.Sprintf(hotBody, 10)), hotChecks(10, 2)),
 		},
 	})
 }
@@ -244,6 +283,7 @@ func TestAccStorageTier_warmBasicUpdate(t *testing.T) {
 					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate)}},
 				ConfigStateChecks: warmChecks("warm-renamed"),
 			},
+			driftStep(t, emu, tierConfig(emu, fmt.Sprintf(warmBody, "warm-renamed")), warmChecks("warm-renamed")),
 		},
 	})
 }
