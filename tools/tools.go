@@ -11,6 +11,7 @@ import (
 	_ "github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	_ "github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
 	_ "github.com/hashicorp/go-retryablehttp"
+	_ "github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs"
 	_ "github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	_ "github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	_ "github.com/hashicorp/terraform-plugin-framework/providerserver"
