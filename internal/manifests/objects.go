@@ -539,3 +539,6 @@ func marshal(v any) (string, error) {
 	}
 	return strings.TrimRight(string(b), "\n") + "\n", nil
 }
+
+// PrometheusAdapterConfigYAML is PrometheusAdapterConfig as prometheus-adapter's config.yaml.
+func PrometheusAdapterConfigYAML() (string, error) { return marshal(PrometheusAdapterConfig()) }

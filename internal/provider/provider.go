@@ -255,6 +255,9 @@ func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.
 		newGPUCatalogDataSource,
 		newScenarioDataSource,
 		newInstanceTypesDataSource,
+		newNodeBootstrapDataSource,
+		newKubernetesManifestsDataSource,
+		newAlertRulesDataSource,
 	}
 }
 

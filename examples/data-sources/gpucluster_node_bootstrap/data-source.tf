@@ -1,0 +1,43 @@
+# A kubeadm bootstrap token: 6 + 16 lower-case letters and digits.
+resource "random_string" "token_id" {
+  length  = 6
+  upper   = false
+  special = false
+}
+
+resource "random_string" "token_secret" {
+  length  = 16
+  upper   = false
+  special = false
+}
+
+locals {
+  join_token = "${random_string.token_id.result}.${random_string.token_secret.result}"
+}
+
+data "gpucluster_node_bootstrap" "control_plane" {
+  role = "control_plane"
+  kubernetes = {
+    join_token = local.join_token
+    pod_subnet = "10.244.0.0/16"
+  }
+}
+
+data "gpucluster_node_bootstrap" "gpu_worker" {
+  role  = "gpu_worker"
+  erdma = true
+  kubernetes = {
+    api_endpoint = "10.0.0.10:6443"
+    join_token   = local.join_token
+    labels       = { "gpucluster.io/scenario" = "ai_training" }
+  }
+  mounts   = ["0a1b2c-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
+  nccl_env = { NCCL_DEBUG = "WARN" }
+  # versions = { driver = "535.183.01", cuda = "11.8", nccl = "2.15.5", kubernetes = "1.33" }  # the defaults
+}
+
+# Sensitive: the document carries the join token. Pass it to the instances' user_data.
+output "worker_cloud_init" {
+  value     = data.gpucluster_node_bootstrap.gpu_worker.cloud_init
+  sensitive = true
+}

@@ -1,0 +1,243 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+)
+
+var _ datasource.DataSource = (*kubernetesManifestsDataSource)(nil)
+
+func newKubernetesManifestsDataSource() datasource.DataSource {
+	return &kubernetesManifestsDataSource{}
+}
+
+// kubernetesManifestsDataSource renders the cluster's Kubernetes objects (internal/manifests).
+// Offline: no API call.
+type kubernetesManifestsDataSource struct{}
+
+func (d *kubernetesManifestsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_kubernetes_manifests"
+}
+
+func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	img := manifests.DefaultImages()
+	image := func(what, dflt string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: what + " image. Default `" + dflt + "`."}
+	}
+	str := func(desc string) schema.Attribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Kubernetes objects for a GPU pool, as YAML built from `k8s.io/api` types, ready for `kubectl apply -f` or the " +
+			"`kubernetes_manifest` resource: the NVIDIA device plugin and dcgm-exporter DaemonSets (selecting and tolerating the GPU " +
+			"workers' label and taint from `gpucluster_node_bootstrap`), a `PodTemplate` for training replicas (anti-affinity per node, " +
+			"heartbeat liveness probe, NCCL environment, `activeDeadlineSeconds` at `max_runtime`), the idle-workload reaper (CronJob, " +
+			"ServiceAccount, Role, RoleBinding), prometheus-adapter rules with an HPA on GPU utilisation, and validation Jobs " +
+			"(nccl-tests `all_reduce_perf` on every node, HPCG on simulation pools).\n\n" +
+			"Two common recipes do not work and are not used: an HPA `Resource` metric on `nvidia.com/gpu` (Resource metrics are " +
+			"cpu and memory from metrics-server; `nvidia.com/gpu` is a count, not a usage), and `pgrep python` as a liveness probe " +
+			"(it passes while a rank hangs in a collective). Offline: no API call.",
+		Attributes: map[string]schema.Attribute{
+			"scenario": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Scenario. One of " + mdValues(catalog.ScenarioNames()) + ". Sets the HPA target and whether HPCG runs.",
+				Validators:          []validator.String{stringvalidator.OneOf(catalog.ScenarioNames()...)},
+			},
+			"namespace": schema.StringAttribute{Optional: true, MarkdownDescription: "Namespace of the cluster components. Default `" + manifests.DefaultNamespace + "`."},
+			"workload_namespace": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "Namespace of the GPU workloads (training template, HPA, validation jobs, reaper scope). Default `" + manifests.DefaultWorkloadNamespace + "`."},
+			"node_count": schema.Int64Attribute{Required: true, MarkdownDescription: "GPU nodes in the pool: one validation pod per node.",
+				Validators: []validator.Int64{int64validator.AtLeast(1)}},
+			"gpus_per_node": schema.Int64Attribute{Required: true, MarkdownDescription: "GPUs per node (the instance type's count).",
+				Validators: []validator.Int64{int64validator.Between(1, 16)}},
+			"erdma": schema.BoolAttribute{Optional: true, MarkdownDescription: "The pool uses eRDMA: workloads get the eRDMA NCCL environment. Default `false`."},
+			"nccl_env": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "NCCL variables that override the network's defaults in workload pods."},
+			"max_runtime": schema.StringAttribute{Optional: true, Computed: true,
+				MarkdownDescription: "How long an opted-in workload (label `" + manifests.ReapLabel + "=true`) may run before the reaper " +
+					"reclaims it: Jobs are deleted, bare pods deleted, pods of other controllers reported. A Go duration of at least `1h`. Default `72h` (the brief)."},
+			"min_bus_bandwidth_gbs": schema.Float64Attribute{Optional: true,
+				MarkdownDescription: "Fail the nccl-tests job on a node whose `all_reduce_perf` average bus bandwidth (GB/s) is below this. Default 0: report only."},
+			"hpa": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Autoscale a Deployment on its pods' average GPU utilisation (Pods metric `" + manifests.GPUUtilMetric + "` from prometheus-adapter). Unset: no HPA.",
+				Attributes: map[string]schema.Attribute{
+					"deployment":   schema.StringAttribute{Required: true, MarkdownDescription: "Deployment to scale, in `workload_namespace`."},
+					"min_replicas": schema.Int64Attribute{Required: true, MarkdownDescription: "Minimum replicas.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+					"max_replicas": schema.Int64Attribute{Required: true, MarkdownDescription: "Maximum replicas.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+					"target_gpu_util_percent": schema.Int64Attribute{Optional: true,
+						MarkdownDescription: "Average GPU utilisation to hold. Default: the scenario's low-utilisation alert threshold, so replicas are removed before the alert fires.",
+						Validators:          []validator.Int64{int64validator.Between(1, 100)}},
+				},
+			},
+			"images": schema.SingleNestedAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Container images; mirror them to ACR for regions that cannot reach the public registries.",
+				Attributes: map[string]schema.Attribute{
+					"device_plugin": image("NVIDIA device plugin", img.DevicePlugin),
+					"dcgm_exporter": image("dcgm-exporter", img.DCGMExporter),
+					"nccl_tests":    image("nccl-tests (with `all_reduce_perf` on `PATH`)", img.NCCLTests),
+					"hpcg":          image("NVIDIA HPC-Benchmarks (HPCG)", img.HPCG),
+					"reaper":        image("Python 3 for the reaper script", img.Reaper),
+				},
+			},
+			"documents": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Each object, in apply order (namespaces and RBAC first).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"api_version": str("`apiVersion`."),
+					"kind":        str("`kind`."),
+					"namespace":   str("Namespace; empty for cluster-scoped objects."),
+					"name":        str("Name."),
+					"yaml":        str("The object as YAML."),
+				}},
+			},
+			"yaml":                      str("Every object as one multi-document YAML stream."),
+			"anti_affinity_yaml":        str("The training replicas' `affinity` stanza alone (group `example-job`), for pod specs you write yourself."),
+			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
+		},
+	}
+}
+
+type kubernetesManifestsModel struct {
+	Scenario           types.String        `tfsdk:"scenario"`
+	Namespace          types.String        `tfsdk:"namespace"`
+	WorkloadNamespace  types.String        `tfsdk:"workload_namespace"`
+	NodeCount          types.Int64         `tfsdk:"node_count"`
+	GPUsPerNode        types.Int64         `tfsdk:"gpus_per_node"`
+	ERDMA              types.Bool          `tfsdk:"erdma"`
+	NCCLEnv            map[string]string   `tfsdk:"nccl_env"`
+	MaxRuntime         types.String        `tfsdk:"max_runtime"`
+	MinBusBandwidthGBs types.Float64       `tfsdk:"min_bus_bandwidth_gbs"`
+	HPA                *manifestsHPA       `tfsdk:"hpa"`
+	Images             *manifestsImages    `tfsdk:"images"`
+	Documents          []manifestsDocument `tfsdk:"documents"`
+	YAML               types.String        `tfsdk:"yaml"`
+	AntiAffinityYAML   types.String        `tfsdk:"anti_affinity_yaml"`
+	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
+}
+
+type manifestsHPA struct {
+	Deployment    types.String `tfsdk:"deployment"`
+	MinReplicas   types.Int64  `tfsdk:"min_replicas"`
+	MaxReplicas   types.Int64  `tfsdk:"max_replicas"`
+	TargetPercent types.Int64  `tfsdk:"target_gpu_util_percent"`
+}
+
+type manifestsImages struct {
+	DevicePlugin types.String `tfsdk:"device_plugin"`
+	DCGMExporter types.String `tfsdk:"dcgm_exporter"`
+	NCCLTests    types.String `tfsdk:"nccl_tests"`
+	HPCG         types.String `tfsdk:"hpcg"`
+	Reaper       types.String `tfsdk:"reaper"`
+}
+
+type manifestsDocument struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Kind       types.String `tfsdk:"kind"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Name       types.String `tfsdk:"name"`
+	YAML       types.String `tfsdk:"yaml"`
+}
+
+func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m kubernetesManifestsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "Rendering Kubernetes manifests for scenario " + m.Scenario.ValueString()
+	o := manifests.Options{
+		Scenario: m.Scenario.ValueString(), Namespace: m.Namespace.ValueString(), WorkloadNamespace: m.WorkloadNamespace.ValueString(),
+		Nodes: int(m.NodeCount.ValueInt64()), GPUsPerNode: int(m.GPUsPerNode.ValueInt64()), ERDMA: m.ERDMA.ValueBool(),
+		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(),
+	}
+	if s := m.MaxRuntime.ValueString(); s != "" {
+		dur, err := time.ParseDuration(s)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("max_runtime"), summary,
+				fmt.Sprintf("max_runtime %q is not a Go duration (%v); write hours, such as \"72h\"", s, err))
+			return
+		}
+		o.MaxRuntime = dur
+	}
+	if h := m.HPA; h != nil {
+		o.HPA = &manifests.HPA{Deployment: h.Deployment.ValueString(), MinReplicas: int32(h.MinReplicas.ValueInt64()),
+			MaxReplicas: int32(h.MaxReplicas.ValueInt64()), TargetPercent: int(h.TargetPercent.ValueInt64())}
+	}
+	if im := m.Images; im != nil {
+		o.Images = manifests.Images{DevicePlugin: im.DevicePlugin.ValueString(), DCGMExporter: im.DCGMExporter.ValueString(),
+			NCCLTests: im.NCCLTests.ValueString(), HPCG: im.HPCG.ValueString(), Reaper: im.Reaper.ValueString()}
+	}
+	docs, err := manifests.Render(o)
+	if err != nil {
+		var ie *manifests.InputError
+		if errors.As(err, &ie) {
+			resp.Diagnostics.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
+		} else {
+			resp.Diagnostics.AddError(summary, err.Error())
+		}
+		return
+	}
+	affinity, err := manifests.AntiAffinityYAML("example-job")
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	adapter, err := manifests.PrometheusAdapterConfigYAML()
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+
+	if m.MaxRuntime.IsNull() || m.MaxRuntime.IsUnknown() {
+		m.MaxRuntime = types.StringValue(formatHours(manifests.DefaultMaxRuntime))
+	}
+	def := manifests.DefaultImages()
+	pick := func(v types.String, dflt string) types.String {
+		if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
+			return types.StringValue(dflt)
+		}
+		return v
+	}
+	im := m.Images
+	if im == nil {
+		im = &manifestsImages{DevicePlugin: types.StringNull(), DCGMExporter: types.StringNull(), NCCLTests: types.StringNull(), HPCG: types.StringNull(), Reaper: types.StringNull()}
+	}
+	m.Images = &manifestsImages{
+		DevicePlugin: pick(im.DevicePlugin, def.DevicePlugin), DCGMExporter: pick(im.DCGMExporter, def.DCGMExporter),
+		NCCLTests: pick(im.NCCLTests, def.NCCLTests), HPCG: pick(im.HPCG, def.HPCG), Reaper: pick(im.Reaper, def.Reaper),
+	}
+	m.Documents = make([]manifestsDocument, 0, len(docs))
+	for _, doc := range docs {
+		m.Documents = append(m.Documents, manifestsDocument{
+			APIVersion: types.StringValue(doc.APIVersion), Kind: types.StringValue(doc.Kind),
+			Namespace: types.StringValue(doc.Namespace), Name: types.StringValue(doc.Name), YAML: types.StringValue(doc.YAML),
+		})
+	}
+	m.YAML = types.StringValue(manifests.Join(docs))
+	m.AntiAffinityYAML = types.StringValue(affinity)
+	m.AdapterConfig = types.StringValue(adapter)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// formatHours writes whole-hour durations as "72h" rather than time.Duration's "72h0m0s".
+func formatHours(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", int64(d/time.Hour))
+	}
+	return d.String()
+}

@@ -1,0 +1,282 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+)
+
+var _ datasource.DataSource = (*nodeBootstrapDataSource)(nil)
+
+func newNodeBootstrapDataSource() datasource.DataSource { return &nodeBootstrapDataSource{} }
+
+// nodeBootstrapDataSource renders the cloud-init document of a cluster node (internal/bootstrap).
+// Offline: no API call.
+type nodeBootstrapDataSource struct{}
+
+func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_bootstrap"
+}
+
+func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	def := bootstrap.DefaultVersions()
+	version := func(desc, dflt string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: desc + " Default `" + dflt + "`."}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Renders the `#cloud-config` document that turns an Ubuntu 22.04 ECS instance into a node of the " +
+			"cluster. `control_plane` installs containerd and Kubernetes and runs `kubeadm init` with the bootstrap token you pass; " +
+			"`gpu_worker` installs the NVIDIA driver (data-centre `.run` installer, exact version), the CUDA toolkit and NCCL " +
+			"(NVIDIA apt repository, pinned), the NVIDIA container toolkit as containerd's default runtime, the eRDMA driver when " +
+			"asked, writes the NCCL environment to `/etc/nccl.conf` and `/etc/profile.d`, mounts the storage tiers and runs " +
+			"`kubeadm join` with the node's labels and taints. The join token is written only to a root-only kubeadm file, never " +
+			"to a command line or the log. `gpucluster_node_pool` renders the same document by default and merges it before " +
+			"your own `user_data`. Offline: no API call.",
+		Attributes: map[string]schema.Attribute{
+			"role": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Node role. One of " + mdValues(bootstrap.Roles()) + ".",
+				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+			},
+			"versions": schema.SingleNestedAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Software versions; unset fields take defaults that meet the brief (driver >= `" + bootstrap.MinDriver +
+					"`, CUDA `" + bootstrap.BriefCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
+					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
+				Attributes: map[string]schema.Attribute{
+					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR[.PATCH]`, downloaded from `us.download.nvidia.com/tesla`.", def.Driver),
+					"cuda":       version("CUDA toolkit `MAJOR.MINOR` (apt package `cuda-toolkit-MAJOR-MINOR`).", def.CUDA),
+					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; installed as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
+					"kubernetes": version("Kubernetes `1.MINOR` (latest patch of the minor from pkgs.k8s.io) or `1.MINOR.PATCH` (pinned).", def.Kubernetes),
+				},
+			},
+			"kubernetes": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "How the node creates or joins the cluster.",
+				Attributes: map[string]schema.Attribute{
+					"api_endpoint": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
+							"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
+					},
+					"join_token": schema.StringAttribute{
+						Required: true, Sensitive: true,
+						MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
+							"pools can grow later); workers use it to join. Rotate it by changing it here.",
+					},
+					"ca_cert_hash": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "`sha256:<hex>` of the cluster CA, pinned by workers. Unset: workers join without pinning " +
+							"(`unsafeSkipCAVerification`) and the data source warns.",
+					},
+					"pod_subnet": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
+					},
+					"labels": schema.MapAttribute{
+						Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>`. " +
+							"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
+					},
+					"taints": schema.ListNestedAttribute{
+						Optional: true,
+						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaintKey + "=present:" + bootstrap.GPUTaintEffect +
+							"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
+							"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value."},
+							"effect": schema.StringAttribute{
+								Required: true, MarkdownDescription: "One of " + mdValues(bootstrap.TaintEffects()) + ".",
+								Validators: []validator.String{stringvalidator.OneOf(bootstrap.TaintEffects()...)},
+							},
+						}},
+					},
+				},
+			},
+			"mounts": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "`/etc/fstab` lines from the storage tiers (`spec mountpoint type options [dump pass]`). Each is added " +
+					"once, its mount point created, then `mount -a`; `nfs-common` is installed when a line is NFS.",
+			},
+			"erdma": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
+					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
+			},
+			"nccl_env": schema.MapAttribute{
+				Optional: true, Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
+					mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
+			},
+			"cloud_init": schema.StringAttribute{
+				Computed: true, Sensitive: true,
+				MarkdownDescription: "The `#cloud-config` document. Sensitive: it carries the join token.",
+			},
+		},
+	}
+}
+
+type nodeBootstrapModel struct {
+	Role       types.String         `tfsdk:"role"`
+	Versions   *bootstrapVersions   `tfsdk:"versions"`
+	Kubernetes *bootstrapKubernetes `tfsdk:"kubernetes"`
+	Mounts     []string             `tfsdk:"mounts"`
+	ERDMA      types.Bool           `tfsdk:"erdma"`
+	NCCLEnv    types.Map            `tfsdk:"nccl_env"`
+	CloudInit  types.String         `tfsdk:"cloud_init"`
+}
+
+type bootstrapVersions struct {
+	Driver     types.String `tfsdk:"driver"`
+	CUDA       types.String `tfsdk:"cuda"`
+	NCCL       types.String `tfsdk:"nccl"`
+	Kubernetes types.String `tfsdk:"kubernetes"`
+}
+
+type bootstrapKubernetes struct {
+	APIEndpoint types.String      `tfsdk:"api_endpoint"`
+	JoinToken   types.String      `tfsdk:"join_token"`
+	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
+	PodSubnet   types.String      `tfsdk:"pod_subnet"`
+	Labels      map[string]string `tfsdk:"labels"`
+	Taints      []bootstrapTaint  `tfsdk:"taints"`
+}
+
+type bootstrapTaint struct {
+	Key    types.String `tfsdk:"key"`
+	Value  types.String `tfsdk:"value"`
+	Effect types.String `tfsdk:"effect"`
+}
+
+func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m nodeBootstrapModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	role := m.Role.ValueString()
+	summary := "Rendering node bootstrap for role " + role
+	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool()}
+	if m.Versions != nil {
+		opts.Versions = bootstrap.Versions{Driver: m.Versions.Driver.ValueString(), CUDA: m.Versions.CUDA.ValueString(),
+			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
+	}
+	if k := m.Kubernetes; k != nil {
+		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
+			CACertHash: k.CACertHash.ValueString(), PodSubnet: k.PodSubnet.ValueString(), Labels: k.Labels}
+		for _, t := range k.Taints {
+			opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
+		}
+	}
+	userEnv := map[string]string{}
+	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {
+		resp.Diagnostics.Append(m.NCCLEnv.ElementsAs(ctx, &userEnv, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		opts.NCCLEnv = userEnv
+	}
+
+	warnings, err := bootstrap.Validate(opts)
+	if err != nil {
+		addFieldError(&resp.Diagnostics, err, summary)
+		return
+	}
+	doc, err := bootstrap.Render(opts)
+	if err != nil {
+		addFieldError(&resp.Diagnostics, err, summary)
+		return
+	}
+	for _, w := range warnings {
+		resp.Diagnostics.AddWarning(summary, w)
+	}
+
+	v := opts.Versions.WithDefaults()
+	m.Versions = &bootstrapVersions{Driver: types.StringValue(v.Driver), CUDA: types.StringValue(v.CUDA),
+		NCCL: types.StringValue(v.NCCL), Kubernetes: types.StringValue(v.Kubernetes)}
+	if m.NCCLEnv.IsNull() || m.NCCLEnv.IsUnknown() {
+		env := map[string]string{}
+		if role == bootstrap.RoleGPUWorker {
+			env = bootstrap.ResolvedNCCLEnv(opts.ERDMA, nil)
+		}
+		var diags diag.Diagnostics
+		m.NCCLEnv, diags = types.MapValueFrom(ctx, types.StringType, env)
+		resp.Diagnostics.Append(diags...)
+	}
+	m.CloudInit = types.StringValue(doc)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// mdValues renders values as Markdown code spans: `a`, `b`, `c`.
+func mdValues(values []string) string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = "`" + v + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// fieldPath turns an internal package's field name ("kubernetes.taints[0].effect",
+// "kubernetes.labels[example.org/team]", "versions.driver") into an attribute path. Numeric
+// indexes are list indexes, others map keys. A name it cannot read gives the empty path.
+func fieldPath(field string) path.Path {
+	var p path.Path
+	first := true
+	for rest := field; rest != ""; {
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 {
+			end = len(rest)
+		}
+		name := rest[:end]
+		if name == "" {
+			return path.Empty()
+		}
+		if first {
+			p, first = path.Root(name), false
+		} else {
+			p = p.AtName(name)
+		}
+		rest = rest[end:]
+		if strings.HasPrefix(rest, "[") {
+			closing := strings.Index(rest, "]")
+			if closing < 0 {
+				return path.Empty()
+			}
+			key := rest[1:closing]
+			if n, err := strconv.Atoi(key); err == nil {
+				p = p.AtListIndex(n)
+			} else {
+				p = p.AtMapKey(key)
+			}
+			rest = rest[closing+1:]
+		}
+		rest = strings.TrimPrefix(rest, ".")
+	}
+	return p
+}
+
+// addFieldError reports an error from the internal packages on the attribute it names.
+func addFieldError(diags *diag.Diagnostics, err error, summary string) {
+	var ie *bootstrap.InputError
+	var ve *bootstrap.VersionError
+	switch {
+	case errors.As(err, &ie):
+		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
+	case errors.As(err, &ve):
+		diags.AddAttributeError(path.Root("versions").AtName(ve.Field), summary, err.Error())
+	default:
+		diags.AddError(summary, err.Error())
+	}
+}

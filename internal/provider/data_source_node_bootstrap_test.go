@@ -1,0 +1,114 @@
+package provider_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+)
+
+const bootstrapToken = "abcdef.0123456789abcdef"
+
+func TestAccNodeBootstrap_worker(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	const config = `
+data "gpucluster_node_bootstrap" "worker" {
+  role  = "gpu_worker"
+  erdma = true
+  kubernetes = {
+    api_endpoint = "10.0.0.10:6443"
+    join_token   = "` + bootstrapToken + `"
+    ca_cert_hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+    labels       = { "gpucluster.io/scenario" = "ai_training" }
+    taints       = [{ key = "gpucluster.io/dedicated", value = "training", effect = "NoExecute" }]
+  }
+  mounts   = ["0a1b-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
+  nccl_env = { NCCL_DEBUG = "WARN" }
+  versions = { kubernetes = "1.30.4" }
+}
+`
+	ds := "data.gpucluster_node_bootstrap.worker"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("versions"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"driver": knownvalue.StringExact("535.183.01"), "cuda": knownvalue.StringExact("11.8"),
+					"nccl": knownvalue.StringExact("2.15.5"), "kubernetes": knownvalue.StringExact("1.30.4"),
+				})),
+				// Configured nccl_env stays as written (the result merges it over the eRDMA defaults in the document).
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("nccl_env"), knownvalue.MapExact(map[string]knownvalue.Check{"NCCL_DEBUG": knownvalue.StringExact("WARN")})),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)^#cloud-config\n.*kubeadm.k8s.io/v1beta3.*JoinConfiguration.*NCCL_DEBUG=WARN.*NCCL_IB_HCA=erdma_0.*`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`libnccl2=2\.15\.5-1\+cuda11\.8`))),
+			},
+		}},
+	})
+}
+
+func TestAccNodeBootstrap_controlPlaneDefaults(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	const config = `
+data "gpucluster_node_bootstrap" "cp" {
+  role       = "control_plane"
+  kubernetes = { join_token = "` + bootstrapToken + `", pod_subnet = "10.244.0.0/16" }
+}
+`
+	ds := "data.gpucluster_node_bootstrap.cp"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("versions").AtMapKey("kubernetes"), knownvalue.StringExact("1.33")),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("nccl_env"), knownvalue.MapSizeExact(0)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)InitConfiguration.*node-role.kubernetes.io/control-plane.*kubeadm init --config`))),
+			},
+		}},
+	})
+}
+
+// TestAccNodeBootstrap_errors: each mistake fails at plan time naming the attribute, the value and the fix.
+func TestAccNodeBootstrap_errors(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	worker := func(kubernetes, extra string) string {
+		return emu.Config() + `
+data "gpucluster_node_bootstrap" "w" {
+  role       = "gpu_worker"
+  kubernetes = ` + kubernetes + `
+  ` + extra + `
+}
+`
+	}
+	steps := []resource.TestStep{
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "Not-A-Token" }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)kubernetes.join_token is not a kubeadm bootstrap token.*kubeadm token generate`)},
+		{Config: worker(`{ join_token = "`+bootstrapToken+`" }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)kubernetes.api_endpoint is required for gpu_worker`)},
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", labels = { "node-role.kubernetes.io/gpu" = "" } }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)NodeRestriction.*gpucluster.io/gpu`)},
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`" }`, `versions = { driver = "470.82.01" }`),
+			ExpectError: regexp.MustCompile(`(?s)driver version "470.82.01" is older than the brief's minimum\s+510.47.03`)},
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`" }`, `mounts = ["nas:/ /mnt/warm"]`),
+			ExpectError: regexp.MustCompile(`(?s)mounts\[0\].*has 2 fields`)},
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", taints = [{ key = "a", effect = "NoRun" }] }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)effect.*value must be one of`)},
+	}
+	for _, step := range steps {
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+			Steps:                    []resource.TestStep{step},
+		})
+	}
+}
