@@ -66,14 +66,18 @@ func Split(want int, slots []Slot) ([]Batch, error) {
 	return out, nil
 }
 
-// Generation fingerprints the set of instances a pool already has. It goes into every
-// ClientToken, so that a scale-up after the pool has changed never collides with an earlier
-// request's token (the service would answer the old call's instances), while a resent call
-// within one apply carries the same token and is answered idempotently.
-func Generation(existingIDs []string) string {
+// Generation fingerprints one grow of a pool: the operation it belongs to and the set of
+// instances the pool already has. It goes into every ClientToken, so a resent call within one
+// grow carries the same token and is answered idempotently, while any other grow never collides
+// with an earlier request's token (the service would answer the old call's instances, which may
+// be long deleted, or refuse the token). The instance set alone is not enough: a pool whose nodes
+// are all gone (a roll wave that replaces every node, or nodes deleted behind Terraform's back)
+// has the same empty set it had when it was created. operation tells those apart; it must be
+// unique per grow, such as a per-update random id plus the wave number.
+func Generation(operation string, existingIDs []string) string {
 	ids := slices.Clone(existingIDs)
 	sort.Strings(ids)
-	sum := sha256.Sum256([]byte(strings.Join(ids, ",")))
+	sum := sha256.Sum256([]byte(operation + "\x00" + strings.Join(ids, ",")))
 	return hex.EncodeToString(sum[:4])
 }
 

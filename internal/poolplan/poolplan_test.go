@@ -52,12 +52,17 @@ func TestSplitIntoDeploymentSets(t *testing.T) {
 }
 
 func TestClientTokens(t *testing.T) {
-	gen := Generation([]string{"i-2", "i-1"})
-	if gen != Generation([]string{"i-1", "i-2"}) {
+	gen := Generation("op", []string{"i-2", "i-1"})
+	if gen != Generation("op", []string{"i-1", "i-2"}) {
 		t.Fatal("generation must not depend on order")
 	}
-	if gen == Generation(nil) || gen == Generation([]string{"i-1"}) {
+	if gen == Generation("op", nil) || gen == Generation("op", []string{"i-1"}) {
 		t.Fatal("different pools of instances must give different generations")
+	}
+	// A pool emptied by a roll wave, or by nodes deleted behind Terraform's back, has the empty
+	// set it was created with: only the operation keeps its tokens apart from the create's.
+	if Generation("create", nil) == Generation("update-1f2e/wave-1", nil) {
+		t.Fatal("two grows of an empty pool in different operations must not share a generation")
 	}
 	a := ClientToken("np-0123456789ab", gen, 0, 0)
 	if a != ClientToken("np-0123456789ab", gen, 0, 0) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
@@ -43,11 +44,12 @@ type growOutcome struct {
 // grow brings the pool from the nodes in existing to size, trying zones and (if allowed) types in
 // order, then waits for every node to run. The outcome lists every node that exists even when it
 // returns an error, so the caller records them all.
-func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, existing []cloud.Instance, size int) (growOutcome, error) {
+// operation names this grow uniquely (see poolplan.Generation).
+func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, operation string, existing []cloud.Instance, size int) (growOutcome, error) {
 	out := growOutcome{IDs: instanceIDs(existing), Used: map[string]int{}}
 	remaining := size - len(existing)
 	if remaining > 0 {
-		gen := poolplan.Generation(out.IDs)
+		gen := poolplan.Generation(operation, out.IDs)
 		for round, try := range poolplan.Tries(spec.Zones, spec.Types, spec.Fallback) {
 			if remaining <= 0 {
 				break
@@ -57,10 +59,13 @@ func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, existing []c
 			if len(got) > 0 {
 				out.Used[try.InstanceType] += len(got)
 			}
+			if answer == "ok" && len(got) < remaining {
+				answer = "only " + strconv.Itoa(len(got)) + " granted"
+			}
 			out.Attempts = append(out.Attempts, fmt.Sprintf("%s in %s: %d of %d created (%s)", try.InstanceType, try.Zone, len(got), remaining, answer))
 			remaining -= len(got)
 			if err != nil {
-				return out, err
+				return out, r.runFailed(spec, out, size, err)
 			}
 		}
 	}
@@ -80,6 +85,31 @@ func (r *nodePoolResource) shortfall(spec poolSpec, out growOutcome) error {
 	return fmt.Errorf("the pool reached %d nodes, below min_size = %d: not enough stock. Tried, in order:\n  %s\n"+
 		"Every node that was created is recorded in the state. Add zones to zone_ids, set instance_type_fallback = true, "+
 		"lower min_size, or try again later.", len(out.IDs), spec.MinSize, strings.Join(out.Attempts, "\n  "))
+}
+
+// runFailed explains an answer that stops the pool from growing: one that no other zone or type
+// would change. The GPU quota gets its own words: ECS has no API the provider could read it from
+// at plan time, so this is where the user learns about it.
+func (r *nodePoolResource) runFailed(spec poolSpec, out growOutcome, size int, err error) error {
+	tried := strings.Join(out.Attempts, "\n  ")
+	if cloud.IsCode(err, "QuotaExceed.ElasticQuota") {
+		return fmt.Errorf("the account's GPU quota ran out after %d of %d nodes (%d GPUs each) were created. "+
+			"The quota is account-wide, so no other zone or type was tried, and ECS has no API that reads it, "+
+			"so it cannot be checked at plan time. Raise the elastic GPU quota in the Quota Center, release "+
+			"other GPU instances, or lower size (and min_size). Every node that was created is recorded in the state.\n"+
+			"Tried, in order:\n  %s\nService answer: %w", len(out.IDs), size, gpusPerNode(spec), tried, err)
+	}
+	return fmt.Errorf("creating nodes stopped after %d of %d nodes. Tried, in order:\n  %s\n"+
+		"Every node that was created is recorded in the state; the next apply goes on from there. Cause: %w",
+		len(out.IDs), size, tried, err)
+}
+
+func gpusPerNode(spec poolSpec) int {
+	if len(spec.Types) == 0 {
+		return 0
+	}
+	it, _ := catalog.LookupInstanceType(spec.Types[0])
+	return it.GPUs
 }
 
 // runTry asks one (zone, type) pair for up to want nodes in concurrent batches of at most 100,
@@ -218,6 +248,9 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 		return growOutcome{}, err
 	}
 	out := growOutcome{IDs: instanceIDs(current), Used: map[string]int{}}
+	// Every grow of this update gets its own ClientTokens, apart from the create's and from
+	// earlier updates', even when the pool it starts from is empty.
+	operation := "update-" + newPoolID()[3:]
 
 	if err := r.retag(ctx, spec, current); err != nil {
 		return out, err
@@ -241,8 +274,11 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 			return out, err
 		}
 		current = withoutIDs(current, wave)
-		waveOut, err := r.grow(ctx, spec, current, len(current)+len(wave))
+		waveOut, err := r.grow(ctx, spec, fmt.Sprintf("%s/wave-%d", operation, i+1), current, len(current)+len(wave))
 		out.IDs, out.Attempts = waveOut.IDs, append(out.Attempts, waveOut.Attempts...)
+		for k, v := range waveOut.Used {
+			out.Used[k] += v
+		}
 		if err != nil {
 			return out, err
 		}
@@ -252,7 +288,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 	}
 
 	// Grow back to size: new nodes, or nodes deleted behind Terraform's back.
-	grown, err := r.grow(ctx, spec, current, spec.Size)
+	grown, err := r.grow(ctx, spec, operation+"/size", current, spec.Size)
 	out.IDs, out.Attempts = grown.IDs, append(out.Attempts, grown.Attempts...)
 	for k, v := range grown.Used {
 		out.Used[k] += v

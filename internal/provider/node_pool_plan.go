@@ -208,7 +208,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		network = &n
 	}
-	spec, diags := planSpec(ctx, &plan, network)
+	spec, diags := planSpec(ctx, &plan, network, "")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -250,7 +250,8 @@ func allRunning(ctx context.Context, m *nodePoolModel) bool {
 // planSpec fills the plan's computed values (instance type, min size, zones, labels, taints,
 // findings) and returns the resolved spec. Errors are diagnostics on the attribute to change.
 // network is nil when it is not known yet; then the values that depend on it stay unknown.
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork) (poolSpec, diag.Diagnostics) {
+// keepType, at apply time, is the instance type the plan showed.
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := poolSpec{
 		Name:     plan.Name.ValueString(),
@@ -297,8 +298,27 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork) (p
 			diags.AddAttributeError(attr, fmt.Sprintf("No instance type for %s on %s", spec.Scenario, plan.GPUModel.ValueString()), err.Error())
 			return spec, diags
 		}
+		var needHPC []string
 		for _, c := range cands {
+			// A candidate that needs an HPC cluster the network lacks would fail at RunInstances:
+			// it is no candidate here (a pinned type still gets the finding that explains it).
+			if network != nil && network.HPCClusterID == "" && c.InstanceType.RequiresHPCCluster {
+				needHPC = append(needHPC, c.InstanceType.Name)
+				continue
+			}
 			spec.Types = append(spec.Types, c.InstanceType.Name)
+		}
+		if len(spec.Types) == 0 {
+			diags.AddAttributeError(path.Root("network_id"), fmt.Sprintf("No instance type for %s on %s in network %s", spec.Scenario, plan.GPUModel.ValueString(), network.ID),
+				fmt.Sprintf("Every candidate (%s) is a super computing cluster type that needs an HPC cluster, and the network has none. Set hpc_cluster = true on the network.", strings.Join(needHPC, ", ")))
+			return spec, diags
+		}
+		// At apply time the type the plan showed stays the pool's type, even when the network
+		// (unknown at plan time) would rank another first: Terraform requires the applied value
+		// to match the plan. If it cannot work in this network, the checks below say so before
+		// any node is asked for.
+		if keepType != "" && keepType != spec.Types[0] {
+			spec.Types = append([]string{keepType}, slices.DeleteFunc(spec.Types, func(t string) bool { return t == keepType })...)
 		}
 	}
 	plan.InstanceType = types.StringValue(spec.Types[0])
@@ -448,5 +468,9 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 		diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
 		return poolSpec{}, diags
 	}
-	return planSpec(ctx, plan, &network)
+	keep := ""
+	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
+		keep = plan.InstanceType.ValueString()
+	}
+	return planSpec(ctx, plan, &network, keep)
 }

@@ -321,7 +321,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 		}
 	}
 
-	outcome, err := r.grow(ctx, spec, orphans, int(plan.Size.ValueInt64()))
+	outcome, err := r.grow(ctx, spec, "create", orphans, int(plan.Size.ValueInt64()))
 	// Whatever happened, every node that exists is recorded: a failed create leaves a tainted
 	// resource that knows its nodes, never an orphan.
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)

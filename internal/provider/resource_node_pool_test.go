@@ -1,11 +1,20 @@
 package provider_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -16,6 +25,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
 // poolNetworkConfig is a two-zone network the pools of these tests live in.
@@ -197,6 +208,19 @@ func TestAccNodePool_disappearingNodesComeBack(t *testing.T) {
 				Check: checkInstances(emu, 4),
 			},
 			{
+				// Every node gone: the pool grows back from nothing, as at its create, and must not
+				// reuse the create's ClientTokens (the service would answer with the deleted nodes).
+				PreConfig: func() { deleteSomeInstances(t, emu, 4) },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(4)),
+				},
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 4), checkStateHoldsLiveInstances(emu, "gpucluster_node_pool.train")),
+			},
+			{
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
@@ -225,4 +249,452 @@ func deleteSomeInstances(t *testing.T, emu *acctest.Emulator, n int) {
 	if _, err := client.DeleteInstances(del); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// wrapped compiles an expected-error pattern whose spaces also match the line breaks the CLI puts
+// into long diagnostics.
+func wrapped(pattern string) *regexp.Regexp {
+	return regexp.MustCompile(strings.ReplaceAll(pattern, " ", `\s+`))
+}
+
+// plannedType is the instance type the catalog plans for the pools of these tests (poolConfig):
+// the type whose stock the stock-out tests take away.
+func plannedType(t *testing.T) string {
+	t.Helper()
+	cands, _, err := catalog.Select(catalog.SelectRequest{Scenario: "ai_training", GPUModel: "A100", GPUsPerNode: 8, Nodes: 5})
+	if err != nil || len(cands) == 0 {
+		t.Fatalf("the catalog plans no type for ai_training on 8 x A100: %v", err)
+	}
+	return cands[0].InstanceType.Name
+}
+
+// callRecorder sits in front of an emulator and keeps every RPC call's parameters, so a test can
+// check how the provider asked (batch sizes, tokens), not only what came out.
+type callRecorder struct {
+	mu    sync.Mutex
+	calls map[string][]url.Values
+	URL   string
+}
+
+func startCallRecorder(t *testing.T, emu *acctest.Emulator) *callRecorder {
+	t.Helper()
+	rec := &callRecorder{calls: map[string][]url.Values{}}
+	next := emu.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		params := r.URL.Query()
+		if form, err := url.ParseQuery(string(body)); err == nil {
+			for k, v := range form {
+				params[k] = v
+			}
+		}
+		if action := params.Get("Action"); action != "" {
+			rec.mu.Lock()
+			rec.calls[action] = append(rec.calls[action], params)
+			rec.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rec.URL = srv.URL
+	return rec
+}
+
+// Config is a provider block that goes through the recorder.
+func (rec *callRecorder) Config() string {
+	return acctest.ProviderBlock(rec.URL, acctest.AccessKey, acctest.SecretKey)
+}
+
+// listSizes returns, per call of action, how many elements of the repeated parameter prefix
+// ("InstanceId") it carried.
+func (rec *callRecorder) listSizes(action, prefix string) []int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var out []int
+	for _, p := range rec.calls[action] {
+		n := 0
+		for k := range p {
+			if strings.HasPrefix(k, prefix+".") {
+				n++
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func (rec *callRecorder) reset() {
+	rec.mu.Lock()
+	rec.calls = map[string][]url.Values{}
+	rec.mu.Unlock()
+}
+
+// runningSampler watches the emulator while an apply runs and keeps the fewest Running instances
+// it saw: how far a roll took the pool down.
+type runningSampler struct {
+	stop     chan struct{}
+	done     chan struct{}
+	minimum  atomic.Int64
+	samples  atomic.Int64
+	stopOnce sync.Once
+}
+
+func startRunningSampler(emu *acctest.Emulator) *runningSampler {
+	s := &runningSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s.minimum.Store(1 << 30)
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			running := int64(0)
+			for _, in := range emu.Resources().Instances {
+				if in["status"] == "Running" {
+					running++
+				}
+			}
+			if running < s.minimum.Load() {
+				s.minimum.Store(running)
+			}
+			s.samples.Add(1)
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *runningSampler) finish() (minimum, samples int64) {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+	return s.minimum.Load(), s.samples.Load()
+}
+
+// Must show: a changed image rolls the pool in place, at most max_unavailable nodes down at once.
+func TestAccNodePool_rollingReplace(t *testing.T) {
+	const newImage = "aliyun_3_x64_20G_alibase_20240101.vhd"
+	emu := acctest.StartEmulator(t, acctest.WithBootTime(time.Second))
+	rec := startCallRecorder(t, emu)
+	strategy := `update_strategy = { max_unavailable = 2 }`
+	var (
+		sampler *runningSampler
+		oldIDs  []string
+	)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: rec.Config() + poolNetworkConfig("") + poolConfig(5, strategy),
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 5), checkImages(emu, defaultTestImage, 5),
+					func(*terraform.State) error { oldIDs = liveInstanceIDs(emu); return nil }),
+			},
+			{
+				PreConfig: func() {
+					rec.reset()
+					sampler = startRunningSampler(emu)
+				},
+				Config: rec.Config() + poolNetworkConfig("") + poolConfig(5, strategy+"\n  image_id = \""+newImage+"\""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(5)),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("image_id"), knownvalue.StringExact(newImage)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					checkInstances(emu, 5),
+					checkImages(emu, newImage, 5),
+					func(*terraform.State) error {
+						minimum, samples := sampler.finish()
+						t.Logf("roll: fewest running nodes seen %d in %d samples; DeleteInstances batches %v", minimum, samples, rec.listSizes("DeleteInstances", "InstanceId"))
+						if minimum < 3 {
+							return fmt.Errorf("only %d of 5 nodes were running at one point of the roll: more than max_unavailable = 2 were down", minimum)
+						}
+						deletes := rec.listSizes("DeleteInstances", "InstanceId")
+						removed := 0
+						for _, n := range deletes {
+							if n > 2 {
+								return fmt.Errorf("a DeleteInstances call took %d nodes at once, more than max_unavailable = 2 (calls: %v)", n, deletes)
+							}
+							removed += n
+						}
+						if removed != 5 {
+							return fmt.Errorf("the roll deleted %d nodes, want all 5 old ones (calls: %v)", removed, deletes)
+						}
+						for _, id := range liveInstanceIDs(emu) {
+							if slices.Contains(oldIDs, id) {
+								return fmt.Errorf("old node %s is still there after the roll", id)
+							}
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: rec.Config() + poolNetworkConfig("") + poolConfig(5, strategy+"\n  image_id = \""+newImage+"\""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
+}
+
+const defaultTestImage = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
+
+func liveInstanceIDs(emu *acctest.Emulator) []string {
+	var ids []string
+	for _, in := range emu.Resources().Instances {
+		ids = append(ids, in["id"].(string))
+	}
+	return ids
+}
+
+// checkImages asserts that want instances exist and every one runs image.
+func checkImages(emu *acctest.Emulator, image string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		req := ecs.CreateDescribeInstancesRequest()
+		req.MaxResults = "100"
+		resp, err := emulatorECS(emu).DescribeInstances(req)
+		if err != nil {
+			return err
+		}
+		if got := len(resp.Instances.Instance); got != want {
+			return fmt.Errorf("%d instances, want %d", got, want)
+		}
+		for _, in := range resp.Instances.Instance {
+			if in.ImageId != image || in.Status != "Running" {
+				return fmt.Errorf("instance %s runs %s (%s), want %s (Running)", in.InstanceId, in.ImageId, in.Status, image)
+			}
+		}
+		return nil
+	}
+}
+
+// checkZones asserts that every instance lives in zone.
+func checkZones(emu *acctest.Emulator, zone string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, in := range emu.Resources().Instances {
+			if in["zone"] != zone {
+				return fmt.Errorf("instance %s landed in %s, want %s", in["id"], in["zone"], zone)
+			}
+		}
+		return nil
+	}
+}
+
+// Must show: no stock of the planned type in the first zone, the pool lands in the second.
+func TestAccNodePool_stockOutFirstZone(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	typ := plannedType(t)
+	emu.SetCapacity(map[string]map[string]int{acctest.Region + "-a": {typ: 0}})
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("instance_type"), knownvalue.StringExact(typ)),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(4)),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes").AtSliceIndex(3).AtMapKey("zone_id"), knownvalue.StringExact(acctest.Region+"-b")),
+				},
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 4), checkZones(emu, acctest.Region+"-b")),
+			},
+			{
+				Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
+}
+
+// Must show: stock everywhere below min_size fails the apply with every zone and type tried, and
+// the nodes that were created are in the state (and go with the destroy).
+func TestAccNodePool_stockOutBelowMinSize(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	typ := plannedType(t)
+	emu.SetCapacity(map[string]map[string]int{acctest.Region + "-a": {typ: 2}, acctest.Region + "-b": {typ: 1}})
+	config := emu.Config() + poolNetworkConfig("") + poolConfig(5, "min_size = 5")
+	quoted := regexp.QuoteMeta(typ)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ExpectError: wrapped(`(?s)reached 3 nodes, below min_size = 5.*` + quoted + ` in ` + acctest.Region + `-a: 2 of 5.*` +
+					quoted + ` in ` + acctest.Region + `-b: 1 of 3.*recorded in the state`),
+			},
+			{
+				// The failed create left a tainted pool that knows all three nodes (the next plan
+				// replaces it).
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+				Check: resource.ComposeTestCheckFunc(
+					checkInstances(emu, 3),
+					resource.TestCheckResourceAttr("gpucluster_node_pool.train", "nodes.#", "3"),
+					checkStateHoldsLiveInstances(emu, "gpucluster_node_pool.train"),
+				),
+			},
+		},
+	})
+}
+
+// checkStateHoldsLiveInstances asserts that the pool's nodes in state are exactly the emulator's
+// live instances: nothing orphaned, nothing invented.
+func checkStateHoldsLiveInstances(emu *acctest.Emulator, addr string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[addr]
+		if !ok {
+			return fmt.Errorf("%s is not in the state", addr)
+		}
+		var inState []string
+		for k, v := range rs.Primary.Attributes {
+			if strings.HasPrefix(k, "nodes.") && strings.HasSuffix(k, ".id") {
+				inState = append(inState, v)
+			}
+		}
+		live := liveInstanceIDs(emu)
+		sort.Strings(inState)
+		sort.Strings(live)
+		if !slices.Equal(inState, live) {
+			return fmt.Errorf("state holds nodes %v, the emulator %v", inState, live)
+		}
+		return nil
+	}
+}
+
+// planErrorNetworks are the networks the plan-time checks look at: plain (no HPC cluster),
+// low-latency placement, eRDMA.
+const planErrorNetworks = `
+resource "gpucluster_rdma_network" "plain" {
+  name       = "plain"
+  cidr_block = "10.30.0.0/16"
+  zone_ids   = ["cn-wulanchabu-a", "cn-wulanchabu-b"]
+}
+
+resource "gpucluster_rdma_network" "lowlat" {
+  name       = "lowlat"
+  cidr_block = "10.31.0.0/16"
+  zone_ids   = ["cn-wulanchabu-a"]
+  placement  = "low_latency"
+}
+
+resource "gpucluster_rdma_network" "erdma" {
+  name       = "erdma"
+  cidr_block = "10.32.0.0/16"
+  zone_ids   = ["cn-wulanchabu-a"]
+  erdma      = true
+}
+`
+
+// badPool is a pool on one of planErrorNetworks with the given attribute lines.
+func badPool(network, attrs string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_node_pool" "bad" {
+  name       = "bad"
+  network_id = gpucluster_rdma_network.%s.id
+  size       = 5
+  %s
+}
+`, network, attrs)
+}
+
+// Must show: what cannot work stops the plan, names the attribute and what would work, and
+// nothing is created. The networks exist before the pools are planned, so the checks that depend
+// on them run at plan time.
+func TestAccNodePool_planTimeErrors(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	base := emu.Config() + planErrorNetworks
+	step := func(pool string, want string) resource.TestStep {
+		return resource.TestStep{Config: base + pool, ExpectError: wrapped(want)}
+	}
+	a100 := "scenario = \"ai_training\"\n  gpu_model = \"A100\"\n  gpus_per_node = 8\n"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: base, Check: checkInstances(emu, 0)},
+			// Spot nodes cannot join a LowLatency deployment set.
+			step(badPool("lowlat", a100+`spot = { strategy = "SpotAsPriceGo" }`),
+				`(?s)spot_low_latency.*Spot instances cannot join a deployment set.*Fix: Use pay-as-you-go`),
+			// eRDMA network, type without an elastic RDMA interface.
+			step(badPool("erdma", `scenario = "molecular_dynamics"
+  instance_type = "ecs.gn7i-c8g1.2xlarge"`),
+				`(?s)erdma_unsupported.*gn7i-c8g1.2xlarge has no elastic RDMA interface.*Fix: Turn eRDMA off, or use a family with ERI`),
+			// SCC type on a network without an HPC cluster.
+			step(badPool("plain", `scenario = "ai_training"
+  instance_type = "ecs.sccgn7ex.32xlarge"`),
+				`(?s)hpc_cluster_required.*cannot be launched without an HPC cluster`),
+			// Training on a 24 GB GPU.
+			step(badPool("plain", `scenario = "ai_training"
+  gpu_model = "A10"`),
+				`(?s)needs at least 80 GB per GPU.*24 GB.*families that fit: gn8v`),
+			// Unknown GPU model: the known ones are listed.
+			step(badPool("plain", `scenario = "ai_training"
+  gpu_model = "Z900"`),
+				`(?s)Unknown GPU model "Z900".*known models are H100,.*A100-80GB.*T4`),
+			// A GPU count the model is not offered in: the sizes that exist are listed.
+			step(badPool("plain", `scenario = "ai_training"
+  gpu_model = "A100"
+  gpus_per_node = 3`),
+				`(?s)A100 is not offered with 3 GPUs per node.*gn7e: 1, 2, 4, 8`),
+			// ESSD PL3 below its minimum size.
+			step(badPool("plain", a100+`data_disks = [{ category = "cloud_essd", performance_level = "PL3", size_gib = 1000 }]`),
+				`(?s)PL3 needs at least 1261 GiB, got 1000 GiB`),
+			// auto_release_after: not a duration, and below the service's 30 minutes.
+			step(badPool("plain", a100+`auto_release_after = "soon"`), `(?s)Invalid auto_release_after.*not a duration`),
+			step(badPool("plain", a100+`auto_release_after = "10m"`), `(?s)Invalid auto_release_after.*between 30m and 26280h`),
+			// A floor above the pool.
+			step(badPool("plain", a100+`min_size = 6`), `(?s)min_size above size.*min_size = 6 is more than size = 5`),
+			{
+				Config: base,
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 0), func(*terraform.State) error {
+					if n := emu.Stats().Calls["RunInstances"]; n != 0 {
+						return fmt.Errorf("plans that failed still sent %d RunInstances calls", n)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+}
+
+// Must show: the GPU quota. The emulator (like ECS) exposes no API that reads the elastic GPU
+// quota, so it cannot be checked at plan time; the apply fails with an error that says so and
+// what to do, and the nodes that fitted stay in the state.
+func TestAccNodePool_gpuQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t, func(c *emulator.Config) { c.GPUQuota = 16 })
+	config := emu.Config() + poolNetworkConfig("") + poolConfig(3, "")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: wrapped(`(?s)GPU quota ran out after 2 of 3 nodes.*cannot be checked at plan time.*QuotaExceed.ElasticQuota`),
+			},
+			{
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+				Check: resource.ComposeTestCheckFunc(
+					checkInstances(emu, 2),
+					checkStateHoldsLiveInstances(emu, "gpucluster_node_pool.train"),
+				),
+			},
+		},
+	})
 }
