@@ -144,11 +144,17 @@ func describeFileSystems(c *call) (any, *apiError) {
 	if v := c.p["FileSystemId"]; v != "" {
 		ids = strings.Split(v, ",")
 	}
+	// Tag.N filters: a file system must carry every key with the value given
+	// (any value when none is).
+	tagFilter, e := c.p.tagsParam("Tag")
+	if e != nil {
+		return nil, e
+	}
 	var list []*fileSystem
 	for _, f := range c.s.db.FSs {
 		if f.Region != c.region || (ids != nil && !contains(ids, f.ID)) ||
 			(c.p["FileSystemType"] != "" && c.p["FileSystemType"] != "all" && f.Type != c.p["FileSystemType"]) ||
-			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) {
+			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) || !matchTags(f.Tags, tagFilter) {
 			continue
 		}
 		list = append(list, f)
@@ -172,6 +178,7 @@ func describeFileSystems(c *call) (any, *apiError) {
 		if f.VSwitchID != "" {
 			out.VswIds.VswId = []string{f.VSwitchID}
 		}
+		out.Tags.Tag = sdkFSTags(f)
 		resp.FileSystems.FileSystem = append(resp.FileSystems.FileSystem, out)
 	}
 	return resp, nil
