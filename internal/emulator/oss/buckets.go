@@ -37,6 +37,10 @@ type bucket struct {
 	Lifecycle         []sdk.LifecycleRule                     `json:"lifecycle,omitempty"`
 	BlockPublicAccess bool                                    `json:"block_public_access"`
 	Objects           map[string]*object                      `json:"objects"`
+	// Versions: older versions and delete markers per key, newest first (versions.go).
+	Versions map[string][]*object `json:"versions,omitempty"`
+	// Tags: the bucket's tags (PutBucketTags), see tagging.go.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // validBucketName applies OSS's rules: 3-63 characters of lowercase letters,
@@ -159,7 +163,7 @@ func deleteBucket(c *call) *ossError {
 	case !ok:
 		c.h.mu.Unlock()
 		return errNoSuchBucket(c.bucket)
-	case len(b.Objects) > 0:
+	case b.versionCount() > 0:
 		c.h.mu.Unlock()
 		e := newError(http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty.")
 		e.bucketName = c.bucket

@@ -168,6 +168,10 @@ func (c *call) route() operation {
 		{"publicAccessBlock", http.MethodPut, "PutBucketPublicAccessBlock", putBucketPublicAccessBlock},
 		{"publicAccessBlock", http.MethodGet, "GetBucketPublicAccessBlock", getBucketPublicAccessBlock},
 		{"publicAccessBlock", http.MethodDelete, "DeleteBucketPublicAccessBlock", deleteBucketPublicAccessBlock},
+		{"tagging", http.MethodPut, "PutBucketTags", putBucketTags},
+		{"tagging", http.MethodGet, "GetBucketTags", getBucketTags},
+		{"tagging", http.MethodDelete, "DeleteBucketTags", deleteBucketTags},
+		{"versions", http.MethodGet, "ListObjectVersions", listObjectVersions},
 	}
 	for _, rt := range routes {
 		if has(rt.sub) {

@@ -29,6 +29,8 @@ type object struct {
 	ACL                string            `json:"acl"`
 	Meta               map[string]string `json:"meta,omitempty"`
 	VersionID          string            `json:"version_id,omitempty"`
+	// DeleteMarker: this version is a delete marker (no data), see versions.go.
+	DeleteMarker bool `json:"delete_marker,omitempty"`
 }
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
@@ -101,15 +103,10 @@ func putObject(c *call) *ossError {
 		if o.StorageClass = sc; sc == "" {
 			o.StorageClass = b.StorageClass
 		}
-		// Only the latest version is kept; a versioned bucket still hands
-		// out version ids so clients that read them work.
-		if b.Versioning == "Enabled" {
-			o.VersionID = newRuleID()
-		}
 		if b.Encryption != nil {
 			sse = deref(b.Encryption.SSEAlgorithm)
 		}
-		b.Objects[c.key] = o
+		b.putVersion(c.key, o)
 		return nil
 	}); e != nil {
 		return e
@@ -133,9 +130,27 @@ func putObject(c *call) *ossError {
 func getObject(c *call) *ossError {
 	var o *object
 	var sse string
+	q := c.r.URL.Query()
 	if e := c.withBucket(false, func(b *bucket) *ossError {
-		o = b.Objects[c.key]
+		if q.Has("versionId") {
+			o = b.findVersion(c.key, q.Get("versionId"))
+			if o == nil {
+				return errNoSuchVersion(c.bucket, c.key)
+			}
+			if o.DeleteMarker {
+				c.w.Header().Set("x-oss-delete-marker", "true")
+				c.w.Header().Set("x-oss-version-id", shownVersion(o))
+				e := newError(http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
+				e.bucketName, e.key = c.bucket, c.key
+				return e
+			}
+		} else {
+			o = b.Objects[c.key]
+		}
 		if o == nil {
+			if b.latestIsDeleteMarker(c.key) {
+				c.w.Header().Set("x-oss-delete-marker", "true")
+			}
 			return errNoSuchKey(c.bucket, c.key)
 		}
 		if b.Encryption != nil {
@@ -156,7 +171,7 @@ func getObject(c *call) *ossError {
 	if o.VersionID != "" {
 		h.Set("x-oss-version-id", o.VersionID)
 	}
-	if c.r.URL.Query().Has("objectMeta") {
+	if q.Has("objectMeta") {
 		// GetObjectMeta returns only the basic metadata, never a body.
 		h.Set("Content-Length", strconv.Itoa(len(o.Data)))
 		h.Set("Last-Modified", o.LastModified.Format(http.TimeFormat))
@@ -196,13 +211,36 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// deleteObject succeeds whether or not the key exists, as OSS does.
+// deleteObject succeeds whether or not the key exists, as OSS does. Without a
+// versionId it adds a delete marker in a versioned bucket; with one it removes
+// that version (or delete marker) for good.
 func deleteObject(c *call) *ossError {
+	q := c.r.URL.Query()
+	var gone *object
+	var versionID string
 	if e := c.withBucket(true, func(b *bucket) *ossError {
-		delete(b.Objects, c.key)
+		if q.Has("versionId") {
+			versionID = q.Get("versionId")
+			if versionID == "" {
+				return errInvalidArgument("versionId", "", "The version id must not be empty.")
+			}
+			gone = b.deleteVersion(c.key, versionID)
+			return nil
+		}
+		gone = b.deleteCurrent(c.key, &object{LastModified: c.h.now().UTC().Truncate(time.Second)})
+		if gone != nil {
+			versionID = shownVersion(gone)
+		}
 		return nil
 	}); e != nil {
 		return e
+	}
+	h := c.w.Header()
+	if versionID != "" {
+		h.Set("x-oss-version-id", versionID)
+	}
+	if gone != nil && gone.DeleteMarker {
+		h.Set("x-oss-delete-marker", "true")
 	}
 	return c.writeEmpty(http.StatusNoContent)
 }

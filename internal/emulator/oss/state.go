@@ -29,6 +29,8 @@ func (h *Handler) Buckets() []map[string]any {
 			"block_public_access":  b.BlockPublicAccess,
 			"lifecycle_rules":      len(b.Lifecycle),
 			"object_count":         len(b.Objects),
+			"version_count":        b.versionCount(),
+			"tags":                 b.tagMap(),
 			"created":              b.Created.UTC().Format(time.RFC3339),
 		})
 	}

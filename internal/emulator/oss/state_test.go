@@ -2,6 +2,7 @@ package oss_test
 
 import (
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,6 +27,11 @@ func TestStateRoundTrip(t *testing.T) {
 	mustOK(t, err)
 	_, err = c.PutObject(e.ctx, &oss.PutObjectRequest{Bucket: bucket, Key: oss.Ptr("x/blob"), Body: strings.NewReader("\x00binary\xff")})
 	mustOK(t, err)
+	// Tags and an older version (versioning turned on after the first write) persist too.
+	mustOK(t, putTags(e, c, "persisted", "team", "md"))
+	setVersioning(t, e, c, "persisted", oss.VersionEnabled)
+	putObj(t, e, c, "persisted", "x/versioned", "old")
+	putObj(t, e, c, "persisted", "x/versioned", "new")
 
 	data, err := e.h.MarshalState()
 	mustOK(t, err)
@@ -43,7 +49,7 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Fatalf("buckets before %v after %v", before, after)
 	}
 	for k, v := range before[0] {
-		if after[0][k] != v {
+		if !reflect.DeepEqual(after[0][k], v) {
 			t.Errorf("%s: %v before, %v after", k, v, after[0][k])
 		}
 	}
