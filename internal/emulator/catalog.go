@@ -87,6 +87,10 @@ var gpuFamilies = []*gpuFamily{
 		"ebmgn8v.48xlarge 192/1024/8/170")},
 	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemMiB: 81251, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
 		"sccgn7ex.32xlarge 128/1024/8/64")},
+	// General-purpose CPU families for Kubernetes control planes: no GPU. Sizes from the vendor's
+	// g7/c7 family pages; network bandwidth is not in the facts file, so it stays 0.
+	{Family: "g7", Cards: 1, Sizes: sizes("g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0")},
+	{Family: "c7", Cards: 1, Sizes: sizes("c7.xlarge 4/8/0/0; c7.2xlarge 8/16/0/0")},
 }
 
 var instanceTypes = map[string]*instanceTypeInfo{}

@@ -10,6 +10,16 @@ import (
 func init() {
 	register(versionECS, "ModifyInstanceAttribute", route{fn: modifyInstanceAttribute, write: true})
 	register(versionECS, "ModifyInstanceAutoReleaseTime", route{fn: modifyInstanceAutoReleaseTime, write: true})
+	register(versionECS, "DescribeUserData", route{fn: describeUserData})
+}
+
+// describeUserData returns an instance's user data, Base64 as it was given to RunInstances.
+func describeUserData(c *call) (any, *apiError) {
+	in, e := c.findInstance()
+	if e != nil {
+		return nil, e
+	}
+	return &ecs.DescribeUserDataResponse{RequestId: c.reqID, InstanceId: in.ID, UserData: in.UserData, RegionId: in.Region}, nil
 }
 
 // autoReleaseParam reads AutoReleaseTime (yyyy-MM-ddTHH:mm:ssZ or

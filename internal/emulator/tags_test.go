@@ -355,3 +355,22 @@ func TestModifyInstanceAttributeAndAutoRelease(t *testing.T) {
 	_, err = e.ecs.DeleteSecurityGroup(dsg)
 	wantCode(t, err, "DependencyViolation")
 }
+
+func TestDescribeUserData(t *testing.T) {
+	e := newEnv(t, Config{})
+	f := e.network("10.0.0.0/16", "10.0.0.0/20")
+	req := e.runReq(f, "ecs.gn6i-c4g1.xlarge", 1)
+	req.UserData = "I2Nsb3VkLWNvbmZpZwo=" // "#cloud-config\n"
+	resp, err := e.ecs.RunInstances(req)
+	must(t, err)
+	d := ecs.CreateDescribeUserDataRequest()
+	d.RegionId, d.InstanceId = testRegion, resp.InstanceIdSets.InstanceIdSet[0]
+	got, err := e.ecs.DescribeUserData(d)
+	must(t, err)
+	if got.UserData != req.UserData || got.InstanceId != d.InstanceId {
+		t.Fatalf("DescribeUserData = %+v, want the user data given to RunInstances", got)
+	}
+	d.InstanceId = "i-missing"
+	_, err = e.ecs.DescribeUserData(d)
+	wantCode(t, err, "InvalidInstanceId.NotFound")
+}

@@ -51,6 +51,8 @@ type nodePoolModel struct {
 	Kubernetes           *k8sModel      `tfsdk:"kubernetes"`
 	NodeLabels           types.Map      `tfsdk:"node_labels"`
 	NodeTaints           types.List     `tfsdk:"node_taints"`
+	Mounts               types.List     `tfsdk:"mounts"`
+	Bootstrap            types.Bool     `tfsdk:"bootstrap"`
 	UserData             types.String   `tfsdk:"user_data"`
 	UpdateStrategy       *updateModel   `tfsdk:"update_strategy"`
 	Tags                 types.Map      `tfsdk:"tags"`
@@ -73,8 +75,13 @@ type spotModel struct {
 }
 
 type k8sModel struct {
-	Labels types.Map  `tfsdk:"labels"`
-	Taints types.List `tfsdk:"taints"`
+	Role        types.String `tfsdk:"role"`
+	APIEndpoint types.String `tfsdk:"api_endpoint"`
+	JoinToken   types.String `tfsdk:"join_token"`
+	CACertHash  types.String `tfsdk:"ca_cert_hash"`
+	PodSubnet   types.String `tfsdk:"pod_subnet"`
+	Labels      types.Map    `tfsdk:"labels"`
+	Taints      types.List   `tfsdk:"taints"`
 }
 
 type updateModel struct {
@@ -205,6 +212,8 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		UserData:             types.StringNull(),
 		NodeLabels:           types.MapNull(types.StringType),
 		NodeTaints:           types.ListNull(types.StringType),
+		Mounts:               types.ListNull(types.StringType),
+		Bootstrap:            types.BoolValue(true),
 		Findings:             types.ListNull(findingObjectType),
 		EstimatedHourlyPrice: types.Float64Null(),
 		Tags:                 types.MapNull(types.StringType),

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
@@ -47,6 +49,7 @@ type poolSpec struct {
 	UserTags    map[string]string
 	Labels      map[string]string
 	Taints      []string
+	Role        string
 	ERDMA       bool
 	HPCCluster  string
 	MaxUnavail  int
@@ -208,7 +211,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		network = &n
 	}
-	spec, diags := planSpec(ctx, &plan, network, "")
+	spec, diags := planSpec(ctx, &plan, network, "", false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -251,7 +254,8 @@ func allRunning(ctx context.Context, m *nodePoolModel) bool {
 // findings) and returns the resolved spec. Errors are diagnostics on the attribute to change.
 // network is nil when it is not known yet; then the values that depend on it stay unknown.
 // keepType, at apply time, is the instance type the plan showed.
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string) (poolSpec, diag.Diagnostics) {
+// atApply is true when called from Create or Update: the node bootstrap is then rendered.
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := poolSpec{
 		Name:     plan.Name.ValueString(),
@@ -273,6 +277,15 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	}
 	lowLatency := network != nil && network.Placement == netplan.PlacementLowLatency
 	wantERDMA := network != nil && network.ERDMA
+	spec.Role = bootstrap.RoleGPUWorker
+	if k := plan.Kubernetes; k != nil && k.Role.ValueString() != "" {
+		spec.Role = k.Role.ValueString()
+	}
+	// A control plane runs no GPU work: only the deployment checks apply to it.
+	checkScenario := spec.Scenario
+	if spec.Role == bootstrap.RoleControlPlane {
+		checkScenario = ""
+	}
 
 	// Instance type: pinned, or the catalog's best candidate, with the rest kept for fallback.
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() && plan.GPUModel.IsNull() {
@@ -331,7 +344,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		// checks run again at apply time.
 		opts.HPCCluster = true
 	}
-	findings, err := catalog.Check(spec.Scenario, spec.Types[0], opts)
+	findings, err := catalog.Check(checkScenario, spec.Types[0], opts)
 	if err != nil {
 		diags.AddAttributeError(path.Root("instance_type"), "Checking the instance type", err.Error())
 		return spec, diags
@@ -367,12 +380,15 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	// Labels and taints nodes join Kubernetes with.
 	it, _ := catalog.LookupInstanceType(spec.Types[0])
 	spec.Labels = map[string]string{
-		"nvidia.com/gpu.present": "true",
-		"nvidia.com/gpu.product": gpuProductLabel(it),
 		"gpucluster.io/scenario": spec.Scenario,
 		"gpucluster.io/pool":     spec.Name,
 	}
-	spec.Taints = []string{defaultGPUTaint}
+	spec.Taints = []string{}
+	if spec.Role == bootstrap.RoleGPUWorker && it.IsGPU() {
+		spec.Labels["nvidia.com/gpu.present"] = "true"
+		spec.Labels["nvidia.com/gpu.product"] = gpuProductLabel(it)
+		spec.Taints = append(spec.Taints, defaultGPUTaint)
+	}
 	if k := plan.Kubernetes; k != nil {
 		extra, d := mapOf(ctx, k.Labels)
 		diags.Append(d...)
@@ -430,9 +446,101 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	if u := plan.UpdateStrategy; u != nil {
 		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
 	}
+	mounts, d := listOf(ctx, plan.Mounts)
+	diags.Append(d...)
+
+	// What a node is built from. The join token and the labels are left out on purpose: rotating
+	// the token or relabelling must not replace machines.
+	k8s := plan.Kubernetes
+	if k8s == nil {
+		k8s = &k8sModel{}
+	}
 	spec.SpecHash = poolplan.SpecHash(spec.Types[0], spec.ImageID, fmt.Sprint(spec.SystemDisk), fmt.Sprint(spec.DataDisks),
-		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64))
+		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64),
+		spec.Role, k8s.APIEndpoint.ValueString(), k8s.CACertHash.ValueString(), k8s.PodSubnet.ValueString(),
+		strings.Join(mounts, "\n"), strconv.FormatBool(spec.ERDMA), strconv.FormatBool(!plan.Bootstrap.Equal(types.BoolValue(false))))
+
+	diags.Append(renderBootstrap(&spec, plan, k8s, mounts, atApply)...)
 	return spec, diags
+}
+
+// renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
+// workers when they have an API endpoint to join, control planes always. Input mistakes are
+// plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
+func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if plan.Bootstrap.Equal(types.BoolValue(false)) {
+		return diags
+	}
+	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || plan.Mounts.IsUnknown() {
+		return diags // known at apply time; checked then
+	}
+	if spec.Role == bootstrap.RoleGPUWorker && k8s.APIEndpoint.ValueString() == "" {
+		if !final {
+			diags.AddAttributeWarning(path.Root("kubernetes").AtName("api_endpoint"), "GPU nodes will not join Kubernetes",
+				"Without kubernetes.api_endpoint and join_token the nodes get no bootstrap (driver, CUDA, NCCL, kubeadm join). "+
+					"Set them, or set bootstrap = false to silence this and bring your own image or user_data.")
+		}
+		return diags
+	}
+	opts := bootstrap.Options{
+		Role: spec.Role,
+		Kubernetes: bootstrap.Kubernetes{
+			APIEndpoint: k8s.APIEndpoint.ValueString(),
+			JoinToken:   k8s.JoinToken.ValueString(),
+			CACertHash:  k8s.CACertHash.ValueString(),
+			PodSubnet:   k8s.PodSubnet.ValueString(),
+			Labels:      spec.Labels,
+		},
+		Mounts: mounts,
+		ERDMA:  spec.ERDMA,
+	}
+	for _, t := range spec.Taints {
+		kv, effect, _ := strings.Cut(t, ":")
+		key, value, _ := strings.Cut(kv, "=")
+		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: key, Value: value, Effect: effect})
+	}
+	warnings, err := bootstrap.Validate(opts)
+	if err != nil {
+		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
+		return diags
+	}
+	if !final {
+		for _, w := range warnings {
+			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
+		}
+		return diags
+	}
+	doc, err := bootstrap.Render(opts)
+	if err == nil {
+		doc, err = bootstrap.Merge(doc, spec.UserData)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
+		return diags
+	}
+	spec.UserData = doc
+	return diags
+}
+
+// bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
+func bootstrapErrorPath(err error) path.Path {
+	var in *bootstrap.InputError
+	if !errors.As(err, &in) {
+		return path.Root("kubernetes")
+	}
+	field := in.Field
+	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
+		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
+			return path.Root("mounts").AtListIndex(i)
+		}
+		return path.Root("mounts")
+	}
+	if rest, ok := strings.CutPrefix(field, "kubernetes."); ok {
+		name, _, _ := strings.Cut(rest, "[")
+		return path.Root("kubernetes").AtName(name)
+	}
+	return path.Root("kubernetes")
 }
 
 // gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names
@@ -472,5 +580,5 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
 		keep = plan.InstanceType.ValueString()
 	}
-	return planSpec(ctx, plan, &network, keep)
+	return planSpec(ctx, plan, &network, keep, true)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
@@ -194,9 +195,34 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"reclaim. A Go duration of at least 30m (the service's minimum) and at most 3 years.",
 			},
 			"kubernetes": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Kubernetes node labels and taints added to the defaults (see `node_labels`, `node_taints`).",
+				Optional: true,
+				MarkdownDescription: "How the nodes join Kubernetes. With `api_endpoint` (workers) or `role = \"control_plane\"`, the provider " +
+					"renders the node bootstrap (driver, CUDA, NCCL, container toolkit, eRDMA, mounts, kubeadm) into each node's cloud-init, " +
+					"before `user_data`; see `gpucluster_node_bootstrap` for what it does. Labels and taints are added to the defaults " +
+					"(see `node_labels`, `node_taints`).",
 				Attributes: map[string]schema.Attribute{
+					"role": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: fmt.Sprintf("Node role: %s. Default `gpu_worker`. A control plane takes a CPU type (`instance_type = \"ecs.g7.2xlarge\"`), runs `kubeadm init` and gets no GPU labels or taint.", quoteList(bootstrap.Roles())),
+						Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+					},
+					"api_endpoint": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "API server `host:port` workers join (control plane: its advertised endpoint, optional). Without it, GPU workers are not bootstrapped and do not join.",
+					},
+					"join_token": schema.StringAttribute{
+						Optional:            true,
+						Sensitive:           true,
+						MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. Sensitive: it never reaches plan output or logs. Changing it does not replace nodes.",
+					},
+					"ca_cert_hash": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`sha256:<hex>` of the cluster CA, pinned by joining workers. Without it workers skip CA pinning (a warning says so).",
+					},
+					"pod_subnet": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only).",
+					},
 					"labels": schema.MapAttribute{
 						Optional:            true,
 						ElementType:         types.StringType,
@@ -209,6 +235,17 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(taintPattern, "must be key=value:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute"))},
 					},
 				},
+			},
+			"mounts": schema.ListAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "fstab lines the bootstrap mounts on every node, such as a storage tier's `fstab_line`. Changing them rolls the nodes.",
+			},
+			"bootstrap": schema.BoolAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+				MarkdownDescription: "Render the provider's node bootstrap into the nodes' cloud-init (default true). Set false to bring your own image or `user_data` entirely.",
 			},
 			"node_labels": schema.MapAttribute{
 				Computed:            true,
