@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -29,7 +30,7 @@ func main() {
 	regions := fs.String("region", "", "comma-separated regions to serve (default: all of cn-wulanchabu, cn-beijing, cn-hangzhou, cn-shanghai)")
 	verbose := fs.Bool("verbose", false, "log one line per RPC call to stderr (never parameters or secrets)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
+		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
 
 Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster:
 ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as RPC
@@ -42,7 +43,7 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
 		os.Exit(2)

@@ -38,7 +38,7 @@ func TestProgramServesUntilInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 
 	lines := make(chan string, 1)
 	go func() {

@@ -108,14 +108,14 @@ type DashboardPanel struct {
 // dashboardPanels is the dashboard's content: title, queries, unit and threshold steps.
 func dashboardPanels(t Thresholds) []panel {
 	line := map[string]any{"thresholdsStyle": map[string]any{"mode": "line+area"}, "lineWidth": 1, "fillOpacity": 0}
-	mk := func(title, desc, unit string, min, max *float64, steps []step, targets ...target) panel {
+	mk := func(title, desc, unit string, lo, hi *float64, steps []step, targets ...target) panel {
 		for i := range targets {
 			targets[i].RefID = string(rune('A' + i))
 			targets[i].Datasource = promDS
 		}
 		return panel{
 			Type: "timeseries", Title: title, Description: desc, Datasource: promDS, Targets: targets,
-			FieldConfig: fieldConfig{Defaults: fieldDefaults{Unit: unit, Min: min, Max: max,
+			FieldConfig: fieldConfig{Defaults: fieldDefaults{Unit: unit, Min: lo, Max: hi,
 				Thresholds: thresholds{Mode: "absolute", Steps: steps}, Custom: line}, Overrides: []any{}},
 			Options: panelOptions{Legend: map[string]any{"displayMode": "table", "placement": "bottom", "calcs": []string{"mean", "max"}},
 				Tooltip: map[string]any{"mode": "multi", "sort": "desc"}},

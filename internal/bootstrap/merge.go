@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -66,7 +67,7 @@ func Merge(ours, users string) (string, error) {
 
 	sum := sha256.New()
 	for _, p := range parts {
-		io.WriteString(sum, p.ctype+"\x00"+p.body+"\x00")
+		_, _ = io.WriteString(sum, p.ctype+"\x00"+p.body+"\x00")
 	}
 	boundary := "gpucluster-" + hex.EncodeToString(sum.Sum(nil))[:32]
 
@@ -171,7 +172,7 @@ func readMIME(s string) ([]userPart, error) {
 	var out []userPart
 	for {
 		p, err := r.NextRawPart()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

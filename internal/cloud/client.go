@@ -153,7 +153,6 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 func (c *Client) buildPools(cfg Config, creds Credentials) {
 	c.pools = map[string]*sync.Pool{}
 	for _, product := range []string{ProductECS, ProductVPC, ProductNAS, ProductSTS} {
-		product := product
 		c.pools[product] = &sync.Pool{New: func() any {
 			client, err := newRPCClient(product, cfg, creds, c.transport)
 			if err != nil {

@@ -169,7 +169,7 @@ func BenchmarkDescribeInstances100Server(b *testing.B) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"TotalCount":100`)) {
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"TotalCount":100`)) {
 				b.Errorf("status %d: %.300s", resp.StatusCode, body)
 				return
 			}

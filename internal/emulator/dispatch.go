@@ -70,7 +70,7 @@ func paramsHash(p params) string {
 	sort.Strings(keys)
 	h := sha256.New()
 	for _, k := range keys {
-		fmt.Fprintf(h, "%s=%s\n", k, p[k])
+		_, _ = fmt.Fprintf(h, "%s=%s\n", k, p[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

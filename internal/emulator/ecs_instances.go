@@ -696,7 +696,7 @@ func (s *Server) sdkInstance(in *instance, now time.Time) ecs.Instance {
 
 // --- DeleteInstances, Start/StopInstances ---
 
-func (c *call) instancesParam(max int) ([]*instance, *apiError) {
+func (c *call) instancesParam(limit int) ([]*instance, *apiError) {
 	ids, e := c.p.idsParam("InstanceIds", "InstanceId")
 	if e != nil {
 		return nil, e
@@ -704,8 +704,8 @@ func (c *call) instancesParam(max int) ([]*instance, *apiError) {
 	if len(ids) == 0 {
 		return nil, errMissing("InstanceId.1")
 	}
-	if len(ids) > max {
-		return nil, errInvalid("InstanceId", "at most %d ids, got %d", max, len(ids))
+	if len(ids) > limit {
+		return nil, errInvalid("InstanceId", "at most %d ids, got %d", limit, len(ids))
 	}
 	out := make([]*instance, 0, len(ids))
 	for _, id := range ids {

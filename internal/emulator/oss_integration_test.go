@@ -63,7 +63,7 @@ func TestOSSThroughTopLevelHandler(t *testing.T) {
 	must(t, s.Close())
 	s2, err := New(Config{StateFile: path})
 	must(t, err)
-	defer s2.Close()
+	defer func() { _ = s2.Close() }()
 	if b := s2.Resources().Buckets; len(b) != 1 {
 		t.Fatalf("bucket lost across restart: %v", b)
 	}

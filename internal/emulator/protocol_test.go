@@ -73,7 +73,7 @@ func (replayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -153,7 +153,7 @@ func put(t *testing.T, url, body string) []byte {
 	must(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT %s: %d %s", url, resp.StatusCode, b)
 	}
 	return b
@@ -401,7 +401,7 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 	must(t, err)
 	url2, err := s2.Start("127.0.0.1:0")
 	must(t, err)
-	defer s2.Close()
+	defer func() { _ = s2.Close() }()
 	e2 := &env{t: t, s: s2, host: strings.TrimPrefix(url2, "http://")}
 	e2.ecs, e2.vpc, e2.nas, e2.sts = e2.clients(credentials.NewAccessKeyCredential("emulator", "emulator-secret"))
 	after := s2.Resources()

@@ -73,8 +73,6 @@ func writeAPIError(w http.ResponseWriter, e *apiError, requestID, host string) {
 // params holds every request parameter (query string and form body merged).
 type params map[string]string
 
-func (p params) str(k string) string { return p[k] }
-
 func (p params) required(k string) (string, *apiError) {
 	v := p[k]
 	if v == "" {

@@ -330,10 +330,10 @@ func TestReaperScript(t *testing.T) {
 			return
 		}
 		if r.Method == http.MethodGet {
-			json.NewEncoder(w).Encode(list)
+			_ = json.NewEncoder(w).Encode(list)
 			return
 		}
-		fmt.Fprint(w, `{"kind":"Status","status":"Success"}`)
+		_, _ = fmt.Fprint(w, `{"kind":"Status","status":"Success"}`)
 	}))
 	defer srv.Close()
 	dir := t.TempDir()

@@ -152,7 +152,7 @@ func TestZoneRegion(t *testing.T) {
 func TestDesiredRules(t *testing.T) {
 	rules := DesiredRules("sg-1", []string{"203.0.113.0/24", "10.1.0.0/16", "203.0.113.0/24"})
 	var accepts, drops int
-	var lastAccept, firstDrop int = 0, 1000
+	lastAccept, firstDrop := 0, 1000
 	for i, r := range rules {
 		switch r.Policy {
 		case "accept":

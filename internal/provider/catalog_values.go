@@ -72,12 +72,6 @@ type catalogFilterModel struct {
 	BareMetal      types.Bool   `tfsdk:"bare_metal"`
 }
 
-// isCPUFamily reports whether a catalog family has no GPUs (g7, c7).
-func isCPUFamily(family string) bool {
-	ts := catalog.FamilyTypes(family)
-	return len(ts) > 0 && !ts[0].IsGPU()
-}
-
 // catalogFilterAttributes returns the filter attributes, described from the same slices that
 // feed their validators.
 func catalogFilterAttributes() map[string]schema.Attribute {

@@ -79,7 +79,7 @@ func TestAccProvider_unreachableEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	_ = ln.Close()
 
 	// The bound this test states: 2 transport retries with at most 2 s backoff each, around
 	// OpenTofu's own start-up, fit well inside 60 s. Retrying forever would blow through it.
@@ -113,7 +113,7 @@ func TestAccProvider_throttledFirstCallsStillSucceed(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"RequestId":"THROTTLE-%d","HostId":"ecs.aliyuncs.com","Code":"Throttling.User","Message":"Request was denied due to user flow control.","Recommend":""}`, seen.Load())
+		_, _ = fmt.Fprintf(w, `{"RequestId":"THROTTLE-%d","HostId":"ecs.aliyuncs.com","Code":"Throttling.User","Message":"Request was denied due to user flow control.","Recommend":""}`, seen.Load())
 	}))
 	t.Cleanup(front.Close)
 

@@ -192,9 +192,9 @@ func TestLifecycleValidate(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	cap, _ := LookupBackend(BackendNASCapacity)
+	nasCapacity, _ := LookupBackend(BackendNASCapacity)
 	cpfs, _ := LookupBackend(BackendCPFSAdvance200)
-	if got, want := MountCommand(cap, "1ab.cn-wulanchabu.nas.aliyuncs.com", "warm"),
+	if got, want := MountCommand(nasCapacity, "1ab.cn-wulanchabu.nas.aliyuncs.com", "warm"),
 		"sudo mkdir -p /mnt/warm && sudo mount -t nfs -o "+NFSOptions+" 1ab.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm"; got != want {
 		t.Fatalf("mount command\n got %s\nwant %s", got, want)
 	}

@@ -29,7 +29,7 @@ func httpGet(t *testing.T, url string) int {
 func TestWrongSecretIsSignatureDoesNotMatch(t *testing.T) {
 	e := newEnv(t)
 	_, err := e.client(testAK, "not-the-secret").ListBuckets(e.ctx, &oss.ListBucketsRequest{})
-	se := wantServiceError(t, err, 403, "SignatureDoesNotMatch")
+	se := serviceError(t, err, 403, "SignatureDoesNotMatch")
 	body := string(se.Snapshot)
 	// The server's StringToSign is in the body so a client can diff it.
 	sts := stringToSign(t, se)
@@ -159,7 +159,7 @@ func TestSignatureV1(t *testing.T) {
 
 	_, err = e.client(testAK, "wrong", func(cfg *oss.Config) { cfg.WithSignatureVersion(oss.SignatureVersionV1) }).
 		ListBuckets(e.ctx, &oss.ListBucketsRequest{})
-	se := wantServiceError(t, err, 403, "SignatureDoesNotMatch")
+	se := serviceError(t, err, 403, "SignatureDoesNotMatch")
 	if sts := stringToSign(t, se); !strings.HasPrefix(sts, "GET\n") || !strings.HasSuffix(sts, "\n/") {
 		t.Errorf("V1 error body lacks the StringToSign:\n%s", se.Snapshot)
 	}
@@ -209,21 +209,21 @@ func TestRawProtocolErrors(t *testing.T) {
 
 	for _, name := range []string{"Upper-Case", "ab", "-leading", "trailing-", "under_score"} {
 		resp := rawRequest(t, e, http.MethodPut, "/"+name+"/", oss.Ptr(name), "")
-		if resp.StatusCode != 400 || errorCode(t, resp) != "InvalidBucketName" {
+		if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp) != "InvalidBucketName" {
 			t.Errorf("bucket %q: status %d", name, resp.StatusCode)
 		}
 	}
 
 	resp := rawRequest(t, e, http.MethodPut, "/raw-bucket/?lifecycle", oss.Ptr("raw-bucket"), "<LifecycleConfiguration><Rule>")
-	if resp.StatusCode != 400 || errorCode(t, resp) != "MalformedXML" {
+	if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp) != "MalformedXML" {
 		t.Errorf("truncated lifecycle XML: %d", resp.StatusCode)
 	}
 	resp = rawRequest(t, e, http.MethodPut, "/raw-bucket/?encryption", oss.Ptr("raw-bucket"), "<VersioningConfiguration/>")
-	if resp.StatusCode != 400 || errorCode(t, resp) != "MalformedXML" {
+	if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp) != "MalformedXML" {
 		t.Errorf("wrong root element: %d", resp.StatusCode)
 	}
 	resp = rawRequest(t, e, http.MethodGet, "/raw-bucket/?cors", oss.Ptr("raw-bucket"), "")
-	if resp.StatusCode != 501 || errorCode(t, resp) != "NotImplemented" {
+	if resp.StatusCode != http.StatusNotImplemented || errorCode(t, resp) != "NotImplemented" {
 		t.Errorf("unsupported sub-resource: %d", resp.StatusCode)
 	}
 	if resp.Header.Get("x-oss-request-id") == "" {

@@ -85,8 +85,14 @@ func (e *env) client(ak, sk string, extra ...func(*oss.Config)) *oss.Client {
 func (e *env) defaultClient() *oss.Client { return e.client(testAK, testSecret) }
 
 // wantServiceError asserts err is an OSS service error with the given status
-// and code, and returns it.
-func wantServiceError(t *testing.T, err error, status int, code string) *oss.ServiceError {
+// and code.
+func wantServiceError(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	_ = serviceError(t, err, status, code)
+}
+
+// serviceError asserts as wantServiceError does and returns the error.
+func serviceError(t *testing.T, err error, status int, code string) *oss.ServiceError {
 	t.Helper()
 	var se *oss.ServiceError
 	if !errors.As(err, &se) {

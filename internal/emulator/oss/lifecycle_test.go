@@ -133,7 +133,7 @@ func TestBucketLifecycleRejectsBadRules(t *testing.T) {
 				Bucket:                 oss.Ptr("tiered"),
 				LifecycleConfiguration: &oss.LifecycleConfiguration{Rules: tc.rules},
 			})
-			se := wantServiceError(t, err, 400, tc.code)
+			se := serviceError(t, err, 400, tc.code)
 			if !strings.Contains(se.Message, tc.message) {
 				t.Errorf("message %q does not mention %q", se.Message, tc.message)
 			}
