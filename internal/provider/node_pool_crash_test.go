@@ -179,7 +179,7 @@ resource "gpucluster_node_pool" "big" {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
 		t.Fatalf("killing tofu and its provider: %v", err)
 	}
-	<-exited
+	t.Logf("tofu after SIGKILL: %v", <-exited)
 	atKill, running := poolInstances(emu, "big"), 0
 	for _, in := range emu.Resources().Instances {
 		if in["status"] == "Running" {
