@@ -253,10 +253,10 @@ func FileSystemTags(fs *nas.FileSystem) map[string]string {
 
 // UpdateFileSystemTags moves a file system's tags from old to new: TagResources for added or
 // changed keys, UntagResources for removed ones. No call when nothing changes.
-func (c *Client) UpdateFileSystemTags(ctx context.Context, id string, old, new map[string]string) error {
+func (c *Client) UpdateFileSystemTags(ctx context.Context, id string, old, want map[string]string) error {
 	var removed []string
 	for k := range old {
-		if _, ok := new[k]; !ok {
+		if _, ok := want[k]; !ok {
 			removed = append(removed, k)
 		}
 	}
@@ -272,7 +272,7 @@ func (c *Client) UpdateFileSystemTags(ctx context.Context, id string, old, new m
 		}
 	}
 	var set []nas.TagResourcesTag
-	for k, v := range new {
+	for k, v := range want {
 		if ov, ok := old[k]; !ok || ov != v {
 			set = append(set, nas.TagResourcesTag{Key: k, Value: v})
 		}
