@@ -14,5 +14,6 @@ resource "local_file" "dashboard" {
 }
 
 output "thresholds" {
-  value = data.gpucluster_alert_rules.training.thresholds
+  description = "The alert thresholds the rules use."
+  value       = data.gpucluster_alert_rules.training.thresholds
 }

@@ -6,14 +6,17 @@ data "gpucluster_instance_types" "hopper" {
 }
 
 output "hopper_stock" {
-  value = { for t in data.gpucluster_instance_types.hopper.instance_types : t.name => t.available_zone_ids }
+  description = "Zones where each Hopper-class type is in stock."
+  value       = { for t in data.gpucluster_instance_types.hopper.instance_types : t.name => t.available_zone_ids }
 }
 
 # Catalog types the region does not offer, and types the API knows but the catalog does not.
 output "not_offered" {
-  value = data.gpucluster_instance_types.hopper.not_offered
+  description = "Catalog types the region does not offer."
+  value       = data.gpucluster_instance_types.hopper.not_offered
 }
 
 output "unknown_to_catalog" {
-  value = data.gpucluster_instance_types.hopper.unknown_instance_types
+  description = "Types the API lists that the catalog does not know."
+  value       = data.gpucluster_instance_types.hopper.unknown_instance_types
 }

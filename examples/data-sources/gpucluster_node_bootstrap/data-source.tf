@@ -36,8 +36,15 @@ data "gpucluster_node_bootstrap" "gpu_worker" {
   # versions = { driver = "535.183.01", cuda = "11.8", nccl = "2.15.5", kubernetes = "1.33" }  # the defaults
 }
 
-# Sensitive: the document carries the join token. Pass it to the instances' user_data.
+# Sensitive: the documents carry the join token. Pass them to the instances' user_data.
+output "control_plane_cloud_init" {
+  description = "cloud-init for the control-plane node."
+  value       = data.gpucluster_node_bootstrap.control_plane.cloud_init
+  sensitive   = true
+}
+
 output "worker_cloud_init" {
-  value     = data.gpucluster_node_bootstrap.gpu_worker.cloud_init
-  sensitive = true
+  description = "cloud-init for the GPU workers."
+  value       = data.gpucluster_node_bootstrap.gpu_worker.cloud_init
+  sensitive   = true
 }

@@ -7,10 +7,12 @@ data "gpucluster_scenario" "training" {
 }
 
 output "recommended_instance_type" {
-  value = data.gpucluster_scenario.training.recommended_instance_type
+  description = "The first-ranked instance type."
+  value       = data.gpucluster_scenario.training.recommended_instance_type
 }
 
 output "candidates" {
+  description = "Every candidate with its rank, eRDMA setting and main reason."
   value = [for c in data.gpucluster_scenario.training.candidates : {
     instance_type = c.instance_type
     rank          = c.rank
@@ -21,5 +23,6 @@ output "candidates" {
 
 # What the request itself needs to be told (substitutes, series requests, matrix contradictions).
 output "request_findings" {
-  value = [for f in data.gpucluster_scenario.training.findings : "${f.severity}: ${f.message}"]
+  description = "What the catalog says about the request itself."
+  value       = [for f in data.gpucluster_scenario.training.findings : "${f.severity}: ${f.message}"]
 }

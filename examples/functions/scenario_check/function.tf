@@ -1,11 +1,13 @@
 variable "instance_type" {
-  type    = string
-  default = "ecs.gn7e-c16g1.32xlarge"
+  description = "ECS instance type of the training pool."
+  type        = string
+  default     = "ecs.gn7e-c16g1.32xlarge"
 }
 
 variable "node_count" {
-  type    = number
-  default = 4
+  description = "Nodes in the training pool."
+  type        = number
+  default     = 4
 }
 
 locals {
@@ -21,5 +23,6 @@ check "training_instance_type" {
 }
 
 output "training_warnings" {
-  value = local.training_check.warnings
+  description = "Where the pool falls short of the ai_training targets."
+  value       = local.training_check.warnings
 }

@@ -36,5 +36,6 @@ resource "gpucluster_rdma_network" "cfd" {
 
 # Hand the NCCL settings to the job launcher.
 output "nccl_env" {
-  value = gpucluster_rdma_network.training.nccl_env
+  description = "NCCL environment variables for jobs on the training network."
+  value       = gpucluster_rdma_network.training.nccl_env
 }

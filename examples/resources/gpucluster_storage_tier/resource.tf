@@ -40,13 +40,16 @@ resource "gpucluster_storage_tier" "cold" {
 
 # Feed the hot tier's node-local disk to the node pool, and mount the shared tiers.
 output "hot_data_disk" {
-  value = gpucluster_storage_tier.hot.data_disk_hint
+  description = "Node-local disk that meets the hot tier's IOPS target."
+  value       = gpucluster_storage_tier.hot.data_disk_hint
 }
 
 output "mounts" {
-  value = [gpucluster_storage_tier.hot.fstab_line, gpucluster_storage_tier.warm.fstab_line]
+  description = "fstab lines for the hot and warm file systems."
+  value       = [gpucluster_storage_tier.hot.fstab_line, gpucluster_storage_tier.warm.fstab_line]
 }
 
 output "alluxio_site_properties" {
-  value = gpucluster_storage_tier.cold.alluxio_properties
+  description = "alluxio-site.properties for the cache in front of the cold tier."
+  value       = gpucluster_storage_tier.cold.alluxio_properties
 }

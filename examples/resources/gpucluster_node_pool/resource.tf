@@ -1,0 +1,61 @@
+# Eight-GPU A100 80 GB-class nodes for large-model training. The instance type is left to the
+# catalog: it is planned from scenario, gpu_model and gpus_per_node, and the plan fails with the
+# reason when the combination cannot work.
+resource "gpucluster_node_pool" "training" {
+  name          = "llm-train"
+  network_id    = gpucluster_rdma_network.training.id
+  scenario      = "ai_training"
+  gpu_model     = "A100-80GB"
+  gpus_per_node = 8
+  size          = 16
+  min_size      = 12 # all-or-nothing floor when stock runs short
+
+  # Out of stock in every zone: go on with the catalog's next candidate.
+  instance_type_fallback = true
+  auto_release_after     = "72h" # reclaim idle capacity
+
+  data_disks = [{
+    category          = "cloud_essd"
+    performance_level = "PL3"
+    size_gib          = 2048 # node-local hot tier
+  }]
+
+  kubernetes = {
+    labels = { "team" = "foundation-models" }
+  }
+
+  update_strategy = {
+    max_unavailable = 2
+  }
+
+  tags = {
+    project = "foundation-models"
+  }
+
+  timeouts = {
+    create = "60m"
+  }
+}
+
+# A pinned type for CFD on spot capacity, without placement constraints.
+resource "gpucluster_node_pool" "cfd" {
+  name          = "cfd-solvers"
+  network_id    = gpucluster_rdma_network.cfd.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.gn7e-c16g1.4xlarge"
+  size          = 4
+
+  spot = {
+    strategy = "SpotAsPriceGo"
+  }
+}
+
+output "training_nodes" {
+  description = "Id, zone and private address of every training node."
+  value       = [for n in gpucluster_node_pool.training.nodes : "${n.id} ${n.zone_id} ${n.private_ip}"]
+}
+
+output "training_findings" {
+  description = "Where the training pool falls short of the scenario's targets."
+  value       = [for f in gpucluster_node_pool.training.findings : "${f.severity}: ${f.message}"]
+}
