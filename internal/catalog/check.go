@@ -78,7 +78,7 @@ func check(sc *Scenario, t InstanceType, opts CheckOptions) []Finding {
 	}
 
 	// Deployment checks.
-	if opts.ERDMA && !t.ERI {
+	if opts.ERDMA && !t.ERI && t.IsGPU() { // a CPU control plane carries no NCCL traffic: it simply gets no eRDMA
 		f := Finding{Severity: SeverityError, Code: CodeERDMAUnsupported,
 			Requirement: "EriQuantity > 0", Measured: "no ERI on " + t.ShortName(),
 			Message: fmt.Sprintf("eRDMA requested but %s has no elastic RDMA interface", t.ShortName()),

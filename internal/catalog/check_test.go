@@ -40,6 +40,7 @@ func TestCheck(t *testing.T) {
 		// CPU types.
 		{"GPU scenario on a CPU type", ScenarioAITraining, "g7.xlarge", CheckOptions{}, []string{"error:no_gpu"}},
 		{"control plane, no scenario", "", "ecs.c7.2xlarge", CheckOptions{Nodes: 3}, nil},
+		{"control plane on an eRDMA network", "", "g7.2xlarge", CheckOptions{ERDMA: true, LowLatencyPlacement: true}, nil},
 		{"control plane spot in low-latency set", "", "c7.xlarge", CheckOptions{Spot: true, LowLatencyPlacement: true}, []string{"error:spot_low_latency"}},
 	}
 	for _, tt := range tests {
