@@ -1,0 +1,92 @@
+# The module's defaults against the emulator, with two workers: apply, check what a research team
+# gets, destroy. A second run checks plan-time refusals.
+
+variables {
+  name            = "ait-test"
+  join_token_salt = "module-test"
+  cold_storage = {
+    bucket_name   = "ait-test-cold-0001"
+    force_destroy = true
+  }
+}
+
+run "defaults" {
+  assert {
+    condition     = output.instance_types["gpu"] == "ecs.ebmgn7ex.32xlarge"
+    error_message = "8 A100 80 GB-class GPUs over eRDMA should be ebmgn7ex, got ${output.instance_types["gpu"]}"
+  }
+  assert {
+    condition     = length(output.instance_type_reasons["gpu"]) > 0
+    error_message = "no reasons for the instance type"
+  }
+  assert {
+    condition     = length([for n in output.nodes : n if n.role == "gpu_worker" && n.status == "Running"]) == 2
+    error_message = "expected two running GPU workers: ${jsonencode(output.nodes)}"
+  }
+  assert {
+    condition     = length([for n in output.nodes : n if n.role == "control_plane" && n.instance_type == "ecs.g7.2xlarge"]) == 1
+    error_message = "expected one ecs.g7.2xlarge control-plane node"
+  }
+  assert {
+    condition     = output.control_plane.api_endpoint == "${[for n in output.nodes : n.private_ip if n.role == "control_plane"][0]}:6443"
+    error_message = "workers must join the control plane's private IP on 6443, got ${output.control_plane.api_endpoint}"
+  }
+  assert {
+    condition     = output.gpu_count == 16
+    error_message = "two 8-GPU nodes make 16 GPUs, got ${output.gpu_count}"
+  }
+  assert {
+    condition     = keys(output.storage_ids) == ["cold", "hot"] && strcontains(output.mount_commands["hot"], "/mnt/ait-test-hot")
+    error_message = "expected hot and cold tiers with a hot mount command: ${jsonencode(output.storage_ids)}"
+  }
+  assert {
+    condition     = output.storage_sizing["hot"].throughput_gbps >= 20
+    error_message = "the hot tier must reach the 20 GB/s default: ${jsonencode(output.storage_sizing["hot"])}"
+  }
+  assert {
+    condition     = strcontains(output.alluxio_properties, "ait-test-cold-0001")
+    error_message = "the Alluxio cache must front the cold bucket"
+  }
+  assert {
+    condition     = output.alert_rules.thresholds.gpu_util_below_percent == 85 && output.alert_rules.thresholds.memory_critical_percent == 95
+    error_message = "training alerts: GPU utilisation below 85%, memory critical at 95%"
+  }
+  assert {
+    condition     = strcontains(output.manifests_yaml, "72h") || strcontains(output.manifests_yaml, "259200")
+    error_message = "the idle reaper must reclaim after 72 h"
+  }
+  assert {
+    condition     = length(output.nccl_env) > 0
+    error_message = "the eRDMA network must give an NCCL environment"
+  }
+  assert {
+    condition     = output.estimated_hourly_price > 0
+    error_message = "the price must be known"
+  }
+  assert {
+    condition     = !strcontains(jsonencode(output.nodes), nonsensitive(output.join_token))
+    error_message = "the join token leaked into a non-sensitive output"
+  }
+}
+
+run "refuses_open_admin_access" {
+  command = plan
+
+  variables {
+    admin_cidrs = ["0.0.0.0/0"]
+  }
+
+  expect_failures = [var.admin_cidrs]
+}
+
+run "refuses_iops_beyond_one_disk" {
+  command = plan
+
+  variables {
+    hot_storage = {
+      min_iops = 2000000
+    }
+  }
+
+  expect_failures = [var.hot_storage]
+}

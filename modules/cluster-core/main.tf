@@ -1,0 +1,193 @@
+# The Kubernetes part of a scenario cluster on an existing gpucluster_rdma_network: a control-plane
+# pool running kubeadm init, GPU worker pools that join it, the cluster's Kubernetes manifests and
+# its alert rules.
+#
+# Node bootstrap comes from gpucluster_node_bootstrap into user_data, with the pool's own rendering
+# off (bootstrap = false): the pool's built-in bootstrap cannot yet plan mounts that are unknown
+# until the storage tiers exist, and it takes no software versions.
+
+locals {
+  # The kubeadm join token. Given, or derived: sha256 of the network id, the cluster name and a
+  # salt, cut to kubeadm's shape (hex digits are within [a-z0-9]). Deterministic, so plans stay
+  # stable without a random provider; secret only as far as the salt is. Changing it does not
+  # replace nodes.
+  token_seed = "${var.network_id}/${var.name}/${var.join_token_salt == null ? "" : var.join_token_salt}"
+  join_token = sensitive(var.join_token != null ? var.join_token : join(".", [
+    substr(sha256("token-id/${local.token_seed}"), 0, 6),
+    substr(sha256("token-secret/${local.token_seed}"), 0, 16),
+  ]))
+
+  versions     = { for k, v in var.software_versions : k => v if v != null }
+  api_endpoint = var.control_plane.enabled ? "${gpucluster_node_pool.control_plane[0].nodes[0].private_ip}:6443" : var.control_plane.api_endpoint
+}
+
+# Warn (not fail) when the join token is predictable: fine for a test cluster, not for production.
+check "join_token_secrecy" {
+  assert {
+    condition     = nonsensitive(var.join_token != null || var.join_token_salt != null)
+    error_message = "Neither join_token nor join_token_salt is set: the derived kubeadm join token can be computed by anyone who knows the network id. Set join_token_salt (or join_token) from a secret store."
+  }
+}
+
+data "gpucluster_node_bootstrap" "control_plane" {
+  count = var.control_plane.enabled ? 1 : 0
+
+  role     = "control_plane"
+  versions = length(local.versions) == 0 ? null : local.versions
+  kubernetes = {
+    join_token = local.join_token
+    pod_subnet = var.control_plane.pod_subnet
+  }
+}
+
+resource "gpucluster_node_pool" "control_plane" {
+  count = var.control_plane.enabled ? 1 : 0
+
+  name          = "${var.name}-cp"
+  network_id    = var.network_id
+  scenario      = var.scenario
+  instance_type = var.control_plane.instance_type
+  size          = var.control_plane.size
+  image_id      = var.control_plane.image_id
+  bootstrap     = false
+  user_data     = data.gpucluster_node_bootstrap.control_plane[0].cloud_init
+  tags          = var.tags
+
+  kubernetes = {
+    role = "control_plane"
+  }
+}
+
+data "gpucluster_node_bootstrap" "worker" {
+  for_each = var.worker_pools
+
+  role     = "gpu_worker"
+  versions = length(local.versions) == 0 ? null : local.versions
+  erdma    = var.erdma
+  nccl_env = length(var.nccl_env) == 0 ? null : var.nccl_env
+  mounts   = var.mounts
+  kubernetes = {
+    api_endpoint = local.api_endpoint
+    join_token   = local.join_token
+    ca_cert_hash = var.ca_cert_hash
+    labels = merge(each.value.labels, {
+      "gpucluster.io/scenario" = var.scenario
+      "gpucluster.io/pool"     = "${var.name}-${each.key}"
+    })
+    taints = length(each.value.taints) == 0 ? null : each.value.taints
+  }
+}
+
+# GPU workers. Two resources with the same settings, one with the node-local data disk and one
+# without, because gpucluster_node_pool cannot yet validate a data_disks list whose value is
+# unknown (as it is for every for_each resource while OpenTofu validates): here the list is a
+# literal of known length. Only one of the two has instances.
+locals {
+  worker_pools_plain = var.node_local_disk == null ? var.worker_pools : {}
+  worker_pools_disk  = var.node_local_disk == null ? {} : var.worker_pools
+}
+
+resource "gpucluster_node_pool" "worker" {
+  for_each = local.worker_pools_plain
+
+  name                   = "${var.name}-${each.key}"
+  network_id             = var.network_id
+  scenario               = var.scenario
+  gpu_model              = each.value.gpu_model
+  gpus_per_node          = each.value.gpu_model == null ? null : each.value.gpus_per_node
+  instance_type          = each.value.instance_type
+  size                   = each.value.size
+  min_size               = each.value.min_size
+  instance_type_fallback = each.value.instance_type_fallback
+  zone_ids               = each.value.zone_ids
+  image_id               = each.value.image_id
+  auto_release_after     = each.value.auto_release_after
+  bootstrap              = false
+  user_data              = data.gpucluster_node_bootstrap.worker[each.key].cloud_init
+  tags                   = merge(var.tags, each.value.tags)
+
+  system_disk = {
+    category          = each.value.system_disk.category
+    performance_level = each.value.system_disk.performance_level
+    size_gib          = each.value.system_disk.size_gib
+  }
+  update_strategy = {
+    max_unavailable = each.value.max_unavailable
+  }
+  kubernetes = {
+    role   = "gpu_worker"
+    labels = each.value.labels
+    taints = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
+  }
+}
+
+resource "gpucluster_node_pool" "worker_local_disk" {
+  for_each = local.worker_pools_disk
+
+  name                   = "${var.name}-${each.key}"
+  network_id             = var.network_id
+  scenario               = var.scenario
+  gpu_model              = each.value.gpu_model
+  gpus_per_node          = each.value.gpu_model == null ? null : each.value.gpus_per_node
+  instance_type          = each.value.instance_type
+  size                   = each.value.size
+  min_size               = each.value.min_size
+  instance_type_fallback = each.value.instance_type_fallback
+  zone_ids               = each.value.zone_ids
+  image_id               = each.value.image_id
+  auto_release_after     = each.value.auto_release_after
+  bootstrap              = false
+  user_data              = data.gpucluster_node_bootstrap.worker[each.key].cloud_init
+  tags                   = merge(var.tags, each.value.tags)
+
+  system_disk = {
+    category          = each.value.system_disk.category
+    performance_level = each.value.system_disk.performance_level
+    size_gib          = each.value.system_disk.size_gib
+  }
+  data_disks = [{
+    category          = var.node_local_disk.category
+    performance_level = var.node_local_disk.performance_level
+    size_gib          = var.node_local_disk.size_gib
+  }]
+  update_strategy = {
+    max_unavailable = each.value.max_unavailable
+  }
+  kubernetes = {
+    role   = "gpu_worker"
+    labels = each.value.labels
+    taints = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
+  }
+}
+
+locals {
+  workers = merge(gpucluster_node_pool.worker, gpucluster_node_pool.worker_local_disk)
+  pools   = concat(gpucluster_node_pool.control_plane, values(local.workers))
+}
+
+# Why the catalog chose each pool's type: the ranking the pool itself uses.
+data "gpucluster_scenario" "worker" {
+  for_each = { for k, p in var.worker_pools : k => p if p.gpu_model != null }
+
+  name          = var.scenario
+  gpu_model     = each.value.gpu_model
+  gpus_per_node = each.value.gpus_per_node
+  erdma         = var.erdma
+  node_count    = each.value.size
+}
+
+data "gpucluster_kubernetes_manifests" "cluster" {
+  scenario      = var.scenario
+  node_count    = sum([for p in var.worker_pools : p.size])
+  gpus_per_node = max([for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))]...)
+  erdma         = var.erdma
+  nccl_env      = length(var.nccl_env) == 0 ? null : var.nccl_env
+  max_runtime   = var.idle_reclaim_after
+  hpa           = var.hpa
+}
+
+data "gpucluster_alert_rules" "cluster" {
+  scenario              = var.scenario
+  design_bandwidth_gbps = var.monitoring.design_bandwidth_gbps
+  network_interface     = var.monitoring.network_interface
+}

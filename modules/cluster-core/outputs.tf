@@ -1,0 +1,124 @@
+output "control_plane" {
+  description = "The control-plane pool (id, instance type, nodes) and the API endpoint workers join; pool fields are null when the control plane is external."
+  value = {
+    pool_id       = try(gpucluster_node_pool.control_plane[0].id, null)
+    instance_type = try(gpucluster_node_pool.control_plane[0].instance_type, null)
+    nodes         = try(gpucluster_node_pool.control_plane[0].nodes, [])
+    api_endpoint  = local.api_endpoint
+  }
+}
+
+output "worker_pools" {
+  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints, price per hour."
+  value = { for k, p in local.workers : k => {
+    id                     = p.id
+    name                   = p.name
+    instance_type          = p.instance_type
+    gpu_count              = p.gpu_count
+    node_labels            = p.node_labels
+    node_taints            = p.node_taints
+    estimated_hourly_price = p.estimated_hourly_price
+  } }
+}
+
+output "instance_types" {
+  description = "Instance type of each worker pool."
+  value       = { for k, p in local.workers : k => p.instance_type }
+}
+
+output "instance_type_reasons" {
+  description = "Why the catalog ranks each worker pool's instance type where it does (from gpucluster_scenario); a pinned type says so."
+  value = { for k, p in local.workers : k => (
+    contains(keys(data.gpucluster_scenario.worker), k)
+    ? flatten([for c in data.gpucluster_scenario.worker[k].candidates : c.reasons if c.instance_type == p.instance_type])
+    : ["pinned by the caller (instance_type = \"${p.instance_type}\"); see findings for how it meets the scenario"]
+  ) }
+}
+
+output "nodes" {
+  description = "Every node of the cluster: role, pool, instance id, zone, private IP, status and instance type."
+  value = concat(
+    [for n in try(gpucluster_node_pool.control_plane[0].nodes, []) : {
+      role = "control_plane", pool = gpucluster_node_pool.control_plane[0].name
+      id   = n.id, zone_id = n.zone_id, private_ip = n.private_ip, status = n.status, instance_type = n.instance_type
+    }],
+    flatten([for k, p in local.workers : [for n in p.nodes : {
+      role = "gpu_worker", pool = p.name
+      id   = n.id, zone_id = n.zone_id, private_ip = n.private_ip, status = n.status, instance_type = n.instance_type
+    }]]),
+  )
+}
+
+output "findings" {
+  description = "The catalog's findings on every pool against the scenario (warnings and info; errors stop the plan), with the pool they concern."
+  value = flatten([
+    for p in local.pools : [
+      for f in p.findings : {
+        pool     = p.name
+        severity = f.severity
+        code     = f.code
+        message  = f.message
+        hint     = f.hint
+      }
+    ]
+  ])
+}
+
+output "estimated_hourly_price" {
+  description = "Price of every pool together per hour, from ECS DescribePrice (the emulator's figures are illustrative)."
+  value       = sum([for p in local.pools : p.estimated_hourly_price])
+}
+
+output "gpu_count" {
+  description = "GPUs in the cluster."
+  value       = sum([for p in local.workers : p.gpu_count])
+}
+
+output "nccl_env" {
+  description = "NCCL environment of the GPU workers and their jobs: the network's defaults with nccl_env applied."
+  value       = data.gpucluster_node_bootstrap.worker[keys(var.worker_pools)[0]].nccl_env
+}
+
+output "manifests_yaml" {
+  description = "Kubernetes manifests for the cluster as one multi-document YAML stream (device plugin, dcgm-exporter, training template, idle reaper, validation jobs): kubectl apply -f."
+  value       = data.gpucluster_kubernetes_manifests.cluster.yaml
+}
+
+output "manifests" {
+  description = "The same manifests one object at a time: kind, namespace, name and YAML."
+  value = [for d in data.gpucluster_kubernetes_manifests.cluster.documents : {
+    kind      = d.kind
+    namespace = d.namespace
+    name      = d.name
+    yaml      = d.yaml
+  }]
+}
+
+output "alert_rules_yaml" {
+  description = "Prometheus rule file for the scenario (passes promtool check rules)."
+  value       = data.gpucluster_alert_rules.cluster.rules_yaml
+}
+
+output "alert_rules" {
+  description = "Alert names and the thresholds they use."
+  value = {
+    names      = data.gpucluster_alert_rules.cluster.alert_names
+    thresholds = data.gpucluster_alert_rules.cluster.thresholds
+  }
+}
+
+output "alertmanager_yaml" {
+  description = "Alertmanager routing example for the alert rules; replace the webhook URLs."
+  value       = data.gpucluster_alert_rules.cluster.alertmanager_yaml
+}
+
+output "grafana_dashboard" {
+  description = "Grafana dashboard JSON for the cluster."
+  value       = data.gpucluster_alert_rules.cluster.grafana_dashboard
+}
+
+output "join_token" {
+  description = "The kubeadm join token the nodes use (sensitive), for joining nodes built outside this module."
+  value       = local.join_token
+  sensitive   = true
+}

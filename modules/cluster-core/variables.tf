@@ -1,0 +1,226 @@
+variable "name" {
+  description = "Cluster name: prefixes the pools (<name>-cp, <name>-<pool key>). 2-40 characters, a letter first, then letters, digits and hyphens."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-zA-Z][a-zA-Z0-9-]{1,39}$", var.name))
+    error_message = "name must be 2-40 characters: a letter first, then letters, digits and hyphens (for example \"llm-train\")."
+  }
+}
+
+variable "scenario" {
+  description = "Research scenario the cluster serves: ai_training, molecular_dynamics or engineering_simulation. It decides the catalog's checks, the alert thresholds and the manifests."
+  type        = string
+
+  validation {
+    condition     = contains(["ai_training", "molecular_dynamics", "engineering_simulation"], var.scenario)
+    error_message = "scenario must be one of ai_training, molecular_dynamics, engineering_simulation."
+  }
+}
+
+variable "network_id" {
+  description = "Id of the gpucluster_rdma_network every pool joins."
+  type        = string
+}
+
+variable "erdma" {
+  description = "Whether the network uses eRDMA: workers install the eRDMA driver, the catalog prefers types with elastic RDMA and jobs get the eRDMA NCCL environment. Must match the network's erdma."
+  type        = bool
+  default     = false
+}
+
+variable "nccl_env" {
+  description = "NCCL variables that override the network's defaults on the GPU workers (/etc/nccl.conf) and in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
+  type        = map(string)
+  default     = {}
+}
+
+variable "control_plane" {
+  description = "The Kubernetes control plane: a pool of CPU nodes running kubeadm init (enabled), or an existing API server the workers join (enabled = false with api_endpoint)."
+  type = object({
+    enabled       = optional(bool, true)
+    instance_type = optional(string, "ecs.g7.2xlarge")
+    size          = optional(number, 1)
+    image_id      = optional(string)
+    pod_subnet    = optional(string, "10.244.0.0/16")
+    api_endpoint  = optional(string)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.control_plane.size >= 1 && var.control_plane.size <= 7 && var.control_plane.size % 2 == 1
+    error_message = "control_plane.size must be 1, 3, 5 or 7: etcd needs an odd number of members to keep quorum."
+  }
+  validation {
+    condition     = var.control_plane.enabled || var.control_plane.api_endpoint != null
+    error_message = "With control_plane.enabled = false, set control_plane.api_endpoint to the host:port of the API server the workers join."
+  }
+  validation {
+    condition     = var.control_plane.api_endpoint == null || can(regex("^[A-Za-z0-9.-]+:[0-9]{1,5}$", var.control_plane.api_endpoint))
+    error_message = "control_plane.api_endpoint must be host:port, such as \"10.0.0.10:6443\" or \"k8s.example.org:6443\"."
+  }
+  validation {
+    condition     = can(cidrhost(var.control_plane.pod_subnet, 0))
+    error_message = "control_plane.pod_subnet must be a CIDR block such as \"10.244.0.0/16\", matching what your CNI expects."
+  }
+}
+
+variable "worker_pools" {
+  description = "GPU worker pools, keyed by a short name (the pool is <name>-<key>). Each sets exactly one of gpu_model (the catalog picks the type) or instance_type (pinned)."
+  type = map(object({
+    size                   = number
+    min_size               = optional(number)
+    gpu_model              = optional(string)
+    gpus_per_node          = optional(number)
+    instance_type          = optional(string)
+    instance_type_fallback = optional(bool, false)
+    zone_ids               = optional(list(string))
+    image_id               = optional(string)
+    system_disk = optional(object({
+      category          = string
+      performance_level = optional(string)
+      size_gib          = number
+    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
+    max_unavailable    = optional(number, 1)
+    auto_release_after = optional(string)
+    labels             = optional(map(string), {})
+    taints = optional(list(object({
+      key    = string
+      value  = optional(string, "")
+      effect = string
+    })), [])
+    tags = optional(map(string), {})
+  }))
+
+  validation {
+    condition     = length(var.worker_pools) >= 1
+    error_message = "worker_pools needs at least one pool, such as { gpu = { size = 2, gpu_model = \"A100-80GB\" } }."
+  }
+  validation {
+    condition     = alltrue([for k, p in var.worker_pools : can(regex("^[a-z][a-z0-9-]{0,15}$", k))])
+    error_message = "worker_pools keys must be 1-16 lowercase letters, digits and hyphens starting with a letter (for example \"gpu\" or \"a100\"): they name the pools."
+  }
+  validation {
+    condition     = alltrue([for p in var.worker_pools : (p.gpu_model == null) != (p.instance_type == null)])
+    error_message = "Each worker pool sets exactly one of gpu_model (let the catalog choose the instance type) or instance_type (pin it)."
+  }
+  validation {
+    condition     = alltrue([for p in var.worker_pools : p.size >= 1 && (p.min_size == null ? true : p.min_size <= p.size)])
+    error_message = "Each worker pool needs size >= 1 and, when set, min_size <= size."
+  }
+  validation {
+    condition     = alltrue(flatten([for p in var.worker_pools : [for t in p.taints : contains(["NoSchedule", "PreferNoSchedule", "NoExecute"], t.effect)]]))
+    error_message = "Worker pool taints need effect NoSchedule, PreferNoSchedule or NoExecute."
+  }
+  validation {
+    condition     = alltrue(flatten([for p in var.worker_pools : [for k in keys(p.labels) : !startswith(k, "gpucluster.io/") && !can(regex("(^|\\.)(kubernetes\\.io|k8s\\.io)/", k))]]))
+    error_message = "Worker pool labels may not use the gpucluster.io/, kubernetes.io/ or k8s.io/ prefixes (the module and the kubelet set those). Use your own prefix, such as lab.example.org/team."
+  }
+}
+
+variable "node_local_disk" {
+  description = "One data disk on every GPU worker, such as the hot tier's node-local ESSD PL3 disk (storage-tiers' hot_data_disk). Null: no data disk."
+  type = object({
+    category          = string
+    performance_level = optional(string)
+    size_gib          = number
+  })
+  default = null
+}
+
+variable "mounts" {
+  description = "/etc/fstab lines every GPU worker mounts at boot: the storage tiers' fstab_line values (NFS ones install nfs-common)."
+  type        = list(string)
+  default     = []
+}
+
+variable "software_versions" {
+  description = "Software on the nodes; unset fields take the provider's defaults, which meet the brief (driver >= 510.47.03, CUDA 11.8, NCCL >= 2.12, Kubernetes >= 1.24)."
+  type = object({
+    driver     = optional(string)
+    cuda       = optional(string)
+    nccl       = optional(string)
+    kubernetes = optional(string)
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "join_token" {
+  description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the cluster name and join_token_salt (see README)."
+  type        = string
+  default     = null
+  sensitive   = true
+
+  validation {
+    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
+    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot, such as abcdef.0123456789abcdef; generate one with `kubeadm token generate`."
+  }
+}
+
+variable "join_token_salt" {
+  description = "Secret mixed into the derived join token when join_token is null. Without it (and without join_token) anyone who knows the network id can compute the token: set one outside test clusters."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "ca_cert_hash" {
+  description = "sha256:<hex> of the cluster CA that workers pin when they join. Null: workers skip CA pinning (the bootstrap warns)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.ca_cert_hash == null || can(regex("^sha256:[0-9a-f]{64}$", var.ca_cert_hash))
+    error_message = "ca_cert_hash must be sha256: followed by 64 hex digits, as `kubeadm token create --print-join-command` prints it."
+  }
+}
+
+variable "idle_reclaim_after" {
+  description = "How long an opted-in workload (label gpucluster.io/reap=true) may run before the reaper CronJob reclaims it. The brief's 72h by default."
+  type        = string
+  default     = "72h"
+
+  validation {
+    condition     = can(regex("^[0-9]+h([0-9]+m)?$", var.idle_reclaim_after))
+    error_message = "idle_reclaim_after must be a duration in hours and minutes of at least 1h, such as \"72h\" or \"36h30m\"."
+  }
+}
+
+variable "monitoring" {
+  description = "Alert rule settings. Thresholds come from the scenario (GPU utilisation below 85% for training, 70% for simulation; GPU memory 90% warning, 95% critical for 5 min; network bursts at 80% of design_bandwidth_gbps)."
+  type = object({
+    design_bandwidth_gbps = optional(number, 100)
+    network_interface     = optional(string, "eth0")
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.monitoring.design_bandwidth_gbps >= 1
+    error_message = "monitoring.design_bandwidth_gbps is the link speed bursts are measured against, in Gbit/s: at least 1 (the network plan's is 100)."
+  }
+}
+
+variable "hpa" {
+  description = "Autoscale an inference Deployment on its pods' GPU utilisation (prometheus-adapter). Null: no HPA."
+  type = object({
+    deployment              = string
+    min_replicas            = number
+    max_replicas            = number
+    target_gpu_util_percent = optional(number)
+  })
+  default = null
+}
+
+variable "tags" {
+  description = "Tags on every node. Keys starting with gpucluster: are reserved."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for k in keys(var.tags) : !startswith(k, "gpucluster:")])
+    error_message = "Tag keys starting with gpucluster: are the provider's own; use another prefix."
+  }
+}

@@ -1,0 +1,52 @@
+# The module's defaults against the emulator, with two workers: apply, check, destroy.
+
+variables {
+  name            = "es-test"
+  join_token_salt = "module-test"
+  cold_storage = {
+    bucket_name   = "es-test-cold-0001"
+    force_destroy = true
+  }
+}
+
+run "defaults" {
+  assert {
+    condition     = startswith(output.instance_types["gpu"], "ecs.gn6e-")
+    error_message = "V100S for FP64 and ECC should be served by gn6e, got ${output.instance_types["gpu"]}"
+  }
+  assert {
+    condition     = output.gpu_count == 16
+    error_message = "two 8-GPU nodes make 16 GPUs, got ${output.gpu_count}"
+  }
+  assert {
+    condition     = length([for n in output.nodes : n if n.status == "Running"]) == 3
+    error_message = "expected a control plane and two workers running: ${jsonencode(output.nodes)}"
+  }
+  assert {
+    condition     = keys(output.storage_ids) == ["cold", "warm"] && output.alluxio_properties == null
+    error_message = "expected warm and cold tiers and no cache by default: ${jsonencode(output.storage_ids)}"
+  }
+  assert {
+    condition     = output.alert_rules.thresholds.gpu_util_below_percent == 70
+    error_message = "simulation alerts fire below 70% GPU utilisation"
+  }
+  assert {
+    condition     = length(output.network.deployment_set_ids) == 1
+    error_message = "spread placement needs one placement group for three nodes"
+  }
+}
+
+run "pinned_type" {
+  command = plan
+
+  variables {
+    worker_pools = {
+      t4 = { size = 1, instance_type = "ecs.gn6i-c4g1.xlarge" }
+    }
+  }
+
+  assert {
+    condition     = output.instance_types["t4"] == "ecs.gn6i-c4g1.xlarge"
+    error_message = "a pinned instance type must be kept"
+  }
+}
