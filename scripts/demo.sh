@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make demo: build the provider, start the offline emulator, apply an example stack against it with
-# real OpenTofu, show the outputs, destroy, check nothing is left, stop the emulator.
+# real OpenTofu (by default examples/scenarios/ai-training: one module call for a training cluster),
+# show the outputs a user cares about, destroy, check nothing is left, stop the emulator.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${BIN:-$root/bin}"
 TOFU="${TOFU:-$BIN/tofu}"
-STACK="${STACK:-$root/examples/quickstart}"
+STACK="$(cd "${STACK:-$root/examples/scenarios/ai-training}" && pwd)"
 
 work="$(mktemp -d)"
 emulator_pid=""
@@ -51,14 +52,33 @@ export ALIBABA_CLOUD_ACCESS_KEY_ID="emulator"
 export ALIBABA_CLOUD_ACCESS_KEY_SECRET="emulator-secret"
 export TF_IN_AUTOMATION=1
 
-cp -R "$STACK" "$work/stack"
-cd "$work/stack"
+# Work on a copy laid out like the repository, so relative module sources (../../../modules/...)
+# resolve and nothing is written into the checkout.
+rel="${STACK#"$root"/}"
+mkdir -p "$work/src/$(dirname "$rel")"
+cp -R "$root/modules" "$work/src/modules"
+cp -R "$STACK" "$work/src/$rel"
+cd "$work/src/$rel"
+export TF_DATA_DIR="$work/tfdata"
+# The kubeadm join token is derived from this salt; a real stack takes it from a secret store.
+TF_VAR_join_token_salt="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+export TF_VAR_join_token_salt
+
+step "tofu get (local modules; the provider comes from dev_overrides)"
+"$TOFU" get -no-color
 
 step "tofu apply ($(basename "$STACK"))"
 "$TOFU" apply -auto-approve -input=false -no-color
 
 step "outputs"
-"$TOFU" output -no-color
+shown=0
+for name in instance_type why nodes mount_command findings estimated_hourly_price; do
+  if value="$("$TOFU" output -no-color "$name" 2>/dev/null)"; then
+    printf '%s = %s\n' "$name" "$value"
+    shown=1
+  fi
+done
+((shown)) || "$TOFU" output -no-color
 
 step "tofu destroy"
 "$TOFU" destroy -auto-approve -input=false -no-color
