@@ -72,6 +72,9 @@ if ! grep -q '"provider_schemas":{"gpucluster":' "$work/schema.json"; then
   exit 1
 fi
 
+# Every attribute described, every resource, data source and function with its example.
+go run ./tools/docscheck -schema "$work/schema.json" -examples examples
+
 # 3. A scratch provider directory: examples, hand-written templates, the generated guide.
 site="$work/site"
 mkdir -p "$site/templates/guides"
