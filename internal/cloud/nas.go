@@ -80,6 +80,52 @@ func (c *Client) FindFileSystem(ctx context.Context, id string) (*nas.FileSystem
 	return nil, notFound(ProductNAS, "DescribeFileSystems", "InvalidFileSystem.NotFound", "file system "+id)
 }
 
+// FindFileSystemsByTags lists the file systems in the region that carry every tag (key and
+// value), sorted by id: the finder that adopts what an interrupted apply left behind.
+func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]string) ([]nas.FileSystem, error) {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	filter := make([]nas.DescribeFileSystemsTag, 0, len(keys))
+	for _, k := range keys {
+		filter = append(filter, nas.DescribeFileSystemsTag{Key: k, Value: tags[k]})
+	}
+	var out []nas.FileSystem
+	for page := 1; ; page++ {
+		req := nas.CreateDescribeFileSystemsRequest()
+		req.RegionId = c.region
+		req.Tag = &filter
+		req.PageNumber = requests.NewInteger(page)
+		req.PageSize = requests.NewInteger(100)
+		resp := nas.CreateDescribeFileSystemsResponse()
+		if err := c.Call(ctx, req, resp); err != nil {
+			return nil, fmt.Errorf("listing file systems tagged %v: %w", tags, err)
+		}
+		// The service filters; checking again keeps a lenient endpoint from handing back a file
+		// system that is not the tier's.
+		for _, fs := range resp.FileSystems.FileSystem {
+			have := FileSystemTags(&fs)
+			match := true
+			for k, v := range tags {
+				if got, ok := have[k]; !ok || got != v {
+					match = false
+					break
+				}
+			}
+			if match {
+				out = append(out, fs)
+			}
+		}
+		if len(resp.FileSystems.FileSystem) == 0 || page*100 >= resp.TotalCount {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FileSystemId < out[j].FileSystemId })
+	return out, nil
+}
+
 // FileSystemStatus is the status function of a file system: its Status, or "" with a not-found
 // error.
 func (c *Client) FileSystemStatus(ctx context.Context, id string) (string, error) {

@@ -13,10 +13,13 @@ import (
 type BucketInput struct {
 	Name      string
 	Encrypted bool
+	// Tags are put right after the bucket is made, before any other setting, so that an apply
+	// interrupted later leaves a bucket a later run recognises as its own.
+	Tags map[string]string
 }
 
-// CreateBucket creates a bucket and applies its settings. A bucket this account already owns
-// (a retried apply) is adopted and brought to the same settings.
+// CreateBucket creates a bucket, tags it and applies its settings. A bucket this account already
+// owns (a retried apply) is adopted and brought to the same settings.
 func (c *Client) CreateBucket(ctx context.Context, in BucketInput) error {
 	err := c.OSS(ctx, "PutBucket", func(ctx context.Context, cl *oss.Client) error {
 		_, err := cl.PutBucket(ctx, &oss.PutBucketRequest{
@@ -31,13 +34,39 @@ func (c *Client) CreateBucket(ctx context.Context, in BucketInput) error {
 	if err != nil && !IsCode(err, "BucketAlreadyOwnedByYou") {
 		return fmt.Errorf("creating bucket %s: %w", in.Name, err)
 	}
-	if err := c.SetBucketPublicAccessBlock(ctx, in.Name); err != nil {
+	if len(in.Tags) > 0 {
+		if err := c.SetBucketTags(ctx, in.Name, in.Tags); err != nil {
+			return err
+		}
+	}
+	return c.ApplyBucketSettings(ctx, in.Name, in.Encrypted)
+}
+
+// ApplyBucketSettings brings a bucket to the provider's settings: private ACL, public access
+// blocked, versioning on, and default encryption as asked. Each call is idempotent.
+func (c *Client) ApplyBucketSettings(ctx context.Context, bucket string, encrypted bool) error {
+	if err := c.SetBucketACL(ctx, bucket, oss.BucketACLPrivate); err != nil {
 		return err
 	}
-	if err := c.SetBucketVersioning(ctx, in.Name); err != nil {
+	if err := c.SetBucketPublicAccessBlock(ctx, bucket); err != nil {
 		return err
 	}
-	return c.SetBucketEncryption(ctx, in.Name, in.Encrypted)
+	if err := c.SetBucketVersioning(ctx, bucket); err != nil {
+		return err
+	}
+	return c.SetBucketEncryption(ctx, bucket, encrypted)
+}
+
+// SetBucketACL sets the bucket's ACL (private, public-read, public-read-write).
+func (c *Client) SetBucketACL(ctx context.Context, bucket string, acl oss.BucketACLType) error {
+	err := c.OSS(ctx, "PutBucketAcl", func(ctx context.Context, cl *oss.Client) error {
+		_, err := cl.PutBucketAcl(ctx, &oss.PutBucketAclRequest{Bucket: oss.Ptr(bucket), Acl: acl})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("setting the ACL of bucket %s to %s: %w", bucket, acl, err)
+	}
+	return nil
 }
 
 // SetBucketPublicAccessBlock blocks public access to the bucket.
