@@ -72,6 +72,9 @@ func Carve(block netip.Prefix, zones []string) (map[string]netip.Prefix, error) 
 	if len(zones) == 0 {
 		return nil, fmt.Errorf("no zones to carve %s for", block)
 	}
+	if !block.IsValid() || !block.Addr().Is4() {
+		return nil, fmt.Errorf("%s is not an IPv4 CIDR block such as 10.0.0.0/16", block)
+	}
 	sorted := append([]string(nil), zones...)
 	sort.Strings(sorted)
 	extra := bits.Len(uint(len(sorted) - 1)) // ceil(log2(n))
