@@ -44,17 +44,17 @@ type nodePoolModel struct {
 	ZoneIDs              types.List     `tfsdk:"zone_ids"`
 	InstanceTypeFallback types.Bool     `tfsdk:"instance_type_fallback"`
 	ImageID              types.String   `tfsdk:"image_id"`
-	SystemDisk           *diskModel     `tfsdk:"system_disk"`
-	DataDisks            []diskModel    `tfsdk:"data_disks"`
-	Spot                 *spotModel     `tfsdk:"spot"`
+	SystemDisk           types.Object   `tfsdk:"system_disk"`
+	DataDisks            types.List     `tfsdk:"data_disks"`
+	Spot                 types.Object   `tfsdk:"spot"`
 	AutoReleaseAfter     types.String   `tfsdk:"auto_release_after"`
-	Kubernetes           *k8sModel      `tfsdk:"kubernetes"`
+	Kubernetes           types.Object   `tfsdk:"kubernetes"`
 	NodeLabels           types.Map      `tfsdk:"node_labels"`
 	NodeTaints           types.List     `tfsdk:"node_taints"`
 	Mounts               types.List     `tfsdk:"mounts"`
 	Bootstrap            types.Bool     `tfsdk:"bootstrap"`
 	UserData             types.String   `tfsdk:"user_data"`
-	UpdateStrategy       *updateModel   `tfsdk:"update_strategy"`
+	UpdateStrategy       types.Object   `tfsdk:"update_strategy"`
 	Tags                 types.Map      `tfsdk:"tags"`
 	Nodes                types.List     `tfsdk:"nodes"`
 	GPUCount             types.Int64    `tfsdk:"gpu_count"`
@@ -87,6 +87,63 @@ type k8sModel struct {
 type updateModel struct {
 	MaxUnavailable types.Int64 `tfsdk:"max_unavailable"`
 }
+
+// poolNested holds the nested attributes decoded. They stay types.Object/types.List in the model
+// because a whole object may be unknown at plan time (a pool in for_each over a variable, say),
+// which a Go struct pointer cannot hold.
+type poolNested struct {
+	SystemDisk     *diskModel
+	DataDisks      []diskModel
+	Spot           *spotModel
+	Kubernetes     *k8sModel
+	UpdateStrategy *updateModel
+}
+
+// nested decodes the nested attributes; known is false when any of them is unknown as a whole.
+func (m *nodePoolModel) nested(ctx context.Context) (poolNested, bool, diag.Diagnostics) {
+	var (
+		n     poolNested
+		diags diag.Diagnostics
+	)
+	known := true
+	decode := func(obj types.Object, target any) {
+		switch {
+		case obj.IsUnknown():
+			known = false
+		case !obj.IsNull():
+			diags.Append(obj.As(ctx, target, basetypes.ObjectAsOptions{})...)
+		}
+	}
+	decode(m.SystemDisk, &n.SystemDisk)
+	decode(m.Spot, &n.Spot)
+	decode(m.Kubernetes, &n.Kubernetes)
+	decode(m.UpdateStrategy, &n.UpdateStrategy)
+	switch {
+	case m.DataDisks.IsUnknown():
+		known = false
+	case !m.DataDisks.IsNull():
+		for _, e := range m.DataDisks.Elements() {
+			if e.IsUnknown() {
+				known = false
+			}
+		}
+		if known {
+			diags.Append(m.DataDisks.ElementsAs(ctx, &n.DataDisks, false)...)
+		}
+	}
+	return n, known, diags
+}
+
+// Attribute types of the nested objects, for null values (import).
+var (
+	diskAttrTypes   = map[string]attr.Type{"category": types.StringType, "performance_level": types.StringType, "size_gib": types.Int64Type}
+	spotAttrTypes   = map[string]attr.Type{"strategy": types.StringType, "max_hourly_price": types.Float64Type}
+	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type}
+	k8sAttrTypes    = map[string]attr.Type{
+		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "ca_cert_hash": types.StringType,
+		"pod_subnet": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
+	}
+)
 
 // Object types of the computed nested lists, written once so values and schema agree.
 var (
@@ -167,13 +224,28 @@ func mapOf(ctx context.Context, m basetypes.MapValue) (map[string]string, diag.D
 	return out, diags
 }
 
+// listOf reads a list of strings; a list that is, or holds, an unknown value reads as empty
+// (callers that must tell the difference ask hasUnknown).
 func listOf(ctx context.Context, l basetypes.ListValue) ([]string, diag.Diagnostics) {
 	var out []string
-	if l.IsNull() || l.IsUnknown() {
+	if l.IsNull() || hasUnknown(l) {
 		return out, nil
 	}
 	diags := l.ElementsAs(ctx, &out, false)
 	return out, diags
+}
+
+// hasUnknown reports whether a list is unknown or holds an unknown element.
+func hasUnknown(l basetypes.ListValue) bool {
+	if l.IsUnknown() {
+		return true
+	}
+	for _, e := range l.Elements() {
+		if e.IsUnknown() {
+			return true
+		}
+	}
+	return false
 }
 
 // importedPool rebuilds a pool's state from its nodes' tags, for `terraform import`.
@@ -213,6 +285,11 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		NodeLabels:           types.MapNull(types.StringType),
 		NodeTaints:           types.ListNull(types.StringType),
 		Mounts:               types.ListNull(types.StringType),
+		SystemDisk:           types.ObjectNull(diskAttrTypes),
+		DataDisks:            types.ListNull(types.ObjectType{AttrTypes: diskAttrTypes}),
+		Spot:                 types.ObjectNull(spotAttrTypes),
+		Kubernetes:           types.ObjectNull(k8sAttrTypes),
+		UpdateStrategy:       types.ObjectNull(updateAttrTypes),
 		Bootstrap:            types.BoolValue(true),
 		Findings:             types.ListNull(findingObjectType),
 		EstimatedHourlyPrice: types.Float64Null(),

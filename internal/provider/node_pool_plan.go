@@ -98,13 +98,18 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			resp.Diagnostics.AddAttributeError(path.Root("auto_release_after"), fmt.Sprintf("Invalid auto_release_after %q", v.ValueString()), err.Error())
 		}
 	}
-	if d := cfg.SystemDisk; d != nil {
+	nested, _, d := cfg.nested(ctx)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if d := nested.SystemDisk; d != nil {
 		checkDiskConfig(path.Root("system_disk"), *d, &resp.Diagnostics)
 	}
-	for i, d := range cfg.DataDisks {
+	for i, d := range nested.DataDisks {
 		checkDiskConfig(path.Root("data_disks").AtListIndex(i), d, &resp.Diagnostics)
 	}
-	if s := cfg.Spot; s != nil && !s.Strategy.IsUnknown() {
+	if s := nested.Spot; s != nil && !s.Strategy.IsUnknown() {
 		switch s.Strategy.ValueString() {
 		case "SpotWithPriceLimit":
 			if s.MaxHourlyPrice.IsNull() {
@@ -118,7 +123,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
-	if k := cfg.Kubernetes; k != nil {
+	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
 		for key := range labels {
@@ -189,6 +194,12 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if plan.MinSize.IsUnknown() {
 		plan.MinSize = plan.Size
 	}
+	if _, known, d := plan.nested(ctx); !known || d.HasError() {
+		// A nested block is not known yet (for_each over a variable that depends on another
+		// resource): the computed values stay unknown; the apply resolves them.
+		resp.Diagnostics.Append(d...)
+		return
+	}
 	if state != nil && req.Plan.Raw.Equal(req.State.Raw) {
 		// Nothing in the configuration changed: the network was checked when this state was
 		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
@@ -257,6 +268,11 @@ func allRunning(ctx context.Context, m *nodePoolModel) bool {
 // atApply is true when called from Create or Update: the node bootstrap is then rendered.
 func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	nested, _, d := plan.nested(ctx)
+	diags.Append(d...)
+	if diags.HasError() {
+		return poolSpec{}, diags
+	}
 	spec := poolSpec{
 		Name:     plan.Name.ValueString(),
 		Scenario: plan.Scenario.ValueString(),
@@ -271,14 +287,14 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.MinSize = int(plan.MinSize.ValueInt64())
 	}
 	plan.MinSize = types.Int64Value(int64(spec.MinSize))
-	if s := plan.Spot; s != nil {
+	if s := nested.Spot; s != nil {
 		spec.Spot = s.Strategy.ValueString()
 		spec.SpotLimit = s.MaxHourlyPrice.ValueFloat64()
 	}
 	lowLatency := network != nil && network.Placement == netplan.PlacementLowLatency
 	wantERDMA := network != nil && network.ERDMA
 	spec.Role = bootstrap.RoleGPUWorker
-	if k := plan.Kubernetes; k != nil && k.Role.ValueString() != "" {
+	if k := nested.Kubernetes; k != nil && k.Role.ValueString() != "" {
 		spec.Role = k.Role.ValueString()
 	}
 	// A control plane runs no GPU work: only the deployment checks apply to it.
@@ -389,7 +405,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.Labels["nvidia.com/gpu.product"] = gpuProductLabel(it)
 		spec.Taints = append(spec.Taints, defaultGPUTaint)
 	}
-	if k := plan.Kubernetes; k != nil {
+	if k := nested.Kubernetes; k != nil {
 		extra, d := mapOf(ctx, k.Labels)
 		diags.Append(d...)
 		for key, v := range extra {
@@ -434,16 +450,16 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.AutoRelease, _ = parseAutoRelease(plan.AutoReleaseAfter.ValueString())
 	}
 	spec.SystemDisk = diskSpec{Category: "cloud_essd", Level: "PL1", SizeGiB: 100}
-	if d := plan.SystemDisk; d != nil {
+	if d := nested.SystemDisk; d != nil {
 		spec.SystemDisk = diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
 	}
-	for _, d := range plan.DataDisks {
+	for _, d := range nested.DataDisks {
 		spec.DataDisks = append(spec.DataDisks, diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
 	}
 	spec.UserTags, d = mapOf(ctx, plan.Tags)
 	diags.Append(d...)
 	spec.MaxUnavail = 1
-	if u := plan.UpdateStrategy; u != nil {
+	if u := nested.UpdateStrategy; u != nil {
 		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
 	}
 	mounts, d := listOf(ctx, plan.Mounts)
@@ -451,7 +467,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 
 	// What a node is built from. The join token and the labels are left out on purpose: rotating
 	// the token or relabelling must not replace machines.
-	k8s := plan.Kubernetes
+	k8s := nested.Kubernetes
 	if k8s == nil {
 		k8s = &k8sModel{}
 	}
@@ -472,7 +488,7 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
 		return diags
 	}
-	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || plan.Mounts.IsUnknown() {
+	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && k8s.APIEndpoint.ValueString() == "" {

@@ -698,3 +698,46 @@ func TestAccNodePool_gpuQuota(t *testing.T) {
 		},
 	})
 }
+
+// TestAccNodePool_unknownNestedValues plans a pool whose nested attributes are unknown as a whole
+// until the network exists (as they are in for_each over module variables): the plan must not
+// fail, and the apply builds the nodes with the values once known.
+func TestAccNodePool_unknownNestedValues(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	config := emu.Config() + poolNetworkConfig("") + `
+locals {
+  ready = gpucluster_rdma_network.net.id != ""
+}
+resource "gpucluster_node_pool" "train" {
+  name          = "train"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 2
+  system_disk     = local.ready ? { category = "cloud_essd", performance_level = "PL1", size_gib = 120 } : null
+  data_disks      = local.ready ? [{ category = "cloud_essd", performance_level = "PL3", size_gib = 1300 }] : null
+  spot            = local.ready ? { strategy = "SpotAsPriceGo" } : null
+  update_strategy = local.ready ? { max_unavailable = 1 } : null
+  kubernetes      = local.ready ? { labels = { "example.org/team" = "cfd" } } : null
+  mounts          = [for z in gpucluster_rdma_network.net.zone_ids : "nas-${z}.example:/ /mnt/${z} nfs vers=3 0 0"]
+  bootstrap       = false
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
+				statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("node_labels").AtMapKey("example.org/team"), knownvalue.StringExact("cfd")),
+			},
+			Check: checkInstances(emu, 2),
+		}, {
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		}},
+	})
+}
