@@ -73,6 +73,20 @@ type Options struct {
 	DesignBandwidthGbps float64
 	// NetworkInterface is the node-exporter device label; "" means eth0.
 	NetworkInterface string
+	// Overrides of the brief's numbers; 0 keeps the scenario's or the brief's value.
+	GPUUtilBelowPercent   int
+	MemoryWarningPercent  int
+	MemoryCriticalPercent int
+	MemoryForMinutes      int
+	NetworkBurstPercent   int
+}
+
+// orDefault returns v, or def when v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // ForScenario returns the thresholds for a scenario.
@@ -93,17 +107,41 @@ func ForScenario(o Options) (Thresholds, error) {
 	if strings.ContainsAny(o.NetworkInterface, "\"\\{}`\n") {
 		return Thresholds{}, fmt.Errorf("network interface %q is not a device name", o.NetworkInterface)
 	}
-	return Thresholds{
+	th := Thresholds{
 		Scenario:              sc.Name,
-		GPUUtilBelowPercent:   sc.GPUUtilAlertPercent,
-		MemoryWarningPercent:  MemoryWarningPercent,
-		MemoryCriticalPercent: MemoryCriticalPercent,
+		GPUUtilBelowPercent:   orDefault(o.GPUUtilBelowPercent, sc.GPUUtilAlertPercent),
+		MemoryWarningPercent:  orDefault(o.MemoryWarningPercent, MemoryWarningPercent),
+		MemoryCriticalPercent: orDefault(o.MemoryCriticalPercent, MemoryCriticalPercent),
 		MemoryFor:             MemoryFor,
-		NetworkBurstPercent:   NetworkBurstPercent,
+		NetworkBurstPercent:   orDefault(o.NetworkBurstPercent, NetworkBurstPercent),
 		DesignBandwidthGbps:   o.DesignBandwidthGbps,
 		NetworkInterface:      o.NetworkInterface,
-	}, nil
+	}
+	if o.MemoryForMinutes != 0 {
+		th.MemoryFor = time.Duration(o.MemoryForMinutes) * time.Minute
+	}
+	for name, v := range map[string]int{"gpu_util_below_percent": th.GPUUtilBelowPercent, "memory_warning_percent": th.MemoryWarningPercent,
+		"memory_critical_percent": th.MemoryCriticalPercent, "network_burst_percent": th.NetworkBurstPercent} {
+		if v < 1 || v > 100 {
+			return Thresholds{}, &ThresholdError{Field: name, Message: fmt.Sprintf("%d is not a percentage between 1 and 100", v)}
+		}
+	}
+	if th.MemoryWarningPercent >= th.MemoryCriticalPercent {
+		return Thresholds{}, &ThresholdError{Field: "memory_warning_percent", Message: fmt.Sprintf("the warning (%d%%) must be below the critical threshold (%d%%): lower memory_warning_percent or raise memory_critical_percent",
+			th.MemoryWarningPercent, th.MemoryCriticalPercent)}
+	}
+	if th.MemoryFor < time.Minute {
+		return Thresholds{}, &ThresholdError{Field: "memory_for_minutes", Message: fmt.Sprintf("%d minutes: give at least 1", o.MemoryForMinutes)}
+	}
+	return th, nil
 }
+
+// ThresholdError is an override out of range; Field names the data source attribute.
+type ThresholdError struct {
+	Field, Message string
+}
+
+func (e *ThresholdError) Error() string { return e.Field + ": " + e.Message }
 
 // RuleFile is a Prometheus rule file.
 type RuleFile struct {

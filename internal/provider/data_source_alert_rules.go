@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -55,6 +56,26 @@ func (d *alertRulesDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 				Optional: true, Computed: true,
 				MarkdownDescription: "node-exporter `device` label to watch. Default `eth0`.",
 			},
+			"gpu_util_below_percent": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "Override: alert when GPU utilisation stays below this percentage. Default: the scenario's (85 for ai_training, 70 for the simulations).",
+			},
+			"memory_warning_percent": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("Override: GPU memory warning threshold, percent. Default %d.", alerting.MemoryWarningPercent),
+			},
+			"memory_critical_percent": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("Override: GPU memory critical threshold, percent; must be above the warning. Default %d.", alerting.MemoryCriticalPercent),
+			},
+			"memory_for_minutes": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("Override: how long memory must stay above a threshold before the alert fires. Default %d.", int(alerting.MemoryFor.Minutes())),
+			},
+			"network_burst_percent": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("Override: network burst threshold as a percentage of `design_bandwidth_gbps`. Default %d.", alerting.NetworkBurstPercent),
+			},
 			"thresholds": schema.SingleNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "The numbers the rules use.",
@@ -79,6 +100,11 @@ type alertRulesModel struct {
 	Scenario            types.String         `tfsdk:"scenario"`
 	DesignBandwidthGbps types.Float64        `tfsdk:"design_bandwidth_gbps"`
 	NetworkInterface    types.String         `tfsdk:"network_interface"`
+	GPUUtilBelow        types.Int64          `tfsdk:"gpu_util_below_percent"`
+	MemoryWarning       types.Int64          `tfsdk:"memory_warning_percent"`
+	MemoryCritical      types.Int64          `tfsdk:"memory_critical_percent"`
+	MemoryForMinutes    types.Int64          `tfsdk:"memory_for_minutes"`
+	NetworkBurst        types.Int64          `tfsdk:"network_burst_percent"`
 	Thresholds          *alertThresholdModel `tfsdk:"thresholds"`
 	RulesYAML           types.String         `tfsdk:"rules_yaml"`
 	AlertmanagerYAML    types.String         `tfsdk:"alertmanager_yaml"`
@@ -104,7 +130,15 @@ func (d *alertRulesDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	summary := "Rendering alert rules for scenario " + m.Scenario.ValueString()
 	th, err := alerting.ForScenario(alerting.Options{
 		Scenario: m.Scenario.ValueString(), DesignBandwidthGbps: m.DesignBandwidthGbps.ValueFloat64(), NetworkInterface: m.NetworkInterface.ValueString(),
+		GPUUtilBelowPercent: int(m.GPUUtilBelow.ValueInt64()), MemoryWarningPercent: int(m.MemoryWarning.ValueInt64()),
+		MemoryCriticalPercent: int(m.MemoryCritical.ValueInt64()), MemoryForMinutes: int(m.MemoryForMinutes.ValueInt64()),
+		NetworkBurstPercent: int(m.NetworkBurst.ValueInt64()),
 	})
+	var thErr *alerting.ThresholdError
+	if errors.As(err, &thErr) {
+		resp.Diagnostics.AddAttributeError(path.Root(thErr.Field), summary, thErr.Message)
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("network_interface"), summary, err.Error()+"; use the interface name node-exporter reports, such as eth0")
 		return

@@ -22,6 +22,14 @@ data "gpucluster_alert_rules" "cfd" {
   scenario              = "engineering_simulation"
   design_bandwidth_gbps = 25
 }
+data "gpucluster_alert_rules" "tuned" {
+  scenario                = "molecular_dynamics"
+  gpu_util_below_percent  = 60
+  memory_warning_percent  = 80
+  memory_critical_percent = 92
+  memory_for_minutes      = 10
+  network_burst_percent   = 70
+}
 `
 	tr, cfd := "data.gpucluster_alert_rules.training", "data.gpucluster_alert_rules.cfd"
 	resource.Test(t, resource.TestCase{
@@ -43,6 +51,13 @@ data "gpucluster_alert_rules" "cfd" {
 				statecheck.ExpectKnownValue(cfd, tfjsonpath.New("thresholds").AtMapKey("gpu_util_below_percent"), knownvalue.Int64Exact(70)),
 				statecheck.ExpectKnownValue(cfd, tfjsonpath.New("thresholds").AtMapKey("network_burst_gbps"), knownvalue.Float64Exact(20)),
 				statecheck.ExpectKnownValue(cfd, tfjsonpath.New("rules_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`>=\s+20\n`))),
+				// Every threshold can be overridden, and the rules use the override.
+				statecheck.ExpectKnownValue("data.gpucluster_alert_rules.tuned", tfjsonpath.New("thresholds"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"gpu_util_below_percent": knownvalue.Int64Exact(60), "memory_warning_percent": knownvalue.Int64Exact(80),
+					"memory_critical_percent": knownvalue.Int64Exact(92), "memory_for_minutes": knownvalue.Int64Exact(10),
+					"network_burst_percent": knownvalue.Int64Exact(70), "network_burst_gbps": knownvalue.Float64Exact(70),
+				})),
+				statecheck.ExpectKnownValue("data.gpucluster_alert_rules.tuned", tfjsonpath.New("rules_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`(?s)< 60.*for: 10m`))),
 			},
 		}},
 	})
@@ -61,6 +76,14 @@ func TestAccAlertRules_errors(t *testing.T) {
   scenario              = "ai_training"
   design_bandwidth_gbps = 0
 }`, ExpectError: regexp.MustCompile(`(?s)design_bandwidth_gbps.*at least 1`)},
+		{Config: emu.Config() + `data "gpucluster_alert_rules" "x" {
+  scenario                = "ai_training"
+  memory_warning_percent  = 96
+}`, ExpectError: regexp.MustCompile(`(?s)memory_warning_percent.*must be below the critical`)},
+		{Config: emu.Config() + `data "gpucluster_alert_rules" "x" {
+  scenario               = "ai_training"
+  gpu_util_below_percent = 140
+}`, ExpectError: regexp.MustCompile(`(?s)gpu_util_below_percent.*between 1 and 100`)},
 	} {
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
