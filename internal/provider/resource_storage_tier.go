@@ -2,11 +2,10 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +40,17 @@ var (
 
 // lifecycleRuleID names the one lifecycle rule the resource manages on its bucket.
 const lifecycleRuleID = "gpucluster-tiering"
+
+// tagStorageTier carries the tier's name on its file system or bucket. With gpucluster:managed-by
+// it lets a later apply find, and adopt, what an interrupted one created.
+const tagStorageTier = "gpucluster:storage-tier"
+
+// The settings every bucket is held to; changed outside Terraform, they show in the next plan
+// (bucket_acl, bucket_versioning, bucket_block_public_access) and the apply restores them.
+const (
+	bucketACLPrivate   = "private"
+	bucketVersioningOn = "Enabled"
+)
 
 // Default timeouts: file systems take minutes to create and to extend.
 const (
@@ -205,7 +215,9 @@ func (r *storageTierResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"tags": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Tags of the file system or bucket. Updated in place.",
+				MarkdownDescription: fmt.Sprintf("Tags of the file system or bucket, at most %d. Updated in place. Keys starting "+
+					"with `gpucluster:` are reserved: the provider adds `%s` and `%s = <name>`, which let a later apply adopt "+
+					"what an interrupted one created.", maxUserTags, tagManagedBy, tagStorageTier),
 			},
 			"force_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -237,6 +249,15 @@ func (r *storageTierResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"fstab_line":     computedString("The same mount as an `/etc/fstab` line."),
 			"alluxio_properties": computedString("Cold tier with `cache`: an `alluxio-site.properties` mounting the bucket as Alluxio's root " +
 				"with the worker cache sized to `cache.size_gib`. Carries no credentials."),
+			"bucket_acl": computedString("Cold tier: the bucket's ACL, always `" + bucketACLPrivate + "`. Changed outside " +
+				"Terraform, the next plan shows it and the apply restores it."),
+			"bucket_versioning": computedString("Cold tier: the bucket's versioning status, always `" + bucketVersioningOn +
+				"`. Changed outside Terraform (suspended), the next plan shows it and the apply restores it."),
+			"bucket_block_public_access": schema.BoolAttribute{
+				Computed: true,
+				MarkdownDescription: "Cold tier: whether the bucket blocks public access, always `true`. Changed outside " +
+					"Terraform, the next plan shows it and the apply restores it.",
+			},
 			"data_disk_hint": schema.SingleNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Hot tier: the node-local ESSD PL3 data disk per node that reaches `min_iops`, in the terms of " +
@@ -279,23 +300,27 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	tags := tierStringMap(ctx, plan.Tags, &resp.Diagnostics)
 
 	if backend.Object {
-		err := r.client.CreateBucket(ctx, cloud.BucketInput{Name: name, Encrypted: plan.Encryption.ValueBool()})
+		what := fmt.Sprintf("Creating storage tier %s (bucket %s)", name, name)
+		adopted, err := r.adoptBucket(ctx, name, tags, plan.Encryption.ValueBool())
 		if err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (bucket %s)", name, name), err.Error())
+			resp.Diagnostics.AddError(what, err.Error())
+			return
+		}
+		if adopted {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Storage tier %s: adopted bucket %s", name, name),
+				"The bucket already existed, left by an earlier apply that was interrupted before it saved the state; it was "+
+					"adopted and brought to this configuration instead of being created again.")
+		} else if err := r.client.CreateBucket(ctx, cloud.BucketInput{Name: name, Encrypted: plan.Encryption.ValueBool(),
+			Tags: storageTags(name, tags)}); err != nil {
+			resp.Diagnostics.AddError(what, err.Error())
 			return
 		}
 		// The id goes to the state before anything else can fail, so a failure leaves a tainted
 		// resource, not a leaked bucket.
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
 		if err := r.client.PutLifecycleRule(ctx, name, lifecycleRuleOf(ctx, plan.ObjectLifecycle, &resp.Diagnostics)); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (bucket %s): lifecycle", name, name), err.Error())
+			resp.Diagnostics.AddError(what+": lifecycle", err.Error())
 			return
-		}
-		if len(tags) > 0 {
-			if err := r.client.SetBucketTags(ctx, name, tags); err != nil {
-				resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (bucket %s): tags", name, name), err.Error())
-				return
-			}
 		}
 		plan.ID = types.StringValue(name)
 		plan.Bucket = types.StringValue(name)
@@ -311,22 +336,48 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	in := cloud.FileSystemInput{
 		FileSystemType: backend.FileSystemType, StorageType: backend.StorageType, ProtocolType: backend.ProtocolType,
 		ZoneID: net.ZoneID, VpcID: net.VpcID, VSwitchID: net.VSwitchID, Description: name,
-		Encrypted: plan.Encryption.ValueBool(), ClientToken: tierClientToken(),
+		Encrypted: plan.Encryption.ValueBool(),
 	}
 	if backend.SendsCapacity {
 		in.CapacityGiB = plan.ProvisionedCapacityTiB.ValueInt64() * storageplan.GiBPerTiB
 	}
-	id, err := r.client.CreateFileSystem(ctx, in)
+	id, haveTags, adopted, err := r.createOrAdoptFileSystem(ctx, plan.Tier.ValueString(), backend, in)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s file system)", name, backend.Title), err.Error())
 		return
 	}
+	if adopted {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Storage tier %s: adopted file system %s", name, id),
+			fmt.Sprintf("File system %s carries the tags %s = %s and %s = %s and matches this configuration: it was left by an "+
+				"earlier apply that was interrupted before it saved the state, and was adopted instead of creating another.",
+				id, tagManagedBy, managedByVal, tagStorageTier, name))
+	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
-	if _, err := r.client.WaitFileSystemRunning(ctx, id); err != nil {
+	// Tags first, while nothing else can have failed yet: from here on a later run can find it.
+	if err := r.client.UpdateFileSystemTags(ctx, id, haveTags, storageTags(name, tags)); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s): tags", name, id), err.Error())
+		return
+	}
+	fs, err := r.client.WaitFileSystemRunning(ctx, id)
+	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s)", name, id), err.Error())
 		return
 	}
-	domain, err := r.client.CreateMountTarget(ctx, id, net.VpcID, net.VSwitchID)
+	if adopted {
+		if fs.Description != name {
+			if err := r.client.SetFileSystemDescription(ctx, id, name); err != nil {
+				resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s)", name, id), err.Error())
+				return
+			}
+		}
+		if backend.SendsCapacity && fs.Capacity < in.CapacityGiB {
+			if err := r.client.UpgradeFileSystem(ctx, id, in.CapacityGiB, upgradeClientToken(id, in.CapacityGiB)); err != nil {
+				resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s)", name, id), err.Error())
+				return
+			}
+		}
+	}
+	domain, err := r.mountTargetIn(ctx, id, net)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s): mount target", name, id), err.Error())
 		return
@@ -335,12 +386,6 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	if _, err := r.client.WaitMountTargetActive(ctx, id, domain); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s): mount target", name, id), err.Error())
 		return
-	}
-	if len(tags) > 0 {
-		if err := r.client.UpdateFileSystemTags(ctx, id, nil, tags); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s): tags", name, id), err.Error())
-			return
-		}
 	}
 	plan.ID = types.StringValue(id)
 	plan.FileSystemID = types.StringValue(id)
@@ -423,6 +468,14 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 	tagsChanged := !plan.Tags.Equal(prior.Tags) && !(len(oldTags) == 0 && len(newTags) == 0)
 
 	if backend.Object {
+		if !plan.BucketACL.Equal(prior.BucketACL) || !plan.BucketVersioning.Equal(prior.BucketVersioning) ||
+			!plan.BucketBlockPublic.Equal(prior.BucketBlockPublic) {
+			// Changed outside Terraform: back to private, versioned, public access blocked.
+			if err := r.client.ApplyBucketSettings(ctx, id, plan.Encryption.ValueBool()); err != nil {
+				resp.Diagnostics.AddError(what, err.Error())
+				return
+			}
+		}
 		if !plan.ObjectLifecycle.Equal(prior.ObjectLifecycle) {
 			if err := r.client.PutLifecycleRule(ctx, id, lifecycleRuleOf(ctx, plan.ObjectLifecycle, &resp.Diagnostics)); err != nil {
 				resp.Diagnostics.AddError(what, err.Error())
@@ -436,7 +489,7 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 			}
 		}
 		if tagsChanged {
-			if err := r.client.SetBucketTags(ctx, id, newTags); err != nil {
+			if err := r.client.SetBucketTags(ctx, id, storageTags(plan.Name.ValueString(), newTags)); err != nil {
 				resp.Diagnostics.AddError(what, err.Error())
 				return
 			}
@@ -449,13 +502,15 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 			}
 		}
 		if want := plan.ProvisionedCapacityTiB.ValueInt64(); backend.SendsCapacity && want > prior.ProvisionedCapacityTiB.ValueInt64() {
-			if err := r.client.UpgradeFileSystem(ctx, id, want*storageplan.GiBPerTiB, tierClientToken()); err != nil {
+			if err := r.client.UpgradeFileSystem(ctx, id, want*storageplan.GiBPerTiB, upgradeClientToken(id, want*storageplan.GiBPerTiB)); err != nil {
 				resp.Diagnostics.AddError(what, err.Error())
 				return
 			}
 		}
-		if tagsChanged {
-			if err := r.client.UpdateFileSystemTags(ctx, id, oldTags, newTags); err != nil {
+		if tagsChanged || !plan.Name.Equal(prior.Name) {
+			// The name rides on the gpucluster:storage-tier tag too.
+			err := r.client.UpdateFileSystemTags(ctx, id, storageTags(prior.Name.ValueString(), oldTags), storageTags(plan.Name.ValueString(), newTags))
+			if err != nil {
 				resp.Diagnostics.AddError(what, err.Error())
 				return
 			}
@@ -535,6 +590,19 @@ func (r *storageTierResource) ValidateConfig(ctx context.Context, req resource.V
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() || cfg.Tier.IsUnknown() || cfg.Tier.IsNull() {
 		return
+	}
+	if !cfg.Tags.IsUnknown() && !cfg.Tags.IsNull() {
+		elems := cfg.Tags.Elements()
+		if len(elems) > maxUserTags {
+			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Too many tags",
+				fmt.Sprintf("%d tags given; a storage tier takes at most %d, leaving room for the provider's own within the service's 20.", len(elems), maxUserTags))
+		}
+		for k := range elems {
+			if strings.HasPrefix(k, tagPrefix) {
+				resp.Diagnostics.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
+					fmt.Sprintf("Tag key %q starts with %q, which the provider reserves for the tags it sets itself (%s, %s): choose another key.", k, tagPrefix, tagManagedBy, tagStorageTier))
+			}
+		}
 	}
 	tier := cfg.Tier.ValueString()
 	if tier != storageplan.TierCold {
@@ -669,9 +737,13 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 	fresh := prior == nil || len(replace) > 0
 
 	name := plan.Name.ValueString()
+	plan.BucketACL, plan.BucketVersioning, plan.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
 	if sized.Backend.Object {
 		plan.ID = types.StringValue(name)
 		plan.Bucket = types.StringValue(name)
+		plan.BucketACL = types.StringValue(bucketACLPrivate)
+		plan.BucketVersioning = types.StringValue(bucketVersioningOn)
+		plan.BucketBlockPublic = types.BoolValue(true)
 		for _, s := range []*types.String{&plan.FileSystemID, &plan.MountTarget, &plan.MountCommand, &plan.FstabLine, &plan.ZoneID} {
 			*s = types.StringNull()
 		}
@@ -745,6 +817,9 @@ type storageTierModel struct {
 	MountCommand           types.String   `tfsdk:"mount_command"`
 	FstabLine              types.String   `tfsdk:"fstab_line"`
 	AlluxioProperties      types.String   `tfsdk:"alluxio_properties"`
+	BucketACL              types.String   `tfsdk:"bucket_acl"`
+	BucketVersioning       types.String   `tfsdk:"bucket_versioning"`
+	BucketBlockPublic      types.Bool     `tfsdk:"bucket_block_public_access"`
 	DataDiskHint           types.Object   `tfsdk:"data_disk_hint"`
 }
 
@@ -840,9 +915,10 @@ func (r *storageTierResource) readFileSystem(ctx context.Context, id string, m *
 		}
 	}
 	m.setMount(b)
-	if tags := cloud.FileSystemTags(fs); len(tags) > 0 || !m.Tags.IsNull() {
+	if tags := userTags(cloud.FileSystemTags(fs)); len(tags) > 0 || !m.Tags.IsNull() {
 		m.Tags = tierMapValue(tags)
 	}
+	m.BucketACL, m.BucketVersioning, m.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
 	m.ObjectLifecycle = types.ObjectNull(lifecycleAttrTypes)
 	m.AlluxioProperties = types.StringNull()
 	return false, diags
@@ -865,6 +941,10 @@ func (r *storageTierResource) readBucket(ctx context.Context, bucket string, m *
 	m.Backend = types.StringValue(storageplan.BackendOSS)
 	m.Tier = types.StringValue(storageplan.TierCold)
 	m.Encryption = types.BoolValue(info.SseRule.SSEAlgorithm != nil && *info.SseRule.SSEAlgorithm != "" && *info.SseRule.SSEAlgorithm != "None")
+	// ACL, versioning and public access come with the bucket info: drift costs no extra call.
+	m.BucketACL = types.StringValue(derefString(info.ACL))
+	m.BucketVersioning = types.StringValue(derefString(info.Versioning))
+	m.BucketBlockPublic = types.BoolValue(info.BlockPublicAccess != nil && *info.BlockPublicAccess)
 	for _, s := range []*types.String{&m.FileSystemID, &m.MountTarget, &m.MountCommand, &m.FstabLine, &m.ZoneID} {
 		*s = types.StringNull()
 	}
@@ -882,7 +962,7 @@ func (r *storageTierResource) readBucket(ctx context.Context, bucket string, m *
 			diags.AddError(what, err.Error())
 			return false, diags
 		}
-		m.Tags = tierMapValue(tags)
+		m.Tags = tierMapValue(userTags(tags))
 	}
 	if m.CapacityTiB.IsNull() { // import: OSS has no size to read back
 		m.CapacityTiB = types.Int64Value(1)
@@ -1038,10 +1118,141 @@ func tierStringList(items []string) types.List {
 	return types.ListValueMust(types.StringType, elems)
 }
 
-// newClientToken is a fresh idempotency token for one create or upgrade; the call layer's
-// retries resend the same request, so they carry the same token.
-func tierClientToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// upgradeClientToken is the ClientToken of growing one file system to one size: a retried or
+// re-run upgrade to the same size is the same request.
+func upgradeClientToken(id string, capacityGiB int64) string {
+	return clientToken(0, "storage-tier-upgrade", id, strconv.FormatInt(capacityGiB, 10))
+}
+
+// storageSystemTags are the tags the provider puts on a tier's file system or bucket.
+func storageSystemTags(name string) map[string]string {
+	return map[string]string{tagManagedBy: managedByVal, tagStorageTier: name}
+}
+
+// storageTags is everything a tier's file system or bucket carries: the user's tags and the
+// provider's.
+func storageTags(name string, user map[string]string) map[string]string {
+	return netMergeTags(user, storageSystemTags(name))
+}
+
+// userTags drops the provider's reserved tags, leaving what the tags attribute holds.
+func userTags(all map[string]string) map[string]string {
+	out := make(map[string]string, len(all))
+	for k, v := range all {
+		if !strings.HasPrefix(k, tagPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func derefString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// adoptBucket looks for the tier's bucket before creating it: bucket names are global, so the
+// deterministic name is the finder. A bucket this account can read that carries the tier's tags,
+// or that is untagged and empty (an apply interrupted between PutBucket and PutBucketTags), is
+// adopted: tagged and brought to the tier's settings; it reports true. Anything else under the
+// name is refused rather than taken over.
+func (r *storageTierResource) adoptBucket(ctx context.Context, name string, user map[string]string, encrypted bool) (bool, error) {
+	_, err := r.client.FindBucket(ctx, name)
+	if cloud.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for an existing bucket %s: %w", name, err)
+	}
+	have, err := r.client.BucketTags(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	if have[tagManagedBy] != managedByVal || have[tagStorageTier] != name {
+		some, err := r.client.ListObjectVersions(ctx, name, 1)
+		if err != nil {
+			return false, err
+		}
+		if len(some) > 0 {
+			return false, fmt.Errorf("bucket %s already exists in this account, holds objects (for example %q) and does not carry "+
+				"the tags %s = %s and %s = %s that mark a bucket made by gpucluster_storage_tier, so it was not taken over: "+
+				"import it (terraform import gpucluster_storage_tier.<name> %s) or choose another name",
+				name, some[0].Key, tagManagedBy, managedByVal, tagStorageTier, name, name)
+		}
+	}
+	if err := r.client.SetBucketTags(ctx, name, storageTags(name, user)); err != nil {
+		return false, err
+	}
+	if err := r.client.ApplyBucketSettings(ctx, name, encrypted); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// createOrAdoptFileSystem returns the tier's file system: one found by the tier's tags that
+// matches the configuration (left by an interrupted apply), else one created with a ClientToken
+// derived from the configuration, so that a create whose answer was lost is answered with the
+// same file system when run again. haveTags are the tags it carries now.
+func (r *storageTierResource) createOrAdoptFileSystem(ctx context.Context, tier string, b storageplan.Backend, in cloud.FileSystemInput) (id string, haveTags map[string]string, adopted bool, err error) {
+	found, err := r.client.FindFileSystemsByTags(ctx, storageSystemTags(in.Description))
+	if err != nil {
+		return "", nil, false, err
+	}
+	var match []string
+	for i := range found {
+		fs := &found[i]
+		if fs.FileSystemType != b.FileSystemType || fs.StorageType != b.StorageType ||
+			(fs.ZoneId != "" && fs.ZoneId != in.ZoneID) || (fs.VpcId != "" && fs.VpcId != in.VpcID) ||
+			(fs.EncryptType != 0) != in.Encrypted || (b.SendsCapacity && fs.Capacity > in.CapacityGiB) {
+			continue
+		}
+		match = append(match, fs.FileSystemId)
+		id, haveTags = fs.FileSystemId, cloud.FileSystemTags(fs)
+	}
+	switch {
+	case len(match) > 1:
+		return "", nil, false, fmt.Errorf("file systems %s all carry %s = %s and match this configuration, so which one "+
+			"belongs to it is ambiguous: delete the extra ones, or import the right one", strings.Join(match, ", "), tagStorageTier, in.Description)
+	case len(match) == 1:
+		return id, haveTags, true, nil
+	}
+	parts := []string{"storage-tier", in.Description, tier, b.Name, in.FileSystemType, in.StorageType, in.ProtocolType,
+		in.ZoneID, in.VpcID, in.VSwitchID, strconv.FormatInt(in.CapacityGiB, 10), strconv.FormatBool(in.Encrypted)}
+	id, err = createAdoptable("file system "+in.Description, parts,
+		func(token string) (string, error) {
+			in.ClientToken = token
+			return r.client.CreateFileSystem(ctx, in)
+		},
+		func(id string) error {
+			fs, err := r.client.FindFileSystem(ctx, id)
+			if err == nil {
+				haveTags = cloud.FileSystemTags(fs)
+			}
+			return err
+		})
+	return id, haveTags, false, err
+}
+
+// mountTargetIn returns the file system's mount target in the network's vSwitch, creating it
+// when there is none: CreateMountTarget takes no ClientToken, so one left by an interrupted
+// apply is found by listing, and the call is made only when the list has none. It does not
+// wait.
+func (r *storageTierResource) mountTargetIn(ctx context.Context, fsID string, net storageNetwork) (string, error) {
+	targets, err := r.client.FindMountTargets(ctx, fsID)
+	if err != nil {
+		return "", err
+	}
+	domain := ""
+	for _, t := range targets {
+		if t.VswId == net.VSwitchID && t.VpcId == net.VpcID {
+			domain = t.MountTargetDomain
+			break
+		}
+	}
+	if domain == "" {
+		return r.client.CreateMountTarget(ctx, fsID, net.VpcID, net.VSwitchID)
+	}
+	return domain, nil
 }

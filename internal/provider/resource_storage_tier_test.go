@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
@@ -103,6 +105,37 @@ func deleteFileSystemBehindTerraform(t *testing.T, emu *acctest.Emulator) {
 		d.FileSystemId = id
 		if _, err := c.DeleteFileSystem(d); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// deleteFileSystemsExcept removes, with the SDK, every file system but keep (mount targets first).
+func deleteFileSystemsExcept(t *testing.T, emu *acctest.Emulator, keep string) {
+	t.Helper()
+	c := nasClient(t, emu)
+	for _, fs := range emu.Resources().FileSystems {
+		id := fs["id"].(string)
+		if id == keep {
+			continue
+		}
+		mreq := nas.CreateDescribeMountTargetsRequest()
+		mreq.FileSystemId = id
+		mresp, err := c.DescribeMountTargets(mreq)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, mt := range mresp.MountTargets.MountTarget {
+			d := nas.CreateDeleteMountTargetRequest()
+			d.FileSystemId, d.MountTargetDomain = id, mt.MountTargetDomain
+			if _, err := c.DeleteMountTarget(d); err != nil {
+				t.Error(err)
+			}
+		}
+		d := nas.CreateDeleteFileSystemRequest()
+		d.FileSystemId = id
+		if _, err := c.DeleteFileSystem(d); err != nil {
+			t.Error(err)
 		}
 	}
 }
@@ -508,6 +541,11 @@ func TestAccStorageTier_planTimeErrors(t *testing.T) {
   backend = "oss"
   vswitch_id = "vsw-doesnotmatter"
   capacity_tib = 10`), regexp.MustCompile(`(?s)Backend does not serve this tier`)},
+		{"reserved tag key", coldConfig(emu, `
+  name = "cold-x"
+  tier = "cold"
+  capacity_tib = 1
+  tags = { "gpucluster:storage-tier" = "other" }`), regexp.MustCompile(`(?s)Reserved tag key.*gpucluster:storage-tier`)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -527,4 +565,388 @@ func TestAccStorageTier_planTimeErrors(t *testing.T) {
 	if res := emu.Resources(); len(res.FileSystems)+len(res.Buckets) > 0 {
 		t.Fatalf("created by failing plans: %v %v", res.FileSystems, res.Buckets)
 	}
+}
+
+// The tags the provider puts on every file system and bucket of a tier, besides the user's.
+func tierSystemTags(name string) map[string]string {
+	return map[string]string{"gpucluster:managed-by": "terraform-provider-gpucluster", "gpucluster:storage-tier": name}
+}
+
+func withTags(base map[string]string, more map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]string{base, more} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkFileSystemTags asserts, through the NAS SDK, the tags of the only file system: both as
+// DescribeFileSystems shows them and as ListTagResources lists them.
+func checkFileSystemTags(t *testing.T, emu *acctest.Emulator, want map[string]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		c := nasClient(t, emu)
+		resp, err := c.DescribeFileSystems(nas.CreateDescribeFileSystemsRequest())
+		if err != nil {
+			return err
+		}
+		if len(resp.FileSystems.FileSystem) != 1 {
+			return fmt.Errorf("file systems: %+v", resp.FileSystems.FileSystem)
+		}
+		fs := resp.FileSystems.FileSystem[0]
+		got := map[string]string{}
+		for _, tg := range fs.Tags.Tag {
+			got[tg.Key] = tg.Value
+		}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("DescribeFileSystems tags of %s: %v, want %v", fs.FileSystemId, got, want)
+		}
+		lreq := nas.CreateListTagResourcesRequest()
+		lreq.ResourceType, lreq.ResourceId = "filesystem", &[]string{fs.FileSystemId}
+		lresp, err := c.ListTagResources(lreq)
+		if err != nil {
+			return err
+		}
+		listed := map[string]string{}
+		for _, tr := range lresp.TagResources.TagResource {
+			listed[tr.TagKey] = tr.TagValue
+		}
+		if !reflect.DeepEqual(listed, want) {
+			return fmt.Errorf("ListTagResources of %s: %v, want %v", fs.FileSystemId, listed, want)
+		}
+		return nil
+	}
+}
+
+// checkBucketTags asserts the only bucket's tags, through the OSS SDK and the emulator's view.
+func checkBucketTags(emu *acctest.Emulator, bucket string, want map[string]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		res, err := ossClient(emu).GetBucketTags(context.Background(), &oss.GetBucketTagsRequest{Bucket: oss.Ptr(bucket)})
+		if err != nil {
+			return err
+		}
+		got := map[string]string{}
+		if res.Tagging != nil && res.Tagging.TagSet != nil {
+			for _, tg := range res.Tagging.TagSet.Tags {
+				got[oss.ToString(tg.Key)] = oss.ToString(tg.Value)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("tags of bucket %s: %v, want %v", bucket, got, want)
+		}
+		if b := emu.Resources().Buckets; len(b) != 1 || !reflect.DeepEqual(b[0]["tags"], want) {
+			return fmt.Errorf("emulator's buckets: %v", b)
+		}
+		return nil
+	}
+}
+
+const warmTaggedBody = `
+  name         = %q
+  tier         = "warm"
+  vswitch_id   = gpucluster_rdma_network.net.vswitch_ids["cn-wulanchabu-a"]
+  capacity_tib = 200
+  tags         = %s
+`
+
+func TestAccStorageTier_warmTags(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkTiersDestroyed(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: tierConfig(emu, fmt.Sprintf(warmTaggedBody, "warm-data", `{ team = "md", project = "lipids" }`)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("md"), "project": knownvalue.StringExact("lipids")})),
+				},
+				Check: checkFileSystemTags(t, emu, withTags(tierSystemTags("warm-data"), map[string]string{"team": "md", "project": "lipids"})),
+			},
+			{ResourceName: tierAddr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: tierImportIgnore},
+			{
+				// Tags change in place: one changed, one removed, one added; the reserved tag follows the name.
+				Config: tierConfig(emu, fmt.Sprintf(warmTaggedBody, "warm-renamed", `{ team = "cfd", cost = "4711" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate)}},
+				Check: resource.ComposeTestCheckFunc(
+					checkFileSystemTags(t, emu, withTags(tierSystemTags("warm-renamed"), map[string]string{"team": "cfd", "cost": "4711"})),
+					func(*terraform.State) error {
+						if n := emu.Stats().Calls["CreateFileSystem"]; n != 1 {
+							return fmt.Errorf("CreateFileSystem called %d times, want 1 (tags change in place)", n)
+						}
+						return nil
+					}),
+			},
+		},
+	})
+}
+
+const coldTaggedBody = `
+  name          = "cold-tagged-test"
+  tier          = "cold"
+  capacity_tib  = 10
+  force_destroy = true
+  tags          = %s
+`
+
+func TestAccStorageTier_coldTags(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkTiersDestroyed(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: coldConfig(emu, fmt.Sprintf(coldTaggedBody, `{ team = "md", project = "lipids" }`)),
+				Check:  checkBucketTags(emu, "cold-tagged-test", withTags(tierSystemTags("cold-tagged-test"), map[string]string{"team": "md", "project": "lipids"})),
+			},
+			{ResourceName: tierAddr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: append([]string{"tags"}, tierImportIgnore...)},
+			{
+				Config: coldConfig(emu, fmt.Sprintf(coldTaggedBody, `{ team = "cfd", cost = "4711" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate)}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("cfd"), "cost": knownvalue.StringExact("4711")})),
+				},
+				Check: checkBucketTags(emu, "cold-tagged-test", withTags(tierSystemTags("cold-tagged-test"), map[string]string{"team": "cfd", "cost": "4711"})),
+			},
+			{
+				// Tags removed outside Terraform: the plan shows them and the apply puts them back.
+				PreConfig: func() {
+					if _, err := ossClient(emu).DeleteBucketTags(context.Background(), &oss.DeleteBucketTagsRequest{Bucket: oss.Ptr("cold-tagged-test")}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: coldConfig(emu, fmt.Sprintf(coldTaggedBody, `{ team = "cfd", cost = "4711" }`)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate)}},
+				Check: checkBucketTags(emu, "cold-tagged-test", withTags(tierSystemTags("cold-tagged-test"), map[string]string{"team": "cfd", "cost": "4711"})),
+			},
+		},
+	})
+}
+
+// TestAccStorageTier_warmAdoptsInterrupted: an apply interrupted after the file system and its
+// mount target were created, before the state was saved, left them tagged; the next apply adopts
+// them instead of creating a second file system.
+func TestAccStorageTier_warmAdoptsInterrupted(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	var leftID, otherID string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkTiersDestroyed(emu),
+		Steps: []resource.TestStep{
+			{Config: emu.Config() + tierNetwork},
+			{
+				PreConfig: func() {
+					sw := emu.Resources().VSwitches
+					if len(sw) != 1 {
+						t.Fatalf("vSwitches: %v", sw)
+					}
+					vsw, vpcID := sw[0]["id"].(string), sw[0]["vpc_id"].(string)
+					c := nasClient(t, emu)
+					cf := nas.CreateCreateFileSystemRequest()
+					cf.FileSystemType, cf.StorageType, cf.ProtocolType, cf.ZoneId, cf.Description = "standard", "Capacity", "NFS", "cn-wulanchabu-a", "warm-data"
+					cf.EncryptType = "1"
+					fs, err := c.CreateFileSystem(cf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					leftID = fs.FileSystemId
+					tr := nas.CreateTagResourcesRequest()
+					tr.ResourceType, tr.ResourceId = "filesystem", &[]string{leftID}
+					var tags []nas.TagResourcesTag
+					for k, v := range tierSystemTags("warm-data") {
+						tags = append(tags, nas.TagResourcesTag{Key: k, Value: v})
+					}
+					tr.Tag = &tags
+					if _, err := c.TagResources(tr); err != nil {
+						t.Fatal(err)
+					}
+					// A file system of the same name in another configuration (another backend) is not taken.
+					other := nas.CreateCreateFileSystemRequest()
+					other.FileSystemType, other.StorageType, other.ProtocolType, other.ZoneId = "standard", "Performance", "NFS", "cn-wulanchabu-a"
+					ofs, err := c.CreateFileSystem(other)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tr.ResourceId = &[]string{ofs.FileSystemId}
+					if _, err := c.TagResources(tr); err != nil {
+						t.Fatal(err)
+					}
+					// Wait until the left-behind file system is Running, then give it its mount target.
+					for i := 0; ; i++ {
+						d := nas.CreateDescribeFileSystemsRequest()
+						d.FileSystemId = leftID
+						r, err := c.DescribeFileSystems(d)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if r.FileSystems.FileSystem[0].Status == "Running" {
+							break
+						}
+						if i > 100 {
+							t.Fatal("file system never Running")
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					cm := nas.CreateCreateMountTargetRequest()
+					cm.FileSystemId, cm.NetworkType, cm.VpcId, cm.VSwitchId = leftID, "Vpc", vpcID, vsw
+					if _, err := c.CreateMountTarget(cm); err != nil {
+						t.Fatal(err)
+					}
+					otherID = ofs.FileSystemId
+				},
+				Config: tierConfig(emu, fmt.Sprintf(warmBody, "warm-data")),
+				ConfigStateChecks: append(warmChecks("warm-data"),
+					statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("file_system_id"), knownvalue.StringFunc(func(v string) error {
+						if v != leftID {
+							return fmt.Errorf("file_system_id %s, want the adopted %s", v, leftID)
+						}
+						return nil
+					}))),
+				Check: func(st *terraform.State) error {
+					// Whatever the outcome, file systems other than the tier's go now (mount targets
+					// first), so that the destroy can remove the network and CheckDestroy sees the rest.
+					defer deleteFileSystemsExcept(t, emu, st.RootModule().Resources[tierAddr].Primary.ID)
+					if otherID == "" {
+						return fmt.Errorf("PreConfig did not run")
+					}
+					n := 0
+					for _, fs := range emu.Resources().FileSystems {
+						if fs["storage_type"] == "Capacity" {
+							n++
+							if fs["id"] != leftID || fs["mount_targets"] != 1 {
+								return fmt.Errorf("file system %v, want %s with one mount target", fs, leftID)
+							}
+						}
+					}
+					stats := emu.Stats()
+					if n != 1 || stats.Calls["CreateFileSystem"] != 2 || stats.Calls["CreateMountTarget"] != 1 {
+						return fmt.Errorf("%d Capacity file systems, CreateFileSystem %d calls (2 by the test), CreateMountTarget %d (1 by the test)",
+							n, stats.Calls["CreateFileSystem"], stats.Calls["CreateMountTarget"])
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccStorageTier_coldAdoptsInterrupted: a bucket of the tier's name that is not the tier's
+// and holds data is refused; an empty one (what an apply interrupted right after PutBucket
+// leaves) is adopted and brought to the tier's settings and tags.
+func TestAccStorageTier_coldAdoptsInterrupted(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	ctx := context.Background()
+	cfg := coldConfig(emu, fmt.Sprintf(coldBody, false, 90))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkTiersDestroyed(emu),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					c := ossClient(emu)
+					if _, err := c.PutBucket(ctx, &oss.PutBucketRequest{Bucket: oss.Ptr("cold-archive-test"), Acl: oss.BucketACLPublicRead}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.PutObject(ctx, &oss.PutObjectRequest{Bucket: oss.Ptr("cold-archive-test"), Key: oss.Ptr("someone-elses.csv"),
+						Body: strings.NewReader("x")}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      cfg,
+				ExpectError: regexp.MustCompile(`(?s)bucket cold-archive-test already exists.*someone-elses.csv.*not taken over.*import`),
+			},
+			{
+				PreConfig: func() {
+					if _, err := ossClient(emu).DeleteObject(ctx, &oss.DeleteObjectRequest{Bucket: oss.Ptr("cold-archive-test"), Key: oss.Ptr("someone-elses.csv")}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:            cfg,
+				ConfigStateChecks: coldChecks(90),
+				Check: resource.ComposeTestCheckFunc(
+					checkBucket(emu),
+					checkBucketTags(emu, "cold-archive-test", tierSystemTags("cold-archive-test")),
+					func(*terraform.State) error {
+						if n := emu.Stats().Calls["PutBucket"]; n != 1 {
+							return fmt.Errorf("PutBucket called %d times, want 1 (by the test; the provider adopts)", n)
+						}
+						return nil
+					}),
+			},
+		},
+	})
+}
+
+// TestAccStorageTier_coldSettingsDrift: ACL, versioning and Block Public Access changed through
+// the OSS SDK behind Terraform's back show in the plan and are restored by the apply.
+func TestAccStorageTier_coldSettingsDrift(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	ctx := context.Background()
+	cfg := coldConfig(emu, fmt.Sprintf(coldBody, true, 90))
+	settings := []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_acl"), knownvalue.StringExact("private")),
+		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_versioning"), knownvalue.StringExact("Enabled")),
+		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_block_public_access"), knownvalue.Bool(true)),
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkTiersDestroyed(emu),
+		Steps: []resource.TestStep{
+			{Config: cfg, ConfigStateChecks: settings, Check: checkBucket(emu)},
+			{
+				PreConfig: func() {
+					c, b := ossClient(emu), oss.Ptr("cold-archive-test")
+					// Versioned data: an overwritten object, and a deleted one (a delete marker).
+					for _, body := range []string{"v1", "v2"} {
+						if _, err := c.PutObject(ctx, &oss.PutObjectRequest{Bucket: b, Key: oss.Ptr("ckpt/step-100"), Body: strings.NewReader(body)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if _, err := c.PutObject(ctx, &oss.PutObjectRequest{Bucket: b, Key: oss.Ptr("tmp/x"), Body: strings.NewReader("x")}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.DeleteObject(ctx, &oss.DeleteObjectRequest{Bucket: b, Key: oss.Ptr("tmp/x")}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.PutBucketPublicAccessBlock(ctx, &oss.PutBucketPublicAccessBlockRequest{Bucket: b,
+						PublicAccessBlockConfiguration: &oss.PublicAccessBlockConfiguration{BlockPublicAccess: oss.Ptr(false)}}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.PutBucketAcl(ctx, &oss.PutBucketAclRequest{Bucket: b, Acl: oss.BucketACLPublicRead}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.PutBucketVersioning(ctx, &oss.PutBucketVersioningRequest{Bucket: b,
+						VersioningConfiguration: &oss.VersioningConfiguration{Status: oss.VersionSuspended}}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(tierAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_acl"), knownvalue.StringExact("private")),
+					plancheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_versioning"), knownvalue.StringExact("Enabled")),
+					plancheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket_block_public_access"), knownvalue.Bool(true)),
+				}},
+				ConfigStateChecks: settings,
+				Check: resource.ComposeTestCheckFunc(checkBucket(emu), func(*terraform.State) error {
+					if b := emu.Resources().Buckets; len(b) != 1 || b[0]["version_count"] != 4 {
+						return fmt.Errorf("want 4 versions and markers kept (2 of ckpt/step-100, tmp/x and its marker): %v", b)
+					}
+					return nil
+				}),
+			},
+			// Destroy (force_destroy) lists every version and delete marker and deletes each by id;
+			// CheckDestroy then finds no bucket.
+		},
+	})
 }
