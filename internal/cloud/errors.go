@@ -167,7 +167,8 @@ type TransportError struct {
 }
 
 func (e *TransportError) Error() string {
-	return fmt.Sprintf("%s %s: no answer from the service: %v", e.Product, e.Action, e.Err)
+	return fmt.Sprintf("%s %s: no answer from the service: %v; check the provider's endpoint (or endpoints.%s, GPUCLUSTER_ENDPOINT) and that the service is reachable from here",
+		e.Product, e.Action, e.Err, e.Product)
 }
 
 func (e *TransportError) Unwrap() error { return e.Err }
