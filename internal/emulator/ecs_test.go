@@ -14,7 +14,9 @@ import (
 )
 
 func TestInstanceLifecycle(t *testing.T) {
-	e := newEnv(t, Config{BootTime: 400 * time.Millisecond})
+	// Boot time long enough that each phase (half of it) outlasts a describe on a loaded machine;
+	// the test watches the transitions happen rather than sleeping a guessed time.
+	e := newEnv(t, Config{BootTime: 3 * time.Second})
 	f := e.network("10.0.0.0/8", "10.1.0.0/16")
 	r := e.runReq(f, "ecs.gn7e-c16g1.32xlarge", 3)
 	r.InstanceName = "node"
@@ -34,13 +36,11 @@ func TestInstanceLifecycle(t *testing.T) {
 	if got[0].Tags.Tag[0].Key != "cluster" || got[0].InstanceName != "node" || got[0].VpcAttributes.PrivateIpAddress.IpAddress[0] == "" {
 		t.Fatalf("tags/name/ip not returned: %+v", got[0])
 	}
-	time.Sleep(250 * time.Millisecond)
-	if st := e.describe(ids[:1])[0].Status; st != "Starting" {
-		t.Fatalf("want Starting, got %s", st)
+	if st := e.nextStatus(ids[0], "Pending"); st != "Starting" {
+		t.Fatalf("after Pending want Starting, got %s", st)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if st := e.describe(ids[:1])[0].Status; st != "Running" {
-		t.Fatalf("want Running, got %s", st)
+	if st := e.nextStatus(ids[0], "Starting"); st != "Running" {
+		t.Fatalf("after Starting want Running, got %s", st)
 	}
 	// Delete without Force while running is refused.
 	del := ecs.CreateDeleteInstancesRequest()
@@ -59,9 +59,8 @@ func TestInstanceLifecycle(t *testing.T) {
 	if sr.InstanceResponses.InstanceResponse[0].CurrentStatus != "Stopping" {
 		t.Fatalf("stop: %+v", sr)
 	}
-	time.Sleep(250 * time.Millisecond)
-	if st := e.describe(ids[:1])[0].Status; st != "Stopped" {
-		t.Fatalf("want Stopped, got %s", st)
+	if st := e.nextStatus(ids[0], "Stopping"); st != "Stopped" {
+		t.Fatalf("after Stopping want Stopped, got %s", st)
 	}
 	start := ecs.CreateStartInstancesRequest()
 	start.RegionId = testRegion
@@ -547,22 +546,28 @@ func TestCatalog(t *testing.T) {
 }
 
 func TestAutoReleaseAndConsistencyDelay(t *testing.T) {
-	e := newEnv(t, Config{ConsistencyDelay: 300 * time.Millisecond})
+	// Delays long enough to observe on a loaded machine; the test polls instead of sleeping.
+	e := newEnv(t, Config{ConsistencyDelay: 1500 * time.Millisecond})
 	f := e.network("10.0.0.0/16", "10.0.0.0/20")
 	r := e.runReq(f, "ecs.gn6i-c4g1.xlarge", 1)
-	r.AutoReleaseTime = time.Now().UTC().Add(1500 * time.Millisecond).Format("2006-01-02T15:04:05Z")
+	r.AutoReleaseTime = time.Now().UTC().Add(5 * time.Second).Format("2006-01-02T15:04:05Z")
 	resp, err := e.ecs.RunInstances(r)
 	must(t, err)
 	ids := resp.InstanceIdSets.InstanceIdSet
 	if n := len(e.describe(ids)); n != 0 {
 		t.Fatal("new instance visible during the consistency delay")
 	}
-	time.Sleep(350 * time.Millisecond)
-	got := e.describe(ids)
-	if len(got) != 1 || got[0].AutoReleaseTime == "" {
+	var got []ecs.Instance
+	for deadline := time.Now().Add(4 * time.Second); len(got) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("instance still hidden long after the consistency delay")
+		}
+		got = e.describe(ids)
+	}
+	if got[0].AutoReleaseTime == "" {
 		t.Fatalf("after delay: %+v", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for len(e.s.Resources().Instances) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("AutoReleaseTime not honoured")

@@ -140,9 +140,27 @@ func (e *env) network(cidr, vswCIDR string) fixture {
 	return fixture{vpcID: r.VpcId, vswID: sw.VSwitchId, sgID: g.SecurityGroupId, zone: testRegion + "-a"}
 }
 
+// nextStatus polls an instance while its status is from, and returns the status it moves to.
+func (e *env) nextStatus(id, from string) string {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		got := e.describe([]string{id})
+		if len(got) != 1 {
+			e.t.Fatalf("instance %s vanished while %s", id, from)
+		}
+		if got[0].Status != from {
+			return got[0].Status
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("instance %s stayed %s for 30 s", id, from)
+	return ""
+}
+
 func (e *env) waitVpc(id string) {
 	e.t.Helper()
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 1500; i++ {
 		d := vpc.CreateDescribeVpcsRequest()
 		d.RegionId = testRegion
 		d.VpcId = id

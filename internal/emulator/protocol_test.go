@@ -302,7 +302,8 @@ func TestVPCAndDependencies(t *testing.T) {
 }
 
 func TestNAS(t *testing.T) {
-	e := newEnv(t, Config{BootTime: 200 * time.Millisecond})
+	// Each phase lasts half the boot time: long enough to be seen on a loaded machine.
+	e := newEnv(t, Config{BootTime: 3 * time.Second})
 	f := e.network("10.0.0.0/16", "10.0.0.0/24")
 	cf := nas.CreateCreateFileSystemRequest()
 	cf.RegionId, cf.FileSystemType, cf.StorageType, cf.ProtocolType, cf.ZoneId, cf.Capacity =
@@ -328,7 +329,16 @@ func TestNAS(t *testing.T) {
 	up.RegionId, up.FileSystemId, up.Capacity = testRegion, fs.FileSystemId, "2048"
 	_, err = e.nas.UpgradeFileSystem(up)
 	wantCode(t, err, "IncorrectFileSystemStatus")
-	time.Sleep(120 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, err := e.nas.DescribeFileSystems(df)
+		must(t, err)
+		if got.FileSystems.FileSystem[0].Status != "Pending" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("file system stayed Pending for 30 s")
+		}
+	}
 	_, err = e.nas.UpgradeFileSystem(up)
 	must(t, err)
 	got, err = e.nas.DescribeFileSystems(df)
