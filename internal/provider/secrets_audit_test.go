@@ -1,0 +1,341 @@
+package provider_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+)
+
+// secretSet names the secrets of one run, so a finding says which one leaked.
+type secretSet map[string]string
+
+// find returns the names of the secrets s contains.
+func (ss secretSet) find(s string) []string {
+	var out []string
+	for name, secret := range ss {
+		if secret != "" && strings.Contains(s, secret) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leaks walks a JSON value next to its sensitivity mask (Terraform's *_sensitive documents: true
+// where a value is sensitive, objects and lists mirroring the value) and reports every place a
+// secret sits in a value that is not marked sensitive.
+func leaks(ss secretSet, where string, value, mask any) []string {
+	if b, ok := mask.(bool); ok && b {
+		return nil
+	}
+	var out []string
+	switch v := value.(type) {
+	case string:
+		for _, name := range ss.find(v) {
+			out = append(out, fmt.Sprintf("%s holds the %s", where, name))
+		}
+	case map[string]any:
+		m, _ := mask.(map[string]any)
+		for k, sub := range v {
+			out = append(out, leaks(ss, where+"."+k, sub, m[k])...)
+		}
+	case []any:
+		l, _ := mask.([]any)
+		for i, sub := range v {
+			var sm any
+			if i < len(l) {
+				sm = l[i]
+			}
+			out = append(out, leaks(ss, fmt.Sprintf("%s[%d]", where, i), sub, sm)...)
+		}
+	}
+	return out
+}
+
+func rawMask(raw json.RawMessage) any {
+	var m any
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}
+
+func moduleLeaks(ss secretSet, where string, mod *tfjson.StateModule) []string {
+	if mod == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range mod.Resources {
+		out = append(out, leaks(ss, where+r.Address, map[string]any(r.AttributeValues), rawMask(r.SensitiveValues))...)
+	}
+	for _, child := range mod.ChildModules {
+		out = append(out, moduleLeaks(ss, where, child)...)
+	}
+	return out
+}
+
+func stateLeaks(ss secretSet, where string, st *tfjson.State) []string {
+	if st == nil || st.Values == nil {
+		return nil
+	}
+	out := moduleLeaks(ss, where, st.Values.RootModule)
+	for name, o := range st.Values.Outputs {
+		if !o.Sensitive {
+			out = append(out, leaks(ss, where+"output."+name, o.Value, nil)...)
+		}
+	}
+	return out
+}
+
+// noSecretsInPlan checks the plan OpenTofu renders as JSON: every resource change before and
+// after, every output change, the planned values and the prior state. Values marked sensitive
+// may hold a secret; nothing else may. Variables may hold one only when declared sensitive.
+type noSecretsInPlan struct{ secrets secretSet }
+
+func (c noSecretsInPlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	p := req.Plan
+	var found []string
+	for _, rc := range p.ResourceChanges {
+		if rc.Change == nil {
+			continue
+		}
+		found = append(found, leaks(c.secrets, "plan "+rc.Address+" (before)", rc.Change.Before, rc.Change.BeforeSensitive)...)
+		found = append(found, leaks(c.secrets, "plan "+rc.Address+" (after)", rc.Change.After, rc.Change.AfterSensitive)...)
+	}
+	for name, oc := range p.OutputChanges {
+		found = append(found, leaks(c.secrets, "plan output."+name, oc.After, oc.AfterSensitive)...)
+	}
+	if p.PlannedValues != nil {
+		found = append(found, stateLeaks(c.secrets, "planned ", &tfjson.State{Values: p.PlannedValues})...)
+	}
+	found = append(found, stateLeaks(c.secrets, "prior state ", p.PriorState)...)
+	sensitiveVar := map[string]bool{}
+	if p.Config != nil && p.Config.RootModule != nil {
+		for name, v := range p.Config.RootModule.Variables {
+			sensitiveVar[name] = v.Sensitive
+		}
+	}
+	for name, v := range p.Variables {
+		if !sensitiveVar[name] {
+			found = append(found, leaks(c.secrets, "plan var."+name, v.Value, nil)...)
+		}
+	}
+	if len(found) > 0 {
+		resp.Error = fmt.Errorf("secrets outside sensitive values of the plan:\n  %s", strings.Join(found, "\n  "))
+	}
+}
+
+// noSecretsInState checks every attribute of every resource and data source in the state, and
+// every output, against the state's own sensitivity marks.
+type noSecretsInState struct{ secrets secretSet }
+
+func (c noSecretsInState) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	if found := stateLeaks(c.secrets, "state ", req.State); len(found) > 0 {
+		resp.Error = fmt.Errorf("secrets outside sensitive values of the state:\n  %s", strings.Join(found, "\n  "))
+	}
+}
+
+// sensitiveHolds proves the checks look at real data: the token is where it belongs (the
+// pools' kubernetes.join_token and the bootstrap's cloud_init), just marked sensitive.
+type sensitiveHolds struct {
+	address, attribute, secret string
+}
+
+func (c sensitiveHolds) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	for _, r := range req.State.Values.RootModule.Resources {
+		if r.Address != c.address {
+			continue
+		}
+		b, _ := json.Marshal(r.AttributeValues[c.attribute])
+		if !strings.Contains(string(b), c.secret) {
+			resp.Error = fmt.Errorf("%s.%s does not hold the join token: the audit would prove nothing", c.address, c.attribute)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s is not in the state", c.address)
+}
+
+// randomToken is a kubeadm bootstrap token nobody else uses, so any match is this run's.
+func randomToken(t *testing.T) string {
+	t.Helper()
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 22)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:6]) + "." + string(b[6:])
+}
+
+// stsCredentials asks the emulator's STS for temporary credentials: a key, a secret and a
+// security token, all three for the audit to look for.
+func stsCredentials(t *testing.T, emu *acctest.Emulator) sts.Credentials {
+	t.Helper()
+	client, err := sts.NewClientWithAccessKey(acctest.Region, acctest.AccessKey, acctest.SecretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(emu.URL)
+	client.Domain = u.Host
+	client.GetConfig().Scheme = "HTTP"
+	req := sts.CreateAssumeRoleRequest()
+	req.RoleArn = "acs:ram::1234567890:role/gpu-research"
+	req.RoleSessionName = "secrets-audit"
+	out, err := client.AssumeRole(req)
+	if err != nil {
+		t.Fatalf("AssumeRole on the emulator: %v", err)
+	}
+	if out.Credentials.SecurityToken == "" || out.Credentials.AccessKeySecret == "" {
+		t.Fatalf("AssumeRole returned no token or secret (request %s)", out.RequestId)
+	}
+	return out.Credentials
+}
+
+const secretsAuditConfig = `
+variable "join_token" {
+  type      = string
+  sensitive = true
+}
+
+resource "gpucluster_rdma_network" "net" {
+  name        = "audit-net"
+  cidr_block  = "10.50.0.0/16"
+  zone_ids    = ["cn-wulanchabu-a"]
+  admin_cidrs = ["10.99.0.0/24"]
+}
+
+resource "gpucluster_node_pool" "control" {
+  name          = "control"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 1
+  kubernetes = {
+    role       = "control_plane"
+    join_token = var.join_token
+    pod_subnet = "10.244.0.0/16"
+  }
+}
+
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 2
+  user_data     = "#!/bin/bash\necho audit\n"
+  kubernetes = {
+    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    join_token   = var.join_token
+  }
+}
+
+resource "gpucluster_storage_tier" "cold" {
+  name          = "audit-cold-bucket"
+  tier          = "cold"
+  capacity_tib  = 1
+  force_destroy = true
+}
+
+data "gpucluster_node_bootstrap" "worker" {
+  role = "gpu_worker"
+  kubernetes = {
+    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    join_token   = var.join_token
+  }
+}
+
+output "worker_role" {
+  value = data.gpucluster_node_bootstrap.worker.role
+}
+
+output "worker_nodes" {
+  value = gpucluster_node_pool.workers.nodes
+}
+`
+
+// TestAccSecretsAudit applies and destroys a cluster (network, control plane and worker pools
+// joining with a kubeadm token, a cold storage tier, a bootstrap document) with STS credentials
+// and TF_LOG=TRACE, then looks for the secret key, the security token and the join token in the
+// trace log, in the plan and in the state. They may sit only in values marked sensitive.
+func TestAccSecretsAudit(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	creds := stsCredentials(t, emu)
+	token := randomToken(t)
+	secrets := secretSet{
+		"secret key":                  creds.AccessKeySecret,
+		"security token":              creds.SecurityToken,
+		"join token":                  token,
+		"join token's secret half":    token[7:],
+		"emulator's long-term secret": acctest.SecretKey,
+	}
+
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "TRACE")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	// Credentials from the environment, as CI hands them out; the token through a sensitive
+	// variable. Written into the configuration, the testing framework's own trace of the
+	// configuration would carry them, proving nothing about the provider.
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", creds.AccessKeyId)
+	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", creds.AccessKeySecret)
+	t.Setenv("ALIBABA_CLOUD_SECURITY_TOKEN", creds.SecurityToken)
+	t.Setenv("TF_VAR_join_token", token)
+	config := envCredentialsProvider(emu.URL) + secretsAuditConfig
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{noSecretsInPlan{secrets}},
+					PostApplyPostRefresh: []plancheck.PlanCheck{noSecretsInPlan{secrets}, plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					noSecretsInState{secrets},
+					sensitiveHolds{"gpucluster_node_pool.workers", "kubernetes", token},
+					sensitiveHolds{"gpucluster_node_pool.control", "kubernetes", token},
+					sensitiveHolds{"data.gpucluster_node_bootstrap.worker", "cloud_init", token},
+				},
+			},
+		},
+	})
+
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("reading the captured log: %v", err)
+	}
+	log := string(data)
+	// The log must be the real thing, apply and destroy: the provider's own API-call lines.
+	for _, want := range []string{"alibaba cloud API call", "RunInstances", "PutBucket", "DeleteInstances", "DeleteVpc"} {
+		if !strings.Contains(log, want) {
+			t.Fatalf("the captured TRACE log (%d bytes) lacks %q; the audit would prove nothing", len(data), want)
+		}
+	}
+	for _, name := range secrets.find(log) {
+		i := strings.Index(log, secrets[name])
+		from, to := max(0, i-300), min(len(log), i+100)
+		t.Errorf("the TRACE log contains the %s, first here:\n%s", name, log[from:to])
+	}
+	t.Logf("audited a %d-byte TRACE log, the plans and the state", len(data))
+}
