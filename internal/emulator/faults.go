@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -16,15 +15,31 @@ type Faults struct {
 	LatencyMS       int     `json:"latency_ms"`       // added to every call
 }
 
+// faultInjector spreads faults over calls instead of drawing them at random: each call adds a
+// kind's rate to its credit, and the kind fires when the credit reaches one. The fractions are
+// then exact over any run of calls (a 2% reset rate drops every 50th call), so a test that needs
+// every kind to happen at least once is deterministic, while a client still cannot predict which
+// of its calls will fail.
 type faultInjector struct {
-	mu sync.Mutex
-	f  Faults
+	mu                           sync.Mutex
+	f                            Faults
+	reset, throttle, unavailable float64
 }
+
+// Fault kinds pick returns.
+const (
+	faultNone = iota
+	faultReset
+	faultThrottle
+	faultUnavailable
+)
 
 // SetFaults replaces the injected faults; the zero value clears them.
 func (s *Server) SetFaults(f Faults) {
 	s.faults.mu.Lock()
 	s.faults.f = f
+	// Start half-way, so each kind first fires after half its period rather than at once.
+	s.faults.reset, s.faults.throttle, s.faults.unavailable = 0.5, 0.5, 0.5
 	s.faults.mu.Unlock()
 }
 
@@ -34,7 +49,29 @@ func (s *Server) currentFaults() Faults {
 	return s.faults.f
 }
 
-// applyFaults injects a fault into this call if the dice say so and reports
+// pick decides the fault of one call. At most one kind fires per call; one that is due but loses
+// to another keeps its credit and fires on the next call.
+func (fi *faultInjector) pick() int {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.reset += fi.f.ResetRate
+	fi.throttle += fi.f.ThrottleRate
+	fi.unavailable += fi.f.UnavailableRate
+	switch {
+	case fi.reset >= 1:
+		fi.reset--
+		return faultReset
+	case fi.unavailable >= 1:
+		fi.unavailable--
+		return faultUnavailable
+	case fi.throttle >= 1:
+		fi.throttle--
+		return faultThrottle
+	}
+	return faultNone
+}
+
+// applyFaults injects a fault into this call when one is due and reports
 // whether the call has been answered (or dropped) already.
 func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, action string, xmlBody bool) bool {
 	f := s.currentFaults()
@@ -47,9 +84,8 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, action stri
 	if f.ThrottleRate <= 0 && f.UnavailableRate <= 0 && f.ResetRate <= 0 {
 		return false
 	}
-	x := rand.Float64()
-	switch {
-	case x < f.ResetRate:
+	switch s.faults.pick() {
+	case faultReset:
 		s.stats.record(action, "ConnectionReset")
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
@@ -59,11 +95,11 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, action stri
 		}
 		// No hijacking (HTTP/2): abort the handler, which resets the stream.
 		panic(http.ErrAbortHandler)
-	case x < f.ResetRate+f.ThrottleRate:
+	case faultThrottle:
 		s.stats.record(action, "Throttling.User")
 		writeFault(w, errf(400, "Throttling.User", "Request was denied due to user flow control."), xmlBody, r.Host)
 		return true
-	case x < f.ResetRate+f.ThrottleRate+f.UnavailableRate:
+	case faultUnavailable:
 		s.stats.record(action, "ServiceUnavailable")
 		writeFault(w, errf(503, "ServiceUnavailable", "The request has failed due to a temporary failure of the server."), xmlBody, r.Host)
 		return true
