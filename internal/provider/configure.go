@@ -1,7 +1,11 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -21,4 +25,17 @@ func clientFromProviderData(data any, diags *diag.Diagnostics) *cloud.Client {
 		return nil
 	}
 	return client
+}
+
+// timeoutsAttribute is the `timeouts` attribute of every resource: the timeouts package's
+// attribute with the description it leaves out.
+func timeoutsAttribute(ctx context.Context) schema.Attribute {
+	attr := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
+	nested, ok := attr.(schema.SingleNestedAttribute)
+	if !ok {
+		return attr
+	}
+	nested.MarkdownDescription = "How long create, update and delete may take, as Go durations such as `\"45m\"`. " +
+		"A wait cut short leaves the resource in the state (tainted when it was being created), never orphaned in the cloud."
+	return nested
 }

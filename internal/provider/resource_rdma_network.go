@@ -186,7 +186,7 @@ func (r *rdmaNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: fmt.Sprintf("Tags for the VPC (when created here), the vSwitches and the security group, at most %d. "+
 					"Keys starting with `gpucluster:` are reserved. Updated in place.", maxUserTags),
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx),
 
 			"vswitch_ids": schema.MapAttribute{
 				Computed:            true,

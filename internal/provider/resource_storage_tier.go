@@ -224,7 +224,7 @@ func (r *storageTierResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "Cold tier: delete every object version with the bucket. Without it, destroying a bucket " +
 					"that holds objects fails with a message. Default `false`.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx),
 
 			"provisioned_capacity_tib": schema.Int64Attribute{
 				Computed:            true,

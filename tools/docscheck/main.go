@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -136,22 +135,12 @@ func check(ps providerSchema, examples string) []string {
 
 // blockProblems lists the attributes and nested blocks under b without a description. The
 // top-level block of a resource or data source needs one too (it is the page's introduction).
-// The one exception is the timeouts attribute, whose own description the timeouts package
-// leaves empty.
 func blockProblems(where string, b block, needOwn bool) []string {
 	var out []string
 	if needOwn && strings.TrimSpace(b.Description) == "" {
 		out = append(out, where+" has no description")
 	}
-	attrs := b.Attributes
-	if t, ok := attrs["timeouts"]; ok && needOwn && strings.TrimSpace(t.Description) == "" && t.NestedType != nil {
-		// terraform-plugin-framework-timeouts builds this attribute without a description of
-		// its own; its create/update/delete attributes are described and are still checked.
-		attrs = maps.Clone(attrs)
-		delete(attrs, "timeouts")
-		out = append(out, attributeProblems(where+": timeouts", t.NestedType.Attributes)...)
-	}
-	out = append(out, attributeProblems(where, attrs)...)
+	out = append(out, attributeProblems(where, b.Attributes)...)
 	for _, name := range sortedKeys(b.BlockTypes) {
 		out = append(out, blockProblems(where+": block "+name, b.BlockTypes[name].Block, true)...)
 	}
