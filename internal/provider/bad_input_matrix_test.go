@@ -228,7 +228,7 @@ func badInputs(deadEndpoint string) []badInput {
 		{name: "pool/PL3 below its minimum size", config: a100Pool(`data_disks = [{ category = "cloud_essd", performance_level = "PL3", size_gib = 1000 }]`),
 			attr: `data_disks`, fix: `PL3 needs at least 1261 GiB`},
 		{name: "pool/system disk below its minimum", config: a100Pool(`system_disk = { category = "cloud_essd", performance_level = "PL1", size_gib = 10 }`),
-			attr: `system_disk`, fix: `at least`},
+			attr: `system_disk`, fix: `use PL0 for 10 GiB or grow the disk to 20 GiB`},
 		{name: "pool/malformed auto_release_after", config: a100Pool(`auto_release_after = "3 days"`),
 			attr: `auto_release_after`, fix: `write it like "72h" or "90m"`},
 		{name: "pool/auto_release_after below 30 minutes", config: a100Pool(`auto_release_after = "10m"`),
@@ -285,7 +285,7 @@ func badInputs(deadEndpoint string) []badInput {
   scenario = "ai_training"
   instance_type = "ecs.sccgn7ex.32xlarge"
   size = 2`),
-			attr: `network_id`, fix: `Fix: Create an HPC cluster .* or use ebmgn7ex`},
+			attr: `network_id`, fix: `set hpc_cluster = true on the gpucluster_rdma_network of network_id`},
 		{name: "pool/zone the network does not cover", setup: matrixPlainNet,
 			config: badNodePool("gpucluster_rdma_network.plain.id", `name = "bad"
   scenario = "ai_training"
@@ -293,7 +293,7 @@ func badInputs(deadEndpoint string) []badInput {
   gpus_per_node = 8
   size = 2
   zone_ids = ["cn-wulanchabu-b"]`),
-			attr: `zone_ids`, fix: `cn-wulanchabu-a`},
+			attr: `zone_ids`, fix: `Use those zones, or add "cn-wulanchabu-b" to the network's zone_ids`},
 
 		// --- gpucluster_storage_tier
 		{name: "storage/capacity above the backend's maximum", config: badTier(`  name = "hot-x"
@@ -305,7 +305,7 @@ func badInputs(deadEndpoint string) []badInput {
 		{name: "storage/capacity zero", config: badTier(`  name = "cold-x"
   tier = "cold"
   capacity_tib = 0`),
-			attr: `capacity_tib`, fix: `at least 1`},
+			attr: `Attribute capacity_tib`, fix: `must be at least 1`},
 		{name: "storage/unreachable IOPS", config: badTier(`  name = "hot-x"
   tier = "hot"
   vswitch_id = "vsw-doesnotmatter"
@@ -334,13 +334,13 @@ func badInputs(deadEndpoint string) []badInput {
   vswitch_id = "vsw-doesnotmatter"
   capacity_tib = 10
   cache = { size_gib = 100 }`),
-			attr: `cache`, fix: `cold`},
+			attr: `cache`, fix: `Remove cache, or use tier = "cold"`},
 		{name: "storage/OSS backend for a warm tier", config: badTier(`  name = "warm-x"
   tier = "warm"
   backend = "oss"
   vswitch_id = "vsw-doesnotmatter"
   capacity_tib = 10`),
-			attr: `backend`, fix: `nas_`},
+			attr: `backend`, fix: `hot and warm tiers take a file system \(cpfs_advance_100`},
 		{name: "storage/reserved tag key", config: badTier(`  name = "cold-x"
   tier = "cold"
   capacity_tib = 1
@@ -357,7 +357,7 @@ func badInputs(deadEndpoint string) []badInput {
 		{name: "storage/file system tier without a place to mount", config: badTier(`  name = "hot-x"
   tier = "hot"
   capacity_tib = 10`),
-			attr: `vswitch_id|network_id`, fix: `network_id|vswitch_id`},
+			attr: `No network for the mount target`, fix: `set network_id \(a gpucluster_rdma_network id\) or vswitch_id`},
 
 		// --- data sources
 		{name: "data gpu_catalog/unknown GPU model", config: `
@@ -396,7 +396,7 @@ data "gpucluster_kubernetes_manifests" "x" {
   gpus_per_node      = 8
   workload_namespace = "GPU_Work"
 }
-`, attr: `workload_namespace`, fix: `lower`},
+`, attr: `workload_namespace`, fix: `use lower case letters, digits and '-', such as gpu-system`},
 		{name: "data node_bootstrap/malformed join token", config: `
 data "gpucluster_node_bootstrap" "x" {
   role       = "gpu_worker"
@@ -408,7 +408,7 @@ data "gpucluster_node_bootstrap" "x" {
   role       = "gpu_worker"
   kubernetes = { join_token = "` + matrixToken + `" }
 }
-`, attr: `kubernetes\.api_endpoint`, fix: `host:port|control plane`},
+`, attr: `kubernetes\.api_endpoint`, fix: `pass the control plane's address and port, such as 10\.0\.0\.10:6443`},
 		{name: "data alert_rules/bandwidth zero", config: `
 data "gpucluster_alert_rules" "x" {
   scenario              = "ai_training"

@@ -380,7 +380,12 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		case "erdma_unsupported", "hpc_cluster_required":
 			attr = path.Root("network_id")
 		}
-		diags.AddAttributeError(attr, fmt.Sprintf("%s cannot work for %s: %s", spec.Types[0], spec.Scenario, f.Code), findingDetail(f))
+		detail := findingDetail(f)
+		if f.Code == "hpc_cluster_required" {
+			// The catalog speaks API; say what to write here.
+			detail += "\nHere: set hpc_cluster = true on the gpucluster_rdma_network of network_id, and its pools join that HPC cluster."
+		}
+		diags.AddAttributeError(attr, fmt.Sprintf("%s cannot work for %s: %s", spec.Types[0], spec.Scenario, f.Code), detail)
 	}
 	if diags.HasError() {
 		return spec, diags
