@@ -178,7 +178,7 @@ variable "ca_cert_hash" {
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in workload (label gpucluster.io/reap=true) may run before the reaper CronJob reclaims it. The brief's 72h by default."
+  description = "How long an opted-in workload (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper CronJob reclaims it. The brief's 72h by default."
   type        = string
   default     = "72h"
 
