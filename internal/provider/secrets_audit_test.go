@@ -81,7 +81,7 @@ func moduleLeaks(ss secretSet, where string, mod *tfjson.StateModule) []string {
 	}
 	var out []string
 	for _, r := range mod.Resources {
-		out = append(out, leaks(ss, where+r.Address, map[string]any(r.AttributeValues), rawMask(r.SensitiveValues))...)
+		out = append(out, leaks(ss, where+r.Address, r.AttributeValues, rawMask(r.SensitiveValues))...)
 	}
 	for _, child := range mod.ChildModules {
 		out = append(out, moduleLeaks(ss, where, child)...)
