@@ -99,6 +99,7 @@ func TestRenderPerScenario(t *testing.T) {
 		"PodTemplate/" + TrainingTemplateName,
 		"ServiceAccount/gpu-idle-reaper", "Role/gpu-idle-reaper", "RoleBinding/gpu-idle-reaper", "ConfigMap/gpu-idle-reaper", "CronJob/gpu-idle-reaper",
 		"ConfigMap/" + AdapterConfigMapName, "HorizontalPodAutoscaler/inference-gpu", "Job/nccl-tests-all-reduce",
+		"ConfigMap/" + PoolAllReduceName, "Service/" + PoolAllReduceName, "Job/" + PoolAllReduceName,
 	}
 	for _, sc := range catalog.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -146,11 +147,12 @@ func TestGPUPodsTolerateWorkerTaintsAndSelectWorkers(t *testing.T) {
 	}
 	objs := decodeAll(t, Join(docs))
 	specs := map[string]corev1.PodSpec{
-		"device plugin": objs["DaemonSet/nvidia-device-plugin"].(*appsv1.DaemonSet).Spec.Template.Spec,
-		"dcgm-exporter": objs["DaemonSet/dcgm-exporter"].(*appsv1.DaemonSet).Spec.Template.Spec,
-		"training":      objs["PodTemplate/"+TrainingTemplateName].(*corev1.PodTemplate).Template.Spec,
-		"nccl-tests":    objs["Job/nccl-tests-all-reduce"].(*batchv1.Job).Spec.Template.Spec,
-		"hpcg":          objs["Job/hpcg"].(*batchv1.Job).Spec.Template.Spec,
+		"device plugin":   objs["DaemonSet/nvidia-device-plugin"].(*appsv1.DaemonSet).Spec.Template.Spec,
+		"dcgm-exporter":   objs["DaemonSet/dcgm-exporter"].(*appsv1.DaemonSet).Spec.Template.Spec,
+		"training":        objs["PodTemplate/"+TrainingTemplateName].(*corev1.PodTemplate).Template.Spec,
+		"nccl-tests":      objs["Job/nccl-tests-all-reduce"].(*batchv1.Job).Spec.Template.Spec,
+		"hpcg":            objs["Job/hpcg"].(*batchv1.Job).Spec.Template.Spec,
+		"pool all-reduce": objs["Job/"+PoolAllReduceName].(*batchv1.Job).Spec.Template.Spec,
 	}
 	for name, spec := range specs {
 		for _, taint := range bootstrap.DefaultWorkerTaints() {
@@ -163,7 +165,7 @@ func TestGPUPodsTolerateWorkerTaintsAndSelectWorkers(t *testing.T) {
 			t.Errorf("%s node selector %v does not match the worker label", name, spec.NodeSelector)
 		}
 	}
-	for _, name := range []string{"training", "nccl-tests", "hpcg"} {
+	for _, name := range []string{"training", "nccl-tests", "hpcg", "pool all-reduce"} {
 		a := specs[name].Affinity
 		if a == nil || a.PodAntiAffinity == nil || a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != "kubernetes.io/hostname" {
 			t.Errorf("%s has no required anti-affinity per node", name)
@@ -270,6 +272,8 @@ func TestRenderOptions(t *testing.T) {
 		{name: "too many GPUs", mutate: func(o *Options) { o.GPUsPerNode = 32 }, field: "gpus_per_node"},
 		{name: "max runtime 10m", mutate: func(o *Options) { o.MaxRuntime = 10 * time.Minute }, field: "max_runtime"},
 		{name: "image", mutate: func(o *Options) { o.Images.HPCG = "Not An Image" }, field: "images.hpcg"},
+		{name: "pytorch image", mutate: func(o *Options) { o.Images.PyTorch = "Not An Image" }, field: "images.pytorch"},
+		{name: "cross-node minimum", mutate: func(o *Options) { o.MinCrossNodeBusBandwidthGBs = -1 }, field: "min_cross_node_bus_bandwidth_gbs"},
 		{name: "HPA range", mutate: func(o *Options) { o.HPA.MinReplicas = 5 }, field: "hpa"},
 		{name: "HPA deployment", mutate: func(o *Options) { o.HPA.Deployment = "Bad_Name" }, field: "hpa.deployment"},
 		{name: "HPA target above 100", mutate: func(o *Options) { o.HPA.TargetPercent = 150 }, field: "hpa.target_gpu_util_percent"},

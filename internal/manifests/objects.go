@@ -458,8 +458,8 @@ func adapterConfigMap(o Options) (object, error) {
 // ncclTests validates every node of the pool: an Indexed Job with one pod per node (required
 // anti-affinity) running all_reduce_perf over all the node's GPUs, which measures NVLink/PCIe
 // bus bandwidth and the NCCL installation node by node. It fails when the average bus bandwidth
-// is below MinBusBandwidthGBs. A run that spans nodes needs an MPI launcher (the MPI Operator's
-// MPIJob, a custom resource outside k8s.io/api) and is not built here.
+// is below MinBusBandwidthGBs. The all-reduce that spans nodes, and so tests the fabric between
+// them, is poolAllReduce.
 func ncclTests(o Options) []object {
 	name := "nccl-tests-all-reduce"
 	group := name

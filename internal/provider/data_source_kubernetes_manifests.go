@@ -46,7 +46,15 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 			"workers' label and taint from `gpucluster_node_bootstrap`), a `PodTemplate` for training replicas (anti-affinity per node, " +
 			"heartbeat liveness probe, NCCL environment, `activeDeadlineSeconds` at `max_runtime`), the idle-workload reaper (CronJob, " +
 			"ServiceAccount, Role, RoleBinding), prometheus-adapter rules with an HPA on GPU utilisation, and validation Jobs " +
-			"(nccl-tests `all_reduce_perf` on every node, HPCG on simulation pools).\n\n" +
+			"(nccl-tests `all_reduce_perf` on every node, one all-reduce across every GPU of every node, HPCG on simulation pools).\n\n" +
+			"The cross-node all-reduce (`validation_all_reduce_yaml`) is what tests the fabric between nodes: an Indexed Job with " +
+			"one pod per node and a headless Service that names each pod `" + manifests.PoolAllReduceName + "-<index>." + manifests.PoolAllReduceName + "`. " +
+			"Every pod runs `torchrun` with its completion index as node rank and pod 0 as master, and a short script (in a ConfigMap) " +
+			"times NCCL all-reduces from 1 MiB to 1 GiB and prints algbw and busbw as nccl-tests does. It uses `torchrun` rather than " +
+			"`all_reduce_perf` under `mpirun`, which would need the MPI Operator (not a built-in type) or sshd and keys in every pod. " +
+			"The pods use the host network, so NCCL's `eth0` and eRDMA device are the node's own; with eRDMA they are privileged " +
+			"(no RDMA device plugin gives `/dev/infiniband` otherwise) and set `NCCL_NET=IB`, so a fabric that does not work fails " +
+			"rather than falling back to TCP.\n\n" +
 			"Two common recipes do not work and are not used: an HPA `Resource` metric on `nvidia.com/gpu` (Resource metrics are " +
 			"cpu and memory from metrics-server; `nvidia.com/gpu` is a count, not a usage), and `pgrep python` as a liveness probe " +
 			"(it passes while a rank hangs in a collective). Offline: no API call.",
@@ -71,6 +79,10 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 					"reclaims it: Jobs are deleted, bare pods deleted, pods of other controllers reported. A Go duration of at least `1h`. Default `72h` (the brief)."},
 			"min_bus_bandwidth_gbs": schema.Float64Attribute{Optional: true,
 				MarkdownDescription: "Fail the nccl-tests job on a node whose `all_reduce_perf` average bus bandwidth (GB/s) is below this. Default 0: report only."},
+			"min_cross_node_bus_bandwidth_gbs": schema.Float64Attribute{Optional: true,
+				MarkdownDescription: "Fail the cross-node all-reduce when its bus bandwidth (GB/s) at the largest message size (1 GiB) is below this. " +
+					"Separate from `min_bus_bandwidth_gbs`: across nodes the bus bandwidth is bounded by one node's network (12.5 GB/s at " +
+					"100 Gbit/s), within a node by NVLink or PCIe. Default 0: report only."},
 			"hpa": schema.SingleNestedAttribute{
 				Optional:            true,
 				MarkdownDescription: "Autoscale a Deployment on its pods' average GPU utilisation (Pods metric `" + manifests.GPUUtilMetric + "` from prometheus-adapter). Unset: no HPA.",
@@ -92,6 +104,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 					"nccl_tests":    image("nccl-tests (with `all_reduce_perf` on `PATH`)", img.NCCLTests),
 					"hpcg":          image("NVIDIA HPC-Benchmarks (HPCG)", img.HPCG),
 					"reaper":        image("Python 3 for the reaper script", img.Reaper),
+					"pytorch":       image("PyTorch (with `torchrun`, CUDA and NCCL) for the cross-node all-reduce", img.PyTorch),
 				},
 			},
 			"documents": schema.ListNestedAttribute{
@@ -105,8 +118,12 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 					"yaml":        str("The object as YAML."),
 				}},
 			},
-			"yaml":                      str("Every object as one multi-document YAML stream."),
-			"anti_affinity_yaml":        str("The training replicas' `affinity` stanza alone (group `example-job`), for pod specs you write yourself."),
+			"yaml":               str("Every object as one multi-document YAML stream."),
+			"anti_affinity_yaml": str("The training replicas' `affinity` stanza alone (group `example-job`), for pod specs you write yourself."),
+			"validation_all_reduce_yaml": str("The cross-node all-reduce validation alone (ConfigMap, headless Service, Indexed Job `" +
+				manifests.PoolAllReduceName + "`; also in `documents` and `yaml`), to apply when the pool is up and delete after. " +
+				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
+				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 		},
 	}
@@ -122,12 +139,14 @@ type kubernetesManifestsModel struct {
 	NCCLEnv            map[string]string   `tfsdk:"nccl_env"`
 	MaxRuntime         types.String        `tfsdk:"max_runtime"`
 	MinBusBandwidthGBs types.Float64       `tfsdk:"min_bus_bandwidth_gbs"`
+	MinCrossNodeGBs    types.Float64       `tfsdk:"min_cross_node_bus_bandwidth_gbs"`
 	HPA                *manifestsHPA       `tfsdk:"hpa"`
 	Images             *manifestsImages    `tfsdk:"images"`
 	Documents          []manifestsDocument `tfsdk:"documents"`
 	YAML               types.String        `tfsdk:"yaml"`
 	AntiAffinityYAML   types.String        `tfsdk:"anti_affinity_yaml"`
 	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
+	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
 }
 
 type manifestsHPA struct {
@@ -143,6 +162,7 @@ type manifestsImages struct {
 	NCCLTests    types.String `tfsdk:"nccl_tests"`
 	HPCG         types.String `tfsdk:"hpcg"`
 	Reaper       types.String `tfsdk:"reaper"`
+	PyTorch      types.String `tfsdk:"pytorch"`
 }
 
 type manifestsDocument struct {
@@ -163,7 +183,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	o := manifests.Options{
 		Scenario: m.Scenario.ValueString(), Namespace: m.Namespace.ValueString(), WorkloadNamespace: m.WorkloadNamespace.ValueString(),
 		Nodes: int(m.NodeCount.ValueInt64()), GPUsPerNode: int(m.GPUsPerNode.ValueInt64()), ERDMA: m.ERDMA.ValueBool(),
-		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(),
+		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(), MinCrossNodeBusBandwidthGBs: m.MinCrossNodeGBs.ValueFloat64(),
 	}
 	if s := m.MaxRuntime.ValueString(); s != "" {
 		dur, err := time.ParseDuration(s)
@@ -180,7 +200,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	}
 	if im := m.Images; im != nil {
 		o.Images = manifests.Images{DevicePlugin: im.DevicePlugin.ValueString(), DCGMExporter: im.DCGMExporter.ValueString(),
-			NCCLTests: im.NCCLTests.ValueString(), HPCG: im.HPCG.ValueString(), Reaper: im.Reaper.ValueString()}
+			NCCLTests: im.NCCLTests.ValueString(), HPCG: im.HPCG.ValueString(), Reaper: im.Reaper.ValueString(), PyTorch: im.PyTorch.ValueString()}
 	}
 	docs, err := manifests.Render(o)
 	if err != nil {
@@ -202,6 +222,11 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	allReduce, err := manifests.RenderPoolAllReduce(o)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
 
 	if m.MaxRuntime.IsNull() || m.MaxRuntime.IsUnknown() {
 		m.MaxRuntime = types.StringValue(formatHours(manifests.DefaultMaxRuntime))
@@ -215,11 +240,12 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	}
 	im := m.Images
 	if im == nil {
-		im = &manifestsImages{DevicePlugin: types.StringNull(), DCGMExporter: types.StringNull(), NCCLTests: types.StringNull(), HPCG: types.StringNull(), Reaper: types.StringNull()}
+		im = &manifestsImages{DevicePlugin: types.StringNull(), DCGMExporter: types.StringNull(), NCCLTests: types.StringNull(), HPCG: types.StringNull(), Reaper: types.StringNull(), PyTorch: types.StringNull()}
 	}
 	m.Images = &manifestsImages{
 		DevicePlugin: pick(im.DevicePlugin, def.DevicePlugin), DCGMExporter: pick(im.DCGMExporter, def.DCGMExporter),
 		NCCLTests: pick(im.NCCLTests, def.NCCLTests), HPCG: pick(im.HPCG, def.HPCG), Reaper: pick(im.Reaper, def.Reaper),
+		PyTorch: pick(im.PyTorch, def.PyTorch),
 	}
 	m.Documents = make([]manifestsDocument, 0, len(docs))
 	for _, doc := range docs {
@@ -231,6 +257,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	m.YAML = types.StringValue(manifests.Join(docs))
 	m.AntiAffinityYAML = types.StringValue(affinity)
 	m.AdapterConfig = types.StringValue(adapter)
+	m.AllReduceYAML = types.StringValue(manifests.Join(allReduce))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

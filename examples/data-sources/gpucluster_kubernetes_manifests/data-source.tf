@@ -5,6 +5,9 @@ data "gpucluster_kubernetes_manifests" "training" {
   erdma         = true
   max_runtime   = "72h"
 
+  # Fail the cross-node all-reduce below 80% of a 100 Gbit/s link (12.5 GB/s).
+  min_cross_node_bus_bandwidth_gbs = 10
+
   # Scale an inference Deployment on its pods' GPU utilisation (served by prometheus-adapter).
   hpa = {
     deployment   = "inference"
@@ -17,4 +20,12 @@ data "gpucluster_kubernetes_manifests" "training" {
 resource "local_file" "manifests" {
   filename = "${path.module}/manifests.yaml"
   content  = data.gpucluster_kubernetes_manifests.training.yaml
+}
+
+# The all-reduce across every node (tests the eRDMA fabric between nodes), to apply on its own
+# once the pool is up: `kubectl apply -f all-reduce.yaml`, then read rank 0's report with
+# `kubectl logs -n gpu-workloads -l batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=nccl-all-reduce-pool`.
+resource "local_file" "all_reduce" {
+  filename = "${path.module}/all-reduce.yaml"
+  content  = data.gpucluster_kubernetes_manifests.training.validation_all_reduce_yaml
 }
