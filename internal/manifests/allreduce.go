@@ -73,15 +73,12 @@ exec torchrun --nnodes=%d --nproc-per-node=%d --node-rank="$JOB_COMPLETION_INDEX
   --master-addr="$MASTER_ADDR" --master-port=%d --rdzv-conf=timeout=1800 --max-restarts=0 /opt/all-reduce/all_reduce.py
 `, o.Nodes, o.Nodes, o.GPUsPerNode, PoolAllReducePort)
 	env := ncclEnv(o)
-	ib := o.NCCLEnv["NCCL_IB_DISABLE"] == "0"
 	for _, e := range []corev1.EnvVar{{Name: "NCCL_DEBUG", Value: "INFO"}, {Name: "NCCL_DEBUG_SUBSYS", Value: "INIT,NET"}} {
 		if _, set := o.NCCLEnv[e.Name]; !set {
 			env = append(env, e)
 		}
 	}
-	if _, set := o.NCCLEnv["NCCL_NET"]; ib && !set {
-		env = append(env, corev1.EnvVar{Name: "NCCL_NET", Value: "IB"})
-	}
+	env = append(env, rdmaEnv(o)...)
 	env = append(env,
 		corev1.EnvVar{Name: "MASTER_ADDR", Value: master},
 		corev1.EnvVar{Name: "NODES", Value: fmt.Sprint(o.Nodes)},
@@ -89,10 +86,7 @@ exec torchrun --nnodes=%d --nproc-per-node=%d --node-rank="$JOB_COMPLETION_INDEX
 		corev1.EnvVar{Name: "MIN_BYTES", Value: "1048576"}, corev1.EnvVar{Name: "MAX_BYTES", Value: "1073741824"},
 		corev1.EnvVar{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 	)
-	var sc *corev1.SecurityContext
-	if ib {
-		sc = &corev1.SecurityContext{Privileged: ptr(true)}
-	}
+	sc := rdmaSecurityContext(o)
 	job := &batchv1.Job{
 		TypeMeta: tm("batch/v1", "Job"), ObjectMeta: meta(name, o.WorkloadNamespace, nil),
 		Spec: batchv1.JobSpec{
@@ -144,4 +138,25 @@ func RenderPoolAllReduce(o Options) ([]Document, error) {
 		return nil, err
 	}
 	return documents(poolAllReduce(o))
+}
+
+// usesRDMA reports whether the NCCL environment sends collectives over eRDMA (IB verbs).
+func usesRDMA(o Options) bool { return o.NCCLEnv["NCCL_IB_DISABLE"] == "0" }
+
+// rdmaEnv is what a pod adds to the NCCL environment when it uses eRDMA: NCCL_NET=IB, so a broken
+// fabric fails the job instead of NCCL quietly falling back to TCP (unless the user set NCCL_NET).
+func rdmaEnv(o Options) []corev1.EnvVar {
+	if _, set := o.NCCLEnv["NCCL_NET"]; usesRDMA(o) && !set {
+		return []corev1.EnvVar{{Name: "NCCL_NET", Value: "IB"}}
+	}
+	return nil
+}
+
+// rdmaSecurityContext gives a pod that uses eRDMA the verbs devices (/dev/infiniband) and locked
+// memory: privileged, because the bootstrap installs no RDMA device plugin. Nil without eRDMA.
+func rdmaSecurityContext(o Options) *corev1.SecurityContext {
+	if !usesRDMA(o) {
+		return nil
+	}
+	return &corev1.SecurityContext{Privileged: ptr(true)}
 }

@@ -184,8 +184,13 @@ func TestGPUPodsTolerateWorkerTaintsAndSelectWorkers(t *testing.T) {
 	for _, e := range tr.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	if env["NCCL_IB_HCA"] != "erdma_0" || env["NCCL_IB_DISABLE"] != "0" {
+	if env["NCCL_IB_HCA"] != "erdma_0" || env["NCCL_IB_DISABLE"] != "0" || env["NCCL_NET"] != "IB" {
 		t.Fatalf("training env %v lacks the eRDMA NCCL settings", env)
+	}
+	// The eRDMA settings name the node's devices: the replica must see them.
+	if !tr.HostNetwork || tr.DNSPolicy != corev1.DNSClusterFirstWithHostNet ||
+		tr.Containers[0].SecurityContext == nil || tr.Containers[0].SecurityContext.Privileged == nil || !*tr.Containers[0].SecurityContext.Privileged {
+		t.Fatalf("training replica on eRDMA lacks host network or device access: hostNetwork=%v dns=%s sc=%+v", tr.HostNetwork, tr.DNSPolicy, tr.Containers[0].SecurityContext)
 	}
 	if q := tr.Containers[0].Resources.Limits[GPUResource]; q.Value() != 8 {
 		t.Fatalf("training GPU limit %v", q)

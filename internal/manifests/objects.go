@@ -216,11 +216,16 @@ func trainingTemplate(o Options) object {
 				Tolerations:           []corev1.Toleration{gpuToleration()},
 				Affinity:              antiAffinity(group),
 				ActiveDeadlineSeconds: &deadline,
-				RestartPolicy:         corev1.RestartPolicyNever,
+				// With eRDMA the NCCL interface settings name the node's own devices, which only the
+				// host network namespace sees (see poolAllReduce).
+				HostNetwork:   usesRDMA(o),
+				DNSPolicy:     dnsPolicyFor(usesRDMA(o)),
+				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{
 					Name: "trainer", Image: o.Images.NCCLTests,
-					Command: []string{"/bin/sh", "-c", "echo 'replace with the training command; it must touch " + HeartbeatFile + " every step'; sleep infinity"},
-					Env:     ncclEnv(o),
+					Command:         []string{"/bin/sh", "-c", "echo 'replace with the training command; it must touch " + HeartbeatFile + " every step'; sleep infinity"},
+					Env:             append(ncclEnv(o), rdmaEnv(o)...),
+					SecurityContext: rdmaSecurityContext(o),
 					Resources: func() corev1.ResourceRequirements {
 						r := gpuLimits(o.GPUsPerNode)
 						return r
@@ -239,6 +244,14 @@ func trainingTemplate(o Options) object {
 			},
 		},
 	}
+}
+
+// dnsPolicyFor keeps cluster DNS names resolvable in a pod on the host network.
+func dnsPolicyFor(hostNetwork bool) corev1.DNSPolicy {
+	if hostNetwork {
+		return corev1.DNSClusterFirstWithHostNet
+	}
+	return corev1.DNSClusterFirst
 }
 
 // AntiAffinityYAML is the anti-affinity stanza alone, for pod specs users write themselves.
