@@ -18,9 +18,8 @@ import (
 // ECS batch limits: RunInstances Amount, DescribeInstances InstanceIds and MaxResults, and
 // DeleteInstances InstanceId.N all stop at 100; TagResources takes 50 resources a call.
 const (
-	MaxBatch           = 100
-	maxTagResourceIDs  = 50
-	instanceStatusGone = "Gone"
+	MaxBatch          = 100
+	maxTagResourceIDs = 50
 )
 
 // Instance is the part of an ECS instance a node pool keeps. A slim copy on purpose: a pool of
