@@ -162,13 +162,25 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 	}
 	token := p["ClientToken"]
 	useIdem := rt.idem && token != ""
-	if rt.write {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	} else {
+	if !rt.write {
+		// Reads: build the answer under the read lock, encode it after. The answer is made of
+		// fresh SDK structs, and encoding a hundred instances takes longer than finding them:
+		// holding the lock for it would queue every writer (and, behind a queued writer, every
+		// reader) for the whole encode.
 		s.mu.RLock()
-		defer s.mu.RUnlock()
+		resp, aerr := rt.fn(c)
+		s.mu.RUnlock()
+		if aerr != nil {
+			return nil, 0, aerr
+		}
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
+		}
+		return body, 200, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var idemKey, hash string
 	if useIdem {
 		idemKey = ak + "|" + version + "|" + action + "|" + token
@@ -191,8 +203,6 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 	if useIdem {
 		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}
 	}
-	if rt.write {
-		s.markDirty()
-	}
+	s.markDirty()
 	return body, 200, nil
 }
