@@ -23,15 +23,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 )
 
-// quoted renders values as a Markdown list of code spans: `a`, `b`, `c`.
-func quoted(values []string) string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = "`" + v + "`"
-	}
-	return strings.Join(out, ", ")
-}
-
 // usableFP64TFLOPS is the FP64 figure from which the catalog treats double precision as worth
 // using: the lowest MinFP64TFLOPS of the scenarios that need FP64 (5 TFLOPS in the catalog), so
 // the `fp64` filter and the scenario checks can never disagree.
@@ -79,14 +70,14 @@ func catalogFilterAttributes() map[string]schema.Attribute {
 		"gpu_model": schema.StringAttribute{
 			Optional: true,
 			MarkdownDescription: "Only types whose GPU serves this model, case-insensitive, aliases accepted. Known models: " +
-				quoted(catalog.GPUModelNames()) + ". Bare `A100` and `V100` mean the whole series. Models no Alibaba family " +
+				mdValues(catalog.GPUModelNames()) + ". Bare `A100` and `V100` mean the whole series. Models no Alibaba family " +
 				"offers map to honest substitutes (`H100` -> gn8v / ebmgn8v, `A40` -> gn8is / gn7i, `V100S` -> gn6e / gn6v), " +
 				"reported in `findings`.",
 			Validators: []validator.String{gpuModelValidator{}},
 		},
 		"family": schema.StringAttribute{
 			Optional: true,
-			MarkdownDescription: "Only this instance family, without the `ecs.` prefix. One of " + quoted(catalog.Families()) +
+			MarkdownDescription: "Only this instance family, without the `ecs.` prefix. One of " + mdValues(catalog.Families()) +
 				". The CPU families are listed only when named here (control planes).",
 			Validators: []validator.String{stringvalidator.OneOf(catalog.Families()...)},
 		},
@@ -331,7 +322,7 @@ func gpuModelAttributes() map[string]schema.Attribute {
 	f64 := func(d string) schema.Attribute {
 		return schema.Float64Attribute{Computed: true, MarkdownDescription: d}
 	}
-	figures := quoted([]string{catalog.FigureMemoryBandwidth, catalog.FigureFP64, catalog.FigureFP32, catalog.FigureTensorFP16, catalog.FigureLink, catalog.FigureECC})
+	figures := mdValues([]string{catalog.FigureMemoryBandwidth, catalog.FigureFP64, catalog.FigureFP32, catalog.FigureTensorFP16, catalog.FigureLink, catalog.FigureECC})
 	return map[string]schema.Attribute{
 		"name":                 str("Catalog key, such as `A100-80GB`; what `gpu_model` of an instance type refers to."),
 		"aliases":              schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Other spellings the `gpu_model` arguments accept."},
@@ -430,7 +421,7 @@ func findingsAttribute(description string) schema.Attribute {
 		Computed:            true,
 		MarkdownDescription: description,
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"severity":    schema.StringAttribute{Computed: true, MarkdownDescription: "One of " + quoted(severities) + ": error cannot work, warning works but misses the scenario's target, info is worth knowing."},
+			"severity":    schema.StringAttribute{Computed: true, MarkdownDescription: "One of " + mdValues(severities) + ": error cannot work, warning works but misses the scenario's target, info is worth knowing."},
 			"code":        schema.StringAttribute{Computed: true, MarkdownDescription: "Stable identifier to switch on, such as `fp64` or `model_substitute`."},
 			"message":     schema.StringAttribute{Computed: true, MarkdownDescription: "One-line summary."},
 			"requirement": schema.StringAttribute{Computed: true, MarkdownDescription: "What the scenario or request requires; empty when not applicable."},

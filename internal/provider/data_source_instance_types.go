@@ -71,9 +71,9 @@ func (d *instanceTypesDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"zone_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Zone id."},
 				"status": schema.StringAttribute{Computed: true,
-					MarkdownDescription: "One of " + quoted(zoneStatuses) + "."},
+					MarkdownDescription: "One of " + mdValues(zoneStatuses) + "."},
 				"status_category": schema.StringAttribute{Computed: true,
-					MarkdownDescription: "One of " + quoted(zoneStatusCategories) + "."},
+					MarkdownDescription: "One of " + mdValues(zoneStatusCategories) + "."},
 			}},
 		},
 		"available_zone_ids": schema.ListAttribute{

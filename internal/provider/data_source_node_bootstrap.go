@@ -219,15 +219,6 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// mdValues renders values as Markdown code spans: `a`, `b`, `c`.
-func mdValues(values []string) string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = "`" + v + "`"
-	}
-	return strings.Join(out, ", ")
-}
-
 // fieldPath turns an internal package's field name ("kubernetes.taints[0].effect",
 // "kubernetes.labels[example.org/team]", "versions.driver") into an attribute path. Numeric
 // indexes are list indexes, others map keys. A name it cannot read gives the empty path.

@@ -45,13 +45,13 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
 				Required:            true,
-				MarkdownDescription: "Scenario. One of " + quoted(catalog.ScenarioNames()) + ".",
+				MarkdownDescription: "Scenario. One of " + mdValues(catalog.ScenarioNames()) + ".",
 				Validators:          []validator.String{stringvalidator.OneOf(catalog.ScenarioNames()...)},
 			},
 			"gpu_model": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Restrict to this GPU model, case-insensitive, aliases accepted. Known models: " +
-					quoted(catalog.GPUModelNames()) + ". Bare `A100` and `V100` mean the whole series; `H100`, `A40` and `V100S` " +
+					mdValues(catalog.GPUModelNames()) + ". Bare `A100` and `V100` mean the whole series; `H100`, `A40` and `V100S` " +
 					"map to substitutes with a warning in `findings`.",
 				Validators: []validator.String{gpuModelValidator{}},
 			},

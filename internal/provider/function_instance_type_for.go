@@ -35,7 +35,7 @@ func (f *instanceTypeForFunction) Definition(_ context.Context, _ function.Defin
 		Parameters: []function.Parameter{
 			function.StringParameter{
 				Name: "gpu_model",
-				MarkdownDescription: "GPU model, case-insensitive, aliases accepted. Known models: " + quoted(catalog.GPUModelNames()) +
+				MarkdownDescription: "GPU model, case-insensitive, aliases accepted. Known models: " + mdValues(catalog.GPUModelNames()) +
 					". Bare `A100` and `V100` mean the whole series.",
 			},
 			function.Int64Parameter{

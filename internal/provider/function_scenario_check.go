@@ -45,7 +45,7 @@ func (f *scenarioCheckFunction) Definition(_ context.Context, _ function.Definit
 		Parameters: []function.Parameter{
 			function.StringParameter{
 				Name:                "scenario",
-				MarkdownDescription: "Scenario, one of " + quoted(catalog.ScenarioNames()) + ".",
+				MarkdownDescription: "Scenario, one of " + mdValues(catalog.ScenarioNames()) + ".",
 			},
 			function.StringParameter{
 				Name:                "instance_type",

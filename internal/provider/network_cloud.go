@@ -90,15 +90,6 @@ func netMergeTags(maps ...map[string]string) map[string]string {
 	return out
 }
 
-func netSortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // clientToken derives a ClientToken from what identifies one create call, plus a generation.
 // The same request gets the same token, so a create interrupted after the service acted is
 // answered with the object it made instead of a duplicate; a token whose object has since been
@@ -356,7 +347,7 @@ func retagSecurityGroup(ctx context.Context, c *cloud.Client, sgID string, have,
 		}
 	}
 	var tags []ecs.TagResourcesTag
-	for _, k := range netSortedKeys(want) {
+	for _, k := range sortedKeys(want) {
 		if v, ok := have[k]; !ok || v != want[k] {
 			tags = append(tags, ecs.TagResourcesTag{Key: k, Value: want[k]})
 		}
@@ -399,7 +390,7 @@ func retagVPCObjects(ctx context.Context, c *cloud.Client, resourceType string, 
 		}
 	}
 	var tags []vpc.TagResourcesTag
-	for _, k := range netSortedKeys(want) {
+	for _, k := range sortedKeys(want) {
 		if v, ok := have[k]; !ok || v != want[k] {
 			tags = append(tags, vpc.TagResourcesTag{Key: k, Value: want[k]})
 		}

@@ -225,12 +225,7 @@ func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolpla
 		{Key: tagSpec, Value: spec.SpecHash},
 		{Key: tagManagedBy, Value: managedByVal},
 	}
-	userKeys := make([]string, 0, len(spec.UserTags))
-	for k := range spec.UserTags {
-		userKeys = append(userKeys, k)
-	}
-	slices.Sort(userKeys)
-	for _, k := range userKeys {
+	for _, k := range sortedKeys(spec.UserTags) {
 		tags = append(tags, ecs.RunInstancesTag{Key: k, Value: spec.UserTags[k]})
 	}
 	if len(tags) > 20 {

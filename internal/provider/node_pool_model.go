@@ -182,12 +182,35 @@ func (m *nodePoolModel) setNodes(_ context.Context, nodes []cloud.Instance) diag
 	return diags
 }
 
-// nodeCount is how many nodes the model holds (-1 when unknown).
-func (m *nodePoolModel) nodeCount() int {
+// nodesDrifted reports what a refresh found that the pool must repair: a node count other than
+// size (nodes deleted behind Terraform's back) or a node that is not Running. Unknown nodes are
+// not drift.
+func (m *nodePoolModel) nodesDrifted(size int) bool {
 	if m.Nodes.IsNull() || m.Nodes.IsUnknown() {
-		return -1
+		return false
 	}
-	return len(m.Nodes.Elements())
+	elems := m.Nodes.Elements()
+	if len(elems) != size {
+		return true
+	}
+	for _, e := range elems {
+		obj, ok := e.(types.Object)
+		if !ok {
+			return true
+		}
+		if status, ok := obj.Attributes()["status"].(types.String); !ok || status.ValueString() != "Running" {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetNodes marks what depends on the nodes unknown: the plan then shows the repair, and the
+// apply (Update) brings the pool back to its size.
+func (m *nodePoolModel) forgetNodes() {
+	m.Nodes = types.ListUnknown(nodeObjectType)
+	m.GPUCount = types.Int64Unknown()
+	m.EstimatedHourlyPrice = types.Float64Unknown()
 }
 
 func findingsList(fs []catalog.Finding) (types.List, diag.Diagnostics) {
@@ -205,47 +228,6 @@ func findingsList(fs []catalog.Finding) (types.List, diag.Diagnostics) {
 	list, d := types.ListValue(findingObjectType, elems)
 	diags.Append(d...)
 	return list, diags
-}
-
-func stringMap(m map[string]string) types.Map {
-	elems := make(map[string]attr.Value, len(m))
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
-}
-
-func mapOf(ctx context.Context, m basetypes.MapValue) (map[string]string, diag.Diagnostics) {
-	out := map[string]string{}
-	if m.IsNull() || m.IsUnknown() {
-		return out, nil
-	}
-	diags := m.ElementsAs(ctx, &out, false)
-	return out, diags
-}
-
-// listOf reads a list of strings; a list that is, or holds, an unknown value reads as empty
-// (callers that must tell the difference ask hasUnknown).
-func listOf(ctx context.Context, l basetypes.ListValue) ([]string, diag.Diagnostics) {
-	var out []string
-	if l.IsNull() || hasUnknown(l) {
-		return out, nil
-	}
-	diags := l.ElementsAs(ctx, &out, false)
-	return out, diags
-}
-
-// hasUnknown reports whether a list is unknown or holds an unknown element.
-func hasUnknown(l basetypes.ListValue) bool {
-	if l.IsUnknown() {
-		return true
-	}
-	for _, e := range l.Elements() {
-		if e.IsUnknown() {
-			return true
-		}
-	}
-	return false
 }
 
 // importedPool rebuilds a pool's state from its nodes' tags, for `terraform import`.

@@ -204,10 +204,8 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		// Nothing in the configuration changed: the network was checked when this state was
 		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
 		// Drift of the nodes themselves still shows.
-		if n := state.nodeCount(); n >= 0 && (n != int(state.Size.ValueInt64()) || !allRunning(ctx, state)) {
-			plan.Nodes = types.ListUnknown(nodeObjectType)
-			plan.GPUCount = types.Int64Unknown()
-			plan.EstimatedHourlyPrice = types.Float64Unknown()
+		if state.nodesDrifted(int(state.Size.ValueInt64())) {
+			plan.forgetNodes()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		return
@@ -230,35 +228,13 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if state != nil {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
-		if n := state.nodeCount(); n >= 0 && (n != spec.Size || !allRunning(ctx, state)) {
-			plan.Nodes = types.ListUnknown(nodeObjectType)
-			plan.GPUCount = types.Int64Unknown()
-			plan.EstimatedHourlyPrice = types.Float64Unknown()
+		if state.nodesDrifted(spec.Size) {
+			plan.forgetNodes()
 		} else if state.Size.Equal(plan.Size) && state.InstanceType.Equal(plan.InstanceType) {
 			plan.EstimatedHourlyPrice = state.EstimatedHourlyPrice
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-func allRunning(ctx context.Context, m *nodePoolModel) bool {
-	var nodes []struct {
-		ID              types.String `tfsdk:"id"`
-		ZoneID          types.String `tfsdk:"zone_id"`
-		PrivateIP       types.String `tfsdk:"private_ip"`
-		Status          types.String `tfsdk:"status"`
-		InstanceType    types.String `tfsdk:"instance_type"`
-		DeploymentSetID types.String `tfsdk:"deployment_set_id"`
-	}
-	if diags := m.Nodes.ElementsAs(ctx, &nodes, false); diags.HasError() {
-		return false
-	}
-	for _, n := range nodes {
-		if n.Status.ValueString() != "Running" {
-			return false
-		}
-	}
-	return true
 }
 
 // planSpec fills the plan's computed values (instance type, min size, zones, labels, taints,

@@ -5,14 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -70,12 +68,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		return map[string]schema.Attribute{
 			"category": schema.StringAttribute{
 				Required:            true,
-				MarkdownDescription: fmt.Sprintf("Disk category of the %s: %s.", what, quoteList(diskCategories)),
+				MarkdownDescription: fmt.Sprintf("Disk category of the %s: %s.", what, mdValues(diskCategories)),
 				Validators:          []validator.String{stringvalidator.OneOf(diskCategories...)},
 			},
 			"performance_level": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: fmt.Sprintf("ESSD performance level, for `cloud_essd`: %s. Each level has a minimum size (PL2 461 GiB, PL3 1,261 GiB), checked at plan time.", quoteList(essdLevels)),
+				MarkdownDescription: fmt.Sprintf("ESSD performance level, for `cloud_essd`: %s. Each level has a minimum size (PL2 461 GiB, PL3 1,261 GiB), checked at plan time.", mdValues(essdLevels)),
 				Validators:          []validator.String{stringvalidator.OneOf(essdLevels...)},
 			},
 			"size_gib": schema.Int64Attribute{
@@ -111,12 +109,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			},
 			"scenario": schema.StringAttribute{
 				Required:            true,
-				MarkdownDescription: fmt.Sprintf("Research scenario the pool serves: %s. It decides which checks run and how candidates are ranked.", quoteList(catalog.ScenarioNames())),
+				MarkdownDescription: fmt.Sprintf("Research scenario the pool serves: %s. It decides which checks run and how candidates are ranked.", mdValues(catalog.ScenarioNames())),
 				Validators:          []validator.String{stringvalidator.OneOf(catalog.ScenarioNames()...)},
 			},
 			"gpu_model": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: fmt.Sprintf("GPU model wanted: %s. Models with no Alibaba family of that name map honestly (H100 -> gn8v with a warning). Conflicts with `instance_type`.", quoteList(catalog.GPUModelNames())),
+				MarkdownDescription: fmt.Sprintf("GPU model wanted: %s. Models with no Alibaba family of that name map honestly (H100 -> gn8v with a warning). Conflicts with `instance_type`.", mdValues(catalog.GPUModelNames())),
 			},
 			"gpus_per_node": schema.Int64Attribute{
 				Optional:            true,
@@ -178,7 +176,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Attributes: map[string]schema.Attribute{
 					"strategy": schema.StringAttribute{
 						Required:            true,
-						MarkdownDescription: fmt.Sprintf("ECS SpotStrategy: %s.", quoteList(spotStrategies)),
+						MarkdownDescription: fmt.Sprintf("ECS SpotStrategy: %s.", mdValues(spotStrategies)),
 						Validators:          []validator.String{stringvalidator.OneOf(spotStrategies...)},
 					},
 					"max_hourly_price": schema.Float64Attribute{
@@ -202,7 +200,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Attributes: map[string]schema.Attribute{
 					"role": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: fmt.Sprintf("Node role: %s. Default `gpu_worker`. A control plane takes a CPU type (`instance_type = \"ecs.g7.2xlarge\"`), runs `kubeadm init` and gets no GPU labels or taint.", quoteList(bootstrap.Roles())),
+						MarkdownDescription: fmt.Sprintf("Node role: %s. Default `gpu_worker`. A control plane takes a CPU type (`instance_type = \"ecs.g7.2xlarge\"`), runs `kubeadm init` and gets no GPU labels or taint.", mdValues(bootstrap.Roles())),
 						Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
 					},
 					"api_endpoint": schema.StringAttribute{
@@ -484,21 +482,4 @@ func instanceIDs(in []cloud.Instance) []string {
 		out = append(out, i.ID)
 	}
 	return out
-}
-
-func quoteList(values []string) string {
-	q := make([]string, len(values))
-	for i, v := range values {
-		q[i] = "`" + v + "`"
-	}
-	return strings.Join(q, ", ")
-}
-
-// stringList is a helper for building types.List values of strings.
-func stringList(values []string) types.List {
-	elems := make([]attr.Value, len(values))
-	for i, v := range values {
-		elems[i] = types.StringValue(v)
-	}
-	return types.ListValueMust(types.StringType, elems)
 }

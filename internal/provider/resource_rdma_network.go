@@ -753,7 +753,7 @@ func (r *rdmaNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.PlacementGroupSize = types.Int64Value(int64(netplan.GroupSize(placement)))
 	}
 	if !plan.ERDMA.IsUnknown() {
-		plan.NCCLEnv = netStringMap(netplan.NCCLEnv(plan.ERDMA.ValueBool()))
+		plan.NCCLEnv = stringMap(netplan.NCCLEnv(plan.ERDMA.ValueBool()))
 	}
 	plan.BandwidthPlan = bandwidthPlanValue()
 	if config.VPCID.IsNull() {
@@ -856,7 +856,7 @@ func (r *rdmaNetworkResource) checkAgainstCloud(ctx context.Context, plan rdmaNe
 		diags.AddError("Planning RDMA network: listing the vSwitches of VPC "+vpcID, err.Error())
 		return
 	}
-	for _, zone := range netSortedKeys(want) {
+	for _, zone := range sortedKeys(want) {
 		p, err := netip.ParsePrefix(want[zone])
 		if err != nil {
 			continue
@@ -1001,14 +1001,6 @@ func bandwidthPlanValue() types.Object {
 	})
 }
 
-func netStringMap(m map[string]string) types.Map {
-	elems := make(map[string]attr.Value, len(m))
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
-}
-
 func netStringSet(values []string) types.Set {
 	elems := make([]attr.Value, 0, len(values))
 	for _, v := range values {
@@ -1050,7 +1042,7 @@ func createVPC(ctx context.Context, c *cloud.Client, in networkInputs) (string, 
 	tags := netMergeTags(in.Tags, systemTags(in.Name, ""))
 	desc := "VPC of gpucluster network " + in.Name
 	parts := []string{"CreateVpc", c.Region(), in.Name, in.CIDRBlock, desc}
-	for _, k := range netSortedKeys(tags) {
+	for _, k := range sortedKeys(tags) {
 		parts = append(parts, k+"="+tags[k])
 	}
 	return createAdoptable("VPC", parts, func(token string) (string, error) {
@@ -1061,7 +1053,7 @@ func createVPC(ctx context.Context, c *cloud.Client, in networkInputs) (string, 
 		req.CidrBlock = in.CIDRBlock
 		req.Description = desc
 		ts := make([]vpc.CreateVpcTag, 0, len(tags))
-		for _, k := range netSortedKeys(tags) {
+		for _, k := range sortedKeys(tags) {
 			ts = append(ts, vpc.CreateVpcTag{Key: k, Value: tags[k]})
 		}
 		req.Tag = &ts
@@ -1077,7 +1069,7 @@ func createSecurityGroup(ctx context.Context, c *cloud.Client, vpcID string, in 
 	tags := netMergeTags(in.Tags, systemTags(in.Name, ""), map[string]string{tagOptions: opts.encode()})
 	desc := "Cluster security group of gpucluster network " + in.Name
 	parts := []string{"CreateSecurityGroup", c.Region(), vpcID, in.Name, desc}
-	for _, k := range netSortedKeys(tags) {
+	for _, k := range sortedKeys(tags) {
 		parts = append(parts, k+"="+tags[k])
 	}
 	return createAdoptable("security group", parts, func(token string) (string, error) {
@@ -1089,7 +1081,7 @@ func createSecurityGroup(ctx context.Context, c *cloud.Client, vpcID string, in 
 		req.Description = desc
 		req.SecurityGroupType = "normal"
 		ts := make([]ecs.CreateSecurityGroupTag, 0, len(tags))
-		for _, k := range netSortedKeys(tags) {
+		for _, k := range sortedKeys(tags) {
 			ts = append(ts, ecs.CreateSecurityGroupTag{Key: k, Value: tags[k]})
 		}
 		req.Tag = &ts
@@ -1105,7 +1097,7 @@ func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone,
 	tags := netMergeTags(in.Tags, systemTags(in.Name, networkID))
 	name := vswitchName(in.Name, zone)
 	parts := []string{"CreateVSwitch", c.Region(), vpcID, zone, cidr, name}
-	for _, k := range netSortedKeys(tags) {
+	for _, k := range sortedKeys(tags) {
 		parts = append(parts, k+"="+tags[k])
 	}
 	id, err := createAdoptable("vSwitch", parts, func(token string) (string, error) {
@@ -1117,7 +1109,7 @@ func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone,
 		req.CidrBlock = cidr
 		req.VSwitchName = name
 		ts := make([]vpc.CreateVSwitchTag, 0, len(tags))
-		for _, k := range netSortedKeys(tags) {
+		for _, k := range sortedKeys(tags) {
 			ts = append(ts, vpc.CreateVSwitchTag{Key: k, Value: tags[k]})
 		}
 		req.Tag = &ts
@@ -1175,13 +1167,13 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	m.CIDRBlock = types.StringValue(opts.CIDRBlock)
 	m.ERDMA = types.BoolValue(opts.ERDMA)
 	m.AllowPublicSSH = types.BoolValue(opts.AllowPublicSSH)
-	m.NCCLEnv = netStringMap(netplan.NCCLEnv(opts.ERDMA))
+	m.NCCLEnv = stringMap(netplan.NCCLEnv(opts.ERDMA))
 	m.BandwidthPlan = bandwidthPlanValue()
 	user := netUserTags(tags)
 	if len(user) == 0 && (prior.Tags.IsNull() || prior.Tags.IsUnknown()) {
 		m.Tags = types.MapNull(types.StringType)
 	} else {
-		m.Tags = netStringMap(user)
+		m.Tags = stringMap(user)
 	}
 
 	vswitches, err := c.FindVSwitches(ctx, g.VpcId, map[string]string{tagNetworkID: id})
@@ -1198,8 +1190,8 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	}
 	sort.Strings(zones)
 	m.ZoneIDs = netStringSet(zones)
-	m.VSwitchIDs = netStringMap(ids)
-	m.VSwitchCIDRs = netStringMap(cidrs)
+	m.VSwitchIDs = stringMap(ids)
+	m.VSwitchCIDRs = stringMap(cidrs)
 
 	rules, _, err := actualRules(ctx, c, id)
 	if err != nil {

@@ -706,7 +706,7 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.ProvisionedCapacityTiB = types.Int64Value(sized.CapacityTiB)
 	plan.ExpectedThroughputGBps = types.Float64PointerValue(sized.ThroughputGBps)
 	plan.ExpectedIOPS = types.Int64PointerValue(sized.IOPS)
-	plan.SizingNotes = tierStringList(notes)
+	plan.SizingNotes = stringList(notes)
 	plan.DataDiskHint = diskHintValue(sized.DiskHint)
 
 	// What needs a replacement.
@@ -916,7 +916,7 @@ func (r *storageTierResource) readFileSystem(ctx context.Context, id string, m *
 	}
 	m.setMount(b)
 	if tags := userTags(cloud.FileSystemTags(fs)); len(tags) > 0 || !m.Tags.IsNull() {
-		m.Tags = tierMapValue(tags)
+		m.Tags = stringMap(tags)
 	}
 	m.BucketACL, m.BucketVersioning, m.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
 	m.ObjectLifecycle = types.ObjectNull(lifecycleAttrTypes)
@@ -962,7 +962,7 @@ func (r *storageTierResource) readBucket(ctx context.Context, bucket string, m *
 			diags.AddError(what, err.Error())
 			return false, diags
 		}
-		m.Tags = tierMapValue(userTags(tags))
+		m.Tags = stringMap(userTags(tags))
 	}
 	if m.CapacityTiB.IsNull() { // import: OSS has no size to read back
 		m.CapacityTiB = types.Int64Value(1)
@@ -1094,28 +1094,9 @@ func diskHintValue(h *storageplan.DiskHint) types.Object {
 }
 
 func tierStringMap(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
-	out := map[string]string{}
-	if v.IsNull() || v.IsUnknown() {
-		return out
-	}
-	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	out, d := mapOf(ctx, v)
+	diags.Append(d...)
 	return out
-}
-
-func tierMapValue(m map[string]string) types.Map {
-	elems := make(map[string]attr.Value, len(m))
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
-}
-
-func tierStringList(items []string) types.List {
-	elems := make([]attr.Value, len(items))
-	for i, s := range items {
-		elems[i] = types.StringValue(s)
-	}
-	return types.ListValueMust(types.StringType, elems)
 }
 
 // upgradeClientToken is the ClientToken of growing one file system to one size: a retried or
