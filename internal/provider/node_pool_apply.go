@@ -39,6 +39,9 @@ type growOutcome struct {
 	IDs      []string
 	Attempts []string
 	Used     map[string]int // instance type -> nodes created with it
+	// Running holds every node as the final wait saw it, when that wait covered all of IDs;
+	// finish then records them without describing the pool again.
+	Running []cloud.Instance
 }
 
 // grow brings the pool from the nodes in existing to size, trying zones and (if allowed) types in
@@ -72,9 +75,11 @@ func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, operation st
 	if len(out.IDs) == 0 {
 		return out, r.shortfall(spec, out)
 	}
-	if _, err := r.client.WaitInstancesRunning(ctx, out.IDs); err != nil {
+	running, err := r.client.WaitInstancesRunning(ctx, out.IDs)
+	if err != nil {
 		return out, err
 	}
+	out.Running = running
 	if len(out.IDs) < spec.MinSize {
 		return out, r.shortfall(spec, out)
 	}
@@ -284,7 +289,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 
 	// Grow back to size: new nodes, or nodes deleted behind Terraform's back.
 	grown, err := r.grow(ctx, spec, operation+"/size", current, spec.Size)
-	out.IDs, out.Attempts = grown.IDs, append(out.Attempts, grown.Attempts...)
+	out.IDs, out.Attempts, out.Running = grown.IDs, append(out.Attempts, grown.Attempts...), grown.Running
 	for k, v := range grown.Used {
 		out.Used[k] += v
 	}
@@ -358,7 +363,10 @@ func withoutIDs(in []cloud.Instance, ids []string) []cloud.Instance {
 // finish records the pool's nodes, GPU count and price after a create or update, whatever its
 // outcome; the computed values the plan left unknown are filled here.
 func (r *nodePoolResource) finish(ctx context.Context, spec poolSpec, plan *nodePoolModel, out growOutcome, diags *diag.Diagnostics) {
-	nodes, err := r.client.DescribeInstancesByID(ctx, out.IDs)
+	nodes, err := out.Running, error(nil)
+	if len(nodes) != len(out.IDs) {
+		nodes, err = r.client.DescribeInstancesByID(ctx, out.IDs)
+	}
 	if err != nil {
 		// The ids alone still keep the nodes out of the orphan pile.
 		diags.AddWarning(fmt.Sprintf("node pool (%s): could not read the nodes back", spec.PoolID), err.Error())
