@@ -59,13 +59,32 @@ func IsCode(err error, codes ...string) bool {
 	return false
 }
 
+// ErrNotFound is the typed not-found of every product: errors.Is(err, ErrNotFound) holds for a
+// service answer that says the object does not exist and for the answer a finder (Find*) gives
+// when a Describe call succeeds but lists nothing. IsNotFound is the short form.
+var ErrNotFound = errors.New("not found")
+
+// Is makes an APIError with a not-found code match ErrNotFound.
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotFound && isNotFoundCode(e.Code)
+}
+
 // IsNotFound reports whether err says the object does not exist. Alibaba Cloud spells this many
 // ways (InvalidInstanceId.NotFound, InvalidVpcId.NotFound, NoSuchBucket...), all ending in
 // NotFound or starting with NoSuch, plus a few historical exceptions.
 func IsNotFound(err error) bool {
-	code := ErrorCode(err)
+	return errors.Is(err, ErrNotFound)
+}
+
+func isNotFoundCode(code string) bool {
 	return strings.HasSuffix(code, ".NotFound") || strings.HasSuffix(code, "NotFound") ||
 		strings.HasPrefix(code, "NoSuch")
+}
+
+// notFound builds the typed not-found answer finders return when a Describe call succeeds but
+// lists nothing: it matches ErrNotFound like the service's own *.NotFound codes.
+func notFound(product, action, code, what string) error {
+	return &APIError{Product: product, Action: action, Code: code, Message: fmt.Sprintf("%s does not exist", what)}
 }
 
 // retryableCodes are codes that mean "the same call may succeed later" on every API.

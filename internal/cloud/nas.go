@@ -9,15 +9,33 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 )
 
-// Status values of NAS file systems and mount targets (facts section 3).
+// Status values of NAS file systems and mount targets.
 const (
 	FileSystemStatusRunning   = "Running"
 	FileSystemStatusExtending = "Extending"
 	MountTargetStatusActive   = "Active"
 )
 
-// nasResourceType is the ResourceType the NAS tag API takes for file systems.
-const nasResourceType = "filesystem"
+// FileSystem is what the provider keeps of a NAS or CPFS file system.
+type FileSystem struct {
+	ID, Type, StorageType string
+	ZoneID, VPCID         string
+	Description, Status   string
+	CapacityGiB           int64
+	Encrypted             bool
+	Tags                  map[string]string
+}
+
+func fileSystemFromSDK(fs *nas.FileSystem) FileSystem {
+	return FileSystem{ID: fs.FileSystemId, Type: fs.FileSystemType, StorageType: fs.StorageType, ZoneID: fs.ZoneId,
+		VPCID: fs.VpcId, Description: fs.Description, Status: fs.Status, CapacityGiB: fs.Capacity, Encrypted: fs.EncryptType != 0,
+		Tags: tagsOf(fs.Tags.Tag, func(t nas.Tag) (string, string) { return t.Key, t.Value })}
+}
+
+// MountTarget is what the provider keeps of a file system's mount target.
+type MountTarget struct {
+	Domain, VPCID, VSwitchID, Status string
+}
 
 // FileSystemInput is what CreateFileSystem needs.
 type FileSystemInput struct {
@@ -63,8 +81,8 @@ func (c *Client) CreateFileSystem(ctx context.Context, in FileSystemInput) (stri
 	return resp.FileSystemId, nil
 }
 
-// FindFileSystem returns the file system with this id, or an error for which IsNotFound is true.
-func (c *Client) FindFileSystem(ctx context.Context, id string) (*nas.FileSystem, error) {
+// FindFileSystem returns the file system with this id, or an error matching ErrNotFound.
+func (c *Client) FindFileSystem(ctx context.Context, id string) (*FileSystem, error) {
 	req := nas.CreateDescribeFileSystemsRequest()
 	req.RegionId = c.region
 	req.FileSystemId = id
@@ -74,7 +92,8 @@ func (c *Client) FindFileSystem(ctx context.Context, id string) (*nas.FileSystem
 	}
 	for i := range resp.FileSystems.FileSystem {
 		if fs := &resp.FileSystems.FileSystem[i]; fs.FileSystemId == id {
-			return fs, nil
+			out := fileSystemFromSDK(fs)
+			return &out, nil
 		}
 	}
 	return nil, notFound(ProductNAS, "DescribeFileSystems", "InvalidFileSystem.NotFound", "file system "+id)
@@ -82,7 +101,7 @@ func (c *Client) FindFileSystem(ctx context.Context, id string) (*nas.FileSystem
 
 // FindFileSystemsByTags lists the file systems in the region that carry every tag (key and
 // value), sorted by id: the finder that adopts what an interrupted apply left behind.
-func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]string) ([]nas.FileSystem, error) {
+func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]string) ([]FileSystem, error) {
 	keys := make([]string, 0, len(tags))
 	for k := range tags {
 		keys = append(keys, k)
@@ -92,7 +111,7 @@ func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]stri
 	for _, k := range keys {
 		filter = append(filter, nas.DescribeFileSystemsTag{Key: k, Value: tags[k]})
 	}
-	var out []nas.FileSystem
+	var out []FileSystem
 	for page := 1; ; page++ {
 		req := nas.CreateDescribeFileSystemsRequest()
 		req.RegionId = c.region
@@ -105,8 +124,9 @@ func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]stri
 		}
 		// The service filters; checking again keeps a lenient endpoint from handing back a file
 		// system that is not the tier's.
-		for _, fs := range resp.FileSystems.FileSystem {
-			have := FileSystemTags(&fs)
+		for i := range resp.FileSystems.FileSystem {
+			fs := fileSystemFromSDK(&resp.FileSystems.FileSystem[i])
+			have := fs.Tags
 			match := true
 			for k, v := range tags {
 				if got, ok := have[k]; !ok || got != v {
@@ -122,23 +142,13 @@ func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]stri
 			break
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].FileSystemId < out[j].FileSystemId })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
-// FileSystemStatus is the status function of a file system: its Status, or "" with a not-found
-// error.
-func (c *Client) FileSystemStatus(ctx context.Context, id string) (string, error) {
-	fs, err := c.FindFileSystem(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	return fs.Status, nil
-}
-
 // WaitFileSystemRunning waits until the file system is Running (after a create or an upgrade).
-func (c *Client) WaitFileSystemRunning(ctx context.Context, id string) (*nas.FileSystem, error) {
-	var out *nas.FileSystem
+func (c *Client) WaitFileSystemRunning(ctx context.Context, id string) (*FileSystem, error) {
+	var out *FileSystem
 	err := poll(ctx, func() (bool, error) {
 		fs, err := c.FindFileSystem(ctx, id)
 		if err != nil {
@@ -193,7 +203,7 @@ func (c *Client) DeleteFileSystem(ctx context.Context, id string) error {
 		return err
 	}
 	for _, mt := range targets {
-		if err := c.DeleteMountTarget(ctx, id, mt.MountTargetDomain); err != nil {
+		if err := c.DeleteMountTarget(ctx, id, mt.Domain); err != nil {
 			return err
 		}
 	}
@@ -227,7 +237,7 @@ func (c *Client) CreateMountTarget(ctx context.Context, fsID, vpcID, vswitchID s
 }
 
 // FindMountTargets lists the mount targets of a file system, sorted by domain.
-func (c *Client) FindMountTargets(ctx context.Context, fsID string) ([]nas.MountTarget, error) {
+func (c *Client) FindMountTargets(ctx context.Context, fsID string) ([]MountTarget, error) {
 	req := nas.CreateDescribeMountTargetsRequest()
 	req.RegionId = c.region
 	req.FileSystemId = fsID
@@ -236,20 +246,22 @@ func (c *Client) FindMountTargets(ctx context.Context, fsID string) ([]nas.Mount
 	if err := c.Call(ctx, req, resp); err != nil {
 		return nil, err
 	}
-	out := append([]nas.MountTarget(nil), resp.MountTargets.MountTarget...)
-	sort.Slice(out, func(i, j int) bool { return out[i].MountTargetDomain < out[j].MountTargetDomain })
+	out := make([]MountTarget, 0, len(resp.MountTargets.MountTarget))
+	for _, mt := range resp.MountTargets.MountTarget {
+		out = append(out, MountTarget{Domain: mt.MountTargetDomain, VPCID: mt.VpcId, VSwitchID: mt.VswId, Status: mt.Status})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out, nil
 }
 
-// FindMountTarget returns one mount target of a file system, or an error for which IsNotFound is
-// true.
-func (c *Client) FindMountTarget(ctx context.Context, fsID, domain string) (*nas.MountTarget, error) {
+// FindMountTarget returns one mount target of a file system, or an error matching ErrNotFound.
+func (c *Client) FindMountTarget(ctx context.Context, fsID, domain string) (*MountTarget, error) {
 	targets, err := c.FindMountTargets(ctx, fsID)
 	if err != nil {
 		return nil, err
 	}
 	for i := range targets {
-		if targets[i].MountTargetDomain == domain {
+		if targets[i].Domain == domain {
 			return &targets[i], nil
 		}
 	}
@@ -257,8 +269,8 @@ func (c *Client) FindMountTarget(ctx context.Context, fsID, domain string) (*nas
 }
 
 // WaitMountTargetActive waits until the mount target is Active.
-func (c *Client) WaitMountTargetActive(ctx context.Context, fsID, domain string) (*nas.MountTarget, error) {
-	var out *nas.MountTarget
+func (c *Client) WaitMountTargetActive(ctx context.Context, fsID, domain string) (*MountTarget, error) {
+	var out *MountTarget
 	err := poll(ctx, func() (bool, error) {
 		mt, err := c.FindMountTarget(ctx, fsID, domain)
 		if err != nil {
@@ -286,53 +298,4 @@ func (c *Client) DeleteMountTarget(ctx context.Context, fsID, domain string) err
 		return fmt.Errorf("deleting mount target %s of file system %s: %w", domain, fsID, err)
 	}
 	return waitGone(ctx, "mount target "+domain, func() error { _, err := c.FindMountTarget(ctx, fsID, domain); return err })
-}
-
-// FileSystemTags returns the tags DescribeFileSystems reports on a file system.
-func FileSystemTags(fs *nas.FileSystem) map[string]string {
-	out := map[string]string{}
-	for _, t := range fs.Tags.Tag {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
-// UpdateFileSystemTags moves a file system's tags from old to new: TagResources for added or
-// changed keys, UntagResources for removed ones. No call when nothing changes.
-func (c *Client) UpdateFileSystemTags(ctx context.Context, id string, old, want map[string]string) error {
-	var removed []string
-	for k := range old {
-		if _, ok := want[k]; !ok {
-			removed = append(removed, k)
-		}
-	}
-	sort.Strings(removed)
-	if len(removed) > 0 {
-		req := nas.CreateUntagResourcesRequest()
-		req.RegionId = c.region
-		req.ResourceType = nasResourceType
-		req.ResourceId = &[]string{id}
-		req.TagKey = &removed
-		if err := c.Call(ctx, req, nas.CreateUntagResourcesResponse()); err != nil {
-			return fmt.Errorf("removing tags %v from file system %s: %w", removed, id, err)
-		}
-	}
-	var set []nas.TagResourcesTag
-	for k, v := range want {
-		if ov, ok := old[k]; !ok || ov != v {
-			set = append(set, nas.TagResourcesTag{Key: k, Value: v})
-		}
-	}
-	sort.Slice(set, func(i, j int) bool { return set[i].Key < set[j].Key })
-	if len(set) > 0 {
-		req := nas.CreateTagResourcesRequest()
-		req.RegionId = c.region
-		req.ResourceType = nasResourceType
-		req.ResourceId = &[]string{id}
-		req.Tag = &set
-		if err := c.Call(ctx, req, nas.CreateTagResourcesResponse()); err != nil {
-			return fmt.Errorf("tagging file system %s: %w", id, err)
-		}
-	}
-	return nil
 }

@@ -45,7 +45,7 @@ func (c *Client) CreateBucket(ctx context.Context, in BucketInput) error {
 // ApplyBucketSettings brings a bucket to the provider's settings: private ACL, public access
 // blocked, versioning on, and default encryption as asked. Each call is idempotent.
 func (c *Client) ApplyBucketSettings(ctx context.Context, bucket string, encrypted bool) error {
-	if err := c.SetBucketACL(ctx, bucket, oss.BucketACLPrivate); err != nil {
+	if err := c.SetBucketACL(ctx, bucket, string(oss.BucketACLPrivate)); err != nil {
 		return err
 	}
 	if err := c.SetBucketPublicAccessBlock(ctx, bucket); err != nil {
@@ -58,9 +58,9 @@ func (c *Client) ApplyBucketSettings(ctx context.Context, bucket string, encrypt
 }
 
 // SetBucketACL sets the bucket's ACL (private, public-read, public-read-write).
-func (c *Client) SetBucketACL(ctx context.Context, bucket string, acl oss.BucketACLType) error {
+func (c *Client) SetBucketACL(ctx context.Context, bucket string, acl string) error {
 	err := c.OSS(ctx, "PutBucketAcl", func(ctx context.Context, cl *oss.Client) error {
-		_, err := cl.PutBucketAcl(ctx, &oss.PutBucketAclRequest{Bucket: oss.Ptr(bucket), Acl: acl})
+		_, err := cl.PutBucketAcl(ctx, &oss.PutBucketAclRequest{Bucket: oss.Ptr(bucket), Acl: oss.BucketACLType(acl)})
 		return err
 	})
 	if err != nil {
@@ -124,13 +124,27 @@ func (c *Client) SetBucketEncryption(ctx context.Context, bucket string, on bool
 	return nil
 }
 
-// FindBucket returns the bucket's info, or an error for which IsNotFound is true (NoSuchBucket).
-func (c *Client) FindBucket(ctx context.Context, bucket string) (*oss.BucketInfo, error) {
-	var out *oss.BucketInfo
+// Bucket is what the provider keeps of a bucket's settings.
+type Bucket struct {
+	Name string
+	// ACL (private, public-read...) and Versioning (Enabled, Suspended, or "" when never set).
+	ACL, Versioning   string
+	BlockPublicAccess bool
+	// Encrypted: default server-side encryption is on (any algorithm).
+	Encrypted bool
+}
+
+// FindBucket returns the bucket's settings, or an error matching ErrNotFound (NoSuchBucket).
+func (c *Client) FindBucket(ctx context.Context, bucket string) (*Bucket, error) {
+	var out *Bucket
 	err := c.OSS(ctx, "GetBucketInfo", func(ctx context.Context, cl *oss.Client) error {
 		res, err := cl.GetBucketInfo(ctx, &oss.GetBucketInfoRequest{Bucket: oss.Ptr(bucket)})
 		if err == nil {
-			out = &res.BucketInfo
+			info := res.BucketInfo
+			sse := oss.ToString(info.SseRule.SSEAlgorithm)
+			out = &Bucket{Name: bucket, ACL: oss.ToString(info.ACL), Versioning: oss.ToString(info.Versioning),
+				BlockPublicAccess: info.BlockPublicAccess != nil && *info.BlockPublicAccess,
+				Encrypted:         sse != "" && sse != "None"}
 		}
 		return err
 	})

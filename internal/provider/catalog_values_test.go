@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
 func names(ts []catalog.InstanceType) []string {
@@ -137,17 +137,17 @@ func TestUnstatedFiguresAreNull(t *testing.T) {
 
 func TestMergeLive(t *testing.T) {
 	gn8v := catalog.FamilyTypes("gn8v")
-	offered := []ecs.InstanceType{
-		{InstanceTypeId: gn8v[0].Name, InstanceTypeFamily: "ecs.gn8v", CpuCoreCount: 16, MemorySize: 96, GPUAmount: 1, GPUSpec: "Hopper"},
-		{InstanceTypeId: gn8v[1].Name, InstanceTypeFamily: "ecs.gn8v", CpuCoreCount: 99, MemorySize: 128, GPUAmount: 1},
-		{InstanceTypeId: "ecs.gn8v-16x.96xlarge", InstanceTypeFamily: "ecs.gn8v", GPUAmount: 16},
-		{InstanceTypeId: "ecs.gn9x.large", InstanceTypeFamily: "ecs.gn9x", GPUAmount: 1},
+	offered := []cloud.InstanceTypeOffer{
+		{ID: gn8v[0].Name, Family: "ecs.gn8v", CPUCores: 16, MemoryGiB: 96, GPUs: 1, GPUSpec: "Hopper"},
+		{ID: gn8v[1].Name, Family: "ecs.gn8v", CPUCores: 99, MemoryGiB: 128, GPUs: 1},
+		{ID: "ecs.gn8v-16x.96xlarge", Family: "ecs.gn8v", GPUs: 16},
+		{ID: "ecs.gn9x.large", Family: "ecs.gn9x", GPUs: 1},
 	}
-	stock := stockByType([]ecs.AvailableZone{
-		zoneWith("z-b", "InstanceType", gn8v[0].ShortName(), "SoldOut", "WithoutStock"),
-		zoneWith("z-a", "InstanceType", gn8v[0].Name, "Available", "WithStock"),
-		zoneWith("z-a", "SystemDisk", "cloud_essd", "Available", "WithStock"),
-		zoneWith("z-c", "InstanceType", gn8v[1].Name, "SoldOut", "ClosedWithoutStock"),
+	// Short and full type names both index the same type; zones come out sorted.
+	stock := stockByType([]cloud.InstanceTypeStock{
+		{ZoneID: "z-b", InstanceType: gn8v[0].ShortName(), Status: "SoldOut", StatusCategory: "WithoutStock"},
+		{ZoneID: "z-a", InstanceType: gn8v[0].Name, Status: "Available", StatusCategory: "WithStock"},
+		{ZoneID: "z-c", InstanceType: gn8v[1].Name, Status: "SoldOut", StatusCategory: "ClosedWithoutStock"},
 	})
 	items, notOffered, unknown := mergeLive(gn8v, offered, stock, false)
 	if len(items) != 2 || len(notOffered) != len(gn8v)-2 {
@@ -171,14 +171,6 @@ func TestMergeLive(t *testing.T) {
 	if len(items) != 1 || items[0].Name.ValueString() != gn8v[0].Name {
 		t.Errorf("in_stock_only kept %d items", len(items))
 	}
-}
-
-func zoneWith(zone, resType, value, status, category string) ecs.AvailableZone {
-	z := ecs.AvailableZone{ZoneId: zone}
-	r := ecs.AvailableResource{Type: resType}
-	r.SupportedResources.SupportedResource = []ecs.SupportedResource{{Value: value, Status: status, StatusCategory: category}}
-	z.AvailableResources.AvailableResource = []ecs.AvailableResource{r}
-	return z
 }
 
 // Every candidate gpucluster_scenario offers passes scenario_check without an error: both check

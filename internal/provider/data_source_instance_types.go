@@ -8,13 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
@@ -37,10 +34,6 @@ const (
 	// perFamilyCallsMax: up to this many families are asked for one by one (InstanceTypeFamily),
 	// more are fetched by one sweep over all GPU types (MinimumGPUAmount=1) and filtered here.
 	perFamilyCallsMax = 3
-	// describeInstanceTypesPageSize is MaxResults per page; the API accepts up to 1,600.
-	describeInstanceTypesPageSize = 100
-	// maxPages guards against a server that keeps returning a NextToken.
-	maxPages = 100
 )
 
 // Zone stock statuses of DescribeAvailableResource.
@@ -172,7 +165,7 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 
-	var offered []ecs.InstanceType
+	var offered []cloud.InstanceTypeOffer
 	var stock map[string][]zoneStockModel
 	if len(matched) > 0 {
 		families := familiesOf(matched)
@@ -216,13 +209,13 @@ func familiesOf(ts []catalog.InstanceType) []string {
 
 // describeInstanceTypes fetches the region's types for the families: one paged call per family
 // when there are at most perFamilyCallsMax, else one paged sweep over every GPU type.
-func describeInstanceTypes(ctx context.Context, client *cloud.Client, families []string) ([]ecs.InstanceType, error) {
+func describeInstanceTypes(ctx context.Context, client *cloud.Client, families []string) ([]cloud.InstanceTypeOffer, error) {
 	if len(families) > perFamilyCallsMax {
-		return describeInstanceTypesPaged(ctx, client, "")
+		return client.InstanceTypes(ctx, "")
 	}
-	var out []ecs.InstanceType
+	var out []cloud.InstanceTypeOffer
 	for _, f := range families {
-		got, err := describeInstanceTypesPaged(ctx, client, f)
+		got, err := client.InstanceTypes(ctx, f)
 		if err != nil {
 			return nil, err
 		}
@@ -231,66 +224,22 @@ func describeInstanceTypes(ctx context.Context, client *cloud.Client, families [
 	return out, nil
 }
 
-// describeInstanceTypesPaged pages through DescribeInstanceTypes for one family, or for every
-// GPU type when family is "".
-func describeInstanceTypesPaged(ctx context.Context, client *cloud.Client, family string) ([]ecs.InstanceType, error) {
-	var out []ecs.InstanceType
-	token := ""
-	seen := map[string]bool{}
-	for page := 1; ; page++ {
-		req := ecs.CreateDescribeInstanceTypesRequest()
-		req.RegionId = client.Region()
-		req.MaxResults = requests.NewInteger(describeInstanceTypesPageSize)
-		req.NextToken = token
-		if family != "" {
-			req.InstanceTypeFamily = "ecs." + family
-		} else {
-			req.MinimumGPUAmount = requests.NewInteger(1)
-		}
-		resp := ecs.CreateDescribeInstanceTypesResponse()
-		if err := client.Call(ctx, req, resp); err != nil {
-			return nil, err
-		}
-		out = append(out, resp.InstanceTypes.InstanceType...)
-		tflog.Debug(ctx, "DescribeInstanceTypes page", map[string]any{"family": family, "page": page, "types": len(resp.InstanceTypes.InstanceType)})
-		token = resp.NextToken
-		if token == "" {
-			return out, nil
-		}
-		if seen[token] || page >= maxPages {
-			return nil, fmt.Errorf("DescribeInstanceTypes kept paging (page %d, NextToken %q repeated or too many pages); this is a service fault, try again later", page, token)
-		}
-		seen[token] = true
-	}
-}
-
 // describeStock asks DescribeAvailableResource once for the region and returns, per instance
 // type (with the ecs. prefix), its status in each zone that lists it, sorted by zone.
 func describeStock(ctx context.Context, client *cloud.Client) (map[string][]zoneStockModel, error) {
-	req := ecs.CreateDescribeAvailableResourceRequest()
-	req.RegionId = client.Region()
-	req.DestinationResource = "InstanceType"
-	req.InstanceChargeType = "PostPaid"
-	resp := ecs.CreateDescribeAvailableResourceResponse()
-	if err := client.Call(ctx, req, resp); err != nil {
+	stocks, err := client.InstanceTypeStocks(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return stockByType(resp.AvailableZones.AvailableZone), nil
+	return stockByType(stocks), nil
 }
 
-// stockByType indexes DescribeAvailableResource's zones by instance type.
-func stockByType(zones []ecs.AvailableZone) map[string][]zoneStockModel {
+// stockByType indexes the zones' stock by instance type.
+func stockByType(stocks []cloud.InstanceTypeStock) map[string][]zoneStockModel {
 	out := map[string][]zoneStockModel{}
-	for _, z := range zones {
-		for _, r := range z.AvailableResources.AvailableResource {
-			if r.Type != "InstanceType" {
-				continue
-			}
-			for _, s := range r.SupportedResources.SupportedResource {
-				name := normalizeTypeName(s.Value)
-				out[name] = append(out[name], zoneStockModel{ZoneID: z.ZoneId, Status: s.Status, StatusCategory: s.StatusCategory})
-			}
-		}
+	for _, s := range stocks {
+		name := normalizeTypeName(s.InstanceType)
+		out[name] = append(out[name], zoneStockModel{ZoneID: s.ZoneID, Status: s.Status, StatusCategory: s.StatusCategory})
 	}
 	for _, zs := range out {
 		sort.Slice(zs, func(i, j int) bool { return zs[i].ZoneID < zs[j].ZoneID })
@@ -309,10 +258,10 @@ func normalizeTypeName(name string) string {
 // mergeLive keeps the matched catalog types the API offers (with the API's vcpu, memory, GPUs and
 // GPU spec, and the zones' stock), and returns the matched types the API does not offer and the
 // API's types in the same families that the catalog does not know.
-func mergeLive(matched []catalog.InstanceType, offered []ecs.InstanceType, stock map[string][]zoneStockModel, inStockOnly bool) (items []liveInstanceTypeModel, notOffered, unknown []string) {
-	byName := map[string]ecs.InstanceType{}
+func mergeLive(matched []catalog.InstanceType, offered []cloud.InstanceTypeOffer, stock map[string][]zoneStockModel, inStockOnly bool) (items []liveInstanceTypeModel, notOffered, unknown []string) {
+	byName := map[string]cloud.InstanceTypeOffer{}
 	for _, o := range offered {
-		byName[normalizeTypeName(o.InstanceTypeId)] = o
+		byName[normalizeTypeName(o.ID)] = o
 	}
 	families := familiesOf(matched)
 	items, notOffered, unknown = []liveInstanceTypeModel{}, []string{}, []string{}
@@ -328,9 +277,9 @@ func mergeLive(matched []catalog.InstanceType, offered []ecs.InstanceType, stock
 			Zones:             append([]zoneStockModel{}, stock[t.Name]...),
 			AvailableZoneIDs:  []string{},
 		}
-		item.VCPU = types.Int64Value(int64(o.CpuCoreCount))
-		item.MemoryGiB = types.Float64Value(o.MemorySize)
-		item.GPUs = types.Int64Value(int64(o.GPUAmount))
+		item.VCPU = types.Int64Value(int64(o.CPUCores))
+		item.MemoryGiB = types.Float64Value(o.MemoryGiB)
+		item.GPUs = types.Int64Value(int64(o.GPUs))
 		for _, z := range item.Zones {
 			if z.Status == "Available" {
 				item.AvailableZoneIDs = append(item.AvailableZoneIDs, z.ZoneID)
@@ -345,7 +294,7 @@ func mergeLive(matched []catalog.InstanceType, offered []ecs.InstanceType, stock
 		if _, known := catalog.LookupInstanceType(name); known {
 			continue
 		}
-		family := strings.TrimPrefix(strings.ToLower(o.InstanceTypeFamily), "ecs.")
+		family := strings.TrimPrefix(strings.ToLower(o.Family), "ecs.")
 		if family == "" || slices.Contains(families, family) {
 			unknown = append(unknown, name)
 		}

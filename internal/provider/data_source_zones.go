@@ -2,9 +2,7 @@ package provider
 
 import (
 	"context"
-	"sort"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -71,19 +69,15 @@ func (d *zonesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, re
 		resp.Diagnostics.AddError("Reading zones: provider not configured", "The provider was not configured; this is a bug.")
 		return
 	}
-	req := ecs.CreateDescribeZonesRequest()
-	req.RegionId = d.client.Region()
-	out := ecs.CreateDescribeZonesResponse()
-	if err := d.client.Call(ctx, req, out); err != nil {
+	zones, err := d.client.Zones(ctx)
+	if err != nil {
 		resp.Diagnostics.AddError("Reading zones of region "+d.client.Region(), err.Error())
 		return
 	}
 	state := zonesModel{Region: types.StringValue(d.client.Region()), IDs: []string{}, Zones: []zoneModel{}}
-	zones := out.Zones.Zone
-	sort.Slice(zones, func(i, j int) bool { return zones[i].ZoneId < zones[j].ZoneId })
 	for _, z := range zones {
-		state.IDs = append(state.IDs, z.ZoneId)
-		state.Zones = append(state.Zones, zoneModel{ID: z.ZoneId, LocalName: z.LocalName})
+		state.IDs = append(state.IDs, z.ID)
+		state.Zones = append(state.Zones, zoneModel{ID: z.ID, LocalName: z.LocalName})
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

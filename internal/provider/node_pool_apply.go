@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -177,52 +174,36 @@ func (r *nodePoolResource) runTry(ctx context.Context, spec poolSpec, try poolpl
 }
 
 // runRequest builds the RunInstances call of one batch.
-func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolplan.Batch, token string) (*ecs.RunInstancesRequest, error) {
-	req := ecs.CreateRunInstancesRequest()
-	req.ClientToken = token
-	req.InstanceType = try.InstanceType
-	req.ZoneId = try.Zone
-	req.ImageId = spec.ImageID
-	req.SecurityGroupId = spec.Network.SecurityGroupID
-	req.VSwitchId = spec.Network.VSwitchIDs[try.Zone]
-	req.Amount = requests.NewInteger(b.Amount)
-	req.MinAmount = requests.NewInteger(1)
-	req.InstanceName = spec.Name
-	req.HostName = spec.Name
-	req.UniqueSuffix = requests.NewBoolean(true)
-	req.DeploymentSetId = b.DeploymentSetID
-	req.HpcClusterId = spec.HPCCluster
-	req.SystemDiskCategory = spec.SystemDisk.Category
-	req.SystemDiskPerformanceLevel = spec.SystemDisk.Level
-	req.SystemDiskSize = strconv.Itoa(spec.SystemDisk.SizeGiB)
-	if len(spec.DataDisks) > 0 {
-		disks := make([]ecs.RunInstancesDataDisk, 0, len(spec.DataDisks))
-		for _, d := range spec.DataDisks {
-			disks = append(disks, ecs.RunInstancesDataDisk{Category: d.Category, PerformanceLevel: d.Level, Size: strconv.Itoa(d.SizeGiB), DeleteWithInstance: "true"})
-		}
-		req.DataDisk = &disks
+func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolplan.Batch, token string) (cloud.RunInstancesInput, error) {
+	in := cloud.RunInstancesInput{
+		ClientToken:     token,
+		InstanceType:    try.InstanceType,
+		ZoneID:          try.Zone,
+		ImageID:         spec.ImageID,
+		SecurityGroupID: spec.Network.SecurityGroupID,
+		VSwitchID:       spec.Network.VSwitchIDs[try.Zone],
+		Amount:          b.Amount,
+		MinAmount:       1,
+		InstanceName:    spec.Name,
+		HostName:        spec.Name,
+		UniqueSuffix:    true,
+		DeploymentSetID: b.DeploymentSetID,
+		HPCClusterID:    spec.HPCCluster,
+		SystemDisk:      cloud.Disk{Category: spec.SystemDisk.Category, PerformanceLevel: spec.SystemDisk.Level, SizeGiB: spec.SystemDisk.SizeGiB},
+		ERDMA:           spec.ERDMA,
+		UserData:        spec.UserData,
+	}
+	for _, d := range spec.DataDisks {
+		in.DataDisks = append(in.DataDisks, cloud.Disk{Category: d.Category, PerformanceLevel: d.Level, SizeGiB: d.SizeGiB})
 	}
 	if spec.Spot != "NoSpot" {
-		req.SpotStrategy = spec.Spot
-		if spec.SpotLimit > 0 {
-			req.SpotPriceLimit = requests.NewFloat(spec.SpotLimit)
-		}
+		in.SpotStrategy = spec.Spot
+		in.SpotPriceLimit = spec.SpotLimit
 	}
 	if spec.AutoRelease > 0 {
-		req.AutoReleaseTime = time.Now().UTC().Add(spec.AutoRelease).Format("2006-01-02T15:04:05Z")
+		in.AutoReleaseTime = time.Now().UTC().Add(spec.AutoRelease).Format("2006-01-02T15:04:05Z")
 	}
-	if spec.ERDMA {
-		// The primary ENI carries the VPC traffic; a second, HighPerformance one carries eRDMA.
-		enis := []ecs.RunInstancesNetworkInterface{{
-			VSwitchId: req.VSwitchId, SecurityGroupId: req.SecurityGroupId,
-			NetworkInterfaceTrafficMode: "HighPerformance", NetworkCardIndex: "0",
-		}}
-		req.NetworkInterface = &enis
-	}
-	if spec.UserData != "" {
-		req.UserData = base64.StdEncoding.EncodeToString([]byte(spec.UserData))
-	}
-	tags := []ecs.RunInstancesTag{
+	in.Tags = []cloud.Tag{
 		{Key: tagPool, Value: spec.PoolID},
 		{Key: tagPoolName, Value: spec.Name},
 		{Key: tagPoolNetwork, Value: spec.Network.ID},
@@ -231,13 +212,12 @@ func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolpla
 		{Key: tagManagedBy, Value: managedByVal},
 	}
 	for _, k := range sortedKeys(spec.UserTags) {
-		tags = append(tags, ecs.RunInstancesTag{Key: k, Value: spec.UserTags[k]})
+		in.Tags = append(in.Tags, cloud.Tag{Key: k, Value: spec.UserTags[k]})
 	}
-	if len(tags) > 20 {
-		return nil, fmt.Errorf("a node would carry %d tags, more than the 20 ECS allows (the provider uses %d): drop some of tags", len(tags), len(tags)-len(spec.UserTags))
+	if len(in.Tags) > cloud.MaxTagsPerResource {
+		return in, fmt.Errorf("a node would carry %d tags, more than the %d ECS allows (the provider uses %d): drop some of tags", len(in.Tags), cloud.MaxTagsPerResource, len(in.Tags)-len(spec.UserTags))
 	}
-	req.Tag = &tags
-	return req, nil
+	return in, nil
 }
 
 // reconcile brings an existing pool to the plan: user tags in place, outdated nodes rolled in
@@ -296,43 +276,24 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 	return out, err
 }
 
-// retag puts the pool's current user tags on every node and takes removed ones off.
+// retag puts the pool's current user tags on every node that lacks one and takes removed ones
+// off every node (the first node's tags stand for the pool's).
 func (r *nodePoolResource) retag(ctx context.Context, spec poolSpec, nodes []cloud.Instance) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	var stale []string
-	for k := range nodes[0].Tags {
-		if _, keep := spec.UserTags[k]; !keep && !strings.HasPrefix(k, tagPrefix) {
-			stale = append(stale, k)
-		}
-	}
+	_, stale := cloud.DiffTags(userTags(nodes[0].Tags), spec.UserTags)
 	var needs []string
 	for _, n := range nodes {
-		for k, v := range spec.UserTags {
-			if n.Tags[k] != v {
-				needs = append(needs, n.ID)
-				break
-			}
+		if set, _ := cloud.DiffTags(n.Tags, spec.UserTags); len(set) > 0 {
+			needs = append(needs, n.ID)
 		}
 	}
-	if err := r.client.TagInstances(ctx, needs, spec.UserTags); err != nil {
+	if err := r.client.TagResources(ctx, cloud.KindInstance, needs, spec.UserTags); err != nil {
 		return fmt.Errorf("tagging nodes: %w", err)
 	}
-	if len(stale) > 0 {
-		ids := instanceIDs(nodes)
-		for chunk := range slices.Chunk(ids, 50) {
-			chunk := slices.Clone(chunk)
-			keys := slices.Clone(stale)
-			req := ecs.CreateUntagResourcesRequest()
-			req.RegionId = r.client.Region()
-			req.ResourceType = "instance"
-			req.ResourceId = &chunk
-			req.TagKey = &keys
-			if err := r.client.Call(ctx, req, ecs.CreateUntagResourcesResponse()); err != nil {
-				return fmt.Errorf("removing tags %s from nodes: %w", strings.Join(stale, ", "), err)
-			}
-		}
+	if err := r.client.UntagResources(ctx, cloud.KindInstance, instanceIDs(nodes), stale); err != nil {
+		return fmt.Errorf("removing tags %s from nodes: %w", strings.Join(stale, ", "), err)
 	}
 	return nil
 }

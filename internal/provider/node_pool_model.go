@@ -15,16 +15,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
-// Tags every node carries. gpucluster:pool finds the pool's nodes on every read; the name and
-// network tags find the nodes of an apply that was killed before it saved the pool's id.
-const (
-	tagPool        = "gpucluster:pool"
-	tagPoolName    = "gpucluster:pool-name"
-	tagPoolNetwork = "gpucluster:pool-network"
-	tagScenario    = "gpucluster:scenario"
-	tagSpec        = "gpucluster:spec"
-)
-
 var (
 	poolIDPattern   = regexp.MustCompile(`^np-[0-9a-f]{12}$`)
 	poolNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]*$`)
@@ -243,12 +233,7 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		zoneList = append(zoneList, z)
 	}
 	sort.Strings(zoneList)
-	userTags := map[string]string{}
-	for k, v := range first.Tags {
-		if len(k) < len(tagPrefix) || k[:len(tagPrefix)] != tagPrefix {
-			userTags[k] = v
-		}
-	}
+	user := userTags(first.Tags)
 	m := &nodePoolModel{
 		ID:                   types.StringValue(id),
 		Name:                 types.StringValue(first.Tags[tagPoolName]),
@@ -278,8 +263,8 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		Tags:                 types.MapNull(types.StringType),
 		Timeouts:             timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})},
 	}
-	if len(userTags) > 0 {
-		m.Tags = stringMap(userTags)
+	if len(user) > 0 {
+		m.Tags = stringMap(user)
 	}
 	diags.Append(m.setNodes(ctx, nodes)...)
 	return m, diags

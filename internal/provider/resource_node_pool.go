@@ -349,7 +349,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	if len(orphans) > 0 {
 		ids := instanceIDs(orphans)
 		tflog.Info(ctx, fmt.Sprintf("adopting %d nodes of an interrupted earlier apply", len(ids)), map[string]any{"pool": poolID})
-		if err := r.client.TagInstances(ctx, ids, map[string]string{tagPool: poolID}); err != nil {
+		if err := r.client.TagResources(ctx, cloud.KindInstance, ids, map[string]string{tagPool: poolID}); err != nil {
 			resp.Diagnostics.AddError(summary, "adopting nodes of an interrupted earlier apply: "+err.Error())
 			return
 		}

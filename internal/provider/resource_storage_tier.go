@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -40,10 +39,6 @@ var (
 
 // lifecycleRuleID names the one lifecycle rule the resource manages on its bucket.
 const lifecycleRuleID = "gpucluster-tiering"
-
-// tagStorageTier carries the tier's name on its file system or bucket. With gpucluster:managed-by
-// it lets a later apply find, and adopt, what an interrupted one created.
-const tagStorageTier = "gpucluster:storage-tier"
 
 // The settings every bucket is held to; changed outside Terraform, they show in the next plan
 // (bucket_acl, bucket_versioning, bucket_block_public_access) and the apply restores them.
@@ -354,7 +349,7 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	// Tags first, while nothing else can have failed yet: from here on a later run can find it.
-	if err := r.client.UpdateFileSystemTags(ctx, id, haveTags, storageTags(name, tags)); err != nil {
+	if err := r.client.SyncTags(ctx, cloud.KindFileSystem, []string{id}, haveTags, storageTags(name, tags)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s): tags", name, id), err.Error())
 		return
 	}
@@ -370,7 +365,7 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 				return
 			}
 		}
-		if backend.SendsCapacity && fs.Capacity < in.CapacityGiB {
+		if backend.SendsCapacity && fs.CapacityGiB < in.CapacityGiB {
 			if err := r.client.UpgradeFileSystem(ctx, id, in.CapacityGiB, upgradeClientToken(id, in.CapacityGiB)); err != nil {
 				resp.Diagnostics.AddError(fmt.Sprintf("Creating storage tier %s (%s)", name, id), err.Error())
 				return
@@ -509,7 +504,7 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 		}
 		if tagsChanged || !plan.Name.Equal(prior.Name) {
 			// The name rides on the gpucluster:storage-tier tag too.
-			err := r.client.UpdateFileSystemTags(ctx, id, storageTags(prior.Name.ValueString(), oldTags), storageTags(plan.Name.ValueString(), newTags))
+			err := r.client.SyncTags(ctx, cloud.KindFileSystem, []string{id}, storageTags(prior.Name.ValueString(), oldTags), storageTags(plan.Name.ValueString(), newTags))
 			if err != nil {
 				resp.Diagnostics.AddError(what, err.Error())
 				return
@@ -872,25 +867,25 @@ func (r *storageTierResource) readFileSystem(ctx context.Context, id string, m *
 		diags.AddError(fmt.Sprintf("Reading storage tier %s (%s)", m.Name.ValueString(), id), err.Error())
 		return false, diags
 	}
-	name := storageplan.BackendFor(fs.FileSystemType, fs.StorageType)
+	name := storageplan.BackendFor(fs.Type, fs.StorageType)
 	b, ok := storageplan.LookupBackend(name)
 	if !ok {
 		diags.AddError(fmt.Sprintf("Reading storage tier (%s)", id),
-			fmt.Sprintf("File system %s is %s/%s, which no backend of this resource creates: import a file system made by gpucluster_storage_tier.", id, fs.FileSystemType, fs.StorageType))
+			fmt.Sprintf("File system %s is %s/%s, which no backend of this resource creates: import a file system made by gpucluster_storage_tier.", id, fs.Type, fs.StorageType))
 		return false, diags
 	}
-	m.ID = types.StringValue(fs.FileSystemId)
-	m.FileSystemID = types.StringValue(fs.FileSystemId)
+	m.ID = types.StringValue(fs.ID)
+	m.FileSystemID = types.StringValue(fs.ID)
 	m.Bucket = types.StringNull()
 	m.Backend = types.StringValue(b.Name)
 	if m.Tier.IsNull() {
 		m.Tier = types.StringValue(storageplan.TierOf(b.Name))
 	}
 	m.Name = types.StringValue(fs.Description)
-	m.Encryption = types.BoolValue(fs.EncryptType != 0)
-	m.ZoneID = types.StringValue(fs.ZoneId)
+	m.Encryption = types.BoolValue(fs.Encrypted)
+	m.ZoneID = types.StringValue(fs.ZoneID)
 	if b.SendsCapacity {
-		m.ProvisionedCapacityTiB = types.Int64Value(fs.Capacity / storageplan.GiBPerTiB)
+		m.ProvisionedCapacityTiB = types.Int64Value(fs.CapacityGiB / storageplan.GiBPerTiB)
 	}
 	if m.CapacityTiB.IsNull() { // import
 		m.CapacityTiB = m.ProvisionedCapacityTiB
@@ -902,20 +897,20 @@ func (r *storageTierResource) readFileSystem(ctx context.Context, id string, m *
 	}
 	var mt *struct{ domain, vpc, vsw string }
 	for _, t := range targets {
-		if mt == nil || t.MountTargetDomain == m.MountTarget.ValueString() {
-			mt = &struct{ domain, vpc, vsw string }{t.MountTargetDomain, t.VpcId, t.VswId}
+		if mt == nil || t.Domain == m.MountTarget.ValueString() {
+			mt = &struct{ domain, vpc, vsw string }{t.Domain, t.VPCID, t.VSwitchID}
 		}
 	}
 	if mt != nil {
 		m.MountTarget, m.VpcID, m.VSwitchID = types.StringValue(mt.domain), types.StringValue(mt.vpc), types.StringValue(mt.vsw)
 	} else {
 		m.MountTarget = types.StringNull()
-		if fs.VpcId != "" {
-			m.VpcID = types.StringValue(fs.VpcId)
+		if fs.VPCID != "" {
+			m.VpcID = types.StringValue(fs.VPCID)
 		}
 	}
 	m.setMount(b)
-	if tags := userTags(cloud.FileSystemTags(fs)); len(tags) > 0 || !m.Tags.IsNull() {
+	if tags := userTags(fs.Tags); len(tags) > 0 || !m.Tags.IsNull() {
 		m.Tags = stringMap(tags)
 	}
 	m.BucketACL, m.BucketVersioning, m.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
@@ -940,11 +935,11 @@ func (r *storageTierResource) readBucket(ctx context.Context, bucket string, m *
 	m.Name = types.StringValue(bucket)
 	m.Backend = types.StringValue(storageplan.BackendOSS)
 	m.Tier = types.StringValue(storageplan.TierCold)
-	m.Encryption = types.BoolValue(info.SseRule.SSEAlgorithm != nil && *info.SseRule.SSEAlgorithm != "" && *info.SseRule.SSEAlgorithm != "None")
+	m.Encryption = types.BoolValue(info.Encrypted)
 	// ACL, versioning and public access come with the bucket info: drift costs no extra call.
-	m.BucketACL = types.StringValue(derefString(info.ACL))
-	m.BucketVersioning = types.StringValue(derefString(info.Versioning))
-	m.BucketBlockPublic = types.BoolValue(info.BlockPublicAccess != nil && *info.BlockPublicAccess)
+	m.BucketACL = types.StringValue(info.ACL)
+	m.BucketVersioning = types.StringValue(info.Versioning)
+	m.BucketBlockPublic = types.BoolValue(info.BlockPublicAccess)
 	for _, s := range []*types.String{&m.FileSystemID, &m.MountTarget, &m.MountCommand, &m.FstabLine, &m.ZoneID} {
 		*s = types.StringNull()
 	}
@@ -974,42 +969,27 @@ func (r *storageTierResource) readBucket(ctx context.Context, bucket string, m *
 type storageNetwork struct{ VpcID, VSwitchID, ZoneID string }
 
 // resolveStorageNetwork finds the VPC, vSwitch and zone from vswitch_id when given, else from the
-// gpucluster_rdma_network: its id is its security group's id, the VPC is the group's, and its
-// vSwitches carry the tag gpucluster:network-id = <id>; the first by zone is used.
+// gpucluster_rdma_network (lookupNetwork): the first of its vSwitches by zone is used.
 func resolveStorageNetwork(ctx context.Context, c *cloud.Client, networkID, vpcID, vswitchID string) (storageNetwork, error) {
 	if vswitchID != "" {
 		sw, err := c.FindVSwitch(ctx, vswitchID)
 		if err != nil {
 			return storageNetwork{}, fmt.Errorf("vswitch_id %s: %w", vswitchID, err)
 		}
-		if vpcID != "" && sw.VpcId != vpcID {
-			return storageNetwork{}, fmt.Errorf("vSwitch %s is in VPC %s, not in vpc_id %s: fix vpc_id or leave it out", vswitchID, sw.VpcId, vpcID)
+		if vpcID != "" && sw.VPCID != vpcID {
+			return storageNetwork{}, fmt.Errorf("vSwitch %s is in VPC %s, not in vpc_id %s: fix vpc_id or leave it out", vswitchID, sw.VPCID, vpcID)
 		}
-		return storageNetwork{VpcID: sw.VpcId, VSwitchID: sw.VSwitchId, ZoneID: sw.ZoneId}, nil
+		return storageNetwork{VpcID: sw.VPCID, VSwitchID: sw.ID, ZoneID: sw.ZoneID}, nil
 	}
 	if networkID == "" {
 		return storageNetwork{}, fmt.Errorf("no network_id and no vswitch_id: a file system needs a vSwitch for its mount target")
 	}
-	g, err := c.FindSecurityGroup(ctx, networkID)
-	if cloud.IsNotFound(err) {
-		return storageNetwork{}, fmt.Errorf("network %s does not exist (no security group with that id): create the gpucluster_rdma_network first, or fix network_id", networkID)
-	}
+	n, err := lookupNetwork(ctx, c, networkID, vpcID)
 	if err != nil {
-		return storageNetwork{}, fmt.Errorf("reading network %s: %w", networkID, err)
+		return storageNetwork{}, err
 	}
-	if vpcID != "" && g.VpcId != vpcID {
-		return storageNetwork{}, fmt.Errorf("network %s is in VPC %s, not in vpc_id %s: fix vpc_id or leave it out", networkID, g.VpcId, vpcID)
-	}
-	switches, err := c.FindVSwitches(ctx, g.VpcId, map[string]string{tagNetworkID: networkID})
-	if err != nil {
-		return storageNetwork{}, fmt.Errorf("reading the vSwitches of network %s: %w", networkID, err)
-	}
-	if len(switches) == 0 {
-		return storageNetwork{}, fmt.Errorf("network %s has no vSwitch tagged %s=%s: give vswitch_id instead", networkID, tagNetworkID, networkID)
-	}
-	sort.Slice(switches, func(i, j int) bool { return switches[i].ZoneId < switches[j].ZoneId })
-	sw := switches[0]
-	return storageNetwork{VpcID: g.VpcId, VSwitchID: sw.VSwitchId, ZoneID: sw.ZoneId}, nil
+	sw := n.VSwitches[0]
+	return storageNetwork{VpcID: n.VPCID, VSwitchID: sw.ID, ZoneID: sw.ZoneID}, nil
 }
 
 // lifecycleOf reads object_lifecycle: nil when null; known false when any part is unknown.
@@ -1102,7 +1082,7 @@ func tierStringMap(ctx context.Context, v types.Map, diags *diag.Diagnostics) ma
 // upgradeClientToken is the ClientToken of growing one file system to one size: a retried or
 // re-run upgrade to the same size is the same request.
 func upgradeClientToken(id string, capacityGiB int64) string {
-	return clientToken(0, "storage-tier-upgrade", id, strconv.FormatInt(capacityGiB, 10))
+	return cloud.ClientToken(0, "storage-tier-upgrade", id, strconv.FormatInt(capacityGiB, 10))
 }
 
 // storageSystemTags are the tags the provider puts on a tier's file system or bucket.
@@ -1113,25 +1093,7 @@ func storageSystemTags(name string) map[string]string {
 // storageTags is everything a tier's file system or bucket carries: the user's tags and the
 // provider's.
 func storageTags(name string, user map[string]string) map[string]string {
-	return netMergeTags(user, storageSystemTags(name))
-}
-
-// userTags drops the provider's reserved tags, leaving what the tags attribute holds.
-func userTags(all map[string]string) map[string]string {
-	out := make(map[string]string, len(all))
-	for k, v := range all {
-		if !strings.HasPrefix(k, tagPrefix) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func derefString(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
+	return mergeTags(user, storageSystemTags(name))
 }
 
 // adoptBucket looks for the tier's bucket before creating it: bucket names are global, so the
@@ -1184,13 +1146,13 @@ func (r *storageTierResource) createOrAdoptFileSystem(ctx context.Context, tier 
 	var match []string
 	for i := range found {
 		fs := &found[i]
-		if fs.FileSystemType != b.FileSystemType || fs.StorageType != b.StorageType ||
-			(fs.ZoneId != "" && fs.ZoneId != in.ZoneID) || (fs.VpcId != "" && fs.VpcId != in.VpcID) ||
-			(fs.EncryptType != 0) != in.Encrypted || (b.SendsCapacity && fs.Capacity > in.CapacityGiB) {
+		if fs.Type != b.FileSystemType || fs.StorageType != b.StorageType ||
+			(fs.ZoneID != "" && fs.ZoneID != in.ZoneID) || (fs.VPCID != "" && fs.VPCID != in.VpcID) ||
+			fs.Encrypted != in.Encrypted || (b.SendsCapacity && fs.CapacityGiB > in.CapacityGiB) {
 			continue
 		}
-		match = append(match, fs.FileSystemId)
-		id, haveTags = fs.FileSystemId, cloud.FileSystemTags(fs)
+		match = append(match, fs.ID)
+		id, haveTags = fs.ID, fs.Tags
 	}
 	switch {
 	case len(match) > 1:
@@ -1201,7 +1163,7 @@ func (r *storageTierResource) createOrAdoptFileSystem(ctx context.Context, tier 
 	}
 	parts := []string{"storage-tier", in.Description, tier, b.Name, in.FileSystemType, in.StorageType, in.ProtocolType,
 		in.ZoneID, in.VpcID, in.VSwitchID, strconv.FormatInt(in.CapacityGiB, 10), strconv.FormatBool(in.Encrypted)}
-	id, err = createAdoptable("file system "+in.Description, parts,
+	id, err = cloud.CreateOrAdopt("file system "+in.Description, parts,
 		func(token string) (string, error) {
 			in.ClientToken = token
 			return r.client.CreateFileSystem(ctx, in)
@@ -1209,7 +1171,7 @@ func (r *storageTierResource) createOrAdoptFileSystem(ctx context.Context, tier 
 		func(id string) error {
 			fs, err := r.client.FindFileSystem(ctx, id)
 			if err == nil {
-				haveTags = cloud.FileSystemTags(fs)
+				haveTags = fs.Tags
 			}
 			return err
 		})
@@ -1227,8 +1189,8 @@ func (r *storageTierResource) mountTargetIn(ctx context.Context, fsID string, ne
 	}
 	domain := ""
 	for _, t := range targets {
-		if t.VswId == net.VSwitchID && t.VpcId == net.VpcID {
-			domain = t.MountTargetDomain
+		if t.VSwitchID == net.VSwitchID && t.VPCID == net.VpcID {
+			domain = t.Domain
 			break
 		}
 	}

@@ -2,25 +2,23 @@ package cloud
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
-// ECS batch limits: RunInstances Amount, DescribeInstances InstanceIds and MaxResults, and
-// DeleteInstances InstanceId.N all stop at 100; TagResources takes 50 resources a call.
-const (
-	MaxBatch          = 100
-	maxTagResourceIDs = 50
-)
+// MaxBatch is the ECS batch limit: RunInstances Amount, DescribeInstances InstanceIds and
+// MaxResults, and DeleteInstances InstanceId.N all stop at 100. (TagResources takes
+// MaxTagResourceIDs.)
+const MaxBatch = 100
 
 // Instance is the part of an ECS instance a node pool keeps. A slim copy on purpose: a pool of
 // thousands of nodes is refreshed on every plan, and the SDK's struct is several kilobytes.
@@ -128,14 +126,99 @@ func (c *Client) DescribeInstancesByID(ctx context.Context, ids []string) ([]Ins
 	return out, nil
 }
 
-// RunInstances sends one RunInstances call (Amount <= 100) and returns the ids it created. The
-// caller owns the ClientToken: the same token on a retried call returns the same instances
-// instead of new ones, which is what makes an interrupted batch safe to resend.
-func (c *Client) RunInstances(ctx context.Context, req *ecs.RunInstancesRequest) ([]string, error) {
-	if req.ClientToken == "" {
+// Disk is one system or data disk of an instance.
+type Disk struct {
+	Category, PerformanceLevel string
+	SizeGiB                    int
+}
+
+// RunInstancesInput is one RunInstances call: Amount instances (at most MaxBatch) of one type in
+// one zone, taking as few as MinAmount when stock is short.
+type RunInstancesInput struct {
+	// ClientToken is required: the same token on a retried call returns the same instances
+	// instead of new ones, which is what makes an interrupted batch safe to resend.
+	ClientToken            string
+	InstanceType, ZoneID   string
+	ImageID                string
+	SecurityGroupID        string
+	VSwitchID              string
+	Amount, MinAmount      int
+	InstanceName, HostName string
+	UniqueSuffix           bool
+	DeploymentSetID        string
+	HPCClusterID           string
+	SystemDisk             Disk
+	DataDisks              []Disk // deleted with the instance
+	SpotStrategy           string // "" for pay-as-you-go
+	SpotPriceLimit         float64
+	AutoReleaseTime        string // ISO 8601 UTC, "" for none
+	// ERDMA adds a second, HighPerformance ENI for eRDMA traffic in the same vSwitch and group.
+	ERDMA bool
+	// UserData is sent base64-encoded.
+	UserData string
+	// Tags, in this order (at most MaxTagsPerResource).
+	Tags []Tag
+}
+
+// Tag is one key and value, where the order of tags matters to a request.
+type Tag struct{ Key, Value string }
+
+// RunInstances sends one RunInstances call and returns the ids it created.
+func (c *Client) RunInstances(ctx context.Context, in RunInstancesInput) ([]string, error) {
+	if in.ClientToken == "" {
 		return nil, fmt.Errorf("RunInstances without a ClientToken: refusing, a retry could double the pool")
 	}
+	req := ecs.CreateRunInstancesRequest()
 	req.RegionId = c.region
+	req.ClientToken = in.ClientToken
+	req.InstanceType = in.InstanceType
+	req.ZoneId = in.ZoneID
+	req.ImageId = in.ImageID
+	req.SecurityGroupId = in.SecurityGroupID
+	req.VSwitchId = in.VSwitchID
+	req.Amount = requests.NewInteger(in.Amount)
+	req.MinAmount = requests.NewInteger(in.MinAmount)
+	req.InstanceName = in.InstanceName
+	req.HostName = in.HostName
+	req.UniqueSuffix = requests.NewBoolean(in.UniqueSuffix)
+	req.DeploymentSetId = in.DeploymentSetID
+	req.HpcClusterId = in.HPCClusterID
+	req.SystemDiskCategory = in.SystemDisk.Category
+	req.SystemDiskPerformanceLevel = in.SystemDisk.PerformanceLevel
+	req.SystemDiskSize = strconv.Itoa(in.SystemDisk.SizeGiB)
+	if len(in.DataDisks) > 0 {
+		disks := make([]ecs.RunInstancesDataDisk, 0, len(in.DataDisks))
+		for _, d := range in.DataDisks {
+			disks = append(disks, ecs.RunInstancesDataDisk{Category: d.Category, PerformanceLevel: d.PerformanceLevel, Size: strconv.Itoa(d.SizeGiB), DeleteWithInstance: "true"})
+		}
+		req.DataDisk = &disks
+	}
+	if in.SpotStrategy != "" {
+		req.SpotStrategy = in.SpotStrategy
+		if in.SpotPriceLimit > 0 {
+			req.SpotPriceLimit = requests.NewFloat(in.SpotPriceLimit)
+		}
+	}
+	req.AutoReleaseTime = in.AutoReleaseTime
+	if in.ERDMA {
+		// The primary ENI carries the VPC traffic; a second, HighPerformance one carries eRDMA.
+		enis := []ecs.RunInstancesNetworkInterface{{
+			VSwitchId: in.VSwitchID, SecurityGroupId: in.SecurityGroupID,
+			NetworkInterfaceTrafficMode: "HighPerformance", NetworkCardIndex: "0",
+		}}
+		req.NetworkInterface = &enis
+	}
+	if in.UserData != "" {
+		req.UserData = base64.StdEncoding.EncodeToString([]byte(in.UserData))
+	}
+	if len(in.Tags) > MaxTagsPerResource {
+		return nil, fmt.Errorf("an instance would carry %d tags, more than the %d ECS allows", len(in.Tags), MaxTagsPerResource)
+	}
+	tags := make([]ecs.RunInstancesTag, 0, len(in.Tags))
+	for _, t := range in.Tags {
+		tags = append(tags, ecs.RunInstancesTag{Key: t.Key, Value: t.Value})
+	}
+	req.Tag = &tags
 	resp := ecs.CreateRunInstancesResponse()
 	if err := c.Call(ctx, req, resp); err != nil {
 		return nil, err
@@ -175,41 +258,6 @@ func (c *Client) DeleteInstances(ctx context.Context, ids []string) error {
 	}
 	return nil
 }
-
-// TagInstances sets tags on instances, 50 per call.
-func (c *Client) TagInstances(ctx context.Context, ids []string, tags map[string]string) error {
-	if len(ids) == 0 || len(tags) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	list := make([]ecs.TagResourcesTag, 0, len(keys))
-	for _, k := range keys {
-		list = append(list, ecs.TagResourcesTag{Key: k, Value: tags[k]})
-	}
-	for chunk := range slices.Chunk(ids, maxTagResourceIDs) {
-		chunk := slices.Clone(chunk)
-		req := ecs.CreateTagResourcesRequest()
-		req.RegionId = c.region
-		req.ResourceType = "instance"
-		req.ResourceId = &chunk
-		req.Tag = &list
-		if err := c.Call(ctx, req, ecs.CreateTagResourcesResponse()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Poll bounds for instance waiters: quick first looks (instances often boot in seconds), then
-// backing off with jitter so a thousand-node wait does not hammer the API.
-var (
-	instancePollMin = 500 * time.Millisecond
-	instancePollMax = 5 * time.Second
-)
 
 // WaitInstancesRunning polls ids (100 per call) until every one is Running, logging progress.
 // Instances the service does not show yet (eventual consistency right after RunInstances) are
@@ -263,54 +311,4 @@ func (c *Client) WaitInstancesGone(ctx context.Context, ids []string) error {
 			return fmt.Errorf("waiting for %d nodes to be deleted: %w", len(pending), err)
 		}
 	}
-}
-
-// HourlyPrice asks DescribePrice what amount instances of a type cost per hour.
-func (c *Client) HourlyPrice(ctx context.Context, instanceType, zoneID, spotStrategy string, amount int) (float64, string, error) {
-	req := ecs.CreateDescribePriceRequest()
-	req.RegionId = c.region
-	req.ResourceType = "instance"
-	req.InstanceType = instanceType
-	req.ZoneId = zoneID
-	req.Amount = requests.NewInteger(amount)
-	if spotStrategy != "" {
-		req.SpotStrategy = spotStrategy
-	}
-	resp := ecs.CreateDescribePriceResponse()
-	if err := c.Call(ctx, req, resp); err != nil {
-		return 0, "", err
-	}
-	return resp.PriceInfo.Price.TradePrice, resp.PriceInfo.Price.Currency, nil
-}
-
-// RunConcurrently runs fn over items with at most workers at once and returns the first error
-// after all have finished. The shared rate limiter still paces the calls; the point is to keep
-// several batches in flight while others wait on the network.
-func RunConcurrently[T any](items []T, workers int, fn func(T) error) error {
-	if workers < 1 {
-		workers = 1
-	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		slots    = make(chan struct{}, workers)
-	)
-	for _, item := range items {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func(item T) {
-			defer wg.Done()
-			defer func() { <-slots }()
-			if err := fn(item); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-		}(item)
-	}
-	wg.Wait()
-	return firstErr
 }

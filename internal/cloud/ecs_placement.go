@@ -9,11 +9,51 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
+// Placement: ECS deployment sets and HPC clusters. Neither takes tags, so the provider finds
+// them by name.
+
 const ecsPageSize = 50
 
-// FindDeploymentSet returns the deployment set with this id, or an error for which IsNotFound
-// is true.
-func (c *Client) FindDeploymentSet(ctx context.Context, id string) (*ecs.DeploymentSet, error) {
+// DeploymentSet is what the provider keeps of a deployment set.
+type DeploymentSet struct {
+	ID, Name, Strategy string
+	// Instances is how many instances the set holds now.
+	Instances int
+}
+
+func deploymentSetFromSDK(ds *ecs.DeploymentSet) DeploymentSet {
+	return DeploymentSet{ID: ds.DeploymentSetId, Name: ds.DeploymentSetName, Strategy: ds.Strategy, Instances: ds.InstanceAmount}
+}
+
+// HPCCluster is what the provider keeps of an HPC cluster.
+type HPCCluster struct {
+	ID, Name string
+}
+
+// DeploymentSetInput is what CreateDeploymentSet needs.
+type DeploymentSetInput struct {
+	Name, Description, Strategy string
+	// ClientToken makes the create idempotent (see CreateOrAdopt).
+	ClientToken string
+}
+
+// CreateDeploymentSet creates a deployment set and returns its id.
+func (c *Client) CreateDeploymentSet(ctx context.Context, in DeploymentSetInput) (string, error) {
+	req := ecs.CreateCreateDeploymentSetRequest()
+	req.RegionId = c.region
+	req.ClientToken = in.ClientToken
+	req.DeploymentSetName = in.Name
+	req.Description = in.Description
+	req.Strategy = in.Strategy
+	resp := ecs.CreateCreateDeploymentSetResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return "", err
+	}
+	return resp.DeploymentSetId, nil
+}
+
+// FindDeploymentSet returns the deployment set with this id, or an error matching ErrNotFound.
+func (c *Client) FindDeploymentSet(ctx context.Context, id string) (*DeploymentSet, error) {
 	req := ecs.CreateDescribeDeploymentSetsRequest()
 	req.RegionId = c.region
 	req.DeploymentSetIds = fmt.Sprintf("[%q]", id)
@@ -23,7 +63,8 @@ func (c *Client) FindDeploymentSet(ctx context.Context, id string) (*ecs.Deploym
 	}
 	for i := range resp.DeploymentSets.DeploymentSet {
 		if ds := &resp.DeploymentSets.DeploymentSet[i]; ds.DeploymentSetId == id {
-			return ds, nil
+			out := deploymentSetFromSDK(ds)
+			return &out, nil
 		}
 	}
 	return nil, notFound(ProductECS, "DescribeDeploymentSets", "InvalidDeploymentSetId.NotFound", "deployment set "+id)
@@ -31,8 +72,8 @@ func (c *Client) FindDeploymentSet(ctx context.Context, id string) (*ecs.Deploym
 
 // FindDeploymentSetsByPrefix lists the deployment sets of the region whose name starts with
 // prefix (deployment sets take no tags, so names carry the owner), all pages.
-func (c *Client) FindDeploymentSetsByPrefix(ctx context.Context, prefix string) ([]ecs.DeploymentSet, error) {
-	var out []ecs.DeploymentSet
+func (c *Client) FindDeploymentSetsByPrefix(ctx context.Context, prefix string) ([]DeploymentSet, error) {
+	var out []DeploymentSet
 	seen := 0
 	for page := 1; ; page++ {
 		req := ecs.CreateDescribeDeploymentSetsRequest()
@@ -43,9 +84,9 @@ func (c *Client) FindDeploymentSetsByPrefix(ctx context.Context, prefix string) 
 		if err := c.Call(ctx, req, resp); err != nil {
 			return nil, err
 		}
-		for _, ds := range resp.DeploymentSets.DeploymentSet {
-			if strings.HasPrefix(ds.DeploymentSetName, prefix) {
-				out = append(out, ds)
+		for i := range resp.DeploymentSets.DeploymentSet {
+			if ds := &resp.DeploymentSets.DeploymentSet[i]; strings.HasPrefix(ds.DeploymentSetName, prefix) {
+				out = append(out, deploymentSetFromSDK(ds))
 			}
 		}
 		seen += len(resp.DeploymentSets.DeploymentSet)
@@ -70,9 +111,30 @@ func (c *Client) DeleteDeploymentSet(ctx context.Context, id string) error {
 	return nil
 }
 
-// FindHpcClusterByName returns the HPC cluster with exactly this name, or an error for which
-// IsNotFound is true (HPC clusters take no tags, so the name carries the owner).
-func (c *Client) FindHpcClusterByName(ctx context.Context, name string) (*ecs.HpcCluster, error) {
+// HPCClusterInput is what CreateHpcCluster needs.
+type HPCClusterInput struct {
+	Name, Description string
+	// ClientToken makes the create idempotent (see CreateOrAdopt).
+	ClientToken string
+}
+
+// CreateHpcCluster creates an HPC cluster and returns its id.
+func (c *Client) CreateHpcCluster(ctx context.Context, in HPCClusterInput) (string, error) {
+	req := ecs.CreateCreateHpcClusterRequest()
+	req.RegionId = c.region
+	req.ClientToken = in.ClientToken
+	req.Name = in.Name
+	req.Description = in.Description
+	resp := ecs.CreateCreateHpcClusterResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return "", err
+	}
+	return resp.HpcClusterId, nil
+}
+
+// FindHpcClusterByName returns the HPC cluster with exactly this name, or an error matching
+// ErrNotFound (HPC clusters take no tags, so the name carries the owner).
+func (c *Client) FindHpcClusterByName(ctx context.Context, name string) (*HPCCluster, error) {
 	seen := 0
 	for page := 1; ; page++ {
 		req := ecs.CreateDescribeHpcClustersRequest()
@@ -83,9 +145,9 @@ func (c *Client) FindHpcClusterByName(ctx context.Context, name string) (*ecs.Hp
 		if err := c.Call(ctx, req, resp); err != nil {
 			return nil, err
 		}
-		for i := range resp.HpcClusters.HpcCluster {
-			if h := &resp.HpcClusters.HpcCluster[i]; h.Name == name {
-				return h, nil
+		for _, h := range resp.HpcClusters.HpcCluster {
+			if h.Name == name {
+				return &HPCCluster{ID: h.HpcClusterId, Name: h.Name}, nil
 			}
 		}
 		seen += len(resp.HpcClusters.HpcCluster)
@@ -95,8 +157,8 @@ func (c *Client) FindHpcClusterByName(ctx context.Context, name string) (*ecs.Hp
 	}
 }
 
-// FindHpcCluster returns the HPC cluster with this id, or an error for which IsNotFound is true.
-func (c *Client) FindHpcCluster(ctx context.Context, id string) (*ecs.HpcCluster, error) {
+// FindHpcCluster returns the HPC cluster with this id, or an error matching ErrNotFound.
+func (c *Client) FindHpcCluster(ctx context.Context, id string) (*HPCCluster, error) {
 	req := ecs.CreateDescribeHpcClustersRequest()
 	req.RegionId = c.region
 	req.HpcClusterIds = fmt.Sprintf("[%q]", id)
@@ -104,9 +166,9 @@ func (c *Client) FindHpcCluster(ctx context.Context, id string) (*ecs.HpcCluster
 	if err := c.Call(ctx, req, resp); err != nil {
 		return nil, err
 	}
-	for i := range resp.HpcClusters.HpcCluster {
-		if h := &resp.HpcClusters.HpcCluster[i]; h.HpcClusterId == id {
-			return h, nil
+	for _, h := range resp.HpcClusters.HpcCluster {
+		if h.HpcClusterId == id {
+			return &HPCCluster{ID: h.HpcClusterId, Name: h.Name}, nil
 		}
 	}
 	return nil, notFound(ProductECS, "DescribeHpcClusters", "InvalidHpcClusterId.NotFound", "HPC cluster "+id)

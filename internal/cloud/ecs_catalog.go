@@ -1,0 +1,153 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+)
+
+// What the region sells: zones, instance types, their stock per zone, and prices.
+
+const (
+	// instanceTypesPageSize is MaxResults per DescribeInstanceTypes page; the API accepts up to
+	// 1,600.
+	instanceTypesPageSize = 100
+	// maxInstanceTypePages guards against a server that keeps returning a NextToken.
+	maxInstanceTypePages = 100
+)
+
+// Zone is one zone of the region.
+type Zone struct {
+	ID, LocalName string
+}
+
+// Zones lists the zones of the client's region (ECS DescribeZones), sorted by id.
+func (c *Client) Zones(ctx context.Context) ([]Zone, error) {
+	req := ecs.CreateDescribeZonesRequest()
+	req.RegionId = c.region
+	resp := ecs.CreateDescribeZonesResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	out := make([]Zone, 0, len(resp.Zones.Zone))
+	for _, z := range resp.Zones.Zone {
+		out = append(out, Zone{ID: z.ZoneId, LocalName: z.LocalName})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// ZoneIDs lists the zone ids of the client's region, sorted.
+func (c *Client) ZoneIDs(ctx context.Context) ([]string, error) {
+	zones, err := c.Zones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(zones))
+	for _, z := range zones {
+		out = append(out, z.ID)
+	}
+	return out, nil
+}
+
+// InstanceTypeOffer is an instance type as the region's API describes it.
+type InstanceTypeOffer struct {
+	// ID and Family as the API spells them ("ecs.gn8v.4xlarge", "ecs.gn8v").
+	ID, Family string
+	CPUCores   int
+	MemoryGiB  float64
+	GPUs       int
+	GPUSpec    string
+}
+
+// InstanceTypes pages through DescribeInstanceTypes for one family (without its "ecs." prefix),
+// or for every GPU type when family is "".
+func (c *Client) InstanceTypes(ctx context.Context, family string) ([]InstanceTypeOffer, error) {
+	var out []InstanceTypeOffer
+	token := ""
+	seen := map[string]bool{}
+	for page := 1; ; page++ {
+		req := ecs.CreateDescribeInstanceTypesRequest()
+		req.RegionId = c.region
+		req.MaxResults = requests.NewInteger(instanceTypesPageSize)
+		req.NextToken = token
+		if family != "" {
+			req.InstanceTypeFamily = "ecs." + family
+		} else {
+			req.MinimumGPUAmount = requests.NewInteger(1)
+		}
+		resp := ecs.CreateDescribeInstanceTypesResponse()
+		if err := c.Call(ctx, req, resp); err != nil {
+			return nil, err
+		}
+		for _, t := range resp.InstanceTypes.InstanceType {
+			out = append(out, InstanceTypeOffer{ID: t.InstanceTypeId, Family: t.InstanceTypeFamily, CPUCores: t.CpuCoreCount,
+				MemoryGiB: t.MemorySize, GPUs: t.GPUAmount, GPUSpec: t.GPUSpec})
+		}
+		tflog.Debug(ctx, "DescribeInstanceTypes page", map[string]any{"family": family, "page": page, "types": len(resp.InstanceTypes.InstanceType)})
+		token = resp.NextToken
+		if token == "" {
+			return out, nil
+		}
+		if seen[token] || page >= maxInstanceTypePages {
+			return nil, fmt.Errorf("DescribeInstanceTypes kept paging (page %d, NextToken %q repeated or too many pages); this is a service fault, try again later", page, token)
+		}
+		seen[token] = true
+	}
+}
+
+// InstanceTypeStock is the stock of one instance type in one zone.
+type InstanceTypeStock struct {
+	ZoneID string
+	// InstanceType as the API spells it (with or without the "ecs." prefix).
+	InstanceType string
+	// Status (Available, SoldOut) and StatusCategory (WithStock, ClosedWithoutStock...).
+	Status, StatusCategory string
+}
+
+// InstanceTypeStocks asks DescribeAvailableResource once for the region (pay-as-you-go instance
+// types) and returns every zone's entry for every type.
+func (c *Client) InstanceTypeStocks(ctx context.Context) ([]InstanceTypeStock, error) {
+	req := ecs.CreateDescribeAvailableResourceRequest()
+	req.RegionId = c.region
+	req.DestinationResource = "InstanceType"
+	req.InstanceChargeType = "PostPaid"
+	resp := ecs.CreateDescribeAvailableResourceResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	var out []InstanceTypeStock
+	for _, z := range resp.AvailableZones.AvailableZone {
+		for _, r := range z.AvailableResources.AvailableResource {
+			if r.Type != "InstanceType" {
+				continue
+			}
+			for _, s := range r.SupportedResources.SupportedResource {
+				out = append(out, InstanceTypeStock{ZoneID: z.ZoneId, InstanceType: s.Value, Status: s.Status, StatusCategory: s.StatusCategory})
+			}
+		}
+	}
+	return out, nil
+}
+
+// HourlyPrice asks DescribePrice what amount instances of a type cost per hour.
+func (c *Client) HourlyPrice(ctx context.Context, instanceType, zoneID, spotStrategy string, amount int) (float64, string, error) {
+	req := ecs.CreateDescribePriceRequest()
+	req.RegionId = c.region
+	req.ResourceType = "instance"
+	req.InstanceType = instanceType
+	req.ZoneId = zoneID
+	req.Amount = requests.NewInteger(amount)
+	if spotStrategy != "" {
+		req.SpotStrategy = spotStrategy
+	}
+	resp := ecs.CreateDescribePriceResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return 0, "", err
+	}
+	return resp.PriceInfo.Price.TradePrice, resp.PriceInfo.Price.Currency, nil
+}

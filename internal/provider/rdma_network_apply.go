@@ -1,0 +1,332 @@
+package provider
+
+// The cloud side of gpucluster_rdma_network: what create, update and delete do to the network's
+// objects, one kind of object per function. resource_rdma_network.go holds the Terraform glue.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+)
+
+// systemTags are the reserved tags of one object of the network.
+func systemTags(name, networkID string) map[string]string {
+	t := map[string]string{tagManagedBy: managedByVal, tagNetwork: name}
+	if networkID != "" {
+		t[tagNetworkID] = networkID
+	}
+	return t
+}
+
+// securityGroupTags is everything the network's security group carries: the user's tags, the
+// reserved ones and the settings.
+func securityGroupTags(in networkInputs, opts networkOptions) map[string]string {
+	return mergeTags(in.Tags, systemTags(in.Name, ""), map[string]string{tagOptions: opts.encode()})
+}
+
+// createVPC creates the network's VPC with a ClientToken from the request, adopting one an
+// interrupted apply left.
+func createVPC(ctx context.Context, c *cloud.Client, in networkInputs) (string, error) {
+	tags := mergeTags(in.Tags, systemTags(in.Name, ""))
+	desc := "VPC of gpucluster network " + in.Name
+	parts := adoptParts(tags, "CreateVpc", c.Region(), in.Name, in.CIDRBlock, desc)
+	return cloud.CreateOrAdopt("VPC", parts, func(token string) (string, error) {
+		return c.CreateVPC(ctx, cloud.VPCInput{Name: in.Name, CIDRBlock: in.CIDRBlock, Description: desc, Tags: tags, ClientToken: token})
+	}, func(id string) error { _, err := c.FindVPC(ctx, id); return err })
+}
+
+func createSecurityGroup(ctx context.Context, c *cloud.Client, vpcID string, in networkInputs, opts networkOptions) (string, error) {
+	tags := securityGroupTags(in, opts)
+	desc := "Cluster security group of gpucluster network " + in.Name
+	parts := adoptParts(tags, "CreateSecurityGroup", c.Region(), vpcID, in.Name, desc)
+	return cloud.CreateOrAdopt("security group", parts, func(token string) (string, error) {
+		return c.CreateSecurityGroup(ctx, cloud.SecurityGroupInput{VPCID: vpcID, Name: in.Name, Description: desc, Tags: tags, ClientToken: token})
+	}, func(id string) error { _, err := c.FindSecurityGroup(ctx, id); return err })
+}
+
+func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone, cidr string, in networkInputs) (string, error) {
+	tags := mergeTags(in.Tags, systemTags(in.Name, networkID))
+	name := vswitchName(in.Name, zone)
+	parts := adoptParts(tags, "CreateVSwitch", c.Region(), vpcID, zone, cidr, name)
+	id, err := cloud.CreateOrAdopt("vSwitch", parts, func(token string) (string, error) {
+		return c.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: zone, CIDRBlock: cidr, Name: name, Tags: tags, ClientToken: token})
+	}, func(id string) error { _, err := c.FindVSwitch(ctx, id); return err })
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.WaitVSwitchAvailable(ctx, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// --- security group rules ---
+
+// ruleFromCloud turns an API rule into a netplan.Rule.
+func ruleFromCloud(p cloud.IngressRule) netplan.Rule {
+	src := p.SourceCIDR
+	switch {
+	case p.SourceGroupID != "":
+		src = p.SourceGroupID
+	case p.SourcePrefixListID != "":
+		src = p.SourcePrefixListID
+	case p.SourceIPv6CIDR != "":
+		src = p.SourceIPv6CIDR
+	}
+	return netplan.Rule{Protocol: strings.ToUpper(p.Protocol), PortRange: p.PortRange, Source: src,
+		Policy: strings.ToLower(p.Policy), Priority: p.Priority, Description: p.Description}
+}
+
+// ruleToCloud is the API rule that authorises r.
+func ruleToCloud(r netplan.Rule) cloud.IngressRule {
+	out := cloud.IngressRule{Protocol: r.Protocol, PortRange: r.PortRange, Policy: r.Policy, Priority: r.Priority, Description: r.Description}
+	if r.IsGroupSource() {
+		out.SourceGroupID = r.Source
+	} else {
+		out.SourceCIDR = r.Source
+	}
+	return out
+}
+
+// actualRules reads the ingress rules of the security group, with their ids.
+func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.Rule, map[string]string, error) {
+	perms, err := c.SecurityGroupIngress(ctx, sgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules := make([]netplan.Rule, 0, len(perms))
+	ids := map[string]string{}
+	for _, p := range perms {
+		r := ruleFromCloud(p)
+		rules = append(rules, r)
+		ids[r.Key()] = p.RuleID
+	}
+	netplan.SortRules(rules)
+	return rules, ids, nil
+}
+
+// reconcileRules makes the group's ingress rules the desired set: it authorises what is missing
+// first and revokes what is extra second, so access in both sets never drops.
+func reconcileRules(ctx context.Context, c *cloud.Client, sgID string, desired []netplan.Rule) error {
+	actual, ids, err := actualRules(ctx, c, sgID)
+	if err != nil {
+		return fmt.Errorf("reading the rules: %w", err)
+	}
+	add, remove := netplan.DiffRules(desired, actual)
+	grant := make([]cloud.IngressRule, 0, len(add))
+	for _, r := range add {
+		grant = append(grant, ruleToCloud(r))
+	}
+	if err := c.AuthorizeIngress(ctx, sgID, grant); err != nil {
+		return err
+	}
+	var ruleIDs []string
+	for _, r := range remove {
+		if id := ids[r.Key()]; id != "" {
+			ruleIDs = append(ruleIDs, id)
+		}
+	}
+	return c.RevokeIngress(ctx, sgID, ruleIDs)
+}
+
+// --- deployment sets and the HPC cluster ---
+
+// reconcilePlacement makes the network's deployment sets n sets of the placement's strategy,
+// numbered 0..n-1: sets of another strategy or beyond n are deleted, missing ones created.
+func reconcilePlacement(ctx context.Context, c *cloud.Client, networkID, name, placement string, n int) ([]string, error) {
+	have, err := placementSets(ctx, c, networkID)
+	if err != nil {
+		return nil, fmt.Errorf("listing deployment sets: %w", err)
+	}
+	strategy := netplan.Strategy(placement)
+	for i, ds := range have {
+		if i >= n || ds.Strategy != strategy {
+			if err := c.DeleteDeploymentSet(ctx, ds.ID); err != nil {
+				return nil, err
+			}
+			delete(have, i)
+		}
+	}
+	ids := make([]string, n)
+	for i := 0; i < n; i++ {
+		if ds, ok := have[i]; ok {
+			ids[i] = ds.ID
+			continue
+		}
+		dsName := deploymentSetPrefix(networkID) + strconv.Itoa(i)
+		desc := fmt.Sprintf("placement group %d of gpucluster network %s", i, name)
+		id, err := cloud.CreateOrAdopt("deployment set "+dsName, []string{"CreateDeploymentSet", c.Region(), dsName, strategy, desc},
+			func(token string) (string, error) {
+				return c.CreateDeploymentSet(ctx, cloud.DeploymentSetInput{Name: dsName, Description: desc, Strategy: strategy, ClientToken: token})
+			},
+			func(id string) error { _, err := c.FindDeploymentSet(ctx, id); return err })
+		if err != nil {
+			return nil, fmt.Errorf("creating deployment set %s: %w", dsName, err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// reconcileHPC creates the network's HPC cluster when wanted and deletes it when not; it returns
+// the cluster's id or "".
+func reconcileHPC(ctx context.Context, c *cloud.Client, networkID, name string, want bool) (string, error) {
+	hpcName := hpcClusterName(networkID)
+	h, err := networkHPC(ctx, c, networkID)
+	if err != nil {
+		return "", fmt.Errorf("looking for HPC cluster %s: %w", hpcName, err)
+	}
+	if !want {
+		if h != nil {
+			return "", c.DeleteHpcCluster(ctx, h.ID)
+		}
+		return "", nil
+	}
+	if h != nil {
+		return h.ID, nil
+	}
+	desc := "HPC cluster of gpucluster network " + name
+	id, err := cloud.CreateOrAdopt("HPC cluster "+hpcName, []string{"CreateHpcCluster", c.Region(), hpcName, desc},
+		func(token string) (string, error) {
+			return c.CreateHpcCluster(ctx, cloud.HPCClusterInput{Name: hpcName, Description: desc, ClientToken: token})
+		},
+		func(id string) error { _, err := c.FindHpcCluster(ctx, id); return err })
+	if err != nil {
+		return "", fmt.Errorf("creating HPC cluster %s: %w", hpcName, err)
+	}
+	return id, nil
+}
+
+// --- update ---
+
+// networkChange is an update of a network from prior to the planned inputs.
+type networkChange struct {
+	ID, VPCID string
+	OwnsVPC   bool
+	In        networkInputs
+	// PriorName and PriorTags are the name and user tags in the state; the VPC's and the
+	// vSwitches' tags are moved only when one of them changed.
+	PriorName   string
+	PriorTags   map[string]string
+	NameChanged bool
+	TagsChanged bool
+}
+
+// applyNamesAndTags renames the security group, the VPC (when the network owns it) and the
+// vSwitches, and brings their tags to the plan. It returns the failed step with the error.
+func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (string, error) {
+	g, err := c.FindSecurityGroup(ctx, ch.ID)
+	if err != nil {
+		return "", err
+	}
+	vswitches, err := networkVSwitches(ctx, c, ch.VPCID, ch.ID)
+	if err != nil {
+		return "listing vSwitches", err
+	}
+	in := ch.In
+	if g.Name != in.Name {
+		if err := c.RenameSecurityGroup(ctx, ch.ID, in.Name); err != nil {
+			return "renaming the security group", err
+		}
+	}
+	if ch.OwnsVPC && ch.NameChanged {
+		if err := c.RenameVPC(ctx, ch.VPCID, in.Name); err != nil {
+			return "renaming VPC " + ch.VPCID, err
+		}
+	}
+	for _, sw := range vswitches {
+		if want := vswitchName(in.Name, sw.ZoneID); sw.Name != want {
+			if err := c.RenameVSwitch(ctx, sw.ID, want); err != nil {
+				return "renaming vSwitch " + sw.ID, err
+			}
+		}
+	}
+
+	// The security group's tags are read from the cloud (they carry the settings too); the
+	// VPC's and the vSwitches' tags are moved only when the name or the user tags changed.
+	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ch.OwnsVPC}
+	if err := c.SyncTags(ctx, cloud.KindSecurityGroup, []string{ch.ID}, g.Tags, securityGroupTags(in, opts)); err != nil {
+		return "tagging the security group", err
+	}
+	if !ch.NameChanged && !ch.TagsChanged {
+		return "", nil
+	}
+	if ch.OwnsVPC {
+		err := c.SyncTags(ctx, cloud.KindVPC, []string{ch.VPCID},
+			mergeTags(ch.PriorTags, systemTags(ch.PriorName, "")), mergeTags(in.Tags, systemTags(in.Name, "")))
+		if err != nil {
+			return "tagging VPC " + ch.VPCID, err
+		}
+	}
+	ids := make([]string, 0, len(vswitches))
+	for _, sw := range vswitches {
+		ids = append(ids, sw.ID)
+	}
+	err = c.SyncTags(ctx, cloud.KindVSwitch, ids,
+		mergeTags(ch.PriorTags, systemTags(ch.PriorName, ch.ID)), mergeTags(in.Tags, systemTags(in.Name, ch.ID)))
+	if err != nil {
+		return "tagging vSwitches", err
+	}
+	return "", nil
+}
+
+// --- delete ---
+
+// networkRemoval is what deleting a network needs from its state.
+type networkRemoval struct {
+	ID, Name, VPCID string
+	OwnsVPC         bool
+	HPCClusterID    string
+	// VSwitchIDs are the vSwitches in the state; the ones tagged with the network's id are
+	// deleted too.
+	VSwitchIDs []string
+}
+
+// deleteNetwork removes a network in dependency order: what holds instances first (HPC cluster,
+// deployment sets), then the security group, the vSwitches, and the VPC last. Each step treats
+// not found as done and waits out DependencyViolation while members drain, within ctx. It
+// returns the failed step with the error.
+func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (string, error) {
+	if _, err := reconcileHPC(ctx, c, rm.ID, rm.Name, false); err != nil {
+		return "HPC cluster", err
+	}
+	if rm.HPCClusterID != "" {
+		if err := c.DeleteHpcCluster(ctx, rm.HPCClusterID); err != nil {
+			return "HPC cluster", err
+		}
+	}
+	if _, err := reconcilePlacement(ctx, c, rm.ID, rm.Name, netplan.PlacementNone, 0); err != nil {
+		return "placement groups", err
+	}
+	if err := c.DeleteSecurityGroup(ctx, rm.ID); err != nil {
+		return "security group", err
+	}
+	vswitchIDs := map[string]bool{}
+	for _, id := range rm.VSwitchIDs {
+		vswitchIDs[id] = true
+	}
+	if rm.VPCID != "" {
+		found, err := networkVSwitches(ctx, c, rm.VPCID, rm.ID)
+		if err != nil && !cloud.IsNotFound(err) {
+			return "listing vSwitches of VPC " + rm.VPCID, err
+		}
+		for _, sw := range found {
+			vswitchIDs[sw.ID] = true
+		}
+	}
+	for _, id := range netSortedSet(vswitchIDs) {
+		if err := c.DeleteVSwitch(ctx, id); err != nil {
+			return "vSwitch " + id, err
+		}
+	}
+	if rm.OwnsVPC && rm.VPCID != "" {
+		if err := c.DeleteVPC(ctx, rm.VPCID); err != nil {
+			return "VPC " + rm.VPCID, err
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,59 @@
+package provider
+
+import "strings"
+
+// The tags the provider puts on what it creates, for every resource. Keys under "gpucluster:"
+// are reserved: the tags attribute of every resource refuses them, and userTags drops them when
+// reading back.
+const (
+	tagPrefix    = "gpucluster:"
+	tagManagedBy = "gpucluster:managed-by"
+	managedByVal = "terraform-provider-gpucluster"
+
+	// gpucluster_rdma_network.
+	tagNetwork   = "gpucluster:network"    // the network's name
+	tagNetworkID = "gpucluster:network-id" // the network's id, on objects created after it exists
+	tagOptions   = "gpucluster:options"    // settings with no other cloud-side record (security group only)
+
+	// gpucluster_storage_tier: the tier's name on its file system or bucket. With
+	// gpucluster:managed-by it lets a later apply find, and adopt, what an interrupted one created.
+	tagStorageTier = "gpucluster:storage-tier"
+
+	// gpucluster_node_pool, on every node. gpucluster:pool finds the pool's nodes on every read;
+	// the name and network tags find the nodes of an apply that was killed before it saved the
+	// pool's id.
+	tagPool        = "gpucluster:pool"
+	tagPoolName    = "gpucluster:pool-name"
+	tagPoolNetwork = "gpucluster:pool-network"
+	tagScenario    = "gpucluster:scenario"
+	tagSpec        = "gpucluster:spec"
+)
+
+// maxUserTags leaves room for the reserved tags within the API's 20 per resource
+// (cloud.MaxTagsPerResource).
+const maxUserTags = 16
+
+// isReservedTagKey reports whether a tag key is the provider's own.
+func isReservedTagKey(k string) bool { return strings.HasPrefix(k, tagPrefix) }
+
+// userTags drops the provider's reserved tags, leaving what a tags attribute holds.
+func userTags(all map[string]string) map[string]string {
+	out := make(map[string]string, len(all))
+	for k, v := range all {
+		if !isReservedTagKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// mergeTags is the union of the maps; later maps win.
+func mergeTags(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
