@@ -136,7 +136,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	tags, d := mapOf(ctx, cfg.Tags)
 	resp.Diagnostics.Append(d...)
 	for key := range tags {
-		if strings.HasPrefix(key, tagPrefix) {
+		if isReservedTagKey(key) {
 			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Reserved tag",
 				fmt.Sprintf("tags[%q]: keys starting with %q are the provider's own. Use another prefix.", key, tagPrefix))
 		}
@@ -296,11 +296,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 			Nodes:        spec.Size,
 		})
 		if err != nil {
-			attr := path.Root("gpu_model")
-			if !plan.GPUsPerNode.IsNull() && strings.Contains(err.Error(), "GPUs per node") {
-				attr = path.Root("gpus_per_node")
-			}
-			diags.AddAttributeError(attr, fmt.Sprintf("No instance type for %s on %s", spec.Scenario, plan.GPUModel.ValueString()), err.Error())
+			diags.AddAttributeError(poolSelectErrorPath(err, !plan.GPUsPerNode.IsNull()), fmt.Sprintf("No instance type for %s on %s", spec.Scenario, plan.GPUModel.ValueString()), err.Error())
 			return spec, diags
 		}
 		var needHPC []string
@@ -578,4 +574,14 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 		keep = plan.InstanceType.ValueString()
 	}
 	return planSpec(ctx, plan, &network, keep, true)
+}
+
+// poolSelectErrorPath is the attribute a catalog.Select error is about: gpus_per_node when it is
+// set and the error is about the GPU count, else gpu_model. It matches the error's text for now;
+// the one place to switch when catalog's errors carry the attribute path as data.
+func poolSelectErrorPath(err error, gpusPerNodeSet bool) path.Path {
+	if gpusPerNodeSet && strings.Contains(err.Error(), "GPUs per node") {
+		return path.Root("gpus_per_node")
+	}
+	return path.Root("gpu_model")
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -124,7 +123,7 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 		tags := map[string]types.String{}
 		resp.Diagnostics.Append(cfg.Tags.ElementsAs(ctx, &tags, false)...)
 		for k := range tags {
-			if strings.HasPrefix(k, tagPrefix) {
+			if isReservedTagKey(k) {
 				resp.Diagnostics.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
 					fmt.Sprintf("Tag keys starting with %q are the provider's own; rename %q.", tagPrefix, k))
 			}
