@@ -1,0 +1,23 @@
+// Package cloud is the provider's only door to Alibaba Cloud: resources and data sources never
+// call the vendor SDKs themselves (a depguard rule in .golangci.yml holds the production files
+// of internal/provider to it; the emulator uses the SDKs' structs only to speak their wire
+// format). Every API call is a typed function here that takes plain Go values and returns domain
+// types, never SDK structs.
+//
+// Where things are:
+//
+//   - client.go, transport.go, credentials.go, errors.go: the client, the call layer (Call, OSS)
+//     with its retries and logging, credentials, and the error types (APIError, TransportError,
+//     ErrNotFound).
+//   - vpc.go (VPCs, vSwitches), ecs_security_groups.go, ecs_placement.go (deployment sets, HPC
+//     clusters), ecs_instances.go, ecs_catalog.go (zones, instance types, stock, prices), nas.go
+//     (file systems, mount targets), oss.go (buckets): one file per product or area.
+//   - tags.go: tagging for every product (SyncTags, TagResources, UntagResources, DiffTags).
+//   - adopt.go: deterministic ClientTokens and CreateOrAdopt, which adopts what an interrupted
+//     apply created instead of duplicating it.
+//   - wait.go: the polling under every Wait* function, and DeleteUntilGone.
+//   - concurrency.go: RunConcurrently.
+//
+// Finders (Find*) return a not-found error that matches ErrNotFound (errors.Is, or IsNotFound)
+// both when the service says so and when a Describe call lists nothing.
+package cloud
