@@ -133,14 +133,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
-	tags, d := mapOf(ctx, cfg.Tags)
-	resp.Diagnostics.Append(d...)
-	for key := range tags {
-		if isReservedTagKey(key) {
-			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Reserved tag",
-				fmt.Sprintf("tags[%q]: keys starting with %q are the provider's own. Use another prefix.", key, tagPrefix))
-		}
-	}
+	checkUserTags(cfg.Tags, 0, &resp.Diagnostics)
 }
 
 func checkDiskConfig(p path.Path, d diskModel, diags *diag.Diagnostics) {

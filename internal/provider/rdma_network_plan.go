@@ -119,20 +119,7 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 		}
 	}
 
-	if !cfg.Tags.IsNull() && !cfg.Tags.IsUnknown() {
-		tags := map[string]types.String{}
-		resp.Diagnostics.Append(cfg.Tags.ElementsAs(ctx, &tags, false)...)
-		for k := range tags {
-			if isReservedTagKey(k) {
-				resp.Diagnostics.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
-					fmt.Sprintf("Tag keys starting with %q are the provider's own; rename %q.", tagPrefix, k))
-			}
-		}
-		if len(tags) > maxUserTags {
-			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Too many tags",
-				fmt.Sprintf("%d tags given; at most %d, the rest of the API's 20 per resource being the provider's own.", len(tags), maxUserTags))
-		}
-	}
+	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
 }
 
 // ModifyPlan fills what follows from the configuration (carved vSwitch blocks, placement figures,

@@ -1,6 +1,16 @@
 package provider
 
-import "strings"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+)
 
 // The tags the provider puts on what it creates, for every resource. Keys under "gpucluster:"
 // are reserved: the tags attribute of every resource refuses them, and userTags drops them when
@@ -56,4 +66,29 @@ func mergeTags(maps ...map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// checkUserTags is the plan-time check of every resource's tags attribute: no key of the
+// provider's own, and at most limit tags (0: not counted here; the node pool counts its nodes'
+// tags when it builds the RunInstances call).
+func checkUserTags(v types.Map, limit int, diags *diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return
+	}
+	elems := v.Elements()
+	keys := make([]string, 0, len(elems))
+	for k := range elems {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if isReservedTagKey(k) {
+			diags.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
+				fmt.Sprintf("Tag keys starting with %q are the provider's own; rename %q. Use another prefix: the provider sets %s and its other tags itself.", tagPrefix, k, tagManagedBy))
+		}
+	}
+	if limit > 0 && len(elems) > limit {
+		diags.AddAttributeError(path.Root("tags"), "Too many tags",
+			fmt.Sprintf("%d tags given; at most %d, leaving room for the provider's own within the service's %d per resource.", len(elems), limit, cloud.MaxTagsPerResource))
+	}
 }

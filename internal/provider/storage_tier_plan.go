@@ -29,19 +29,7 @@ func (r *storageTierResource) ValidateConfig(ctx context.Context, req resource.V
 	if resp.Diagnostics.HasError() || cfg.Tier.IsUnknown() || cfg.Tier.IsNull() {
 		return
 	}
-	if !cfg.Tags.IsUnknown() && !cfg.Tags.IsNull() {
-		elems := cfg.Tags.Elements()
-		if len(elems) > maxUserTags {
-			resp.Diagnostics.AddAttributeError(path.Root("tags"), "Too many tags",
-				fmt.Sprintf("%d tags given; a storage tier takes at most %d, leaving room for the provider's own within the service's 20.", len(elems), maxUserTags))
-		}
-		for k := range elems {
-			if isReservedTagKey(k) {
-				resp.Diagnostics.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
-					fmt.Sprintf("Tag key %q starts with %q, which the provider reserves for the tags it sets itself (%s, %s): choose another key.", k, tagPrefix, tagManagedBy, tagStorageTier))
-			}
-		}
-	}
+	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
 	tier := cfg.Tier.ValueString()
 	if tier != storageplan.TierCold {
 		if !cfg.ObjectLifecycle.IsNull() {
