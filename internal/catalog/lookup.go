@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // GPUModels returns every GPU model, best first (by Rank). The result is a
@@ -108,7 +110,8 @@ func LookupScenario(name string) (Scenario, error) {
 			return cloneScenario(s), nil
 		}
 	}
-	return Scenario{}, fmt.Errorf("%w %q: known scenarios are %s", ErrUnknownScenario, name, strings.Join(ScenarioNames(), ", "))
+	return Scenario{}, planerr.New("scenario", name, "is not a scenario", "set scenario to one of "+strings.Join(ScenarioNames(), ", "),
+		fmt.Errorf("%w %q: known scenarios are %s", ErrUnknownScenario, name, strings.Join(ScenarioNames(), ", ")))
 }
 
 // LookupInstanceType finds an instance type by name, with or without the
@@ -139,9 +142,11 @@ func ParseInstanceType(name string) (InstanceType, error) {
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		return InstanceType{}, fmt.Errorf("%w %q: family %s has %s", ErrUnknownInstanceType, name, fam, strings.Join(names, ", "))
+		return InstanceType{}, planerr.New("instance_type", name, "is not a size of family "+fam, "use one of "+strings.Join(names, ", "),
+			fmt.Errorf("%w %q: family %s has %s", ErrUnknownInstanceType, name, fam, strings.Join(names, ", ")))
 	}
-	return InstanceType{}, fmt.Errorf("%w %q: known families are %s", ErrUnknownInstanceType, name, strings.Join(familyNames, ", "))
+	return InstanceType{}, planerr.New("instance_type", name, "belongs to no known GPU family", "use a type of one of the families "+strings.Join(familyNames, ", "),
+		fmt.Errorf("%w %q: known families are %s", ErrUnknownInstanceType, name, strings.Join(familyNames, ", ")))
 }
 
 // normModel folds a GPU model spelling: lower case, no "nvidia"/"tesla"
@@ -174,8 +179,9 @@ func ParseGPUModel(s string) (GPUModel, error) {
 			}
 		}
 	}
-	return GPUModel{}, fmt.Errorf("%w %q: known models are %s (bare A100 and V100 mean the whole series)",
-		ErrUnknownGPUModel, s, strings.Join(GPUModelNames(), ", "))
+	return GPUModel{}, planerr.New("gpu_model", s, "is not a GPU model the catalog knows", "set gpu_model to one of "+strings.Join(GPUModelNames(), ", "),
+		fmt.Errorf("%w %q: known models are %s (bare A100 and V100 mean the whole series)",
+			ErrUnknownGPUModel, s, strings.Join(GPUModelNames(), ", ")))
 }
 
 func modelByName(name string) (GPUModel, bool) {
