@@ -8,9 +8,9 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
-// This file holds the cloud disk rules from section 3 of
-// shared/reference/alibaba-gpu-facts.md ("ESSD cloud disks", AutoPL and
-// elastic ephemeral disks).
+// This file holds the cloud disk rules of SOURCES.md section 3 (ESSD levels,
+// ESSD AutoPL and elastic ephemeral disks; vendor pages ESSD, AUTOPL and
+// EPHEMERAL there).
 
 // Disk categories the catalog knows.
 const (
@@ -135,7 +135,7 @@ func highestLevelFor(size int) string {
 // DiskPerformance returns the maximum IOPS and throughput (MB/s, rounded
 // down) of an ESSD of sizeGiB at level PL0-PL3, or the baseline IOPS of
 // ESSD AutoPL for level "AutoPL" (max{min{1800+50*cap, 50000}, 3000}); AutoPL
-// throughput is not stated in the facts and is returned as 0. An unknown level
+// throughput is not stated by the vendor and is returned as 0. An unknown level
 // or a size below 1 returns (0, 0). Sizes outside a level's range are not
 // rejected here: call CheckDisk first.
 func DiskPerformance(level string, sizeGiB int) (iops int, mbps int) {

@@ -34,8 +34,8 @@ func cloneModel(m GPUModel) GPUModel {
 	return m
 }
 
-// InstanceTypes returns every instance type, GPU and CPU, in the facts'
-// family order and the family's size order.
+// InstanceTypes returns every instance type, GPU and CPU, in the catalog's
+// family order (SOURCES.md section 1) and the family's size order.
 func InstanceTypes() []InstanceType { return slices.Clone(instanceTypes) }
 
 // GPUInstanceTypes returns the instance types that have GPUs.
@@ -210,14 +210,15 @@ type ModelMapping struct {
 }
 
 // seriesRequests are bare series names that stand for several memory sizes
-// (facts section 1, "Seed GPU models": A100 -> gn7 (40 GB) and the 80 GB families).
+// (SOURCES.md section 1, "Requested models with no family of that name": A100 -> gn7 (40 GB)
+// and the 80 GB families).
 var seriesRequests = map[string][]string{
 	"a100": {"A100-80GB", "A100-40GB"},
 	"v100": {"V100-32GB", "V100-16GB"},
 }
 
-// substitutes maps models no family offers to honest substitutes (facts
-// section 1, "Seed GPU models with no Alibaba family of that name").
+// substitutes maps models no family offers to honest substitutes (SOURCES.md
+// section 1, "Requested models with no family of that name").
 var substitutes = map[string]struct {
 	models []string
 	f      Finding
