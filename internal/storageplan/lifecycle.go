@@ -15,10 +15,11 @@ const (
 	ClassColdArchive = "ColdArchive"
 )
 
-// Minimum storage durations (facts section 3): IA 30 days, Archive 60 days counted from the
-// object's last modification, ColdArchive 180 days counted from the transition. The facts do not
-// say from when IA's 30 days count; they are counted here from the transition, which keeps
-// objects clear of early-deletion charges under either reading.
+// Minimum storage durations (internal/catalog/SOURCES.md section 3; vendor page:
+// https://www.alibabacloud.com/help/en/oss/product-overview/billing-method-for-objects-whose-storage-duration-is-less-than-the-minimum-storage-duration):
+// IA 30 days, Archive 60 days counted from the object's last modification, ColdArchive 180 days
+// counted from the transition. IA's 30 days are counted here from the transition, the later of
+// the two starting points, which keeps objects clear of early-deletion charges under either reading.
 const (
 	MinDaysIA          = 30
 	MinDaysArchive     = 60

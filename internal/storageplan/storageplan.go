@@ -1,5 +1,5 @@
 // Package storageplan sizes the storage tiers of a GPU cluster (hot, warm, cold) from the vendor's
-// published figures (shared/reference/alibaba-gpu-facts.md section 3), checks OSS lifecycle
+// published figures (internal/catalog/SOURCES.md section 3, with the vendor pages), checks OSS lifecycle
 // rules, and renders the client-side configuration a tier needs: NFS mount options and an
 // alluxio-site.properties for the cache in front of a cold bucket. Pure Go: no I/O, no Terraform.
 //
@@ -74,7 +74,8 @@ const (
 	pib = 1024 * tib
 )
 
-// backends is facts section 3. Throughput per TiB is published for CPFS advance_100 and
+// backends is internal/catalog/SOURCES.md section 3 (NAS CreateFileSystem types and classes, CPFS
+// baselines). Throughput per TiB is published for CPFS advance_100 and
 // advance_200 only; the NAS Capacity class publishes a ceiling (10 GB/s read in the best zones).
 var backends = []Backend{
 	{Name: BackendCPFSAdvance100, Title: "CPFS advance_100", FileSystemType: "cpfs", StorageType: "advance_100", ProtocolType: "cpfs",
@@ -336,7 +337,7 @@ func evaluate(b Backend, req Request) option {
 		}
 	}
 
-	// No file system or bucket in the facts has a published IOPS formula (CPFS for Lingjun does,
+	// No file system or bucket the NAS and OSS APIs create has a published IOPS formula (CPFS for Lingjun does,
 	// but it is not a FileSystemType the NAS API accepts); the hot tier's IOPS come from the
 	// node-local disk hint.
 	iopsMsg := fmt.Sprintf("IOPS of %s: not published by the vendor, so the expected figure is unknown", b.Title)
