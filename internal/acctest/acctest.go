@@ -16,7 +16,8 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/provider"
 )
 
-// Credentials and region the emulator accepts by default (DESIGN.md).
+// Credentials and region the emulator accepts when started without others: emulator.New and
+// cmd/gpucluster-emulator default to this key pair, and cn-wulanchabu is one of its regions.
 const (
 	AccessKey = "emulator"
 	SecretKey = "emulator-secret"

@@ -2,7 +2,8 @@
 // Prometheus alerting rule groups over dcgm-exporter and node-exporter metrics, an Alertmanager
 // routing example and a Grafana dashboard. Pure Go: no I/O, no Terraform types.
 //
-// Thresholds come from the brief (facts, section 2): GPU utilisation below the scenario's
+// Thresholds are the scenarios' monitoring targets (internal/catalog/SOURCES.md section 2): GPU
+// utilisation below the scenario's
 // catalog.Scenario.GPUUtilAlertPercent, GPU memory warning at 90% and critical at 95% for 5
 // minutes, network bursts at 80% of the design bandwidth (netplan.Plan.ComputeGbps by default).
 package alerting
@@ -19,7 +20,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
-// The brief's thresholds that do not depend on the scenario.
+// The monitoring targets that do not depend on the scenario.
 const (
 	MemoryWarningPercent  = 90
 	MemoryCriticalPercent = 95
@@ -27,7 +28,7 @@ const (
 	NetworkBurstPercent   = 80
 )
 
-// Decisions of this package, not the brief's: how long utilisation is averaged and must stay low
+// Decisions of this package, not targets: how long utilisation is averaged and must stay low
 // before anyone is told (a training step or a checkpoint write dips utilisation for seconds to
 // minutes), how long a burst must last, and how long metrics may be missing.
 const (
@@ -69,11 +70,11 @@ type Thresholds struct {
 type Options struct {
 	Scenario string
 	// DesignBandwidthGbps is the bandwidth bursts are measured against; 0 means
-	// netplan.Plan.ComputeGbps (the brief's 100 Gbit/s between compute nodes).
+	// netplan.Plan.ComputeGbps (the 100 Gbit/s target between compute nodes).
 	DesignBandwidthGbps float64
 	// NetworkInterface is the node-exporter device label; "" means eth0.
 	NetworkInterface string
-	// Overrides of the brief's numbers; 0 keeps the scenario's or the brief's value.
+	// Overrides of the targets; 0 keeps the scenario's or the package's default.
 	GPUUtilBelowPercent   int
 	MemoryWarningPercent  int
 	MemoryCriticalPercent int

@@ -34,23 +34,23 @@ func thresholdsFor(t *testing.T, scenario string) Thresholds {
 	return th
 }
 
-// TestForScenario ties the thresholds to the brief: utilisation below 85% for training and 70%
+// TestForScenario ties the thresholds to the monitoring targets: utilisation below 85% for training and 70%
 // for the two simulation scenarios (through the catalog), memory 90/95% for 5 minutes, bursts at
 // 80% of 100 Gbit/s.
 func TestForScenario(t *testing.T) {
-	brief := map[string]int{
+	target := map[string]int{
 		catalog.ScenarioAITraining:            85,
 		catalog.ScenarioMolecularDynamics:     70,
 		catalog.ScenarioEngineeringSimulation: 70,
 	}
-	if len(catalog.Scenarios()) != len(brief) {
-		t.Fatalf("catalog has %d scenarios, this test knows %d: add the new one", len(catalog.Scenarios()), len(brief))
+	if len(catalog.Scenarios()) != len(target) {
+		t.Fatalf("catalog has %d scenarios, this test knows %d: add the new one", len(catalog.Scenarios()), len(target))
 	}
 	for _, sc := range catalog.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			th := thresholdsFor(t, sc.Name)
-			if th.GPUUtilBelowPercent != sc.GPUUtilAlertPercent || th.GPUUtilBelowPercent != brief[sc.Name] {
-				t.Fatalf("utilisation threshold %d, catalog %d, brief %d", th.GPUUtilBelowPercent, sc.GPUUtilAlertPercent, brief[sc.Name])
+			if th.GPUUtilBelowPercent != sc.GPUUtilAlertPercent || th.GPUUtilBelowPercent != target[sc.Name] {
+				t.Fatalf("utilisation threshold %d, catalog %d, target %d", th.GPUUtilBelowPercent, sc.GPUUtilAlertPercent, target[sc.Name])
 			}
 			if th.MemoryWarningPercent != 90 || th.MemoryCriticalPercent != 95 || promDuration(th.MemoryFor) != "5m" {
 				t.Fatalf("memory thresholds %d/%d for %s", th.MemoryWarningPercent, th.MemoryCriticalPercent, th.MemoryFor)

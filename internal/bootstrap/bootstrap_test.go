@@ -51,9 +51,9 @@ func TestVersionsCheck(t *testing.T) {
 		errField  string
 		warnWords string
 	}{
-		{name: "defaults meet the brief", v: Versions{}},
-		{name: "brief minimum driver with CUDA 11.8 works through minor version compatibility", v: Versions{Driver: MinDriver}, warnWords: "minor version compatibility"},
-		{name: "driver one patch below the brief", v: Versions{Driver: "510.47.02"}, errField: "driver"},
+		{name: "defaults meet the minimums", v: Versions{}},
+		{name: "minimum driver with CUDA 11.8 works through minor version compatibility", v: Versions{Driver: MinDriver}, warnWords: "minor version compatibility"},
+		{name: "driver one patch below the minimum", v: Versions{Driver: "510.47.02"}, errField: "driver"},
 		{name: "driver not a version", v: Versions{Driver: "latest"}, errField: "driver"},
 		{name: "CUDA 12.4 on R535 warns", v: Versions{CUDA: "12.4"}, warnWords: "550.54.14"},
 		{name: "CUDA 12 needs a 525 driver", v: Versions{CUDA: "12.2", Driver: "520.61.05"}, errField: "driver"},

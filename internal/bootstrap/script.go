@@ -10,7 +10,7 @@ import (
 )
 
 // Download locations. The driver comes from NVIDIA's data-centre archive as a .run installer so
-// that the exact version the brief asks for is installed; CUDA and NCCL from NVIDIA's apt
+// that the exact version asked for is installed; CUDA and NCCL from NVIDIA's apt
 // repository, pinned; the container toolkit from NVIDIA's libnvidia-container repository;
 // Kubernetes from the community repository of the chosen minor (pkgs.k8s.io, 1.24 and newer);
 // the eRDMA driver from Alibaba Cloud's in-VPC mirror.

@@ -10,13 +10,19 @@ import (
 	"strings"
 )
 
-// Minimum versions from the brief (facts, section 2).
+// Minimum versions the cluster targets (internal/catalog/SOURCES.md section 2): the oldest driver,
+// NCCL and Kubernetes the research software stack is supported on, and the CUDA release it is
+// built for.
 const (
 	MinDriver     = "510.47.03"
 	MinNCCL       = "2.12"
 	MinKubernetes = "1.24"
-	// BriefCUDA is the CUDA version the brief asks for.
-	BriefCUDA = "11.8"
+	// TargetCUDA is the CUDA release the research software stack is built for.
+	TargetCUDA = "11.8"
+	// BriefCUDA is TargetCUDA under its old name.
+	//
+	// Deprecated: use TargetCUDA; kept until internal/provider stops using it.
+	BriefCUDA = TargetCUDA
 )
 
 // Versions are the software versions a node installs.
@@ -31,12 +37,12 @@ type Versions struct {
 	Kubernetes string
 }
 
-// DefaultVersions meet the brief and each other: driver 535.183.01 (the R535 long-term branch)
-// is newer than both the brief's 510.47.03 and CUDA 11.8's full-feature minimum 520.61.05; NCCL
+// DefaultVersions meet the minimums and each other: driver 535.183.01 (the R535 long-term branch)
+// is newer than both the minimum 510.47.03 and CUDA 11.8's full-feature minimum 520.61.05; NCCL
 // 2.15.5 is the release NVIDIA ships with CUDA 11.8 (libnccl2=2.15.5-1+cuda11.8); Kubernetes
 // 1.33 is a maintained minor on pkgs.k8s.io.
 func DefaultVersions() Versions {
-	return Versions{Driver: "535.183.01", CUDA: BriefCUDA, NCCL: "2.15.5", Kubernetes: "1.33"}
+	return Versions{Driver: "535.183.01", CUDA: TargetCUDA, NCCL: "2.15.5", Kubernetes: "1.33"}
 }
 
 // WithDefaults fills empty fields from DefaultVersions.
@@ -138,15 +144,15 @@ func (v Versions) Check() (warnings []string, err error) {
 		return nil, &VersionError{"driver", v.Driver, "is not MAJOR.MINOR[.PATCH]", "use a release from the NVIDIA data-centre driver archive, such as " + DefaultVersions().Driver}
 	}
 	if compareVersions(drv, mustParse(MinDriver)) < 0 {
-		return nil, &VersionError{"driver", v.Driver, "is older than the brief's minimum " + MinDriver, "use " + MinDriver + " or newer, such as " + DefaultVersions().Driver}
+		return nil, &VersionError{"driver", v.Driver, "is older than the supported minimum " + MinDriver, "use " + MinDriver + " or newer, such as " + DefaultVersions().Driver}
 	}
 	cuda, perr := parseVersion(v.CUDA, 2, 2)
 	if perr != nil {
-		return nil, &VersionError{"cuda", v.CUDA, "is not MAJOR.MINOR", "use a toolkit release such as " + BriefCUDA}
+		return nil, &VersionError{"cuda", v.CUDA, "is not MAJOR.MINOR", "use a toolkit release such as " + TargetCUDA}
 	}
 	floor, ok := cudaMajorDriver[cuda[0]]
 	if !ok {
-		return nil, &VersionError{"cuda", v.CUDA, "is not a CUDA 11 or 12 release", "use " + BriefCUDA + " (the brief's version) or a 12.x release"}
+		return nil, &VersionError{"cuda", v.CUDA, "is not a CUDA 11 or 12 release", "use " + TargetCUDA + " (the release the stack is built for) or a 12.x release"}
 	}
 	if compareVersions(drv, mustParse(floor)) < 0 {
 		return nil, &VersionError{"driver", v.Driver, fmt.Sprintf("cannot run CUDA %s: CUDA %d needs driver %s or newer", v.CUDA, cuda[0], floor),
@@ -156,22 +162,22 @@ func (v Versions) Check() (warnings []string, err error) {
 		warnings = append(warnings, fmt.Sprintf("driver %s runs CUDA %s only through minor version compatibility (full support from %s): "+
 			"kernels that need PTX JIT for the newer toolkit fail; use driver %s or newer", v.Driver, v.CUDA, full, full))
 	}
-	if v.CUDA != BriefCUDA {
-		warnings = append(warnings, fmt.Sprintf("cuda %s differs from the brief's CUDA %s; check that the workload's frameworks are built for it", v.CUDA, BriefCUDA))
+	if v.CUDA != TargetCUDA {
+		warnings = append(warnings, fmt.Sprintf("cuda %s differs from the target CUDA %s; check that the workload's frameworks are built for it", v.CUDA, TargetCUDA))
 	}
 	nccl, perr := parseVersion(v.NCCL, 3, 3)
 	if perr != nil {
 		return nil, &VersionError{"nccl", v.NCCL, "is not MAJOR.MINOR.PATCH", "use a release such as " + DefaultVersions().NCCL + " (apt package libnccl2=VERSION-1+cudaCUDA)"}
 	}
 	if compareVersions(nccl, mustParse(MinNCCL)) < 0 {
-		return nil, &VersionError{"nccl", v.NCCL, "is older than the brief's minimum " + MinNCCL, "use " + DefaultVersions().NCCL + " or newer"}
+		return nil, &VersionError{"nccl", v.NCCL, "is older than the supported minimum " + MinNCCL, "use " + DefaultVersions().NCCL + " or newer"}
 	}
 	k8s, perr := parseVersion(v.Kubernetes, 2, 3)
 	if perr != nil || k8s[0] != 1 {
 		return nil, &VersionError{"kubernetes", v.Kubernetes, "is not 1.MINOR or 1.MINOR.PATCH", "use a minor such as " + DefaultVersions().Kubernetes}
 	}
 	if compareVersions(k8s, mustParse(MinKubernetes)) < 0 {
-		return nil, &VersionError{"kubernetes", v.Kubernetes, "is older than the brief's minimum " + MinKubernetes + " (and has no pkgs.k8s.io repository)", "use " + DefaultVersions().Kubernetes}
+		return nil, &VersionError{"kubernetes", v.Kubernetes, "is older than the supported minimum " + MinKubernetes + " (and has no pkgs.k8s.io repository)", "use " + DefaultVersions().Kubernetes}
 	}
 	return warnings, nil
 }

@@ -20,7 +20,7 @@ type CheckOptions struct {
 	LowLatencyPlacement bool
 }
 
-// maxLowLatencyNodes is the LowLatency deployment set limit (facts section 4).
+// maxLowLatencyNodes is the LowLatency deployment set limit (SOURCES.md section 4, DEPLOYSET).
 const maxLowLatencyNodes = 20
 
 // Check evaluates one instance type for a scenario and deployment. scenario may
@@ -28,7 +28,7 @@ const maxLowLatencyNodes = 20
 // placement), e.g. for control-plane CPU types. Findings come errors first,
 // then warnings, then info. The error is for an unknown scenario or type.
 //
-// Scenario checks (requirements from facts section 2):
+// Scenario checks (targets from SOURCES.md section 2):
 //   - GPU memory below the scenario minimum (ai_training: 80 GB): error.
 //   - a CPU-only type for a GPU scenario: error.
 //   - GPU-GPU bandwidth inside a multi-GPU node below the target
@@ -41,7 +41,7 @@ const maxLowLatencyNodes = 20
 //   - ECC needed but not stated; MTBF target; vendor not naming the GPU model:
 //     info. Family offered only by ticket / not recommended: warning.
 //
-// Deployment checks (facts section 4), errors: eRDMA on a type without ERI;
+// Deployment checks (SOURCES.md section 4), errors: eRDMA on a type without ERI;
 // an SCC type without an HPC cluster; spot instances in a LowLatency
 // deployment set; more than 20 nodes in a LowLatency deployment set.
 func Check(scenario string, instanceType string, opts CheckOptions) ([]Finding, error) {
@@ -162,7 +162,7 @@ func scenarioFindings(sc Scenario, t InstanceType, m GPUModel, nodes int, opts C
 		case !m.Stated(FigureMemoryBandwidth):
 			add(Finding{Severity: SeverityWarning, Code: CodeMemoryBandwidth, Requirement: req,
 				Measured: "not stated for " + who,
-				Message:  fmt.Sprintf("Memory bandwidth of %s is not stated in the reference facts", m.Name),
+				Message:  fmt.Sprintf("Memory bandwidth of %s is not stated by the vendor", m.Name),
 				Hint:     "Benchmark before committing, or use an A100-class or Hopper-class family."})
 		case m.MemoryBandwidthGBs < sc.MinMemoryBandwidthGBs:
 			add(Finding{Severity: SeverityWarning, Code: CodeMemoryBandwidth, Requirement: req,
@@ -182,7 +182,7 @@ func scenarioFindings(sc Scenario, t InstanceType, m GPUModel, nodes int, opts C
 		case !m.Stated(FigureFP64):
 			msg := fmt.Sprintf("FP64 of %s is not stated by the vendor and %s needs double precision", m.Name, sc.Name)
 			if m.Series == "Hopper" {
-				msg += "; the facts say it is far below H100"
+				msg += "; the Hopper-class parts that NVIDIA sells without the H100 name (H20, H800) have about 1 TFLOPS FP64, far below H100's 34"
 			}
 			add(Finding{Severity: SeverityWarning, Code: CodeFP64, Requirement: req,
 				Measured: "not stated for " + who, Message: msg, Hint: hint})
@@ -199,7 +199,7 @@ func scenarioFindings(sc Scenario, t InstanceType, m GPUModel, nodes int, opts C
 				Message: m.Name + " has no ECC memory", Hint: "Use a GPU with ECC."})
 		case Unknown:
 			add(Finding{Severity: SeverityInfo, Code: CodeECC, Requirement: "ECC GPU memory", Measured: "not stated for " + m.Name,
-				Message: fmt.Sprintf("ECC support of %s is not stated in the reference facts", m.Name),
+				Message: fmt.Sprintf("ECC support of %s is not stated by the vendor", m.Name),
 				Hint:    "Check with nvidia-smi -q -d ECC on a node and enable ECC before long runs."})
 		}
 	}

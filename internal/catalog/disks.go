@@ -2,12 +2,15 @@ package catalog
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
-// This file holds the cloud disk rules from section 3 of
-// shared/reference/alibaba-gpu-facts.md ("ESSD cloud disks", AutoPL and
-// elastic ephemeral disks).
+// This file holds the cloud disk rules of SOURCES.md section 3 (ESSD levels,
+// ESSD AutoPL and elastic ephemeral disks; vendor pages ESSD, AUTOPL and
+// EPHEMERAL there).
 
 // Disk categories the catalog knows.
 const (
@@ -67,42 +70,53 @@ func CheckDisk(category, level string, sizeGiB int) error {
 	case DiskCategoryESSD:
 		l, ok := essdLevel(level)
 		if !ok {
-			return fmt.Errorf("%w: ESSD performance level %q is not one of PL0, PL1, PL2, PL3", ErrInvalidDisk, level)
+			return planerr.New("performance_level", level, "is not an ESSD performance level", "set performance_level to PL0, PL1, PL2 or PL3",
+				fmt.Errorf("%w: ESSD performance level %q is not one of PL0, PL1, PL2, PL3", ErrInvalidDisk, level))
 		}
 		if sizeGiB < l.MinGiB {
 			hint := ""
+			fix := fmt.Sprintf("grow the disk to %d GiB", l.MinGiB)
 			if fit := highestLevelFor(sizeGiB); fit != "" {
 				hint = fmt.Sprintf("; use %s for %d GiB or", fit, sizeGiB)
+				fix = fmt.Sprintf("use %s for %d GiB or %s", fit, sizeGiB, fix)
 			} else {
 				hint = "; "
 			}
-			return fmt.Errorf("%w: ESSD %s needs at least %d GiB, got %d GiB%s grow the disk to %d GiB",
-				ErrInvalidDisk, l.Name, l.MinGiB, sizeGiB, hint, l.MinGiB)
+			return planerr.New("size_gib", strconv.Itoa(sizeGiB), fmt.Sprintf("ESSD %s needs at least %d GiB", l.Name, l.MinGiB), fix,
+				fmt.Errorf("%w: ESSD %s needs at least %d GiB, got %d GiB%s grow the disk to %d GiB",
+					ErrInvalidDisk, l.Name, l.MinGiB, sizeGiB, hint, l.MinGiB))
 		}
 		if sizeGiB > l.MaxGiB {
-			return fmt.Errorf("%w: ESSD %s allows at most %d GiB, got %d GiB", ErrInvalidDisk, l.Name, l.MaxGiB, sizeGiB)
+			return planerr.New("size_gib", strconv.Itoa(sizeGiB), fmt.Sprintf("ESSD %s allows at most %d GiB", l.Name, l.MaxGiB),
+				fmt.Sprintf("set size_gib to %d or less", l.MaxGiB),
+				fmt.Errorf("%w: ESSD %s allows at most %d GiB, got %d GiB", ErrInvalidDisk, l.Name, l.MaxGiB, sizeGiB))
 		}
 		return nil
 	case DiskCategoryAutoPL:
 		if lv := strings.TrimSpace(level); lv != "" && !strings.EqualFold(lv, LevelAutoPL) {
-			return fmt.Errorf("%w: %s takes no performance level (got %q); its IOPS follow the size and ProvisionedIops", ErrInvalidDisk, DiskCategoryAutoPL, level)
+			return planerr.New("performance_level", level, DiskCategoryAutoPL+" takes no performance level", "leave performance_level unset (or AutoPL)",
+				fmt.Errorf("%w: %s takes no performance level (got %q); its IOPS follow the size and ProvisionedIops", ErrInvalidDisk, DiskCategoryAutoPL, level))
 		}
 		return sizeRange("ESSD AutoPL ("+DiskCategoryAutoPL+")", sizeGiB, autoPLMinGiB, autoPLMaxGiB)
 	case DiskCategoryEphemeralStandard, DiskCategoryEphemeralPremium:
 		if strings.TrimSpace(level) != "" {
-			return fmt.Errorf("%w: %s takes no performance level (got %q)", ErrInvalidDisk, category, level)
+			return planerr.New("performance_level", level, category+" takes no performance level", "leave performance_level unset",
+				fmt.Errorf("%w: %s takes no performance level (got %q)", ErrInvalidDisk, category, level))
 		}
 		return sizeRange(strings.ToLower(strings.TrimSpace(category)), sizeGiB, ephemeralMinGiB, ephemeralMaxGiB)
 	}
-	return fmt.Errorf("%w: unknown disk category %q: known categories are %s", ErrInvalidDisk, category, strings.Join(DiskCategories(), ", "))
+	return planerr.New("category", category, "is not a disk category", "set category to one of "+strings.Join(DiskCategories(), ", "),
+		fmt.Errorf("%w: unknown disk category %q: known categories are %s", ErrInvalidDisk, category, strings.Join(DiskCategories(), ", ")))
 }
 
 func sizeRange(what string, size, lo, hi int) error {
 	if size < lo {
-		return fmt.Errorf("%w: %s needs at least %d GiB, got %d GiB", ErrInvalidDisk, what, lo, size)
+		return planerr.New("size_gib", strconv.Itoa(size), fmt.Sprintf("%s needs at least %d GiB", what, lo), fmt.Sprintf("set size_gib to %d or more", lo),
+			fmt.Errorf("%w: %s needs at least %d GiB, got %d GiB", ErrInvalidDisk, what, lo, size))
 	}
 	if size > hi {
-		return fmt.Errorf("%w: %s allows at most %d GiB, got %d GiB", ErrInvalidDisk, what, hi, size)
+		return planerr.New("size_gib", strconv.Itoa(size), fmt.Sprintf("%s allows at most %d GiB", what, hi), fmt.Sprintf("set size_gib to %d or less", hi),
+			fmt.Errorf("%w: %s allows at most %d GiB, got %d GiB", ErrInvalidDisk, what, hi, size))
 	}
 	return nil
 }
@@ -121,7 +135,7 @@ func highestLevelFor(size int) string {
 // DiskPerformance returns the maximum IOPS and throughput (MB/s, rounded
 // down) of an ESSD of sizeGiB at level PL0-PL3, or the baseline IOPS of
 // ESSD AutoPL for level "AutoPL" (max{min{1800+50*cap, 50000}, 3000}); AutoPL
-// throughput is not stated in the facts and is returned as 0. An unknown level
+// throughput is not stated by the vendor and is returned as 0. An unknown level
 // or a size below 1 returns (0, 0). Sizes outside a level's range are not
 // rejected here: call CheckDisk first.
 func DiskPerformance(level string, sizeGiB int) (iops int, mbps int) {

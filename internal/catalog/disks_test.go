@@ -54,7 +54,7 @@ func TestCheckDisk(t *testing.T) {
 	}
 }
 
-// Formulas of facts section 3, evaluated by hand.
+// Formulas of SOURCES.md section 3, evaluated by hand.
 func TestDiskPerformance(t *testing.T) {
 	tests := []struct {
 		level      string
@@ -102,7 +102,7 @@ func TestAutoPLMaxProvisionedIOPS(t *testing.T) {
 	}
 }
 
-func TestScenariosMatchFacts(t *testing.T) {
+func TestScenariosMatchSources(t *testing.T) {
 	ai, _ := LookupScenario(ScenarioAITraining)
 	md, _ := LookupScenario(ScenarioMolecularDynamics)
 	es, _ := LookupScenario(ScenarioEngineeringSimulation)

@@ -3,19 +3,21 @@
 // ESSD disk rules, instance selection and plan-time checks. It is pure Go:
 // no I/O, no Terraform types, standard library only.
 //
-// Every figure comes from shared/reference/alibaba-gpu-facts.md; each table
-// file cites its section. Where the facts do not state a figure the catalog
+// Every figure is one a vendor publishes or a scenario target this project
+// sets; SOURCES.md (next to this file) lists them all with the vendor pages they
+// come from, and each table file cites its section there. Where the vendor does
+// not state a figure the catalog
 // records it as unknown (GPUModel.Unstated, Tristate Unknown, or a 0 documented
 // as "not stated") and checks report that instead of guessing.
 //
 // # Data (one table file per concern)
 //
-//	gpus.go            GPUModels(), GPUModelNames()                      facts §1 datasheet table
-//	instance_types.go  InstanceTypes(), GPUInstanceTypes(),              facts §1 family table, §3
+//	gpus.go            GPUModels(), GPUModelNames()                      SOURCES.md §1 datasheet table
+//	instance_types.go  InstanceTypes(), GPUInstanceTypes(),              SOURCES.md §1 family table, §3
 //	                   CPUInstanceTypes() (g7/c7 control planes),
 //	                   Families(), FamilyTypes(family), InstanceType.Model()
-//	scenarios.go       Scenarios(), ScenarioNames()                      facts §2
-//	disks.go           ESSDLevels(), DiskCategories(), CheckDisk,        facts §3
+//	scenarios.go       Scenarios(), ScenarioNames()                      SOURCES.md §2
+//	disks.go           ESSDLevels(), DiskCategories(), CheckDisk,        SOURCES.md §3
 //	                   DiskPerformance, AutoPLMaxProvisionedIOPS
 //
 // # Lookups and parsing
@@ -45,8 +47,8 @@
 // Findings with a Severity (error, warning, info), a stable Code, the
 // requirement, the measured value and a hint. Errors mean "cannot work" and
 // exclude a type from selection; warnings mean "works but misses the
-// scenario's target". The brief's selection matrix (A40/A10 for molecular
-// dynamics, T4 for engineering simulation) contradicts the scenarios' own
+// scenario's target". The scenarios' recommended models (A40/A10 for molecular
+// dynamics, T4 for engineering simulation) contradict the scenarios' own
 // requirements; Select reports that as a matrix_contradiction warning and
 // Check reports the individual shortfalls as warnings.
 //
@@ -54,21 +56,21 @@
 // ErrUnknownInstanceType, ErrGPUCountNotOffered, ErrNoCandidate or
 // ErrInvalidDisk, and list the values that exist.
 //
-// # Decisions where the facts are silent
+// # Decisions where the vendor is silent
 //
 //   - "FP64 worth using" is >= 5 TFLOPS (Scenario.MinFP64TFLOPS): the
 //     datasheet's HPC parts have 7.8 and more, the others 1 or less.
 //   - FP64, memory bandwidth, GPU link or ECC not stated -> warning for a
 //     requirement (or info for ECC), never a pass.
-//   - ECC is stated for no model in the facts, so every model has ECC Unknown
+//   - ECC is stated for no model in the published figures, so every model has ECC Unknown
 //     and engineering_simulation reports it as info.
-//   - A30 (gn7s) figures other than 24 GB are not in the facts: unknown.
+//   - A30 (gn7s) figures other than 24 GB are not published: unknown.
 //   - ERI counts are stated only for ebmgn7ex (2); other ERI types have
 //     ERIQuantity 0 (= supported, count not stated).
-//   - sccgn7ex is not marked bare metal: the facts do not say it is.
+//   - sccgn7ex is not marked bare metal: the vendor does not say it is.
 //   - Without GPUsPerNode, ai_training prefers 8 GPUs per node (largest NVLink
 //     domain); other scenarios prefer the smallest size.
-//   - Molecular dynamics shortfalls of the brief's own matrix (A10, A40) are
+//   - Molecular dynamics shortfalls of the scenario's own recommended models (A10, A40) are
 //     warnings, not errors, so the matrix stays usable but never silent.
 //   - g7 / c7 network bandwidth and ERI support are not stated (0 / false).
 package catalog

@@ -1,11 +1,10 @@
 package catalog
 
-// This file holds the GPU model table. Every figure comes from the NVIDIA
-// datasheet table in section 1 of shared/reference/alibaba-gpu-facts.md
-// ("NVIDIA datasheet figures (dense)") or, for the Hopper-class part offered by
-// gn8v, from the gn8v row of the family table in the same section. Figures the
-// facts do not give are listed in GPUModel.Unstated and hold 0; they are unknown,
-// not zero.
+// This file holds the GPU model table. Every figure comes from NVIDIA's
+// datasheets (SOURCES.md section 1, "NVIDIA datasheet figures") or, for the
+// Hopper-class part offered by gn8v, from the vendor's gn8v family figures in
+// the same section. Figures the vendor does not publish are listed in
+// GPUModel.Unstated and hold 0; they are unknown, not zero.
 
 // Tristate is a yes / no / not-stated answer.
 type Tristate string
@@ -58,12 +57,12 @@ type GPUModel struct {
 	// ("NVLink", "NVLink bridge", "PCIe Gen4", "none").
 	LinkGBs float64
 	Link    string
-	// ECC: the reference facts state ECC for no model, so it is Unknown for all.
+	// ECC: the published figures state ECC for no model, so it is Unknown for all.
 	ECC Tristate
 	// Offered is false for models no Alibaba family offers by name (H100,
 	// A40, V100S); those are served by substitutes, see MapGPUModel.
 	Offered bool
-	// Unstated lists the figures (Figure* constants) the facts do not give.
+	// Unstated lists the figures (Figure* constants) the vendor does not publish.
 	Unstated []string
 	// Notes carries qualifications from the datasheet table.
 	Notes string
@@ -82,8 +81,8 @@ func (m GPUModel) Stated(figure string) bool {
 }
 
 const (
-	srcDatasheet = "NVIDIA datasheet (facts section 1, datasheet table)"
-	srcFamily    = "Alibaba Cloud gn8v family row (facts section 1); the vendor does not name the model"
+	srcDatasheet = "NVIDIA datasheet (" + urlNVIDIA + ")"
+	srcFamily    = "Alibaba Cloud gn8v family figures (" + urlGPUFamilies + "); the vendor does not name the model"
 )
 
 // gpuModels is the single table of GPU models, best first.
@@ -165,8 +164,8 @@ var gpuModels = []GPUModel{
 		MemoryGB: 24,
 		ECC:      Unknown, Offered: true,
 		Unstated: []string{FigureMemoryBandwidth, FigureFP64, FigureFP32, FigureTensorFP16, FigureLink, FigureECC},
-		Notes:    "Offered by gn7s by ticket and not recommended by the vendor. The reference facts give only its 24 GB memory; other figures are not stated there.",
-		Source:   "Alibaba Cloud gn7s family row (facts section 1)",
+		Notes:    "Offered by gn7s by ticket and not recommended by the vendor. The vendor states only its 24 GB memory; other figures are not stated.",
+		Source:   "Alibaba Cloud gn7s family figures (" + urlGPUFamilies + ")",
 	},
 	{
 		Name: "V100S", Aliases: []string{"V100S-PCIe", "V100S-32GB"},

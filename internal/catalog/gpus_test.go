@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Datasheet figures from facts section 1: memory GB, bandwidth GB/s, FP64,
+// Datasheet figures from SOURCES.md section 1: memory GB, bandwidth GB/s, FP64,
 // FP32, FP16 tensor TFLOPS, GPU-GPU link GB/s, and the figures not stated.
 func TestGPUModelFigures(t *testing.T) {
 	tests := []struct {
@@ -46,7 +46,7 @@ func TestGPUModelFigures(t *testing.T) {
 				t.Errorf("Unstated = %v, want %v", m.Unstated, tt.unstated)
 			}
 			if m.ECC != Unknown {
-				t.Errorf("ECC = %q: the facts state ECC for no model", m.ECC)
+				t.Errorf("ECC = %q: the published figures state ECC for no model", m.ECC)
 			}
 		})
 	}

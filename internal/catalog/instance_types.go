@@ -7,11 +7,11 @@ import (
 )
 
 // This file holds the instance type table. GPU families and sizes come from
-// section 1 of shared/reference/alibaba-gpu-facts.md ("GPU instance families
-// (ECS)"), the nvidia-smi MiB figures from the line below that table, local
+// the vendor's GPU instance family pages (SOURCES.md section 1, "GPU instance
+// families"), the nvidia-smi MiB figures from the line below that table, local
 // NVMe / elastic ephemeral disks and the gn8v-8x.48xlarge disk cap from
-// section 3. The general-purpose g7/c7 sizes for control planes are public
-// sizes from the vendor's instance family page.
+// SOURCES.md section 3. The general-purpose g7/c7 sizes for control planes are
+// public sizes from the vendor's instance family page.
 
 // InstanceType is one ECS instance type.
 type InstanceType struct {
@@ -32,7 +32,7 @@ type InstanceType struct {
 	// GPU is then the datasheet model of the same class, used as an estimate.
 	GPUModelStated bool
 	// GPUMemoryGB is memory per GPU; GPUMemoryMiB is what nvidia-smi reports
-	// per GPU where the facts give it, else 0 (not stated).
+	// per GPU where the vendor gives it, else 0 (not stated).
 	GPUMemoryGB  int
 	GPUMemoryMiB int
 	// NVLink between the GPUs of the node; NVSwitch for an NVSwitch fabric.
@@ -56,8 +56,8 @@ type InstanceType struct {
 	GPUDirect bool
 	// RequiresHPCCluster: RunInstances needs an HpcClusterId.
 	RequiresHPCCluster bool
-	// LocalNVMe: No for the families the facts say have none, Unknown where
-	// the facts are silent. ElasticEphemeralDisk: supports
+	// LocalNVMe: No for the families the vendor says have none, Unknown where
+	// the vendor is silent. ElasticEphemeralDisk: supports
 	// elastic_ephemeral_disk_standard|premium (64-8,192 GiB).
 	LocalNVMe            Tristate
 	ElasticEphemeralDisk bool
@@ -99,20 +99,28 @@ func (t InstanceType) Model() (GPUModel, bool) {
 // ShortName is Name without the "ecs." prefix.
 func (t InstanceType) ShortName() string { return strings.TrimPrefix(t.Name, "ecs.") }
 
-// family is the shared part of a family row; sizes are in the facts' own
-// notation "name vCPU/RAM/GPUs/Gbit/s".
+// family is the shared part of a family row; sizes are in the notation of
+// SOURCES.md section 1, "name vCPU/RAM/GPUs/Gbit/s".
 type family struct {
 	t     InstanceType // template: every field but the per-size ones
 	sizes string
 }
 
+// Vendor pages the Source fields cite; SOURCES.md lists every page the catalog uses.
 const (
-	srcGPUFamilies = "Alibaba Cloud GPU instance family documentation (facts section 1)"
-	srcCPUFamilies = "Alibaba Cloud general-purpose instance family page (g7 / c7)"
-	notStatedNVMe  = "no local NVMe; supports elastic ephemeral disks (facts section 3)"
+	urlGPUFamilies = "https://www.alibabacloud.com/help/en/ecs/user-guide/gpu-accelerated-compute-optimized-and-vgpu-accelerated-instance-families-1"
+	urlCPUFamilies = "https://www.alibabacloud.com/help/en/ecs/user-guide/overview-of-instance-families"
+	urlEphemeral   = "https://www.alibabacloud.com/help/en/ecs/user-guide/elastic-ephemeral-disks"
+	urlNVIDIA      = "https://www.nvidia.com/en-us/data-center/"
 )
 
-// families is the single table of instance families, in the facts' order.
+const (
+	srcGPUFamilies = "Alibaba Cloud GPU instance family documentation (" + urlGPUFamilies + ")"
+	srcCPUFamilies = "Alibaba Cloud general-purpose instance family page, g7 / c7 (" + urlCPUFamilies + ")"
+	notStatedNVMe  = "no local NVMe; supports elastic ephemeral disks (" + urlEphemeral + ")"
+)
+
+// families is the single table of instance families, in the order of SOURCES.md section 1.
 var families = []family{
 	{t: InstanceType{Family: "gn6i", GPU: "T4", GPUVendorName: "NVIDIA T4", GPUModelStated: true, GPUMemoryGB: 16, GPUMemoryMiB: 15109, LocalNVMe: Unknown},
 		sizes: "gn6i-c4g1.xlarge 4/15/1/4; gn6i-c8g1.2xlarge 8/31/1/5; gn6i-c16g1.4xlarge 16/62/1/6; gn6i-c24g1.6xlarge 24/93/1/7.5; gn6i-c40g1.10xlarge 40/155/1/10; gn6i-c24g1.12xlarge 48/186/2/15; gn6i-c24g1.24xlarge 96/372/4/30"},
@@ -148,14 +156,14 @@ var families = []family{
 	{t: InstanceType{Family: "sccgn7ex", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, super computing cluster (model not stated)", GPUMemoryGB: 80, NVLink: true, NVSwitch: true, SCC: true, RoCEGbps: 800, GPUDirect: true, RequiresHPCCluster: true, LocalNVMe: Unknown,
 		Notes: "NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId. Whether it is bare metal is not stated."},
 		sizes: "sccgn7ex.32xlarge 128/1024/8/64"},
-	// Control-plane CPU types. Network bandwidth is left 0 (not stated in the facts).
+	// Control-plane CPU types. Network bandwidth is left 0 (not stated by the vendor).
 	{t: InstanceType{Family: "g7", LocalNVMe: Unknown, Source: srcCPUFamilies, Notes: "General-purpose, no GPU (control planes)."},
 		sizes: "g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0"},
 	{t: InstanceType{Family: "c7", LocalNVMe: Unknown, Source: srcCPUFamilies, Notes: "Compute-optimised, no GPU (control planes)."},
 		sizes: "c7.xlarge 4/8/0/0; c7.2xlarge 8/16/0/0"},
 }
 
-// gn8v-8x.48xlarge disk cap (facts section 3).
+// gn8v-8x.48xlarge disk cap (SOURCES.md section 3).
 var diskCaps = map[string][2]int{"ecs.gn8v-8x.48xlarge": {1_000_000, 6_000}}
 
 var (

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// factsSizes is section 1 of shared/reference/alibaba-gpu-facts.md, one row
+// publishedSizes is the family table of SOURCES.md section 1, one row
 // per size: name, family, vCPU, RAM GiB, GPUs, network Gbit/s, GPU memory GB.
-var factsSizes = []struct {
+var publishedSizes = []struct {
 	name, family string
 	vcpu         int
 	mem          float64
@@ -71,9 +71,9 @@ var factsSizes = []struct {
 	{"ecs.sccgn7ex.32xlarge", "sccgn7ex", 128, 1024, 8, 64, 80},
 }
 
-// factsFamilies: per family, the catalog GPU key, whether the vendor names the
+// publishedFamilies: per family, the catalog GPU key, whether the vendor names the
 // model, the nvidia-smi MiB figure (0 = not given), NVLink and ERI.
-var factsFamilies = map[string]struct {
+var publishedFamilies = map[string]struct {
 	gpu       string
 	stated    bool
 	mib       int
@@ -96,8 +96,8 @@ var factsFamilies = map[string]struct {
 	"sccgn7ex": {"A100-80GB", false, 0, true, false, false},
 }
 
-func TestInstanceTypesMatchFacts(t *testing.T) {
-	for _, want := range factsSizes {
+func TestInstanceTypesMatchSources(t *testing.T) {
+	for _, want := range publishedSizes {
 		t.Run(want.name, func(t *testing.T) {
 			got, ok := LookupInstanceType(want.name)
 			if !ok {
@@ -112,7 +112,7 @@ func TestInstanceTypesMatchFacts(t *testing.T) {
 				t.Errorf("got %s %d/%v/%d/%v %d GB, want %s %d/%v/%d/%v %d GB", got.Family, got.VCPU, got.MemoryGiB, got.GPUs, got.NetworkGbps, got.GPUMemoryGB,
 					want.family, want.vcpu, want.mem, want.gpus, want.net, want.gpuMemGB)
 			}
-			fam := factsFamilies[want.family]
+			fam := publishedFamilies[want.family]
 			if got.GPU != fam.gpu || got.GPUModelStated != fam.stated || got.GPUMemoryMiB != fam.mib ||
 				got.NVLink != fam.nvlink || got.ERI != fam.eri || got.BareMetal != fam.bareMetal {
 				t.Errorf("family fields: got gpu=%s stated=%v mib=%d nvlink=%v eri=%v bm=%v, want %+v",
@@ -130,8 +130,8 @@ func TestInstanceTypesMatchFacts(t *testing.T) {
 			}
 		})
 	}
-	if n := len(GPUInstanceTypes()); n != len(factsSizes) {
-		t.Errorf("catalog has %d GPU types, facts have %d", n, len(factsSizes))
+	if n := len(GPUInstanceTypes()); n != len(publishedSizes) {
+		t.Errorf("catalog has %d GPU types, SOURCES.md has %d", n, len(publishedSizes))
 	}
 }
 
@@ -178,7 +178,7 @@ func TestCPUTypes(t *testing.T) {
 		}
 	}
 	fs := Families()
-	if len(fs) != len(factsFamilies)+2 || fs[0] != "gn6i" || fs[len(fs)-1] != "c7" {
+	if len(fs) != len(publishedFamilies)+2 || fs[0] != "gn6i" || fs[len(fs)-1] != "c7" {
 		t.Errorf("Families() = %v", fs)
 	}
 }
@@ -208,8 +208,8 @@ func TestCopiesAreIndependent(t *testing.T) {
 }
 
 func TestListings(t *testing.T) {
-	if n := len(InstanceTypes()); n != len(factsSizes)+4 {
-		t.Errorf("InstanceTypes() has %d, want %d GPU + 4 CPU", n, len(factsSizes))
+	if n := len(InstanceTypes()); n != len(publishedSizes)+4 {
+		t.Errorf("InstanceTypes() has %d, want %d GPU + 4 CPU", n, len(publishedSizes))
 	}
 	if n := len(CPUInstanceTypes()); n != 4 {
 		t.Errorf("CPUInstanceTypes() has %d", n)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // GPUModels returns every GPU model, best first (by Rank). The result is a
@@ -32,8 +34,8 @@ func cloneModel(m GPUModel) GPUModel {
 	return m
 }
 
-// InstanceTypes returns every instance type, GPU and CPU, in the facts'
-// family order and the family's size order.
+// InstanceTypes returns every instance type, GPU and CPU, in the catalog's
+// family order (SOURCES.md section 1) and the family's size order.
 func InstanceTypes() []InstanceType { return slices.Clone(instanceTypes) }
 
 // GPUInstanceTypes returns the instance types that have GPUs.
@@ -108,7 +110,8 @@ func LookupScenario(name string) (Scenario, error) {
 			return cloneScenario(s), nil
 		}
 	}
-	return Scenario{}, fmt.Errorf("%w %q: known scenarios are %s", ErrUnknownScenario, name, strings.Join(ScenarioNames(), ", "))
+	return Scenario{}, planerr.New("scenario", name, "is not a scenario", "set scenario to one of "+strings.Join(ScenarioNames(), ", "),
+		fmt.Errorf("%w %q: known scenarios are %s", ErrUnknownScenario, name, strings.Join(ScenarioNames(), ", ")))
 }
 
 // LookupInstanceType finds an instance type by name, with or without the
@@ -139,9 +142,11 @@ func ParseInstanceType(name string) (InstanceType, error) {
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		return InstanceType{}, fmt.Errorf("%w %q: family %s has %s", ErrUnknownInstanceType, name, fam, strings.Join(names, ", "))
+		return InstanceType{}, planerr.New("instance_type", name, "is not a size of family "+fam, "use one of "+strings.Join(names, ", "),
+			fmt.Errorf("%w %q: family %s has %s", ErrUnknownInstanceType, name, fam, strings.Join(names, ", ")))
 	}
-	return InstanceType{}, fmt.Errorf("%w %q: known families are %s", ErrUnknownInstanceType, name, strings.Join(familyNames, ", "))
+	return InstanceType{}, planerr.New("instance_type", name, "belongs to no known GPU family", "use a type of one of the families "+strings.Join(familyNames, ", "),
+		fmt.Errorf("%w %q: known families are %s", ErrUnknownInstanceType, name, strings.Join(familyNames, ", ")))
 }
 
 // normModel folds a GPU model spelling: lower case, no "nvidia"/"tesla"
@@ -174,8 +179,9 @@ func ParseGPUModel(s string) (GPUModel, error) {
 			}
 		}
 	}
-	return GPUModel{}, fmt.Errorf("%w %q: known models are %s (bare A100 and V100 mean the whole series)",
-		ErrUnknownGPUModel, s, strings.Join(GPUModelNames(), ", "))
+	return GPUModel{}, planerr.New("gpu_model", s, "is not a GPU model the catalog knows", "set gpu_model to one of "+strings.Join(GPUModelNames(), ", "),
+		fmt.Errorf("%w %q: known models are %s (bare A100 and V100 mean the whole series)",
+			ErrUnknownGPUModel, s, strings.Join(GPUModelNames(), ", ")))
 }
 
 func modelByName(name string) (GPUModel, bool) {
@@ -204,14 +210,15 @@ type ModelMapping struct {
 }
 
 // seriesRequests are bare series names that stand for several memory sizes
-// (facts section 1, "Seed GPU models": A100 -> gn7 (40 GB) and the 80 GB families).
+// (SOURCES.md section 1, "Requested models with no family of that name": A100 -> gn7 (40 GB)
+// and the 80 GB families).
 var seriesRequests = map[string][]string{
 	"a100": {"A100-80GB", "A100-40GB"},
 	"v100": {"V100-32GB", "V100-16GB"},
 }
 
-// substitutes maps models no family offers to honest substitutes (facts
-// section 1, "Seed GPU models with no Alibaba family of that name").
+// substitutes maps models no family offers to honest substitutes (SOURCES.md
+// section 1, "Requested models with no family of that name").
 var substitutes = map[string]struct {
 	models []string
 	f      Finding

@@ -1,10 +1,9 @@
 package catalog
 
-// This file holds the three research scenario profiles. Requirements come from
-// section 2 of shared/reference/alibaba-gpu-facts.md ("Research scenario
-// requirements"), the recommended models from the brief's selection matrix
-// and the utilisation alert thresholds from the monitoring paragraph of the
-// same section. Fields marked "catalog decision" are not in the facts.
+// This file holds the three research scenario profiles: the targets this
+// project sets for each scenario (SOURCES.md section 2), its recommended models
+// and its GPU utilisation alert threshold. Fields marked "catalog decision" are
+// choices of this package, explained where they are set.
 
 // Scenario names.
 const (
@@ -41,8 +40,9 @@ type Scenario struct {
 	// catalog cannot measure; checks report them as info.
 	MinParallelEfficiency float64
 	MinMTBFHours          int
-	// RecommendedModels is the brief's selection matrix; it contradicts the
-	// requirements in places, which Select reports as warnings.
+	// RecommendedModels is the scenario's starting recommendation (SOURCES.md
+	// section 2); it contradicts the requirements in places, which Select
+	// reports as warnings.
 	RecommendedModels []string
 	// PreferredGPUsPerNode is used for ranking when the request leaves
 	// GPUsPerNode unset (catalog decision): 8 for ai_training, the largest

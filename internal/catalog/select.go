@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // SelectRequest asks for instance types for a scenario.
@@ -45,8 +48,8 @@ type Candidate struct {
 }
 
 // Select returns the instance types that fit a request, best first, the
-// findings about the request itself (model substitutes, the brief's matrix
-// contradicting the scenario's requirements) and an error for an unknown
+// findings about the request itself (model substitutes, the scenario's recommended
+// models contradicting the scenario's requirements) and an error for an unknown
 // scenario or model, a GPU count the model is not offered with (the error
 // lists the counts that exist) or no fitting type (the error says why).
 // On ErrNoCandidate the findings also hold the errors that excluded the types.
@@ -86,7 +89,8 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 		reqFindings = append(reqFindings, matrixFindings(sc, mm.Requested)...)
 	}
 	if req.GPUsPerNode < 0 {
-		return nil, reqFindings, fmt.Errorf("%w: gpus per node must be positive, got %d", ErrGPUCountNotOffered, req.GPUsPerNode)
+		return nil, reqFindings, planerr.New("gpus_per_node", strconv.Itoa(req.GPUsPerNode), "must be positive", "set gpus_per_node to 1 or more, or leave it unset",
+			fmt.Errorf("%w: gpus per node must be positive, got %d", ErrGPUCountNotOffered, req.GPUsPerNode))
 	}
 
 	pool := filterTypes(func(t InstanceType) bool {
@@ -99,8 +103,10 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 			if ms == nil {
 				ms = GPUModelNames()
 			}
-			return nil, reqFindings, fmt.Errorf("%w: %s offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
-				ErrGPUCountNotOffered, modelLabel(what, sc.Name), req.GPUsPerNode, gpuCounts(ms))
+			return nil, reqFindings, planerr.New("gpus_per_node", strconv.Itoa(req.GPUsPerNode), "no instance type has that many GPUs for this model",
+				"set gpus_per_node to a size that exists ("+gpuCounts(ms)+"), or leave it unset",
+				fmt.Errorf("%w: %s offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
+					ErrGPUCountNotOffered, modelLabel(what, sc.Name), req.GPUsPerNode, gpuCounts(ms)))
 		}
 	}
 	var filters []string
@@ -113,7 +119,9 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 		filters = append(filters, "eRDMA or RoCE")
 	}
 	if len(pool) == 0 {
-		return nil, reqFindings, fmt.Errorf("%w %s: no type is %s; %s", ErrNoCandidate, what, strings.Join(filters, " and "), alternatives(req))
+		alt := alternatives(req)
+		return nil, reqFindings, planerr.New("gpu_model", req.GPUModel, "no type of this model is "+strings.Join(filters, " and "), alt,
+			fmt.Errorf("%w %s: no type is %s; %s", ErrNoCandidate, what, strings.Join(filters, " and "), alt))
 	}
 
 	var cands []Candidate
@@ -136,7 +144,9 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 		for _, f := range excluded {
 			why = append(why, f.Message)
 		}
-		return nil, append(reqFindings, excluded...), fmt.Errorf("%w %s: %s; %s", ErrNoCandidate, what, strings.Join(dedupe(why), "; "), alternatives(req))
+		alt := alternatives(req)
+		return nil, append(reqFindings, excluded...), planerr.New("gpu_model", req.GPUModel, strings.Join(dedupe(why), "; "), alt,
+			fmt.Errorf("%w %s: %s; %s", ErrNoCandidate, what, strings.Join(dedupe(why), "; "), alt))
 	}
 
 	target := req.GPUsPerNode
@@ -239,14 +249,16 @@ func InstanceTypeFor(gpuModel string, gpusPerNode int) (InstanceType, error) {
 	}
 	pool := filterTypes(func(t InstanceType) bool { return slices.Contains(mm.Models, t.GPU) && t.GPUs == gpusPerNode })
 	if len(pool) == 0 {
-		return InstanceType{}, fmt.Errorf("%w: %s is not offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
-			ErrGPUCountNotOffered, mm.Requested, gpusPerNode, gpuCounts(mm.Models))
+		return InstanceType{}, planerr.New("gpus_per_node", strconv.Itoa(gpusPerNode), mm.Requested+" is not offered with that many GPUs per node",
+			"use a size that exists ("+gpuCounts(mm.Models)+")",
+			fmt.Errorf("%w: %s is not offered with %d GPUs per node; sizes that exist (GPUs per node by family): %s",
+				ErrGPUCountNotOffered, mm.Requested, gpusPerNode, gpuCounts(mm.Models)))
 	}
 	sort.SliceStable(pool, func(i, j int) bool { return lessType(pool[i], pool[j], gpusPerNode) })
 	return pool[0], nil
 }
 
-// matrixFindings warns when the brief's matrix recommends the requested model
+// matrixFindings warns when the scenario's recommended models include the requested model
 // for the scenario but the model's own datasheet misses the requirements.
 func matrixFindings(sc Scenario, requested string) []Finding {
 	if !slices.ContainsFunc(sc.RecommendedModels, func(r string) bool { return normModel(r) == normModel(requested) }) {
@@ -271,7 +283,7 @@ func matrixFindings(sc Scenario, requested string) []Finding {
 	}
 	return []Finding{{Severity: SeverityWarning, Code: CodeMatrixContradiction,
 		Requirement: requirementSummary(sc), Measured: m.Name + ": " + strings.Join(short, "; "),
-		Message: fmt.Sprintf("The brief's matrix recommends %s for %s, but %s misses the scenario's own requirements", requested, sc.Name, m.Name),
+		Message: fmt.Sprintf("The scenario's recommended models include %s for %s, but %s misses the scenario's own requirements", requested, sc.Name, m.Name),
 		Hint:    "Treat the matrix entry as a budget option, or pick a model that meets the requirements (A100 class for FP64 and >= 1 TB/s)."}}
 }
 

@@ -27,7 +27,8 @@ import (
 const (
 	DefaultNamespace         = "gpu-system"
 	DefaultWorkloadNamespace = "gpu-workloads"
-	// DefaultMaxRuntime is the brief's "idle jobs reclaimed after 72 h".
+	// DefaultMaxRuntime is the cluster's target "idle jobs reclaimed after 72 h"
+	// (internal/catalog/SOURCES.md section 2).
 	DefaultMaxRuntime = 72 * time.Hour
 	// ReapLabel opts a workload in to the reaper: pods labelled ReapLabel=true are reclaimed
 	// after MaxRuntime.
@@ -152,7 +153,7 @@ func withDefaults(o Options) (Options, catalog.Scenario, error) {
 		o.MaxRuntime = DefaultMaxRuntime
 	}
 	if o.MaxRuntime < time.Hour {
-		return o, sc, &InputError{"max_runtime", o.MaxRuntime.String(), "is under one hour, which would reclaim ordinary jobs", "use a duration such as 72h (the brief's value)"}
+		return o, sc, &InputError{"max_runtime", o.MaxRuntime.String(), "is under one hour, which would reclaim ordinary jobs", "use a duration such as 72h (the default)"}
 	}
 	if o.MinBusBandwidthGBs < 0 {
 		return o, sc, &InputError{"min_bus_bandwidth_gbs", fmt.Sprint(o.MinBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s"}

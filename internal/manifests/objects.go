@@ -201,7 +201,7 @@ const TrainingTemplateName = "gpu-training-replica"
 // trainingTemplate is a PodTemplate for one training replica: a whole node's GPUs, the GPU
 // toleration, anti-affinity against its siblings, the NCCL environment, shared memory for NCCL,
 // the reaper opt-in, activeDeadlineSeconds at MaxRuntime and a liveness probe on a heartbeat
-// file. `pgrep python` (the brief's probe) passes while a rank hangs in a collective, which is
+// file. A `pgrep python` liveness probe, the usual first try, passes while a rank hangs in a collective, which is
 // the failure that matters; a heartbeat the training loop touches every step does not.
 func trainingTemplate(o Options) object {
 	group := "example-job"
@@ -260,8 +260,8 @@ func AntiAffinityYAML(group string) (string, error) {
 }
 
 // hpa scales a Deployment on the average GPU utilisation of its pods, a Pods metric that
-// prometheus-adapter serves from DCGM_FI_DEV_GPU_UTIL. A Resource metric on nvidia.com/gpu (the
-// brief's snippet) does not work: Resource metrics come from metrics-server and cover only cpu
+// prometheus-adapter serves from DCGM_FI_DEV_GPU_UTIL. A Resource metric on nvidia.com/gpu (what
+// many examples show) does not work: Resource metrics come from metrics-server and cover only cpu
 // and memory; nvidia.com/gpu is an extended resource with a count, not a usage.
 func hpa(o Options) object {
 	h := o.HPA

@@ -13,7 +13,8 @@ const (
 var Placements = []string{PlacementNone, PlacementLowLatency, PlacementSpread}
 
 // PlacementGroupSize is how many instances one deployment set holds. LowLatency sets hold at most
-// 20 instances in one zone (facts, section 4); an Availability set also holds at most 20 per zone.
+// 20 instances in one zone; an Availability set also holds at most 20 per zone (vendor page:
+// https://www.alibabacloud.com/help/en/ecs/user-guide/overview-43, see internal/catalog/SOURCES.md).
 // 0 means no deployment sets.
 const PlacementGroupSize = 20
 
@@ -58,7 +59,9 @@ func GroupsFor(n int) int {
 	return (n + PlacementGroupSize - 1) / PlacementGroupSize
 }
 
-// BandwidthPlan is the brief's network plan (facts, section 2).
+// BandwidthPlan is the cluster's network target: 100 Gbit/s RDMA between compute nodes, 25 Gbit/s to
+// storage, 10 Gbit/s public EIP and <= 1 us node-to-node latency (internal/catalog/SOURCES.md
+// section 2).
 type BandwidthPlan struct {
 	ComputeGbps     int64 // node-to-node RDMA
 	StorageGbps     int64 // storage access

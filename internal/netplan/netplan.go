@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // PrivateRanges are the RFC 1918 blocks a VPC CIDR must lie in (and the blocks the "deny
@@ -27,14 +29,20 @@ const (
 	VSwitchMaxBits = 29
 )
 
+// cidrBlockAttr is the network attribute CIDR errors are about. ParseIPv4CIDR also parses
+// admin_cidrs entries; that caller re-points the error with planerr.Error.At.
+const cidrBlockAttr = "cidr_block"
+
 // ParseIPv4CIDR parses an IPv4 CIDR block and refuses host bits, saying which block was meant.
 func ParseIPv4CIDR(s string) (netip.Prefix, error) {
 	p, err := netip.ParsePrefix(strings.TrimSpace(s))
 	if err != nil || !p.Addr().Is4() {
-		return netip.Prefix{}, fmt.Errorf("%q is not an IPv4 CIDR block such as 10.0.0.0/16", s)
+		return netip.Prefix{}, planerr.New(cidrBlockAttr, s, "is not an IPv4 CIDR block", "write a block such as 10.0.0.0/16",
+			fmt.Errorf("%q is not an IPv4 CIDR block such as 10.0.0.0/16", s))
 	}
 	if p.Masked() != p {
-		return netip.Prefix{}, fmt.Errorf("%q has host bits set; the block is %s", s, p.Masked())
+		return netip.Prefix{}, planerr.New(cidrBlockAttr, s, "has host bits set", "write "+p.Masked().String(),
+			fmt.Errorf("%q has host bits set; the block is %s", s, p.Masked()))
 	}
 	return p, nil
 }
@@ -57,10 +65,13 @@ func IsPrivate(p netip.Prefix) bool {
 // CheckVPCCIDR says why p cannot be a VPC's address block, or nil.
 func CheckVPCCIDR(p netip.Prefix) error {
 	if !IsPrivate(p) {
-		return fmt.Errorf("%s is not a private range: a VPC block must lie inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (for example 10.0.0.0/16)", p)
+		return planerr.New(cidrBlockAttr, p.String(), "is not a private range",
+			"use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (for example 10.0.0.0/16)",
+			fmt.Errorf("%s is not a private range: a VPC block must lie inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (for example 10.0.0.0/16)", p))
 	}
 	if p.Bits() < VPCMinBits || p.Bits() > VPCMaxBits {
-		return fmt.Errorf("%s has a /%d mask; a VPC block needs /%d to /%d", p, p.Bits(), VPCMinBits, VPCMaxBits)
+		return planerr.New(cidrBlockAttr, p.String(), fmt.Sprintf("has a /%d mask", p.Bits()), fmt.Sprintf("use a mask from /%d to /%d", VPCMinBits, VPCMaxBits),
+			fmt.Errorf("%s has a /%d mask; a VPC block needs /%d to /%d", p, p.Bits(), VPCMinBits, VPCMaxBits))
 	}
 	return nil
 }
@@ -70,18 +81,23 @@ func CheckVPCCIDR(p netip.Prefix) error {
 // blocks in sorted order, so the same inputs always give the same plan.
 func Carve(block netip.Prefix, zones []string) (map[string]netip.Prefix, error) {
 	if len(zones) == 0 {
-		return nil, fmt.Errorf("no zones to carve %s for", block)
+		return nil, planerr.New("zone_ids", "", "lists no zone", "give at least one zone",
+			fmt.Errorf("no zones to carve %s for", block))
 	}
 	if !block.IsValid() || !block.Addr().Is4() {
-		return nil, fmt.Errorf("%s is not an IPv4 CIDR block such as 10.0.0.0/16", block)
+		return nil, planerr.New(cidrBlockAttr, block.String(), "is not an IPv4 CIDR block", "write a block such as 10.0.0.0/16",
+			fmt.Errorf("%s is not an IPv4 CIDR block such as 10.0.0.0/16", block))
 	}
 	sorted := append([]string(nil), zones...)
 	sort.Strings(sorted)
 	extra := bits.Len(uint(len(sorted) - 1)) // ceil(log2(n))
 	size := max(block.Bits()+extra, VSwitchMinBits)
 	if size > VSwitchMaxBits {
-		return nil, fmt.Errorf("%s is too small for %d zones: each vSwitch would be /%d, and a vSwitch needs at least a /%d; give a larger cidr_block or set vswitch_cidrs",
-			block, len(sorted), size, VSwitchMaxBits)
+		return nil, planerr.New(cidrBlockAttr, block.String(),
+			fmt.Sprintf("is too small for %d zones: each vSwitch would be /%d, and a vSwitch needs at least a /%d", len(sorted), size, VSwitchMaxBits),
+			"give a larger cidr_block or set vswitch_cidrs",
+			fmt.Errorf("%s is too small for %d zones: each vSwitch would be /%d, and a vSwitch needs at least a /%d; give a larger cidr_block or set vswitch_cidrs",
+				block, len(sorted), size, VSwitchMaxBits))
 	}
 	out := make(map[string]netip.Prefix, len(sorted))
 	step := uint32(1) << (32 - size)

@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // MaxBatch is what one RunInstances call may ask for (Amount and MinAmount 1-100).
@@ -50,7 +53,10 @@ func Split(want int, slots []Slot) ([]Batch, error) {
 		room += max(0, s.Free)
 	}
 	if room < want {
-		return nil, fmt.Errorf("the network's placement groups have room for %d more nodes, %d are needed: raise placement_groups on the network", room, want)
+		// The pool's size is what asks for the nodes; the fix is on the network it names.
+		return nil, planerr.New("size", strconv.Itoa(want), fmt.Sprintf("the network's placement groups have room for %d more nodes", room),
+			"raise placement_groups on the network",
+			fmt.Errorf("the network's placement groups have room for %d more nodes, %d are needed: raise placement_groups on the network", room, want))
 	}
 	i := 0
 	for _, s := range slots {

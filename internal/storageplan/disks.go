@@ -2,8 +2,10 @@ package storageplan
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // DiskHint is a node-local data disk that reaches an IOPS target, in the terms
@@ -32,10 +34,13 @@ func PL3Hint(minIOPS int64) (DiskHint, error) {
 	}
 	if minIOPS > int64(lvl.MaxIOPS) {
 		smallestAtMax := ceilDiv(lvl.MaxIOPS-lvl.BaseIOPS, lvl.IOPSPerGiB)
-		return DiskHint{}, fmt.Errorf("%w: min_iops = %d cannot be met: the best reachable on one node-local disk is %d IOPS (ESSD %s from %d GiB), "+
-			"and no file system in the vendor's published figures has a stated IOPS formula. Lower min_iops to %d or less, "+
-			"or spread the load over more nodes (the target is per node)",
-			ErrUnreachable, minIOPS, lvl.MaxIOPS, lvl.Name, smallestAtMax, lvl.MaxIOPS)
+		return DiskHint{}, planerr.New("min_iops", strconv.FormatInt(minIOPS, 10),
+			fmt.Sprintf("one node-local disk reaches at most %d IOPS (ESSD %s)", lvl.MaxIOPS, lvl.Name),
+			fmt.Sprintf("lower min_iops to %d or less, or spread the load over more nodes (the target is per node)", lvl.MaxIOPS),
+			fmt.Errorf("%w: min_iops = %d cannot be met: the best reachable on one node-local disk is %d IOPS (ESSD %s from %d GiB), "+
+				"and no file system in the vendor's published figures has a stated IOPS formula. Lower min_iops to %d or less, "+
+				"or spread the load over more nodes (the target is per node)",
+				ErrUnreachable, minIOPS, lvl.MaxIOPS, lvl.Name, smallestAtMax, lvl.MaxIOPS))
 	}
 	size := lvl.MinGiB
 	note := ""

@@ -1,5 +1,5 @@
 // Package storageplan sizes the storage tiers of a GPU cluster (hot, warm, cold) from the vendor's
-// published figures (shared/reference/alibaba-gpu-facts.md section 3), checks OSS lifecycle
+// published figures (internal/catalog/SOURCES.md section 3, with the vendor pages), checks OSS lifecycle
 // rules, and renders the client-side configuration a tier needs: NFS mount options and an
 // alluxio-site.properties for the cache in front of a cold bucket. Pure Go: no I/O, no Terraform.
 //
@@ -11,7 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Tiers.
@@ -71,7 +74,8 @@ const (
 	pib = 1024 * tib
 )
 
-// backends is facts section 3. Throughput per TiB is published for CPFS advance_100 and
+// backends is internal/catalog/SOURCES.md section 3 (NAS CreateFileSystem types and classes, CPFS
+// baselines). Throughput per TiB is published for CPFS advance_100 and
 // advance_200 only; the NAS Capacity class publishes a ceiling (10 GB/s read in the best zones).
 var backends = []Backend{
 	{Name: BackendCPFSAdvance100, Title: "CPFS advance_100", FileSystemType: "cpfs", StorageType: "advance_100", ProtocolType: "cpfs",
@@ -195,23 +199,33 @@ var ErrInvalid = errors.New("invalid storage request")
 // Size chooses the backend and capacity for a request and computes the expected figures.
 func Size(req Request) (Plan, error) {
 	if !contains(Tiers(), req.Tier) {
-		return Plan{}, fmt.Errorf("%w: tier %q is not one of %s", ErrInvalid, req.Tier, strings.Join(Tiers(), ", "))
+		return Plan{}, planerr.New("tier", req.Tier, "is not a tier", "set tier to one of "+strings.Join(Tiers(), ", "),
+			fmt.Errorf("%w: tier %q is not one of %s", ErrInvalid, req.Tier, strings.Join(Tiers(), ", ")))
 	}
 	if req.CapacityTiB < 1 {
-		return Plan{}, fmt.Errorf("%w: capacity_tib must be at least 1, got %d", ErrInvalid, req.CapacityTiB)
+		return Plan{}, planerr.New("capacity_tib", strconv.FormatInt(req.CapacityTiB, 10), "must be at least 1", "set capacity_tib to 1 or more",
+			fmt.Errorf("%w: capacity_tib must be at least 1, got %d", ErrInvalid, req.CapacityTiB))
 	}
 	if req.MinThroughputGBps < 0 || req.MinIOPS < 0 {
-		return Plan{}, fmt.Errorf("%w: targets cannot be negative", ErrInvalid)
+		attr, value := "min_iops", strconv.FormatInt(req.MinIOPS, 10)
+		if req.MinThroughputGBps < 0 {
+			attr, value = "min_throughput_gbps", strconv.FormatFloat(req.MinThroughputGBps, 'g', -1, 64)
+		}
+		return Plan{}, planerr.New(attr, value, "targets cannot be negative", "set "+attr+" to 0 or more, or leave it out",
+			fmt.Errorf("%w: targets cannot be negative", ErrInvalid))
 	}
 	names := candidates[req.Tier]
 	if req.Backend != "" {
 		b, ok := LookupBackend(req.Backend)
 		if !ok {
-			return Plan{}, fmt.Errorf("%w: backend %q is not one of %s", ErrInvalid, req.Backend, strings.Join(BackendNames(), ", "))
+			return Plan{}, planerr.New("backend", req.Backend, "is not a backend", "set backend to one of "+strings.Join(BackendNames(), ", ")+", or leave it out",
+				fmt.Errorf("%w: backend %q is not one of %s", ErrInvalid, req.Backend, strings.Join(BackendNames(), ", ")))
 		}
 		if b.Object != (req.Tier == TierCold) {
-			return Plan{}, fmt.Errorf("%w: backend %q does not serve the %s tier: the cold tier is OSS only, hot and warm tiers are file systems (%s)",
-				ErrInvalid, req.Backend, req.Tier, strings.Join(fileBackendNames(), ", "))
+			return Plan{}, planerr.New("backend", req.Backend, "does not serve the "+req.Tier+" tier",
+				"the cold tier is OSS only, hot and warm tiers are file systems ("+strings.Join(fileBackendNames(), ", ")+"); choose one of those or leave backend out",
+				fmt.Errorf("%w: backend %q does not serve the %s tier: the cold tier is OSS only, hot and warm tiers are file systems (%s)",
+					ErrInvalid, req.Backend, req.Tier, strings.Join(fileBackendNames(), ", ")))
 		}
 		names = []string{b.Name}
 	}
@@ -323,7 +337,7 @@ func evaluate(b Backend, req Request) option {
 		}
 	}
 
-	// No file system or bucket in the facts has a published IOPS formula (CPFS for Lingjun does,
+	// No file system or bucket the NAS and OSS APIs create has a published IOPS formula (CPFS for Lingjun does,
 	// but it is not a FileSystemType the NAS API accepts); the hot tier's IOPS come from the
 	// node-local disk hint.
 	iopsMsg := fmt.Sprintf("IOPS of %s: not published by the vendor, so the expected figure is unknown", b.Title)
@@ -369,10 +383,17 @@ func choose(opts []option, req Request) (option, error) {
 		why = append(why, o.bestWhy)
 	}
 	if req.MinThroughputGBps > 0 && top > 0 {
-		return option{}, fmt.Errorf("%w: min_throughput_gbps = %g cannot be met for the %s tier; the best reachable is %s (%s)",
-			ErrUnreachable, req.MinThroughputGBps, req.Tier, gbps(top), strings.Join(why, "; "))
+		return option{}, planerr.New("min_throughput_gbps", strconv.FormatFloat(req.MinThroughputGBps, 'g', -1, 64),
+			fmt.Sprintf("the best reachable for the %s tier is %s (%s)", req.Tier, gbps(top), strings.Join(why, "; ")),
+			fmt.Sprintf("lower min_throughput_gbps to %g or less", round3(top/MBpsPerGBps)),
+			fmt.Errorf("%w: min_throughput_gbps = %g cannot be met for the %s tier; the best reachable is %s (%s)",
+				ErrUnreachable, req.MinThroughputGBps, req.Tier, gbps(top), strings.Join(why, "; ")))
 	}
-	return option{}, fmt.Errorf("%w: no backend for the %s tier fits: %s", ErrUnreachable, req.Tier, strings.Join(why, "; "))
+	// What no backend fits is the size (every backend's capacity limit) or, with backend set,
+	// that backend's ceiling: the capacity is the attribute to change.
+	return option{}, planerr.New("capacity_tib", strconv.FormatInt(req.CapacityTiB, 10), strings.Join(why, "; "),
+		"lower capacity_tib, or split the data over more tiers",
+		fmt.Errorf("%w: no backend for the %s tier fits: %s", ErrUnreachable, req.Tier, strings.Join(why, "; ")))
 }
 
 func fileBackendNames() []string {

@@ -122,7 +122,7 @@ func TestPL3Hint(t *testing.T) {
 		{name: "target exactly at the PL3 minimum", minIOPS: 64850, size: 1261, iops: 64850, mbps: 750},
 		{name: "one IOPS above the minimum's figure", minIOPS: 64851, size: 1262, iops: 64900, mbps: 751},
 		{name: "throughput reaches its cap", minIOPS: 200000, size: 3964, iops: 200000, mbps: 2102},
-		{name: "the brief's 1M IOPS", minIOPS: 1000000, size: 19964, iops: 1000000, mbps: 4000},
+		{name: "the hot tier target, 1M IOPS", minIOPS: 1000000, size: 19964, iops: 1000000, mbps: 4000},
 		{name: "above PL3's maximum", minIOPS: 1000001, errHas: "best reachable on one node-local disk is 1000000 IOPS"},
 	}
 	for _, tt := range tests {
@@ -157,7 +157,7 @@ func TestLifecycleValidate(t *testing.T) {
 		errHas string // "" = valid
 	}{
 		{name: "full chain at the minimum durations", l: Lifecycle{30, 60, 240, 420}},
-		{name: "brief's chain", l: Lifecycle{30, 90, 365, 730}},
+		{name: "IA, Archive, ColdArchive, expire chain", l: Lifecycle{30, 90, 365, 730}},
 		{name: "expire only", l: Lifecycle{ExpireAfterDays: 1}},
 		{name: "archive straight away, cold after 60 days", l: Lifecycle{ArchiveAfterDays: 1, ColdArchiveAfterDays: 60}},
 		{name: "nothing set", l: Lifecycle{}, errHas: "sets no step"},
