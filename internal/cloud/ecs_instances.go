@@ -268,7 +268,9 @@ func (c *Client) WaitInstancesRunning(ctx context.Context, ids []string) ([]Inst
 	for attempt := 0; ; attempt++ {
 		got, err := c.DescribeInstancesByID(ctx, pending)
 		if err != nil {
-			return nil, err
+			// Say what was awaited: a deadline that passes mid-call otherwise reads like a failed
+			// describe.
+			return nil, fmt.Errorf("waiting for %d of %d nodes to reach Running (%s...): %w", len(pending), len(ids), strings.Join(pending[:min(3, len(pending))], ", "), err)
 		}
 		for _, in := range got {
 			if in.Status == "Running" {
@@ -297,7 +299,7 @@ func (c *Client) WaitInstancesGone(ctx context.Context, ids []string) error {
 	for attempt := 0; ; attempt++ {
 		got, err := c.DescribeInstancesByID(ctx, pending)
 		if err != nil {
-			return err
+			return fmt.Errorf("waiting for %d nodes to be deleted: %w", len(pending), err)
 		}
 		pending = pending[:0]
 		for _, in := range got {

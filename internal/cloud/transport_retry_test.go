@@ -41,8 +41,8 @@ func TestCallRetriesDroppedConnections(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FindVPC after %d dropped connections: %v", tc.drops, err)
 			}
-			if got.VpcId != "vpc-1" {
-				t.Errorf("FindVPC returned %q, want vpc-1", got.VpcId)
+			if got.ID != "vpc-1" {
+				t.Errorf("FindVPC returned %q, want vpc-1", got.ID)
 			}
 			if n := api.hitsOf("DescribeVpcs"); n != tc.drops+1 {
 				t.Errorf("server saw %d requests, want %d (%d dropped, then the answer)", n, tc.drops+1, tc.drops)
@@ -122,7 +122,7 @@ func TestOSSRetriesDroppedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FindBucket after %d dropped connections: %v", drops, err)
 	}
-	if info == nil || info.Name == nil || *info.Name != "ckpt" {
+	if info == nil || info.Name != "ckpt" {
 		t.Errorf("FindBucket returned %+v, want bucket ckpt", info)
 	}
 	if n := api.hitsOf("oss:bucketInfo"); n != drops+1 {

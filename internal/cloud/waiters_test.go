@@ -130,9 +130,6 @@ func TestWaitersDeadlineDuringCall(t *testing.T) {
 	fastWaits(t)
 	for _, tc := range waiterCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if strings.HasPrefix(tc.name, "WaitInstances") {
-				t.Skip("known gap: WaitInstancesRunning/WaitInstancesGone return the describe call's error unwrapped when the deadline passes mid-call; to be fixed where polling moves to wait.go (issue 14)")
-			}
 			api := newTestAPI(t, func(w http.ResponseWriter, r *http.Request, action string, hit int) {
 				if hit == 1 {
 					stuckAnswers(w, r, action, hit)
