@@ -19,10 +19,6 @@ const (
 	MinKubernetes = "1.24"
 	// TargetCUDA is the CUDA release the research software stack is built for.
 	TargetCUDA = "11.8"
-	// BriefCUDA is TargetCUDA under its old name.
-	//
-	// Deprecated: use TargetCUDA; kept until internal/provider stops using it.
-	BriefCUDA = TargetCUDA
 )
 
 // Versions are the software versions a node installs.

@@ -98,7 +98,7 @@ data "gpucluster_node_bootstrap" "w" {
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", labels = { "node-role.kubernetes.io/gpu" = "" } }`, ""),
 			ExpectError: regexp.MustCompile(`(?s)NodeRestriction.*gpucluster.io/gpu`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`" }`, `versions = { driver = "470.82.01" }`),
-			ExpectError: regexp.MustCompile(`(?s)driver version "470.82.01" is older than the brief's minimum\s+510.47.03`)},
+			ExpectError: regexp.MustCompile(`(?s)driver version "470.82.01" is older than the supported minimum\s+510.47.03`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`" }`, `mounts = ["nas:/ /mnt/warm"]`),
 			ExpectError: regexp.MustCompile(`(?s)mounts\[0\].*has 2 fields`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", taints = [{ key = "a", effect = "NoRun" }] }`, ""),

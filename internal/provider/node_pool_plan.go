@@ -569,12 +569,13 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 	return planSpec(ctx, plan, &network, keep, true)
 }
 
-// poolSelectErrorPath is the attribute a catalog.Select error is about: gpus_per_node when it is
-// set and the error is about the GPU count, else gpu_model. It matches the error's text for now;
-// the one place to switch when catalog's errors carry the attribute path as data.
+// poolSelectErrorPath is the attribute a catalog.Select error is about, from the error's data:
+// gpus_per_node only when the user set it (otherwise the count came from the scenario and the
+// model is what to change).
 func poolSelectErrorPath(err error, gpusPerNodeSet bool) path.Path {
-	if gpusPerNodeSet && strings.Contains(err.Error(), "GPUs per node") {
-		return path.Root("gpus_per_node")
+	p := planErrorPath(err, path.Root("gpu_model"))
+	if p.Equal(path.Root("gpus_per_node")) && !gpusPerNodeSet {
+		return path.Root("gpu_model")
 	}
-	return path.Root("gpu_model")
+	return p
 }

@@ -100,7 +100,7 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(storageSizingErrorPath(err), fmt.Sprintf("Sizing storage tier %s: target cannot be met", plan.Name.ValueString()), err.Error())
+		resp.Diagnostics.AddAttributeError(planErrorPath(err, path.Root("capacity_tib")), fmt.Sprintf("Sizing storage tier %s: target cannot be met", plan.Name.ValueString()), err.Error())
 		return
 	}
 	notes := sized.Notes
@@ -152,19 +152,4 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.BucketACL, plan.BucketVersioning, plan.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
 	store.planComputed(&plan, &cfg, prior, fresh, cache, cacheKnown)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
-}
-
-// storageSizingErrorPath is the attribute a sizing error (storageplan.Size) is about. It matches
-// the error's text for now; the one place to switch when storageplan's errors carry the
-// attribute path as data.
-func storageSizingErrorPath(err error) path.Path {
-	switch {
-	case strings.Contains(err.Error(), "min_iops"):
-		return path.Root("min_iops")
-	case strings.Contains(err.Error(), "min_throughput_gbps"):
-		return path.Root("min_throughput_gbps")
-	case strings.Contains(err.Error(), "backend"):
-		return path.Root("backend")
-	}
-	return path.Root("capacity_tib")
 }
