@@ -7,11 +7,6 @@
 variable "name" {
   description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
   type        = string
-
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
-    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
-  }
 }
 
 variable "cidr_block" {
@@ -35,11 +30,6 @@ variable "admin_cidrs" {
   description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
   type        = list(string)
   default     = []
-
-  validation {
-    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
-    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
-  }
 }
 
 variable "network" {
@@ -52,11 +42,6 @@ variable "network" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = contains(["none", "low_latency", "spread"], var.network.placement)
-    error_message = "network.placement must be none, low_latency or spread."
-  }
 }
 
 variable "gpu_model" {
@@ -69,39 +54,11 @@ variable "gpus_per_node" {
   description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: one NVLink-connected V100 node per solver partition."
   type        = number
   default     = 8
-
-  validation {
-    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
-    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (1, 2, 4 or 8 for V100)."
-  }
 }
 
 variable "worker_pools" {
   description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
-  type = map(object({
-    size                   = number
-    min_size               = optional(number)
-    gpu_model              = optional(string)
-    gpus_per_node          = optional(number)
-    instance_type          = optional(string)
-    instance_type_fallback = optional(bool, false)
-    zone_ids               = optional(list(string))
-    image_id               = optional(string)
-    system_disk = optional(object({
-      category          = string
-      performance_level = optional(string)
-      size_gib          = number
-    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
-    max_unavailable    = optional(number, 1)
-    auto_release_after = optional(string)
-    labels             = optional(map(string), {})
-    taints = optional(list(object({
-      key    = string
-      value  = optional(string, "")
-      effect = string
-    })), [])
-    tags = optional(map(string), {})
-  }))
+  type        = any
   default = {
     gpu = { size = 2 }
   }
@@ -110,16 +67,9 @@ variable "worker_pools" {
 
 variable "control_plane" {
   description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
-  type = object({
-    enabled       = optional(bool, true)
-    instance_type = optional(string, "ecs.g7.2xlarge")
-    size          = optional(number, 1)
-    image_id      = optional(string)
-    pod_subnet    = optional(string, "10.244.0.0/16")
-    api_endpoint  = optional(string)
-  })
-  default  = {}
-  nullable = false
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "warm_storage" {
@@ -131,11 +81,6 @@ variable "warm_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.warm_storage.capacity_tib >= 1
-    error_message = "warm_storage.capacity_tib must be at least 1 TiB."
-  }
 }
 
 variable "cold_storage" {
@@ -158,11 +103,6 @@ variable "cold_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.cold_storage.capacity_tib >= 1
-    error_message = "cold_storage.capacity_tib must be at least 1 (the brief plans 1024 TiB, 1 PiB)."
-  }
 }
 
 variable "idle_reclaim_after" {
@@ -173,12 +113,9 @@ variable "idle_reclaim_after" {
 
 variable "monitoring" {
   description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
-  type = object({
-    design_bandwidth_gbps = optional(number, 100)
-    network_interface     = optional(string, "eth0")
-  })
-  default  = {}
-  nullable = false
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "nccl_env" {
@@ -189,13 +126,8 @@ variable "nccl_env" {
 
 variable "hpa" {
   description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
-  type = object({
-    deployment              = string
-    min_replicas            = number
-    max_replicas            = number
-    target_gpu_util_percent = optional(number)
-  })
-  default = null
+  type        = any
+  default     = null
 }
 
 variable "join_token" {
@@ -203,11 +135,6 @@ variable "join_token" {
   type        = string
   default     = null
   sensitive   = true
-
-  validation {
-    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
-    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
-  }
 }
 
 variable "join_token_salt" {
