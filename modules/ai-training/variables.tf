@@ -1,4 +1,4 @@
-# Defaults implement the brief's ai_training scenario: A100 80 GB-class GPUs, 8 per node, NCCL
+# Defaults implement the ai_training scenario: A100 80 GB-class GPUs, 8 per node, NCCL
 # over eRDMA in low-latency placement groups, a hot tier with 1M IOPS node-local flash, a 1 PiB
 # cold bucket behind an Alluxio cache sized for a 90% hit rate, GPU utilisation alerts below 85%,
 # idle jobs reclaimed after 72 h. Every default can be overridden.
@@ -44,7 +44,7 @@ variable "network" {
 }
 
 variable "gpu_model" {
-  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. The brief's training GPU: A100 80 GB class (>= 80 GB per GPU, NVLink 600 GB/s); H100 maps to gn8v/ebmgn8v (Hopper class) with a warning."
+  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. The scenario's target GPU: A100 80 GB class (>= 80 GB per GPU, NVLink 600 GB/s); H100 maps to gn8v/ebmgn8v (Hopper class) with a warning."
   type        = string
   default     = "A100-80GB"
 }
@@ -56,7 +56,7 @@ variable "gpus_per_node" {
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
   type        = any
   default = {
     gpu = { size = 2 }
@@ -65,14 +65,14 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
   type        = any
   default     = {}
   nullable    = false
 }
 
 variable "hot_storage" {
-  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the brief's >= 1M IOPS flash)."
+  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the scenario's target of >= 1M IOPS flash)."
   type = object({
     capacity_tib        = optional(number, 100)
     min_throughput_gbps = optional(number, 20)
@@ -85,7 +85,7 @@ variable "hot_storage" {
 }
 
 variable "cold_storage" {
-  description = "Cold tier: an OSS bucket (the brief's >= 1 PB) with lifecycle transitions, behind an Alluxio cache sized for a 90% hit rate. bucket_name defaults to <name>-cold; bucket names are global."
+  description = "Cold tier: an OSS bucket (the scenario's target: >= 1 PB) with lifecycle transitions, behind an Alluxio cache sized for a 90% hit rate. bucket_name defaults to <name>-cold; bucket names are global."
   type = object({
     bucket_name   = optional(string)
     capacity_tib  = optional(number, 1024)
@@ -107,13 +107,13 @@ variable "cold_storage" {
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. The brief's 72h."
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
   type        = string
   default     = "72h"
 }
 
 variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 85%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 85%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
   type        = any
   default     = {}
   nullable    = false
@@ -126,7 +126,7 @@ variable "nccl_env" {
 }
 
 variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
   type        = any
   default     = null
 }

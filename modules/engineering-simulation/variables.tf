@@ -1,6 +1,6 @@
-# Defaults implement the brief's engineering_simulation scenario (CFD / FEA): double precision and
+# Defaults implement the engineering_simulation scenario (CFD / FEA): double precision and
 # ECC memory (V100 32 GB, gn6e: 7.8 TFLOPS FP64; the matrix's V100S, which Alibaba offers as V100),
-# 8 per node, nodes spread over distinct physical servers for stability (the brief's MTBF), a warm
+# 8 per node, nodes spread over distinct physical servers for stability (the scenario's MTBF target), a warm
 # tier of >= 10 GB/s and a 1 PiB cold bucket with lifecycle transitions, GPU utilisation alerts
 # below 70%, idle jobs reclaimed after 72 h. Every default can be overridden.
 
@@ -45,7 +45,7 @@ variable "network" {
 }
 
 variable "gpu_model" {
-  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. V100S (the brief's matrix) is served by gn6e, V100 SXM2 32 GB with FP64 and ECC; T4 is a budget option the findings flag (no usable FP64); A100 for more FP64 throughput."
+  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. V100S (the scenario's recommended GPU) is served by gn6e, V100 SXM2 32 GB with FP64 and ECC; T4 is a budget option the findings flag (no usable FP64); A100 for more FP64 throughput."
   type        = string
   default     = "V100S"
 }
@@ -57,7 +57,7 @@ variable "gpus_per_node" {
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
   type        = any
   default = {
     gpu = { size = 2 }
@@ -66,14 +66,14 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
   type        = any
   default     = {}
   nullable    = false
 }
 
 variable "warm_storage" {
-  description = "Warm tier for meshes, cases and results: NAS chosen to meet min_throughput_gbps (the brief's >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
+  description = "Warm tier for meshes, cases and results: NAS chosen to meet min_throughput_gbps (the scenario's target of >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
   type = object({
     capacity_tib        = optional(number, 500)
     min_throughput_gbps = optional(number, 10)
@@ -84,7 +84,7 @@ variable "warm_storage" {
 }
 
 variable "cold_storage" {
-  description = "Cold tier: an OSS bucket (the brief's >= 1 PB) with lifecycle transitions, optionally behind an Alluxio cache (cache = { size_gib = ... }). bucket_name defaults to <name>-cold; bucket names are global."
+  description = "Cold tier: an OSS bucket (the scenario's target: >= 1 PB) with lifecycle transitions, optionally behind an Alluxio cache (cache = { size_gib = ... }). bucket_name defaults to <name>-cold; bucket names are global."
   type = object({
     bucket_name   = optional(string)
     capacity_tib  = optional(number, 1024)
@@ -106,13 +106,13 @@ variable "cold_storage" {
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. The brief's 72h."
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
   type        = string
   default     = "72h"
 }
 
 variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of a 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
   type        = any
   default     = {}
   nullable    = false
@@ -125,7 +125,7 @@ variable "nccl_env" {
 }
 
 variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
   type        = any
   default     = null
 }

@@ -1,8 +1,8 @@
-# Defaults implement the brief's molecular_dynamics scenario: GPUs with double precision and >= 1 TB/s
+# Defaults implement the molecular_dynamics scenario: GPUs with double precision and >= 1 TB/s
 # memory bandwidth (A100 80 GB class: 9.7 TFLOPS FP64, 2 TB/s), 8 per node, MPI over eRDMA in
 # low-latency placement groups (latency target <= 1 us), a hot tier with 1M IOPS node-local flash
 # and a warm tier of >= 10 GB/s, GPU utilisation alerts below 70%, idle jobs reclaimed after 72 h.
-# The brief's matrix names A40/A10, which miss its own FP64 and bandwidth requirements: set
+# The scenario's recommended GPUs, A40 and A10, miss its own FP64 and bandwidth targets: set
 # gpu_model = "A40" as a budget option and the findings say what falls short.
 
 variable "name" {
@@ -58,7 +58,7 @@ variable "gpus_per_node" {
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
   type        = any
   default = {
     gpu = { size = 2 }
@@ -67,14 +67,14 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
   type        = any
   default     = {}
   nullable    = false
 }
 
 variable "hot_storage" {
-  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the brief's >= 1M IOPS flash)."
+  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the scenario's target of >= 1M IOPS flash)."
   type = object({
     capacity_tib        = optional(number, 50)
     min_throughput_gbps = optional(number, 10)
@@ -87,7 +87,7 @@ variable "hot_storage" {
 }
 
 variable "warm_storage" {
-  description = "Warm tier for trajectories and checkpoints: NAS chosen to meet min_throughput_gbps (the brief's >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
+  description = "Warm tier for trajectories and checkpoints: NAS chosen to meet min_throughput_gbps (the scenario's target of >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
   type = object({
     capacity_tib        = optional(number, 500)
     min_throughput_gbps = optional(number, 10)
@@ -98,13 +98,13 @@ variable "warm_storage" {
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. The brief's 72h."
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
   type        = string
   default     = "72h"
 }
 
 variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
   type        = any
   default     = {}
   nullable    = false
@@ -117,7 +117,7 @@ variable "nccl_env" {
 }
 
 variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
   type        = any
   default     = null
 }
