@@ -62,7 +62,7 @@ const (
 	CodeModelNotStated      = "model_not_stated"     // the vendor does not name the GPU model
 	CodeModelSubstitute     = "model_substitute"     // requested model not offered; a substitute is used
 	CodeSeriesRequest       = "series_request"       // a bare series name (A100, V100) stands for several memory sizes
-	CodeMatrixContradiction = "matrix_contradiction" // the brief's matrix recommends a model its requirements reject
+	CodeMatrixContradiction = "matrix_contradiction" // the scenario's selection matrix recommends a model its requirements reject
 	CodeNotRecommended      = "not_recommended"      // family offered by ticket / not recommended by the vendor
 	CodeERDMAUnsupported    = "erdma_unsupported"    // eRDMA requested on a type without ERI
 	CodeERDMADisabled       = "erdma_disabled"       // the type has ERI but eRDMA is not enabled

@@ -45,7 +45,7 @@ type Candidate struct {
 }
 
 // Select returns the instance types that fit a request, best first, the
-// findings about the request itself (model substitutes, the brief's matrix
+// findings about the request itself (model substitutes, the scenario's selection matrix
 // contradicting the scenario's requirements) and an error for an unknown
 // scenario or model, a GPU count the model is not offered with (the error
 // lists the counts that exist) or no fitting type (the error says why).
@@ -246,7 +246,7 @@ func InstanceTypeFor(gpuModel string, gpusPerNode int) (InstanceType, error) {
 	return pool[0], nil
 }
 
-// matrixFindings warns when the brief's matrix recommends the requested model
+// matrixFindings warns when the scenario's selection matrix recommends the requested model
 // for the scenario but the model's own datasheet misses the requirements.
 func matrixFindings(sc Scenario, requested string) []Finding {
 	if !slices.ContainsFunc(sc.RecommendedModels, func(r string) bool { return normModel(r) == normModel(requested) }) {
@@ -271,7 +271,7 @@ func matrixFindings(sc Scenario, requested string) []Finding {
 	}
 	return []Finding{{Severity: SeverityWarning, Code: CodeMatrixContradiction,
 		Requirement: requirementSummary(sc), Measured: m.Name + ": " + strings.Join(short, "; "),
-		Message: fmt.Sprintf("The brief's matrix recommends %s for %s, but %s misses the scenario's own requirements", requested, sc.Name, m.Name),
+		Message: fmt.Sprintf("The scenario's selection matrix recommends %s for %s, but %s misses the scenario's own requirements", requested, sc.Name, m.Name),
 		Hint:    "Treat the matrix entry as a budget option, or pick a model that meets the requirements (A100 class for FP64 and >= 1 TB/s)."}}
 }
 

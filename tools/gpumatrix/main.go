@@ -68,7 +68,7 @@ func render() ([]byte, error) {
 
 	// Requirements.
 	w("## What each scenario needs\n\n")
-	w("| Scenario | GPU memory per GPU | GPU-GPU link in a node | GPU memory bandwidth | Double precision | ECC | RDMA between nodes | Brief's matrix |\n")
+	w("| Scenario | GPU memory per GPU | GPU-GPU link in a node | GPU memory bandwidth | Double precision | ECC | RDMA between nodes | Recommended models |\n")
 	w("|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios {
 		w("| `%s`: %s | %s | %s | %s | %s | %s | %s | %s |\n",
@@ -117,8 +117,8 @@ func render() ([]byte, error) {
 		w("\n")
 	}
 
-	w("\n### Where the brief's matrix and the requirements disagree\n\n")
-	w("The scenarios' recommended models come from the project brief. Where a recommended model misses the\n")
+	w("\n### Where the recommended models and the requirements disagree\n\n")
+	w("Each scenario names recommended GPU models (its selection matrix). Where a recommended model misses the\n")
 	w("scenario's own requirements the catalog keeps it usable but says so in every plan:\n\n")
 	found := false
 	for _, sc := range scenarios {
