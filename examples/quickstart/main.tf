@@ -29,7 +29,7 @@ resource "gpucluster_rdma_network" "research" {
   cidr_block  = "10.30.0.0/16"
   zone_ids    = slice(data.gpucluster_zones.region.ids, 0, 2)
   admin_cidrs = ["10.99.0.0/24"]
-  erdma       = true # NCCL over eRDMA between nodes: the brief's 100 Gbit/s RDMA fabric
+  erdma       = true # NCCL over eRDMA between nodes: the scenario's target of a 100 Gbit/s RDMA fabric
 }
 
 resource "gpucluster_node_pool" "training" {

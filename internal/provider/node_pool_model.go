@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -87,9 +88,15 @@ type poolNested struct {
 	Spot           *spotModel
 	Kubernetes     *k8sModel
 	UpdateStrategy *updateModel
+	// DataDisksUnknown: data_disks, or one of its disks, is not known yet (a conditional on
+	// another resource's attribute, say) and DataDisks is empty. Disks decide no computed value
+	// (type, findings, labels, zones), so the plan goes on without them; planSpec checks them at
+	// apply, before any node is asked for.
+	DataDisksUnknown bool
 }
 
-// nested decodes the nested attributes; known is false when any of them is unknown as a whole.
+// nested decodes the nested attributes; known is false when one of them that the plan's computed
+// values depend on is unknown as a whole (data_disks is not one: see DataDisksUnknown).
 func (m *nodePoolModel) nested(ctx context.Context) (poolNested, bool, diag.Diagnostics) {
 	var (
 		n     poolNested
@@ -108,18 +115,9 @@ func (m *nodePoolModel) nested(ctx context.Context) (poolNested, bool, diag.Diag
 	decode(m.Spot, &n.Spot)
 	decode(m.Kubernetes, &n.Kubernetes)
 	decode(m.UpdateStrategy, &n.UpdateStrategy)
-	switch {
-	case m.DataDisks.IsUnknown():
-		known = false
-	case !m.DataDisks.IsNull():
-		for _, e := range m.DataDisks.Elements() {
-			if e.IsUnknown() {
-				known = false
-			}
-		}
-		if known {
-			diags.Append(m.DataDisks.ElementsAs(ctx, &n.DataDisks, false)...)
-		}
+	n.DataDisksUnknown = m.DataDisks.IsUnknown() || slices.ContainsFunc(m.DataDisks.Elements(), attr.Value.IsUnknown)
+	if !n.DataDisksUnknown && !m.DataDisks.IsNull() {
+		diags.Append(m.DataDisks.ElementsAs(ctx, &n.DataDisks, false)...)
 	}
 	return n, known, diags
 }

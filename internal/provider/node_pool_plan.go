@@ -188,8 +188,8 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		plan.MinSize = plan.Size
 	}
 	if _, known, d := plan.nested(ctx); !known || d.HasError() {
-		// A nested block is not known yet (for_each over a variable that depends on another
-		// resource): the computed values stay unknown; the apply resolves them.
+		// A nested block the computed values depend on is not known yet (for_each over a
+		// variable that depends on another resource): they stay unknown; the apply resolves them.
 		resp.Diagnostics.Append(d...)
 		return
 	}
@@ -423,7 +423,10 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	if d := nested.SystemDisk; d != nil {
 		spec.SystemDisk = diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
 	}
-	for _, d := range nested.DataDisks {
+	for i, d := range nested.DataDisks {
+		// Checked again here for disks that were unknown when the configuration was validated:
+		// at apply they are known, and a bad one stops the apply before any node is asked for.
+		checkDiskConfig(path.Root("data_disks").AtListIndex(i), d, &diags)
 		spec.DataDisks = append(spec.DataDisks, diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
 	}
 	spec.UserTags, d = mapOf(ctx, plan.Tags)

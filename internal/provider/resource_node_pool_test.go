@@ -741,3 +741,116 @@ resource "gpucluster_node_pool" "train" {
 		}},
 	})
 }
+
+// TestAccNodePool_dataDisksUnknownAtPlan gives a pool data_disks that are unknown at plan time
+// (terraform_data's output is unknown whenever its input changes, as a module variable computed
+// from another resource is). The plan still picks the instance type; the disk checks wait for the
+// apply and stop a bad disk before any node is asked for; adding a disk to a running pool is an
+// in-place update that rolls the nodes max_unavailable at a time, never a new pool.
+func TestAccNodePool_dataDisksUnknownAtPlan(t *testing.T) {
+	emu := acctest.StartEmulator(t, acctest.WithBootTime(time.Second))
+	rec := startCallRecorder(t, emu)
+	want := plannedType(t)
+	config := func(disks string) string {
+		return rec.Config() + poolNetworkConfig("") + `
+resource "terraform_data" "disks" {
+  input = ` + disks + `
+}
+` + poolConfig(2, `data_disks      = terraform_data.disks.output
+  update_strategy = { max_unavailable = 1 }`)
+	}
+	const pool = "gpucluster_node_pool.train"
+	typeKnownDisksNot := []plancheck.PlanCheck{
+		plancheck.ExpectUnknownValue(pool, tfjsonpath.New("data_disks")),
+		plancheck.ExpectKnownValue(pool, tfjsonpath.New("instance_type"), knownvalue.StringExact(want)),
+	}
+	var (
+		poolID string
+		oldIDs []string
+	)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				// PL3 starts at 1,261 GiB: unknown at plan, refused at apply.
+				Config:           config(`[{ category = "cloud_essd", performance_level = "PL3", size_gib = 100 }]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append([]plancheck.PlanCheck{plancheck.ExpectResourceAction(pool, plancheck.ResourceActionCreate)}, typeKnownDisksNot...)},
+				ExpectError:      wrapped(`Invalid disk: cloud_essd PL3 of 100 GiB`),
+			},
+			{
+				PreConfig: func() {
+					if n := len(rec.listSizes("RunInstances", "Amount")); n != 0 || emulatorLive(emu) != 0 {
+						t.Fatalf("the refused disk still reached the cloud: %d RunInstances calls, %d instances", n, emulatorLive(emu))
+					}
+				},
+				Config:           config(`null`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: typeKnownDisksNot},
+				Check: resource.ComposeTestCheckFunc(
+					checkInstances(emu, 2),
+					checkRunDataDiskSizes(rec, nil),
+					resource.TestCheckResourceAttrWith(pool, "id", func(v string) error { poolID = v; return nil }),
+					func(*terraform.State) error { oldIDs = liveInstanceIDs(emu); return nil },
+				),
+			},
+			{
+				PreConfig: rec.reset,
+				Config:    config(`[{ category = "cloud_essd", performance_level = "PL3", size_gib = 1300 }]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append([]plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(pool, plancheck.ResourceActionUpdate),
+				}, typeKnownDisksNot...)},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(pool, tfjsonpath.New("data_disks").AtSliceIndex(0).AtMapKey("size_gib"), knownvalue.Int64Exact(1300)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					checkInstances(emu, 2),
+					checkRunDataDiskSizes(rec, []string{"1300"}),
+					resource.TestCheckResourceAttrWith(pool, "id", func(v string) error {
+						if v != poolID {
+							return fmt.Errorf("the pool is %s after adding a disk, was %s: it was replaced, not updated", v, poolID)
+						}
+						return nil
+					}),
+					func(*terraform.State) error {
+						for _, id := range liveInstanceIDs(emu) {
+							if slices.Contains(oldIDs, id) {
+								return fmt.Errorf("node %s has no data disk: it was not rolled", id)
+							}
+						}
+						if deletes := rec.listSizes("DeleteInstances", "InstanceId"); len(deletes) != 2 || deletes[0] != 1 || deletes[1] != 1 {
+							return fmt.Errorf("the roll deleted nodes in waves %v, want two waves of max_unavailable = 1", deletes)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config:           config(`[{ category = "cloud_essd", performance_level = "PL3", size_gib = 1300 }]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
+// checkRunDataDiskSizes asserts that every RunInstances call the recorder saw asked for exactly
+// these data disk sizes (DataDisk.N.Size, in order); nil means no data disk.
+func checkRunDataDiskSizes(rec *callRecorder, want []string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.calls["RunInstances"]) == 0 {
+			return fmt.Errorf("no RunInstances call was recorded")
+		}
+		for _, p := range rec.calls["RunInstances"] {
+			var got []string
+			for i := 1; p.Has(fmt.Sprintf("DataDisk.%d.Size", i)); i++ {
+				got = append(got, p.Get(fmt.Sprintf("DataDisk.%d.Size", i)))
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("RunInstances asked for data disks %v, want %v", got, want)
+			}
+		}
+		return nil
+	}
+}

@@ -1,73 +1,48 @@
 # A GPU cluster for large-model training, end to end: an eRDMA network in low-latency placement
 # groups, a hot tier and a cold bucket with an Alluxio cache, a control plane, GPU worker pools that
-# bootstrap themselves into Kubernetes, and the scenario's manifests and alert rules.
+# bootstrap themselves into Kubernetes, and the scenario's manifests and alert rules. The wiring is
+# ../scenario-cluster; this module holds the scenario's defaults (variables.tf).
 
-locals {
-  scenario = "ai_training"
+module "scenario" {
+  source = "../scenario-cluster"
 
-  worker_pools = { for k, p in var.worker_pools : k => merge(p, {
-    gpu_model     = p.instance_type == null ? coalesce(p.gpu_model, var.gpu_model) : null
-    gpus_per_node = p.instance_type == null ? coalesce(p.gpus_per_node, var.gpus_per_node) : null
-  }) }
+  scenario   = "ai_training"
+  zone_count = 1
 
-  # Every node, control plane included, lands in a placement group of at most 20.
-  node_count       = sum([for p in var.worker_pools : p.size]) + (var.control_plane.enabled ? var.control_plane.size : 0)
-  placement_groups = var.network.placement == "none" ? 0 : coalesce(var.network.placement_groups, ceil(local.node_count / 20))
-}
-
-data "gpucluster_zones" "region" {}
-
-resource "gpucluster_rdma_network" "this" {
-  name             = var.name
-  cidr_block       = var.cidr_block
-  zone_ids         = coalesce(var.zone_ids, slice(data.gpucluster_zones.region.ids, 0, 1))
-  admin_cidrs      = var.admin_cidrs
-  erdma            = var.network.erdma
-  placement        = var.network.placement
-  placement_groups = local.placement_groups
-  hpc_cluster      = var.network.hpc_cluster
-  tags             = var.tags
-}
-
-module "storage" {
-  source = "../storage-tiers"
-
-  name       = var.name
-  network_id = gpucluster_rdma_network.this.id
-
-  hot = {
-    capacity_tib        = var.hot_storage.capacity_tib
-    min_throughput_gbps = var.hot_storage.min_throughput_gbps
-    min_iops            = var.hot_storage.node_local_disk ? var.hot_storage.min_iops : null
-    backend             = var.hot_storage.backend
-    tags                = var.tags
-  }
-  cold = merge(var.cold_storage, { tags = var.tags })
-}
-
-module "cluster" {
-  source = "../cluster-core"
-
-  name          = var.name
-  scenario      = local.scenario
-  network_id    = gpucluster_rdma_network.this.id
-  erdma         = var.network.erdma
-  nccl_env      = var.nccl_env
-  control_plane = var.control_plane
-  worker_pools  = local.worker_pools
-  # Built here so that whether there is a disk is known at plan time even while its size is not.
-  node_local_disk = var.hot_storage.node_local_disk ? {
-    category          = "cloud_essd"
-    performance_level = "PL3"
-    size_gib          = module.storage.hot_data_disk.size_gib
-  } : null
-  mounts = module.storage.fstab_lines
-
+  name               = var.name
+  cidr_block         = var.cidr_block
+  zone_ids           = var.zone_ids
+  admin_cidrs        = var.admin_cidrs
+  network            = var.network
+  gpu_model          = var.gpu_model
+  gpus_per_node      = var.gpus_per_node
+  worker_pools       = var.worker_pools
+  control_plane      = var.control_plane
+  hot_storage        = var.hot_storage
+  cold_storage       = var.cold_storage
+  idle_reclaim_after = var.idle_reclaim_after
+  monitoring         = var.monitoring
+  nccl_env           = var.nccl_env
+  hpa                = var.hpa
   join_token         = var.join_token
   join_token_salt    = var.join_token_salt
   ca_cert_hash       = var.ca_cert_hash
-  idle_reclaim_after = var.idle_reclaim_after
-  monitoring         = var.monitoring
-  hpa                = var.hpa
   tags               = var.tags
+}
+
+# Before the shared module, these lived in this module itself: existing states move without
+# replacing anything.
+moved {
+  from = gpucluster_rdma_network.this
+  to   = module.scenario.gpucluster_rdma_network.this
+}
+
+moved {
+  from = module.storage
+  to   = module.scenario.module.storage
+}
+
+moved {
+  from = module.cluster
+  to   = module.scenario.module.cluster
 }

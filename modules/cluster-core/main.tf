@@ -78,17 +78,10 @@ data "gpucluster_node_bootstrap" "worker" {
   }
 }
 
-# GPU workers. Two resources with the same settings, one with the node-local data disk and one
-# without, because gpucluster_node_pool cannot yet validate a data_disks list whose value is
-# unknown (as it is for every for_each resource while OpenTofu validates): here the list is a
-# literal of known length. Only one of the two has instances.
-locals {
-  worker_pools_plain = var.node_local_disk == null ? var.worker_pools : {}
-  worker_pools_disk  = var.node_local_disk == null ? {} : var.worker_pools
-}
-
+# GPU workers, one pool per worker_pools entry. Turning node_local_disk on or off changes the
+# pools' data_disks in place: the pool rolls its nodes max_unavailable at a time.
 resource "gpucluster_node_pool" "worker" {
-  for_each = local.worker_pools_plain
+  for_each = var.worker_pools
 
   name                   = "${var.name}-${each.key}"
   network_id             = var.network_id
@@ -111,41 +104,7 @@ resource "gpucluster_node_pool" "worker" {
     performance_level = each.value.system_disk.performance_level
     size_gib          = each.value.system_disk.size_gib
   }
-  update_strategy = {
-    max_unavailable = each.value.max_unavailable
-  }
-  kubernetes = {
-    role   = "gpu_worker"
-    labels = each.value.labels
-    taints = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
-  }
-}
-
-resource "gpucluster_node_pool" "worker_local_disk" {
-  for_each = local.worker_pools_disk
-
-  name                   = "${var.name}-${each.key}"
-  network_id             = var.network_id
-  scenario               = var.scenario
-  gpu_model              = each.value.gpu_model
-  gpus_per_node          = each.value.gpu_model == null ? null : each.value.gpus_per_node
-  instance_type          = each.value.instance_type
-  size                   = each.value.size
-  min_size               = each.value.min_size
-  instance_type_fallback = each.value.instance_type_fallback
-  zone_ids               = each.value.zone_ids
-  image_id               = each.value.image_id
-  auto_release_after     = each.value.auto_release_after
-  bootstrap              = false
-  user_data              = data.gpucluster_node_bootstrap.worker[each.key].cloud_init
-  tags                   = merge(var.tags, each.value.tags)
-
-  system_disk = {
-    category          = each.value.system_disk.category
-    performance_level = each.value.system_disk.performance_level
-    size_gib          = each.value.system_disk.size_gib
-  }
-  data_disks = [{
+  data_disks = var.node_local_disk == null ? null : [{
     category          = var.node_local_disk.category
     performance_level = var.node_local_disk.performance_level
     size_gib          = var.node_local_disk.size_gib
@@ -160,8 +119,15 @@ resource "gpucluster_node_pool" "worker_local_disk" {
   }
 }
 
+# Pools with node_local_disk used to have a resource of their own; states at that address move
+# here without replacing a node.
+moved {
+  from = gpucluster_node_pool.worker_local_disk
+  to   = gpucluster_node_pool.worker
+}
+
 locals {
-  workers = merge(gpucluster_node_pool.worker, gpucluster_node_pool.worker_local_disk)
+  workers = gpucluster_node_pool.worker
   pools   = concat(gpucluster_node_pool.control_plane, values(local.workers))
 }
 

@@ -136,7 +136,7 @@ variable "mounts" {
 }
 
 variable "software_versions" {
-  description = "Software on the nodes; unset fields take the provider's defaults, which meet the brief (driver >= 510.47.03, CUDA 11.8, NCCL >= 2.12, Kubernetes >= 1.24)."
+  description = "Software on the nodes; unset fields take the provider's defaults, which meet the scenarios' targets (driver >= 510.47.03, CUDA 11.8, NCCL >= 2.12, Kubernetes >= 1.24)."
   type = object({
     driver     = optional(string)
     cuda       = optional(string)
@@ -178,7 +178,7 @@ variable "ca_cert_hash" {
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in workload (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper CronJob reclaims it. The brief's 72h by default."
+  description = "How long an opted-in workload (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper CronJob reclaims it. 72h by default, the scenarios' target."
   type        = string
   default     = "72h"
 

@@ -1,17 +1,12 @@
-# Defaults implement the brief's engineering_simulation scenario (CFD / FEA): double precision and
+# Defaults implement the engineering_simulation scenario (CFD / FEA): double precision and
 # ECC memory (V100 32 GB, gn6e: 7.8 TFLOPS FP64; the matrix's V100S, which Alibaba offers as V100),
-# 8 per node, nodes spread over distinct physical servers for stability (the brief's MTBF), a warm
+# 8 per node, nodes spread over distinct physical servers for stability (the scenario's MTBF target), a warm
 # tier of >= 10 GB/s and a 1 PiB cold bucket with lifecycle transitions, GPU utilisation alerts
 # below 70%, idle jobs reclaimed after 72 h. Every default can be overridden.
 
 variable "name" {
   description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
   type        = string
-
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
-    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
-  }
 }
 
 variable "cidr_block" {
@@ -35,11 +30,6 @@ variable "admin_cidrs" {
   description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
   type        = list(string)
   default     = []
-
-  validation {
-    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
-    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
-  }
 }
 
 variable "network" {
@@ -52,15 +42,10 @@ variable "network" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = contains(["none", "low_latency", "spread"], var.network.placement)
-    error_message = "network.placement must be none, low_latency or spread."
-  }
 }
 
 variable "gpu_model" {
-  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. V100S (the brief's matrix) is served by gn6e, V100 SXM2 32 GB with FP64 and ECC; T4 is a budget option the findings flag (no usable FP64); A100 for more FP64 throughput."
+  description = "GPU model of the worker pools that set neither gpu_model nor instance_type. V100S (the scenario's recommended GPU) is served by gn6e, V100 SXM2 32 GB with FP64 and ECC; T4 is a budget option the findings flag (no usable FP64); A100 for more FP64 throughput."
   type        = string
   default     = "V100S"
 }
@@ -69,39 +54,11 @@ variable "gpus_per_node" {
   description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: one NVLink-connected V100 node per solver partition."
   type        = number
   default     = 8
-
-  validation {
-    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
-    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (1, 2, 4 or 8 for V100)."
-  }
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
-  type = map(object({
-    size                   = number
-    min_size               = optional(number)
-    gpu_model              = optional(string)
-    gpus_per_node          = optional(number)
-    instance_type          = optional(string)
-    instance_type_fallback = optional(bool, false)
-    zone_ids               = optional(list(string))
-    image_id               = optional(string)
-    system_disk = optional(object({
-      category          = string
-      performance_level = optional(string)
-      size_gib          = number
-    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
-    max_unavailable    = optional(number, 1)
-    auto_release_after = optional(string)
-    labels             = optional(map(string), {})
-    taints = optional(list(object({
-      key    = string
-      value  = optional(string, "")
-      effect = string
-    })), [])
-    tags = optional(map(string), {})
-  }))
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  type        = any
   default = {
     gpu = { size = 2 }
   }
@@ -109,21 +66,14 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
-  type = object({
-    enabled       = optional(bool, true)
-    instance_type = optional(string, "ecs.g7.2xlarge")
-    size          = optional(number, 1)
-    image_id      = optional(string)
-    pod_subnet    = optional(string, "10.244.0.0/16")
-    api_endpoint  = optional(string)
-  })
-  default  = {}
-  nullable = false
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "warm_storage" {
-  description = "Warm tier for meshes, cases and results: NAS chosen to meet min_throughput_gbps (the brief's >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
+  description = "Warm tier for meshes, cases and results: NAS chosen to meet min_throughput_gbps (the scenario's target of >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
   type = object({
     capacity_tib        = optional(number, 500)
     min_throughput_gbps = optional(number, 10)
@@ -131,15 +81,10 @@ variable "warm_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.warm_storage.capacity_tib >= 1
-    error_message = "warm_storage.capacity_tib must be at least 1 TiB."
-  }
 }
 
 variable "cold_storage" {
-  description = "Cold tier: an OSS bucket (the brief's >= 1 PB) with lifecycle transitions, optionally behind an Alluxio cache (cache = { size_gib = ... }). bucket_name defaults to <name>-cold; bucket names are global."
+  description = "Cold tier: an OSS bucket (the scenario's target: >= 1 PB) with lifecycle transitions, optionally behind an Alluxio cache (cache = { size_gib = ... }). bucket_name defaults to <name>-cold; bucket names are global."
   type = object({
     bucket_name   = optional(string)
     capacity_tib  = optional(number, 1024)
@@ -158,27 +103,19 @@ variable "cold_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.cold_storage.capacity_tib >= 1
-    error_message = "cold_storage.capacity_tib must be at least 1 (the brief plans 1024 TiB, 1 PiB)."
-  }
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. The brief's 72h."
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
   type        = string
   default     = "72h"
 }
 
 variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
-  type = object({
-    design_bandwidth_gbps = optional(number, 100)
-    network_interface     = optional(string, "eth0")
-  })
-  default  = {}
-  nullable = false
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of a 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "nccl_env" {
@@ -188,14 +125,9 @@ variable "nccl_env" {
 }
 
 variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
-  type = object({
-    deployment              = string
-    min_replicas            = number
-    max_replicas            = number
-    target_gpu_util_percent = optional(number)
-  })
-  default = null
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
+  type        = any
+  default     = null
 }
 
 variable "join_token" {
@@ -203,11 +135,6 @@ variable "join_token" {
   type        = string
   default     = null
   sensitive   = true
-
-  validation {
-    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
-    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
-  }
 }
 
 variable "join_token_salt" {

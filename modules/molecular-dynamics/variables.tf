@@ -1,18 +1,13 @@
-# Defaults implement the brief's molecular_dynamics scenario: GPUs with double precision and >= 1 TB/s
+# Defaults implement the molecular_dynamics scenario: GPUs with double precision and >= 1 TB/s
 # memory bandwidth (A100 80 GB class: 9.7 TFLOPS FP64, 2 TB/s), 8 per node, MPI over eRDMA in
 # low-latency placement groups (latency target <= 1 us), a hot tier with 1M IOPS node-local flash
 # and a warm tier of >= 10 GB/s, GPU utilisation alerts below 70%, idle jobs reclaimed after 72 h.
-# The brief's matrix names A40/A10, which miss its own FP64 and bandwidth requirements: set
+# The scenario's recommended GPUs, A40 and A10, miss its own FP64 and bandwidth targets: set
 # gpu_model = "A40" as a budget option and the findings say what falls short.
 
 variable "name" {
   description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-hot, <name>-warm). 3-40 lowercase letters, digits and hyphens."
   type        = string
-
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
-    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
-  }
 }
 
 variable "cidr_block" {
@@ -36,11 +31,6 @@ variable "admin_cidrs" {
   description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
   type        = list(string)
   default     = []
-
-  validation {
-    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
-    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
-  }
 }
 
 variable "network" {
@@ -53,11 +43,6 @@ variable "network" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = contains(["none", "low_latency", "spread"], var.network.placement)
-    error_message = "network.placement must be none, low_latency or spread."
-  }
 }
 
 variable "gpu_model" {
@@ -70,39 +55,11 @@ variable "gpus_per_node" {
   description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: a whole NVLink island per node."
   type        = number
   default     = 8
-
-  validation {
-    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
-    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (8 for A100 80 GB with eRDMA; 1, 2, 4 or 8 for A40)."
-  }
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
-  type = map(object({
-    size                   = number
-    min_size               = optional(number)
-    gpu_model              = optional(string)
-    gpus_per_node          = optional(number)
-    instance_type          = optional(string)
-    instance_type_fallback = optional(bool, false)
-    zone_ids               = optional(list(string))
-    image_id               = optional(string)
-    system_disk = optional(object({
-      category          = string
-      performance_level = optional(string)
-      size_gib          = number
-    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
-    max_unavailable    = optional(number, 1)
-    auto_release_after = optional(string)
-    labels             = optional(map(string), {})
-    taints = optional(list(object({
-      key    = string
-      value  = optional(string, "")
-      effect = string
-    })), [])
-    tags = optional(map(string), {})
-  }))
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  type        = any
   default = {
     gpu = { size = 2 }
   }
@@ -110,21 +67,14 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane: a CPU pool (ecs.g7.2xlarge) running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
-  type = object({
-    enabled       = optional(bool, true)
-    instance_type = optional(string, "ecs.g7.2xlarge")
-    size          = optional(number, 1)
-    image_id      = optional(string)
-    pod_subnet    = optional(string, "10.244.0.0/16")
-    api_endpoint  = optional(string)
-  })
-  default  = {}
-  nullable = false
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "hot_storage" {
-  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the brief's >= 1M IOPS flash)."
+  description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the scenario's target of >= 1M IOPS flash)."
   type = object({
     capacity_tib        = optional(number, 50)
     min_throughput_gbps = optional(number, 10)
@@ -134,19 +84,10 @@ variable "hot_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.hot_storage.capacity_tib >= 1
-    error_message = "hot_storage.capacity_tib must be at least 1 TiB (CPFS grows in 10 TiB steps)."
-  }
-  validation {
-    condition     = var.hot_storage.min_iops <= 1000000
-    error_message = "hot_storage.min_iops above 1,000,000 is more than one ESSD PL3 disk gives: stripe several disks yourself and keep min_iops at 1000000."
-  }
 }
 
 variable "warm_storage" {
-  description = "Warm tier for trajectories and checkpoints: NAS chosen to meet min_throughput_gbps (the brief's >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
+  description = "Warm tier for trajectories and checkpoints: NAS chosen to meet min_throughput_gbps (the scenario's target of >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
   type = object({
     capacity_tib        = optional(number, 500)
     min_throughput_gbps = optional(number, 10)
@@ -154,27 +95,19 @@ variable "warm_storage" {
   })
   default  = {}
   nullable = false
-
-  validation {
-    condition     = var.warm_storage.capacity_tib >= 1
-    error_message = "warm_storage.capacity_tib must be at least 1 TiB."
-  }
 }
 
 variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. The brief's 72h."
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
   type        = string
   default     = "72h"
 }
 
 variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the brief's 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario."
-  type = object({
-    design_bandwidth_gbps = optional(number, 100)
-    network_interface     = optional(string, "eth0")
-  })
-  default  = {}
-  nullable = false
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
+  type        = any
+  default     = {}
+  nullable    = false
 }
 
 variable "nccl_env" {
@@ -184,14 +117,9 @@ variable "nccl_env" {
 }
 
 variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter); null: no HPA."
-  type = object({
-    deployment              = string
-    min_replicas            = number
-    max_replicas            = number
-    target_gpu_util_percent = optional(number)
-  })
-  default = null
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
+  type        = any
+  default     = null
 }
 
 variable "join_token" {
@@ -199,11 +127,6 @@ variable "join_token" {
   type        = string
   default     = null
   sensitive   = true
-
-  validation {
-    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
-    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
-  }
 }
 
 variable "join_token_salt" {

@@ -81,6 +81,6 @@ variable "cold" {
   }
   validation {
     condition     = var.cold == null || try(var.cold.cache == null || (var.cold.cache.target_hit_rate > 0 && var.cold.cache.target_hit_rate <= 1), false)
-    error_message = "cold.cache.target_hit_rate is a fraction between 0 and 1, such as 0.9 for the brief's 90% hit rate."
+    error_message = "cold.cache.target_hit_rate is a fraction between 0 and 1, such as 0.9 for the scenario's target of a 90% hit rate."
   }
 }

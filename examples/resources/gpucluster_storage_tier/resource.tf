@@ -1,4 +1,4 @@
-# The brief's data layering: hot data on CPFS near the GPUs, warm data on NAS Capacity, cold data
+# Data in three layers: hot data on CPFS near the GPUs, warm data on NAS Capacity, cold data
 # in OSS with lifecycle transitions and an Alluxio cache in front.
 
 resource "gpucluster_storage_tier" "hot" {

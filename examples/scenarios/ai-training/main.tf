@@ -58,7 +58,7 @@ module "cluster" {
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
 
-  # The brief's defaults: 8 x A100 80 GB-class GPUs per node over eRDMA, a 100 TiB hot tier with
+  # The scenario's targets, the module's defaults: 8 x A100 80 GB-class GPUs per node over eRDMA, a 100 TiB hot tier with
   # 1M-IOPS node-local flash, a 1 PiB cold bucket behind an Alluxio cache. Two nodes to start.
   worker_pools = {
     gpu = { size = var.gpu_nodes }

@@ -58,7 +58,7 @@ module "cluster" {
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
 
-  # The brief's requirements: FP64 and ECC (V100 32 GB, gn6e), nodes spread over distinct physical
+  # The scenario's targets, the module's defaults: FP64 and ECC (V100 32 GB, gn6e), nodes spread over distinct physical
   # servers, a 10 GB/s warm tier and a 1 PiB cold bucket with lifecycle transitions.
   worker_pools = {
     gpu = { size = var.gpu_nodes }

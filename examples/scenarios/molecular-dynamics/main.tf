@@ -52,7 +52,7 @@ module "cluster" {
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
 
-  # The brief's requirements: FP64 and >= 1 TB/s memory bandwidth (A100 80 GB class), MPI over
+  # The scenario's targets, the module's defaults: FP64 and >= 1 TB/s memory bandwidth (A100 80 GB class), MPI over
   # eRDMA, a hot tier with 1M-IOPS node-local flash and a 10 GB/s warm tier.
   worker_pools = {
     gpu = { size = var.gpu_nodes }

@@ -68,25 +68,3 @@ run "defaults" {
     error_message = "the join token leaked into a non-sensitive output"
   }
 }
-
-run "refuses_open_admin_access" {
-  command = plan
-
-  variables {
-    admin_cidrs = ["0.0.0.0/0"]
-  }
-
-  expect_failures = [var.admin_cidrs]
-}
-
-run "refuses_iops_beyond_one_disk" {
-  command = plan
-
-  variables {
-    hot_storage = {
-      min_iops = 2000000
-    }
-  }
-
-  expect_failures = [var.hot_storage]
-}

@@ -1,0 +1,89 @@
+# One scenario's cluster, end to end: the network, the storage tiers the scenario asks for, the
+# control plane and GPU worker pools (../cluster-core), and the scenario's manifests and alert
+# rules. The scenario modules (ai-training, molecular-dynamics, engineering-simulation) call it
+# with their own defaults; all the wiring lives here, once.
+
+locals {
+  worker_pools = { for k, p in var.worker_pools : k => merge(p, {
+    gpu_model     = p.instance_type == null ? coalesce(p.gpu_model, var.gpu_model) : null
+    gpus_per_node = p.instance_type == null ? coalesce(p.gpus_per_node, var.gpus_per_node) : null
+  }) }
+
+  # Every node, control plane included, lands in a placement group of at most 20.
+  node_count       = sum([for p in var.worker_pools : p.size]) + (var.control_plane.enabled ? var.control_plane.size : 0)
+  placement_groups = var.network.placement == "none" ? 0 : coalesce(var.network.placement_groups, ceil(local.node_count / 20))
+
+  node_local_disk = var.hot_storage == null ? false : var.hot_storage.node_local_disk
+}
+
+data "gpucluster_zones" "region" {}
+
+resource "gpucluster_rdma_network" "this" {
+  name             = var.name
+  cidr_block       = var.cidr_block
+  zone_ids         = coalesce(var.zone_ids, slice(data.gpucluster_zones.region.ids, 0, var.zone_count))
+  admin_cidrs      = var.admin_cidrs
+  erdma            = var.network.erdma
+  placement        = var.network.placement
+  placement_groups = local.placement_groups
+  hpc_cluster      = var.network.hpc_cluster
+  tags             = var.tags
+}
+
+module "storage" {
+  source = "../storage-tiers"
+
+  name       = var.name
+  network_id = gpucluster_rdma_network.this.id
+
+  hot = var.hot_storage == null ? null : {
+    capacity_tib        = var.hot_storage.capacity_tib
+    min_throughput_gbps = var.hot_storage.min_throughput_gbps
+    min_iops            = local.node_local_disk ? var.hot_storage.min_iops : null
+    backend             = var.hot_storage.backend
+    tags                = var.tags
+  }
+  # Spelled out rather than merge()d: a null of merge()'s narrower type would not convert to the
+  # tier's object type.
+  warm = var.warm_storage == null ? null : {
+    capacity_tib        = var.warm_storage.capacity_tib
+    min_throughput_gbps = var.warm_storage.min_throughput_gbps
+    backend             = var.warm_storage.backend
+    tags                = var.tags
+  }
+  cold = var.cold_storage == null ? null : {
+    bucket_name      = var.cold_storage.bucket_name
+    capacity_tib     = var.cold_storage.capacity_tib
+    force_destroy    = var.cold_storage.force_destroy
+    object_lifecycle = var.cold_storage.object_lifecycle
+    cache            = var.cold_storage.cache
+    tags             = var.tags
+  }
+}
+
+module "cluster" {
+  source = "../cluster-core"
+
+  name          = var.name
+  scenario      = var.scenario
+  network_id    = gpucluster_rdma_network.this.id
+  erdma         = var.network.erdma
+  nccl_env      = var.nccl_env
+  control_plane = var.control_plane
+  worker_pools  = local.worker_pools
+  # Built here so that whether there is a disk is known at plan time even while its size is not.
+  node_local_disk = local.node_local_disk ? {
+    category          = "cloud_essd"
+    performance_level = "PL3"
+    size_gib          = module.storage.hot_data_disk.size_gib
+  } : null
+  mounts = module.storage.fstab_lines
+
+  join_token         = var.join_token
+  join_token_salt    = var.join_token_salt
+  ca_cert_hash       = var.ca_cert_hash
+  idle_reclaim_after = var.idle_reclaim_after
+  monitoring         = var.monitoring
+  hpa                = var.hpa
+  tags               = var.tags
+}

@@ -1,0 +1,54 @@
+# The checks the scenario modules rely on: each wrong input stops the plan at this module's
+# variable, before anything is created. (Each scenario module's own test applies its defaults.)
+
+variables {
+  scenario           = "ai_training"
+  name               = "sc-test"
+  cidr_block         = "10.23.0.0/16"
+  network            = { erdma = true, placement = "low_latency" }
+  gpu_model          = "A100-80GB"
+  gpus_per_node      = 8
+  worker_pools       = { gpu = { size = 2 } }
+  hot_storage        = { capacity_tib = 100, min_throughput_gbps = 20, min_iops = 1000000, node_local_disk = true }
+  idle_reclaim_after = "72h"
+  join_token_salt    = "module-test"
+}
+
+run "plans_a_cluster" {
+  command = plan
+
+  assert {
+    condition     = gpucluster_rdma_network.this.placement_groups == 1 && length(gpucluster_rdma_network.this.zone_ids) == 1
+    error_message = "three nodes in low-latency placement need one placement group in one zone"
+  }
+}
+
+run "refuses_open_admin_access" {
+  command = plan
+
+  variables {
+    admin_cidrs = ["0.0.0.0/0"]
+  }
+
+  expect_failures = [var.admin_cidrs]
+}
+
+run "refuses_iops_beyond_one_disk" {
+  command = plan
+
+  variables {
+    hot_storage = { capacity_tib = 100, min_throughput_gbps = 20, min_iops = 2000000, node_local_disk = true }
+  }
+
+  expect_failures = [var.hot_storage]
+}
+
+run "refuses_unknown_placement" {
+  command = plan
+
+  variables {
+    network = { erdma = true, placement = "tight" }
+  }
+
+  expect_failures = [var.network]
+}

@@ -1,0 +1,248 @@
+# The scenario modules give every input their scenario's default; this module checks them, once.
+
+variable "scenario" {
+  description = "Research scenario: ai_training, molecular_dynamics or engineering_simulation."
+  type        = string
+
+  validation {
+    condition     = contains(["ai_training", "molecular_dynamics", "engineering_simulation"], var.scenario)
+    error_message = "scenario must be one of ai_training, molecular_dynamics, engineering_simulation."
+  }
+}
+
+variable "name" {
+  description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-hot, <name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
+    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
+  }
+}
+
+variable "cidr_block" {
+  description = "IPv4 block of the cluster's own VPC, inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16."
+  type        = string
+}
+
+variable "zone_ids" {
+  description = "Zones of the network. Null: the region's first zone_count zones."
+  type        = list(string)
+  default     = null
+}
+
+variable "zone_count" {
+  description = "How many of the region's zones the network takes when zone_ids is null."
+  type        = number
+  default     = 1
+}
+
+variable "admin_cidrs" {
+  description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443). Empty: nothing from outside the cluster."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
+    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
+  }
+}
+
+variable "network" {
+  description = "Interconnect: erdma, placement (none, low_latency or spread), placement_groups (null: enough for every node), hpc_cluster."
+  type = object({
+    erdma            = bool
+    placement        = string
+    placement_groups = optional(number)
+    hpc_cluster      = optional(bool, false)
+  })
+  nullable = false
+
+  validation {
+    condition     = contains(["none", "low_latency", "spread"], var.network.placement)
+    error_message = "network.placement must be none, low_latency or spread."
+  }
+}
+
+variable "gpu_model" {
+  description = "GPU model of the worker pools that set neither gpu_model nor instance_type."
+  type        = string
+}
+
+variable "gpus_per_node" {
+  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type."
+  type        = number
+
+  validation {
+    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
+    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (the findings list the sizes that exist)."
+  }
+}
+
+variable "worker_pools" {
+  description = "GPU worker pools keyed by a short name; see cluster-core's worker_pools. Unset gpu_model and gpus_per_node come from the module's."
+  type = map(object({
+    size                   = number
+    min_size               = optional(number)
+    gpu_model              = optional(string)
+    gpus_per_node          = optional(number)
+    instance_type          = optional(string)
+    instance_type_fallback = optional(bool, false)
+    zone_ids               = optional(list(string))
+    image_id               = optional(string)
+    system_disk = optional(object({
+      category          = string
+      performance_level = optional(string)
+      size_gib          = number
+    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
+    max_unavailable    = optional(number, 1)
+    auto_release_after = optional(string)
+    labels             = optional(map(string), {})
+    taints = optional(list(object({
+      key    = string
+      value  = optional(string, "")
+      effect = string
+    })), [])
+    tags = optional(map(string), {})
+  }))
+  nullable = false
+}
+
+variable "control_plane" {
+  description = "Kubernetes control plane; see cluster-core's control_plane."
+  type = object({
+    enabled       = optional(bool, true)
+    instance_type = optional(string, "ecs.g7.2xlarge")
+    size          = optional(number, 1)
+    image_id      = optional(string)
+    pod_subnet    = optional(string, "10.244.0.0/16")
+    api_endpoint  = optional(string)
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "hot_storage" {
+  description = "Hot tier (storage-tiers' hot) and, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops. Null: no hot tier."
+  type = object({
+    capacity_tib        = number
+    min_throughput_gbps = number
+    min_iops            = optional(number)
+    node_local_disk     = optional(bool, false)
+    backend             = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.hot_storage == null || try(var.hot_storage.capacity_tib >= 1, false)
+    error_message = "hot_storage.capacity_tib must be at least 1 TiB (CPFS grows in 10 TiB steps)."
+  }
+  validation {
+    condition     = var.hot_storage == null || try(var.hot_storage.min_iops <= 1000000, true)
+    error_message = "hot_storage.min_iops above 1,000,000 is more than one ESSD PL3 disk gives: stripe several disks yourself and keep min_iops at 1000000."
+  }
+}
+
+variable "warm_storage" {
+  description = "Warm tier (storage-tiers' warm). Null: no warm tier."
+  type = object({
+    capacity_tib        = number
+    min_throughput_gbps = number
+    backend             = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.warm_storage == null || try(var.warm_storage.capacity_tib >= 1, false)
+    error_message = "warm_storage.capacity_tib must be at least 1 TiB."
+  }
+}
+
+variable "cold_storage" {
+  description = "Cold tier (storage-tiers' cold): an OSS bucket with lifecycle transitions, optionally behind an Alluxio cache. Null: no cold tier."
+  type = object({
+    bucket_name   = optional(string)
+    capacity_tib  = number
+    force_destroy = optional(bool, false)
+    object_lifecycle = optional(object({
+      ia_after_days           = optional(number)
+      archive_after_days      = optional(number)
+      cold_archive_after_days = optional(number)
+      expire_after_days       = optional(number)
+    }))
+    cache = optional(object({
+      size_gib        = number
+      target_hit_rate = optional(number, 0.9)
+      hot_dataset_gib = optional(number)
+    }))
+  })
+  default = null
+
+  validation {
+    condition     = var.cold_storage == null || try(var.cold_storage.capacity_tib >= 1, false)
+    error_message = "cold_storage.capacity_tib must be at least 1 TiB."
+  }
+}
+
+variable "idle_reclaim_after" {
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it."
+  type        = string
+}
+
+variable "monitoring" {
+  description = "Alert rule settings; see cluster-core's monitoring."
+  type = object({
+    design_bandwidth_gbps = optional(number, 100)
+    network_interface     = optional(string, "eth0")
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "nccl_env" {
+  description = "NCCL variables that override the network's defaults in workload pods."
+  type        = map(string)
+  default     = {}
+}
+
+variable "hpa" {
+  description = "Autoscale an inference Deployment on GPU utilisation; see cluster-core's hpa. Null: no HPA."
+  type = object({
+    deployment              = string
+    min_replicas            = number
+    max_replicas            = number
+    target_gpu_util_percent = optional(number)
+  })
+  default = null
+}
+
+variable "join_token" {
+  description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the name and join_token_salt."
+  type        = string
+  default     = null
+  sensitive   = true
+
+  validation {
+    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
+    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
+  }
+}
+
+variable "join_token_salt" {
+  description = "Secret mixed into the derived join token when join_token is null."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "ca_cert_hash" {
+  description = "sha256:<hex> of the cluster CA that workers pin when they join; null: no pinning (a warning says so)."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags on the network, the storage tiers and every node."
+  type        = map(string)
+  default     = {}
+}
