@@ -14,16 +14,11 @@ if [[ -x "$out" ]] && "$out" version 2>/dev/null | grep -q "OpenTofu ${version}"
   exit 0
 fi
 
-src="$(go mod download -json "github.com/opentofu/opentofu@${version}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-if [[ -z "$src" || ! -d "$src" ]]; then
-  echo "build-tofu: could not download github.com/opentofu/opentofu@${version} from the Go module proxy" >&2
-  exit 1
-fi
-
-work="$(mktemp -d)"
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-cp -R "$src/." "$work/"
-chmod -R u+w "$work"
+# shellcheck source=lib/gomodule.sh
+source "${root}/scripts/lib/gomodule.sh"
+work=""
+trap 'remove_dir "$work"' EXIT
+work="$(module_copy "github.com/opentofu/opentofu@${version}")" || { echo "build-tofu: giving up" >&2; exit 1; }
 
 echo "build-tofu: building OpenTofu ${version} (several minutes on a cold cache)" >&2
 mkdir -p "$(dirname "$out")"

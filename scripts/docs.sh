@@ -9,7 +9,8 @@
 # (./bin/tofu, `make tofu`) is pointed at it with a dev_overrides CLI configuration, and
 # `tofu providers schema -json` prints the schema. tfplugindocs looks a provider up in that JSON by
 # its short name ("gpucluster") or as registry.terraform.io/hashicorp/<name>; OpenTofu keys it
-# registry.opentofu.org/gpucluster/gpucluster, so the key is renamed before tfplugindocs reads it.
+# registry.opentofu.org/gpucluster/gpucluster (Terraform, when TOFU names one,
+# registry.terraform.io/gpucluster/gpucluster), so the key is renamed before tfplugindocs reads it.
 #
 # Generation happens in a scratch copy of examples/ and templates/, plus the "Choosing a GPU" guide
 # rendered from internal/catalog by tools/gpumatrix, so templates/ holds only hand-written pages
@@ -44,7 +45,7 @@ CGO_ENABLED=0 go build -trimpath -o "$work/plugins/terraform-provider-gpucluster
 cat >"$work/tofurc" <<RC
 provider_installation {
   dev_overrides {
-    "registry.opentofu.org/gpucluster/gpucluster" = "$work/plugins"
+    "gpucluster/gpucluster" = "$work/plugins"
   }
   direct {}
 }
@@ -64,10 +65,10 @@ TF
 
 # The key is the first thing after "provider_schemas":{ and JSON escapes every quote inside a
 # string, so this pattern can only match the key itself.
-sed 's#"provider_schemas":{"registry\.opentofu\.org/gpucluster/gpucluster":#"provider_schemas":{"gpucluster":#' \
+sed -E 's#"provider_schemas":\{"registry\.(opentofu\.org|terraform\.io)/gpucluster/gpucluster":#"provider_schemas":{"gpucluster":#' \
   "$work/schema.opentofu.json" >"$work/schema.json"
 if ! grep -q '"provider_schemas":{"gpucluster":' "$work/schema.json"; then
-  echo "docs: the schema from OpenTofu does not start with registry.opentofu.org/gpucluster/gpucluster:" >&2
+  echo "docs: the schema from $TOFU does not start with registry.opentofu.org/gpucluster/gpucluster (or registry.terraform.io/...):" >&2
   head -c 300 "$work/schema.opentofu.json" >&2
   exit 1
 fi

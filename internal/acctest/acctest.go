@@ -1,5 +1,5 @@
-// Package acctest holds what acceptance tests share: provider factories, a real OpenTofu binary,
-// an emulator per test, and provider blocks pointed at it.
+// Package acctest holds what acceptance tests share: provider factories, a real CLI (OpenTofu or
+// HashiCorp Terraform), an emulator per test, and provider blocks pointed at it.
 package acctest
 
 import (
@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -41,16 +43,13 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// PreCheck makes sure a real CLI is there to drive. Order: TF_ACC_TERRAFORM_PATH, then tofu or
-// terraform on PATH, then ./bin/tofu as `make tofu` builds it. Missing all three fails the test
-// with the command that fixes it: a silently skipped acceptance test would hide a broken provider.
+// PreCheck makes sure a real CLI is there to drive. Order: TF_ACC_TERRAFORM_PATH; else, with
+// CLI=tofu or CLI=terraform (as `make testacc CLI=...` exports it), ./bin/<cli> as `make tofu` or
+// `make terraform` builds it, then <cli> on PATH; else tofu or terraform on PATH, then ./bin/tofu.
+// Missing all of them fails the test with the command that fixes it: a silently skipped acceptance
+// test would hide a broken provider.
 func PreCheck(t *testing.T) {
 	t.Helper()
-	// OpenTofu resolves an unqualified provider to registry.opentofu.org; the framework reattaches
-	// the in-process provider under this host, so the two must agree.
-	if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
-		t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
-	}
 	// Some machines export TF_CLI_CONFIG_FILE naming a file that does not exist; OpenTofu then
 	// prints a warning before its version, which the testing framework cannot parse.
 	if p := os.Getenv("TF_CLI_CONFIG_FILE"); p != "" {
@@ -58,24 +57,87 @@ func PreCheck(t *testing.T) {
 			t.Setenv("TF_CLI_CONFIG_FILE", "")
 		}
 	}
+	cli := findCLI(t)
+	if os.Getenv("TF_ACC_TERRAFORM_PATH") != cli {
+		t.Setenv("TF_ACC_TERRAFORM_PATH", cli)
+	}
+	// An unqualified provider resolves to the CLI's own registry (registry.opentofu.org for
+	// OpenTofu, registry.terraform.io for Terraform); the framework reattaches the in-process
+	// provider under TF_ACC_PROVIDER_HOST, so the two must agree.
+	if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
+		t.Setenv("TF_ACC_PROVIDER_HOST", RegistryHost(t, cli))
+	}
+}
+
+func findCLI(t *testing.T) string {
+	t.Helper()
 	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("TF_ACC_TERRAFORM_PATH=%s: %v", p, err)
 		}
-		return
+		return p
+	}
+	switch cli := os.Getenv("CLI"); cli {
+	case "":
+	case "tofu", "terraform":
+		local := filepath.Join(repoRoot(), "bin", cli)
+		if _, err := os.Stat(local); err == nil {
+			return local
+		}
+		if p, err := exec.LookPath(cli); err == nil {
+			return p
+		}
+		t.Fatalf("CLI=%s: neither %s nor %s on PATH: run `make %s` (builds it from the Go module proxy), or set TF_ACC_TERRAFORM_PATH", cli, local, cli, cli)
+	default:
+		t.Fatalf("CLI=%s: want tofu or terraform (or set TF_ACC_TERRAFORM_PATH to the binary)", cli)
 	}
 	for _, name := range []string{"tofu", "terraform"} {
 		if p, err := exec.LookPath(name); err == nil {
-			t.Setenv("TF_ACC_TERRAFORM_PATH", p)
-			return
+			return p
 		}
 	}
 	local := filepath.Join(repoRoot(), "bin", "tofu")
 	if _, err := os.Stat(local); err == nil {
-		t.Setenv("TF_ACC_TERRAFORM_PATH", local)
-		return
+		return local
 	}
-	t.Fatalf("acceptance tests need OpenTofu: run `make tofu` (builds ./bin/tofu from the Go module proxy), or set TF_ACC_TERRAFORM_PATH")
+	t.Fatalf("acceptance tests need OpenTofu or Terraform: run `make tofu` (builds ./bin/tofu from the Go module proxy) or `make terraform`, or set TF_ACC_TERRAFORM_PATH")
+	return ""
+}
+
+// Registry hosts the CLIs give an unqualified provider source such as gpucluster/gpucluster.
+const (
+	OpenTofuRegistry  = "registry.opentofu.org"
+	TerraformRegistry = "registry.terraform.io"
+)
+
+var registryHosts sync.Map // CLI path -> its registry host
+
+// RegistryHost tells OpenTofu from HashiCorp Terraform by what `<cli> version` prints and returns
+// the registry host that CLI fills in for an unqualified provider source. Tests that write a
+// dev_overrides block or a fully qualified source use it, so they run under either CLI (or use
+// the short source "gpucluster/gpucluster", which both CLIs accept).
+func RegistryHost(t *testing.T, cli string) string {
+	t.Helper()
+	if h, ok := registryHosts.Load(cli); ok {
+		return h.(string)
+	}
+	cmd := exec.Command(cli, "version")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=", "CHECKPOINT_DISABLE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s version: %v\n%s", cli, err, out)
+	}
+	var host string
+	switch {
+	case strings.Contains(string(out), "OpenTofu v"):
+		host = OpenTofuRegistry
+	case strings.Contains(string(out), "Terraform v"):
+		host = TerraformRegistry
+	default:
+		t.Fatalf("%s version printed neither OpenTofu nor Terraform:\n%s", cli, out)
+	}
+	registryHosts.Store(cli, host)
+	return host
 }
 
 // ProviderBlock returns a provider block for the given endpoint and credentials, plus extra

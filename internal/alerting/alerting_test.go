@@ -14,15 +14,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 func requireTool(t *testing.T, tool, pkg string) string {
 	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		t.Skipf("%s not found: install the Debian package %q (apt-get install -y %s); .ci/run does", tool, pkg, pkg)
-	}
-	return p
+	return testtools.Require(t, tool, pkg)
 }
 
 func thresholdsFor(t *testing.T, scenario string) Thresholds {

@@ -10,19 +10,17 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 const testToken = "abcdef.0123456789abcdef"
 
-// requireTool returns the path of a command-line tool or skips the test naming the Debian
-// package that provides it. CI (.ci/run) installs the packages, so there the test always runs.
+// requireTool returns the path of a command-line tool, or fails the test naming the Debian
+// package that provides it and `make test-tools`, which installs it (make test runs it first).
 func requireTool(t *testing.T, tool, pkg string) string {
 	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		t.Skipf("%s not found: install the Debian package %q (apt-get install -y %s); .ci/run does", tool, pkg, pkg)
-	}
-	return p
+	return testtools.Require(t, tool, pkg)
 }
 
 func worker() Options {

@@ -45,10 +45,7 @@ type mergedParts struct {
 func runCloudInitMerge(t *testing.T, doc string) mergedParts {
 	t.Helper()
 	requireTool(t, "cloud-init", "cloud-init")
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("%s not found: install the Debian package \"cloud-init\" (it brings python3)", py)
-	}
+	py := requireTool(t, "/usr/bin/python3", "python3")
 	dir := t.TempDir()
 	script, data := filepath.Join(dir, "merge.py"), filepath.Join(dir, "user-data")
 	if err := os.WriteFile(script, []byte(cloudInitMerge), 0o600); err != nil {

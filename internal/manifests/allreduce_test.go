@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 type poolAllReduceObjects struct {
@@ -184,10 +185,7 @@ func TestPoolAllReduceUserNCCLEnvWins(t *testing.T) {
 // TestAllReduceScript compiles the script and checks its arithmetic (torch is imported in main
 // only), and checks the pod's shell command parses.
 func TestAllReduceScript(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found: install the Debian package \"python3\" (cloud-init brings it); .ci/run does")
-	}
+	py := testtools.Require(t, "python3", "python3")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "all_reduce.py"), []byte(AllReduceScript), 0o600); err != nil {
 		t.Fatal(err)
@@ -211,10 +209,7 @@ assert not ok and "below the minimum 9.50" in msg, msg
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("script arithmetic: %v\n%s", err, out)
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not found")
-	}
+	bash := testtools.Require(t, "bash", "bash")
 	p := renderPoolAllReduce(t, opts(catalog.ScenarioAITraining))
 	if out, err := exec.Command(bash, "-n", "-c", p.job.Spec.Template.Spec.Containers[0].Command[2]).CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)

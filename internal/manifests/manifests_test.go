@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 // newObject returns an empty k8s.io/api object for an apiVersion and kind.
@@ -307,10 +308,7 @@ func TestRenderOptions(t *testing.T) {
 // limit deletes the Job once, a bare pod past the limit is deleted, young pods, finished pods and
 // Deployment pods are left alone.
 func TestReaperScript(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found: install the Debian package \"python3\" (cloud-init brings it); .ci/run does")
-	}
+	py := testtools.Require(t, "python3", "python3")
 	old := time.Now().Add(-73 * time.Hour).UTC().Format(time.RFC3339)
 	young := time.Now().Add(-1 * time.Hour).UTC().Format(time.RFC3339)
 	pod := func(name, phase, start, ownerKind, owner string) map[string]any {
