@@ -356,3 +356,22 @@ func TestV3ROAStyleAndEncoding(t *testing.T) {
 		t.Fatalf("description came back as %q", d)
 	}
 }
+
+// TestV3SDKOverPlainHTTP: the configuration the emulator guide gives users of
+// the newer SDKs (the program serves plain HTTP): endpoint plus Protocol HTTP.
+func TestV3SDKOverPlainHTTP(t *testing.T) {
+	e := newEnv(t, Config{})
+	c, err := ecs7.NewClient(&openapi.Config{
+		AccessKeyId:     tea.String(testAK),
+		AccessKeySecret: tea.String(testSecret),
+		RegionId:        tea.String(testRegion),
+		Endpoint:        tea.String(e.host),
+		Protocol:        tea.String("HTTP"),
+	})
+	must(t, err)
+	regions, err := c.DescribeRegions(&ecs7.DescribeRegionsRequest{})
+	must(t, err)
+	if !containsRegion(regions.Body.Regions.Region, testRegion) {
+		t.Fatalf("DescribeRegions: %s", regions.Body)
+	}
+}
