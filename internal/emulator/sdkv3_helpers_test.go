@@ -87,18 +87,18 @@ func newV3Client[C any](v *v3Env, newClient func(*openapi.Config) (C, error), ak
 	return c
 }
 
-func (v *v3Env) ecs(ak, secret, token string) *ecs7.Client {
+func (v *v3Env) newECS(ak, secret, token string) *ecs7.Client {
 	return newV3Client(v, ecs7.NewClient, ak, secret, token)
 }
 
-func (v *v3Env) vpc(ak, secret, token string) *vpc6.Client {
+func (v *v3Env) newVPC(ak, secret, token string) *vpc6.Client {
 	return newV3Client(v, vpc6.NewClient, ak, secret, token)
 }
 
-// openAPI is the generic client every generated product client wraps; NAS
+// newOpenAPI builds the generic client every generated product client wraps; NAS
 // is called through it because the Go module proxy serves no NAS module of
 // the newer SDK generation.
-func (v *v3Env) openAPI(ak, secret, token string) *openapi.Client {
+func (v *v3Env) newOpenAPI(ak, secret, token string) *openapi.Client {
 	return newV3Client(v, openapi.NewClient, ak, secret, token)
 }
 

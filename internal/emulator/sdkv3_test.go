@@ -27,7 +27,7 @@ const (
 // headers.
 func TestV3WireShape(t *testing.T) {
 	v := newV3Env(t, Config{})
-	_, err := v.ecs(testAK, testSecret, "").DescribeZones(&ecs7.DescribeZonesRequest{RegionId: dara.String(testRegion)})
+	_, err := v.newECS(testAK, testSecret, "").DescribeZones(&ecs7.DescribeZonesRequest{RegionId: dara.String(testRegion)})
 	must(t, err)
 	r := v.last()
 	if r.method != "POST" || !strings.HasPrefix(r.url, "/?") || !strings.Contains(r.url, "RegionId="+testRegion) || len(r.body) != 0 {
@@ -51,7 +51,7 @@ func TestV3WireShape(t *testing.T) {
 // answers must decode into its response models.
 func TestV3SDKDefaultECS(t *testing.T) {
 	v := newV3Env(t, Config{BootTime: time.Millisecond})
-	ec, vc := v.ecs(testAK, testSecret, ""), v.vpc(testAK, testSecret, "")
+	ec, vc := v.newECS(testAK, testSecret, ""), v.newVPC(testAK, testSecret, "")
 
 	regions, err := ec.DescribeRegions(&ecs7.DescribeRegionsRequest{})
 	must(t, err)
@@ -147,7 +147,7 @@ func v3Network(t *testing.T, vc *vpc6.Client, zone string) (vpcID, vswID string)
 // TestV3SDKDefaultVPC: a VPC's life through the newer VPC SDK.
 func TestV3SDKDefaultVPC(t *testing.T) {
 	v := newV3Env(t, Config{})
-	vc := v.vpc(testAK, testSecret, "")
+	vc := v.newVPC(testAK, testSecret, "")
 	vpcID, vswID := v3Network(t, vc, testRegion+"-a")
 	_, err := vc.DeleteVpc(&vpc6.DeleteVpcRequest{RegionId: dara.String(testRegion), VpcId: dara.String(vpcID)})
 	if code := v3Code(err); !strings.HasPrefix(code, "DependencyViolation") {
@@ -170,7 +170,7 @@ func TestV3SDKDefaultVPC(t *testing.T) {
 // answers are decoded into the NAS models of the SDK the provider uses.
 func TestV3SDKDefaultNAS(t *testing.T) {
 	v := newV3Env(t, Config{})
-	c := v.openAPI(testAK, testSecret, "")
+	c := v.newOpenAPI(testAK, testSecret, "")
 	created, err := nasCall(c, "CreateFileSystem", map[string]any{
 		"RegionId": testRegion, "FileSystemType": "standard", "StorageType": "Performance",
 		"ProtocolType": "NFS", "ZoneId": testRegion + "-a", "Description": "v3 scratch",
@@ -222,18 +222,18 @@ func TestV3SignatureChecks(t *testing.T) {
 	v := newV3Env(t, Config{})
 	regions := &ecs7.DescribeRegionsRequest{}
 
-	_, err := v.ecs("nobody", "x", "").DescribeRegions(regions)
+	_, err := v.newECS("nobody", "x", "").DescribeRegions(regions)
 	wantV3Code(t, err, "InvalidAccessKeyId.NotFound")
-	_, err = v.ecs(testAK, "wrong", "").DescribeRegions(regions)
+	_, err = v.newECS(testAK, "wrong", "").DescribeRegions(regions)
 	wantV3Code(t, err, "SignatureDoesNotMatch")
 
 	v.s.clockSkew.Store(int64(20 * time.Minute))
-	_, err = v.ecs(testAK, testSecret, "").DescribeRegions(regions)
+	_, err = v.newECS(testAK, testSecret, "").DescribeRegions(regions)
 	v.s.clockSkew.Store(0)
 	wantV3Code(t, err, "InvalidTimeStamp.Expired")
 
 	// A good request, then the same bytes again: the nonce is spent.
-	_, err = v.ecs(testAK, testSecret, "").DescribeZones(&ecs7.DescribeZonesRequest{RegionId: dara.String(testRegion)})
+	_, err = v.newECS(testAK, testSecret, "").DescribeZones(&ecs7.DescribeZonesRequest{RegionId: dara.String(testRegion)})
 	must(t, err)
 	good := v.last()
 	if code, status := v.send(good); code != "SignatureNonceUsed" || status != 400 {
@@ -285,24 +285,24 @@ func TestV3STSCredentials(t *testing.T) {
 	v := newV3Env(t, Config{})
 	a := sts.CreateAssumeRoleRequest()
 	a.RoleArn, a.RoleSessionName = "acs:ram::1234567890:role/gpucluster-admin", "v3"
-	resp, err := v.env.sts.AssumeRole(a)
+	resp, err := v.sts.AssumeRole(a)
 	must(t, err)
 	c := resp.Credentials
 	zones := &ecs7.DescribeZonesRequest{RegionId: dara.String(testRegion)}
 
-	_, err = v.ecs(c.AccessKeyId, c.AccessKeySecret, c.SecurityToken).DescribeZones(zones)
+	_, err = v.newECS(c.AccessKeyId, c.AccessKeySecret, c.SecurityToken).DescribeZones(zones)
 	must(t, err)
 	if r := v.last(); r.header.Get("x-acs-security-token") != c.SecurityToken || !strings.Contains(r.header.Get("Authorization"), "x-acs-security-token") {
 		t.Fatalf("the SDK did not sign its security token: %v", r.header)
 	}
-	_, err = v.ecs(c.AccessKeyId, c.AccessKeySecret, "forged").DescribeZones(zones)
+	_, err = v.newECS(c.AccessKeyId, c.AccessKeySecret, "forged").DescribeZones(zones)
 	wantV3Code(t, err, "InvalidSecurityToken.MismatchWithAccessKey")
-	_, err = v.ecs(c.AccessKeyId, c.AccessKeySecret, "").DescribeZones(zones)
+	_, err = v.newECS(c.AccessKeyId, c.AccessKeySecret, "").DescribeZones(zones)
 	wantV3Code(t, err, "MissingSecurityToken")
-	_, err = v.ecs(c.AccessKeyId, "wrong", c.SecurityToken).DescribeZones(zones)
+	_, err = v.newECS(c.AccessKeyId, "wrong", c.SecurityToken).DescribeZones(zones)
 	wantV3Code(t, err, "SignatureDoesNotMatch")
 	v.s.clockSkew.Store(int64(2 * time.Hour))
-	_, err = v.ecs(c.AccessKeyId, c.AccessKeySecret, c.SecurityToken).DescribeZones(zones)
+	_, err = v.newECS(c.AccessKeyId, c.AccessKeySecret, c.SecurityToken).DescribeZones(zones)
 	v.s.clockSkew.Store(0)
 	wantV3Code(t, err, "InvalidSecurityToken.Expired")
 }
@@ -325,7 +325,7 @@ func TestV3ROAStyleAndEncoding(t *testing.T) {
 	// Generated ROA clients send path parameters already encoded.
 	path := "/zones/" + percentEncode("a b*c~d/é")
 	roa := func(secret string) error {
-		_, err := v.openAPI(testAK, secret, "").CallApi(&openapi.Params{
+		_, err := v.newOpenAPI(testAK, secret, "").CallApi(&openapi.Params{
 			Action: dara.String("DescribeZones"), Version: dara.String(versionECS), Protocol: dara.String("HTTPS"),
 			Pathname: dara.String(path), Method: dara.String("PUT"), AuthType: dara.String("AK"),
 			Style: dara.String("ROA"), ReqBodyType: dara.String("json"), BodyType: dara.String("json"),
@@ -343,9 +343,9 @@ func TestV3ROAStyleAndEncoding(t *testing.T) {
 
 	// An RPC value with every character class the canonical query escapes
 	// differently from form encoding, stored and read back intact.
-	ec := v.ecs(testAK, testSecret, "")
+	ec := v.newECS(testAK, testSecret, "")
 	desc := "a b*c~d é/+&=%"
-	vc := v.vpc(testAK, testSecret, "")
+	vc := v.newVPC(testAK, testSecret, "")
 	cv, err := vc.CreateVpc(&vpc6.CreateVpcRequest{RegionId: dara.String(testRegion), CidrBlock: dara.String("10.0.0.0/16"), Description: dara.String(desc)})
 	must(t, err)
 	sg, err := ec.CreateSecurityGroup(&ecs7.CreateSecurityGroupRequest{RegionId: dara.String(testRegion), VpcId: cv.Body.VpcId, Description: dara.String(desc)})
