@@ -83,6 +83,15 @@ func newRequestID() string {
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
+	sr := signedRequest{method: r.Method}
+	if isV3(r) {
+		v3, aerr := readV3(r) // before ParseForm, which consumes the body the signature covers
+		if aerr != nil {
+			writeAPIError(w, aerr, reqID, r.Host)
+			return
+		}
+		sr.v3 = v3
+	}
 	if err := r.ParseForm(); err != nil {
 		writeAPIError(w, errf(400, "InvalidParameter", "cannot parse the request: %v", err), reqID, r.Host)
 		return
@@ -110,7 +119,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if s.applyFaults(w, r, action, false) {
 		return
 	}
-	body, status, aerr := s.answerRPC(r.Method, p, action, version, reqID)
+	body, status, aerr := s.answerRPC(sr, p, action, version, reqID)
 	code := ""
 	if aerr != nil {
 		code = aerr.Code
@@ -134,12 +143,12 @@ func orOK(code string) string {
 	return code
 }
 
-func (s *Server) answerRPC(method string, p params, action, version, reqID string) ([]byte, int, *apiError) {
+func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
 	now := s.now()
 	if action == "" {
 		return nil, 0, errMissing("Action")
 	}
-	ak, aerr := s.authenticate(method, p, now)
+	ak, aerr := s.authenticateRequest(sr, p, now)
 	if aerr != nil {
 		return nil, 0, aerr
 	}

@@ -66,6 +66,8 @@ func FuzzServeHTTP(f *testing.F) {
 		"PUT /bucket/obj?versionId=&uploads&max-keys=-5 HTTP/1.1\r\nHost: h\r\nContent-MD5: ###\r\nContent-Length: 3\r\n\r\nabc",
 		"GET /?list-type=2&max-keys=99999999999999999999 HTTP/1.1\r\nHost: b.h\r\n\r\n",
 		"DELETE /b/%zz HTTP/1.1\r\nHost: h\r\n\r\n",
+		"POST /?RegionId=cn-wulanchabu&VpcName=a%20b HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ACS3-HMAC-SHA256 Credential=emulator,SignedHeaders=host;x-acs-action;x-acs-content-sha256;x-acs-date;x-acs-signature-nonce;x-acs-version,Signature=00\r\nx-acs-action: CreateVpc\r\nx-acs-version: 2016-04-28\r\nx-acs-date: 2024-01-01T00:00:00Z\r\nx-acs-signature-nonce: n1\r\nx-acs-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\r\n\r\n",
+		"PUT /a/b%2Fc HTTP/1.1\r\nHost: h\r\nAuthorization: ACS3-HMAC-SHA256 Credential=,SignedHeaders=;;,Signature\r\nx-acs-signature-nonce: n\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 9\r\n\r\nAction=Ru",
 	} {
 		f.Add(raw)
 	}

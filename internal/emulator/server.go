@@ -4,7 +4,7 @@
 // the vendor's wire format, checks signatures, and builds every JSON answer
 // from the SDK's own response structs, so a field-name mistake on either side
 // breaks a test. Admin endpoints under /_emulator/ drive faults, stock and
-// inspection (see DESIGN.md, "Emulator program").
+// inspection (see docs/guides/emulator.md).
 package emulator
 
 import (

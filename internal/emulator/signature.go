@@ -87,16 +87,8 @@ func (s *Server) authenticate(method string, p params, now time.Time) (string, *
 	if !ok {
 		return "", errf(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
 	}
-	if token != "" {
-		got := p["SecurityToken"]
-		switch {
-		case got == "":
-			return "", errf(400, "MissingSecurityToken", "SecurityToken is mandatory for temporary access keys.")
-		case subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1:
-			return "", errf(400, "InvalidSecurityToken.MismatchWithAccessKey", "The SecurityToken does not match the AccessKeyId.")
-		case now.After(exp):
-			return "", errf(400, "InvalidSecurityToken.Expired", "Specified SecurityToken is expired.")
-		}
+	if e := checkSecurityToken(p["SecurityToken"], token, exp, now); e != nil {
+		return "", e
 	}
 	if p["Signature"] == "" {
 		return "", errf(400, "IncompleteSignature", "The request signature does not conform to Aliyun standards: Signature is missing.")
@@ -108,12 +100,8 @@ func (s *Server) authenticate(method string, p params, now time.Time) (string, *
 	if ts == "" {
 		return "", errMissing("Timestamp")
 	}
-	t, err := time.Parse("2006-01-02T15:04:05Z", ts)
-	if err != nil {
-		return "", errf(400, "InvalidTimeStamp.Format", "Specified time stamp %q is not in the format 2006-01-02T15:04:05Z.", ts)
-	}
-	if d := now.Sub(t); d > signatureWindow || d < -signatureWindow {
-		return "", errf(400, "InvalidTimeStamp.Expired", "Specified time stamp or date value is expired: %s is more than 15 minutes from the server time %s.", ts, now.UTC().Format("2006-01-02T15:04:05Z"))
+	if e := checkTimestamp(ts, now); e != nil {
+		return "", e
 	}
 	sts := stringToSign(method, p)
 	want := signV1(sts, secret)
@@ -130,6 +118,36 @@ func (s *Server) authenticate(method string, p params, now time.Time) (string, *
 		return "", errf(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
 	}
 	return ak, nil
+}
+
+// checkSecurityToken checks the token sent with a key: temporary (STS) keys
+// must bring theirs, unexpired; long-term keys have none to check.
+func checkSecurityToken(got, want string, exp, now time.Time) *apiError {
+	if want == "" {
+		return nil
+	}
+	switch {
+	case got == "":
+		return errf(400, "MissingSecurityToken", "SecurityToken is mandatory for temporary access keys.")
+	case subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1:
+		return errf(400, "InvalidSecurityToken.MismatchWithAccessKey", "The SecurityToken does not match the AccessKeyId.")
+	case now.After(exp):
+		return errf(400, "InvalidSecurityToken.Expired", "Specified SecurityToken is expired.")
+	}
+	return nil
+}
+
+// checkTimestamp checks a request time (ISO 8601 UTC, whole seconds) is
+// within the signature window of the server clock.
+func checkTimestamp(ts string, now time.Time) *apiError {
+	t, err := time.Parse("2006-01-02T15:04:05Z", ts)
+	if err != nil {
+		return errf(400, "InvalidTimeStamp.Format", "Specified time stamp %q is not in the format 2006-01-02T15:04:05Z.", ts)
+	}
+	if d := now.Sub(t); d > signatureWindow || d < -signatureWindow {
+		return errf(400, "InvalidTimeStamp.Expired", "Specified time stamp or date value is expired: %s is more than 15 minutes from the server time %s.", ts, now.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return nil
 }
 
 // lookupKey returns the secret for a long-term key or a live STS key.
