@@ -2,11 +2,11 @@ package emulator
 
 // Elastic IP addresses (VPC API 2016-04-28). Semantics, limits and codes follow
 //   https://alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-allocateeipaddress
-//   https://help.aliyun.com/document_detail/36017.html (AssociateEipAddress)
-//   https://help.aliyun.com/document_detail/36021.html (UnassociateEipAddress)
-//   https://www.alibabacloud.com/help/doc-detail/36020.htm (ReleaseEipAddress)
-//   https://help.aliyun.com/document_detail/36019.html (ModifyEipAddressAttribute)
-//   https://help.aliyun.com/document_detail/36018.html (DescribeEipAddresses)
+//   https://alibabacloud.com/help/tc/eip/developer-reference/api-120192 (Bandwidth ranges per billing)
+//   https://alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-associateeipaddress
+//   https://alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-unassociateeipaddress
+//   https://alibabacloud.com/help/en/eip/developer-reference/api-vpc-2016-04-28-releaseeipaddress-eips
+//   https://alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describeeipaddresses
 // Bandwidth (Mbit/s) is bounded by the billing: pay-as-you-go by bandwidth
 // 1-500, pay-as-you-go by traffic 1-200, subscription (by bandwidth only) 1-1000.
 // Anything above needs an Internet Shared Bandwidth plan, which the emulator

@@ -4,7 +4,7 @@ package emulator
 // other kind any more. Semantics and error codes follow
 //   https://help.aliyun.com/en/nat-gateway/api-createnatgateway
 //   https://alibabacloud.com/help/en/nat-gateway/developer-reference/api-vpc-2016-04-28-deletenatgateway-natgws
-//   https://help.aliyun.com/document_detail/36054.html (DescribeNatGateways)
+//   https://alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-deletevpc (DependencyViolation.NatGateway)
 // CreateNatGateway is asynchronous (Creating -> Available), as is
 // DeleteNatGateway (Deleting -> gone); while either runs only queries work.
 

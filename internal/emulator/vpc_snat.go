@@ -2,9 +2,9 @@ package emulator
 
 // SNAT entries of a NAT gateway's SNAT table (VPC API 2016-04-28). Semantics
 // and codes follow
-//   https://help.aliyun.com/document_detail/42672.html (CreateSnatEntry)
-//   https://help.aliyun.com/document_detail/42677.html (DescribeSnatTableEntries)
-//   https://help.aliyun.com/document_detail/42674.html (DeleteSnatEntry)
+//   https://alibabacloud.com/help/en/nat-gateway/developer-reference/api-vpc-2016-04-28-createsnatentry-natgws
+//   https://alibabacloud.com/help/en/nat-gateway/developer-reference/api-vpc-2016-04-28-describesnattableentries-natgws
+//   https://alibabacloud.com/help/en/nat-gateway/developer-reference/api-vpc-2016-04-28-deletesnatentry-natgws
 // An entry translates one source (a vSwitch or a CIDR block) to one or more
 // EIPs that must be bound to the entry's gateway. Creation is asynchronous
 // (Pending -> Available), as is deletion (Deleting -> gone); an entry that is
