@@ -29,6 +29,7 @@ func init() {
 	register(versionSLB, "DescribeLoadBalancerAttribute", route{fn: describeLoadBalancerAttribute})
 	register(versionSLB, "DeleteLoadBalancer", route{fn: deleteLoadBalancer, write: true})
 	register(versionSLB, "SetLoadBalancerDeleteProtection", route{fn: setLoadBalancerDeleteProtection, write: true})
+	register(versionSLB, "SetLoadBalancerName", route{fn: setLoadBalancerName, write: true})
 	register(versionSLB, "AddBackendServers", route{fn: addBackendServers, write: true})
 	register(versionSLB, "RemoveBackendServers", route{fn: removeBackendServers, write: true})
 	register(versionSLB, "DescribeHealthStatus", route{fn: describeHealthStatus})
@@ -304,6 +305,22 @@ func setLoadBalancerDeleteProtection(c *call) (any, *apiError) {
 	}
 	lb.DeleteProtection = v == "on"
 	return &slb.SetLoadBalancerDeleteProtectionResponse{RequestId: c.reqID}, nil
+}
+
+func setLoadBalancerName(c *call) (any, *apiError) {
+	lb, e := c.findSLB()
+	if e != nil {
+		return nil, e
+	}
+	name, e := c.p.required("LoadBalancerName")
+	if e != nil {
+		return nil, e
+	}
+	if len(name) > 80 {
+		return nil, errf(400, "InvalidParameter", "The Lb Name is Not supported: %q is longer than 80 characters.", name)
+	}
+	lb.Name = name
+	return &slb.SetLoadBalancerNameResponse{RequestId: c.reqID}, nil
 }
 
 // backend is the index of a server in the backend list, or -1.

@@ -248,6 +248,14 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Fatalf("RemoveBackendServers answered %+v", left.BackendServers)
 	}
 
+	sn := slb.CreateSetLoadBalancerNameRequest()
+	sn.RegionId, sn.LoadBalancerId, sn.LoadBalancerName = testRegion, lbID, "control-plane-2"
+	_, err = c.SetLoadBalancerName(sn)
+	must(t, err)
+	if a, err := e.lbAttr(c, lbID); err != nil || a.LoadBalancerName != "control-plane-2" {
+		t.Fatalf("after SetLoadBalancerName: %v %v", a, err)
+	}
+
 	// Tags.
 	tr := slb.CreateTagResourcesRequest()
 	tr.RegionId, tr.ResourceType, tr.ResourceId = testRegion, "instance", &[]string{lbID}

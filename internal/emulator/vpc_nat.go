@@ -19,6 +19,7 @@ func init() {
 	register(versionVPC, "CreateNatGateway", route{fn: netWrite(createNatGateway), write: true, idem: true})
 	register(versionVPC, "DescribeNatGateways", route{fn: describeNatGateways})
 	register(versionVPC, "DeleteNatGateway", route{fn: netWrite(deleteNatGateway), write: true})
+	register(versionVPC, "ModifyNatGatewayAttribute", route{fn: netWrite(modifyNatGatewayAttribute), write: true})
 }
 
 // natMaxBandwidth is what DescribeNatGateways reports for an enhanced gateway (Mbit/s).
@@ -225,6 +226,34 @@ func deleteNatGateway(c *call) (any, *apiError) {
 	}
 	n.DeletedAt = c.now.UnixNano()
 	return &vpc.DeleteNatGatewayResponse{RequestId: c.reqID}, nil
+}
+
+// modifyNatGatewayAttribute changes Name, Description and EipBindMode of an
+// Available gateway.
+func modifyNatGatewayAttribute(c *call) (any, *apiError) {
+	n, e := c.findNat()
+	if e != nil {
+		return nil, e
+	}
+	if st := c.s.natStatus(n, c.now); st != "Available" {
+		return nil, errf(400, "IncorrectStatus.NatGateway", "NAT gateway %s is %s; only an Available gateway can be modified.", n.ID, st)
+	}
+	if name, ok := c.p["Name"]; ok && (len(name) < 2 || len(name) > 128) {
+		return nil, errf(400, "InvalidParameter.Name.Malformed", "The specified Name is not valid: %q must be 2-128 characters.", name)
+	}
+	if v := c.p["EipBindMode"]; v != "" {
+		if e := oneOf("EipBindMode", v, "MULTI_BINDED", "NAT"); e != nil {
+			return nil, e
+		}
+		n.EipBindMode = v
+	}
+	if _, ok := c.p["Name"]; ok {
+		n.Name = c.p["Name"]
+	}
+	if _, ok := c.p["Description"]; ok {
+		n.Desc = c.p["Description"]
+	}
+	return &vpc.ModifyNatGatewayAttributeResponse{RequestId: c.reqID}, nil
 }
 
 func findNatTags(c *call, id string) *tagTarget {

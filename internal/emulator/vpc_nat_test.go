@@ -405,6 +405,16 @@ func TestNatForceDeleteAndTags(t *testing.T) {
 			t.Fatalf("ListTagResources %s by tag: %+v", typ, resp.TagResources)
 		}
 	}
+	m := vpc.CreateModifyNatGatewayAttributeRequest()
+	m.RegionId, m.NatGatewayId, m.Name, m.Description = testRegion, natID, "x", "too short a name"
+	_, err = e.vpc.ModifyNatGatewayAttribute(m)
+	wantCode(t, err, "InvalidParameter.Name.Malformed")
+	m.Name = "egress-2"
+	_, err = e.vpc.ModifyNatGatewayAttribute(m)
+	must(t, err)
+	if n := e.nat(natID); n.Name != "egress-2" || n.Description != "too short a name" {
+		t.Fatalf("after ModifyNatGatewayAttribute: %q %q", n.Name, n.Description)
+	}
 	d := vpc.CreateDescribeNatGatewaysRequest()
 	d.RegionId, d.Tag = testRegion, &[]vpc.DescribeNatGatewaysTag{{Key: "cluster", Value: "c1"}}
 	byTag, err := e.vpc.DescribeNatGateways(d)
