@@ -336,3 +336,26 @@ func TestNetworkStateSurvivesRestart(t *testing.T) {
 	}
 	wantCode(t, e2.deleteNat(nat.NatGatewayId, false), "DependencyViolation.SnatEntry")
 }
+
+func TestResourceCountsCoverEveryKind(t *testing.T) {
+	e := newEnv(t, Config{})
+	if got := e.s.Resources().Counts(); len(got) != 0 {
+		t.Fatalf("a new emulator counts %v", got)
+	}
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	cn := vpc.CreateCreateNatGatewayRequest()
+	cn.RegionId, cn.VpcId, cn.VSwitchId = testRegion, f.vpcID, f.vswID
+	nat, err := e.vpc.CreateNatGateway(cn)
+	must(t, err)
+	eip, err := e.allocateEip("10", "")
+	must(t, err)
+	must(t, e.associateEip(eip.AllocationId, nat.NatGatewayId, "Nat"))
+	_, err = e.createSnat(nat.SnatTableIds.SnatTableId[0], f.vswID, "", eip.EipAddress)
+	must(t, err)
+	e.createLB(e.slbClient(), f.vswID, "")
+	want := map[string]int{"vpcs": 1, "vswitches": 1, "security_groups": 1, "nat_gateways": 1, "snat_entries": 1,
+		"eips": 1, "load_balancers": 1}
+	if got := e.s.Resources().Counts(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("counts %v, want %v", got, want)
+	}
+}
