@@ -65,6 +65,9 @@ func allocateEipAddress(c *call) (any, *apiError) {
 		return nil, errf(400, "InvalidParameter", "Specified value of \"InternetChargeType\" is not valid: %q (PayByBandwidth or PayByTraffic; subscription EIPs are PayByBandwidth only).", netCharge)
 	}
 	if inst == "PrePaid" {
+		if c.p["AutoPay"] == "" {
+			return nil, errMissing("AutoPay")
+		}
 		if p, e := c.p.intv("Period", 1); e != nil || p < 1 || p > 9 {
 			return nil, errInvalid("Period", "must be 1-9 months")
 		}
@@ -173,10 +176,6 @@ func unassociateEipAddress(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	target, e := c.p.required("InstanceId")
-	if e != nil {
-		return nil, e
-	}
 	force, e := c.p.boolv("Force", false)
 	if e != nil {
 		return nil, e
@@ -184,7 +183,7 @@ func unassociateEipAddress(c *call) (any, *apiError) {
 	if st := c.s.eipStatus(eip, c.now); st != "InUse" {
 		return nil, errEipStatus(eip, st, "InUse")
 	}
-	if eip.Instance != target {
+	if target := c.p["InstanceId"]; target != "" && eip.Instance != target {
 		return nil, errf(400, "IncorrectEipStatus", "Current elastic IP status does not support this operation: EIP %s is bound to %s, not %s.", eip.ID, eip.Instance, target)
 	}
 	if eip.InstanceType == eipTargetNat {

@@ -44,10 +44,7 @@ func createNatGateway(c *call) (any, *apiError) {
 	if e := oneOf("NatType", natType, "Enhanced"); e != nil {
 		return nil, e
 	}
-	if _, ok := c.p["VSwitchId"]; !ok || c.p["VSwitchId"] == "" {
-		return nil, errMissing("VSwitchId")
-	}
-	sw, e := c.findVSwitch()
+	sw, e := c.natVSwitch(v)
 	if e != nil {
 		return nil, e
 	}
@@ -92,6 +89,23 @@ func createNatGateway(c *call) (any, *apiError) {
 	resp.FullNatTableIds.FullNatTableId = []string{n.FullNatTable}
 	resp.BandwidthPackageIds.BandwidthPackageId = []string{}
 	return resp, nil
+}
+
+// natVSwitch is the vSwitch a new gateway takes its address from: VSwitchId,
+// or, as the vendor does where none is given (its API model leaves VSwitchId
+// optional), the VPC's first Available vSwitch. A VPC without one cannot hold
+// a gateway, and the answer names the missing parameter.
+func (c *call) natVSwitch(v *vpcRec) (*vswitchRec, *apiError) {
+	if c.p["VSwitchId"] != "" {
+		return c.findVSwitch()
+	}
+	for _, id := range sortedKeys(c.s.db.VSwitches) {
+		sw := c.s.db.VSwitches[id]
+		if sw.VpcID == v.ID && c.s.asyncStatus(sw.Created, c.now, "Pending", "Available") == "Available" {
+			return sw, nil
+		}
+	}
+	return nil, errf(400, "MissingParameter", "The input parameter \"VSwitchId\" that is mandatory for processing this request is not supplied: VPC %s has no Available vSwitch to choose.", v.ID)
 }
 
 // findNat reads NatGatewayId; a gateway whose deletion has settled is gone.

@@ -168,11 +168,17 @@ func TestNatEipSnatLifecycle(t *testing.T) {
 	e := newEnv(t, Config{BootTime: netBoot})
 	f := e.netNetwork()
 
-	// Enhanced gateways need a vSwitch.
+	// Enhanced gateways need a vSwitch: a VPC without one cannot hold a gateway.
+	empty := vpc.CreateCreateVpcRequest()
+	empty.RegionId, empty.CidrBlock = testRegion, "192.168.0.0/16"
+	ev, err := e.vpc.CreateVpc(empty)
+	must(t, err)
+	e.advance(netBoot)
 	bad := vpc.CreateCreateNatGatewayRequest()
-	bad.RegionId, bad.VpcId, bad.NatType = testRegion, f.vpcID, "Enhanced"
-	_, err := e.vpc.CreateNatGateway(bad)
+	bad.RegionId, bad.VpcId, bad.NatType = testRegion, ev.VpcId, "Enhanced"
+	_, err = e.vpc.CreateNatGateway(bad)
 	wantCode(t, err, "MissingParameter")
+	must(t, e.deleteVpc(ev.VpcId))
 
 	created := e.createNat(f, "nat-token")
 	if len(created.SnatTableIds.SnatTableId) != 1 || created.NatGatewayId == "" {
@@ -261,7 +267,8 @@ func TestNatEipSnatLifecycle(t *testing.T) {
 	}
 	wantCode(t, e.deleteSnat(table, snatID), "InvalidSnatEntryId.NotFound")
 	wantCode(t, e.deleteNat(natID, false), "DependencyViolation.EIPS")
-	must(t, e.unassociateEip(eip.AllocationId, natID, "Nat"))
+	wantCode(t, e.unassociateEip(eip.AllocationId, "ngw-other", "Nat"), "IncorrectEipStatus")
+	must(t, e.unassociateEip(eip.AllocationId, "", "")) // InstanceId is optional
 	if st := e.eipStatus(eip.AllocationId); st != "Unassociating" {
 		t.Fatalf("EIP right after UnassociateEipAddress: %s", st)
 	}
@@ -321,11 +328,19 @@ func TestEipBandwidthLimits(t *testing.T) {
 	} {
 		r := vpc.CreateAllocateEipAddressRequest()
 		r.RegionId, r.Bandwidth, r.InternetChargeType, r.InstanceChargeType = testRegion, c.bw, c.charge, c.inst
+		if c.inst == "PrePaid" {
+			r.AutoPay = requests.NewBoolean(true)
+		}
 		_, err := e.vpc.AllocateEipAddress(r)
 		if got := apiCode(err); got != c.code {
 			t.Errorf("Bandwidth %s %s %s: got %q (%v), want %q", c.bw, c.charge, c.inst, got, err, c.code)
 		}
 	}
+	// A subscription needs AutoPay.
+	pre := vpc.CreateAllocateEipAddressRequest()
+	pre.RegionId, pre.InstanceChargeType = testRegion, "PrePaid"
+	_, err := e.vpc.AllocateEipAddress(pre)
+	wantCode(t, err, "MissingParameter")
 	// Defaults: 5 Mbit/s, pay-as-you-go by bandwidth.
 	def, err := e.allocateEip("", "")
 	must(t, err)
@@ -376,8 +391,15 @@ func TestEipBandwidthLimits(t *testing.T) {
 func TestNatForceDeleteAndTags(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := e.netNetwork()
-	created := e.createNat(f, "")
+	// Without VSwitchId the gateway goes into the VPC's first Available vSwitch.
+	cn := vpc.CreateCreateNatGatewayRequest()
+	cn.RegionId, cn.VpcId = testRegion, f.vpcID
+	created, err := e.vpc.CreateNatGateway(cn)
+	must(t, err)
 	natID, table := created.NatGatewayId, created.SnatTableIds.SnatTableId[0]
+	if sw := e.nat(natID).NatGatewayPrivateInfo.VswitchId; sw != f.vswID {
+		t.Fatalf("gateway placed in %s, want %s", sw, f.vswID)
+	}
 	eip, err := e.allocateEip("100", "PayByTraffic")
 	must(t, err)
 	must(t, e.associateEip(eip.AllocationId, natID, "Nat"))
@@ -385,6 +407,13 @@ func TestNatForceDeleteAndTags(t *testing.T) {
 	must(t, err)
 	_, err = e.createSnat(table, "", "10.1.0.0/16", eip.EipAddress)
 	wantCode(t, err, "OperationUnsupported.CidrConflict")
+	all := vpc.CreateDescribeSnatTableEntriesRequest() // neither table nor gateway: the region's entries
+	all.RegionId = testRegion
+	everywhere, err := e.vpc.DescribeSnatTableEntries(all)
+	must(t, err)
+	if everywhere.TotalCount != 1 || everywhere.SnatTableEntries.SnatTableEntry[0].SourceCIDR != "10.1.0.0/24" {
+		t.Fatalf("DescribeSnatTableEntries of the region: %+v", everywhere.SnatTableEntries)
+	}
 
 	must(t, vpcTag(e, "NATGATEWAY", []string{natID}, "cluster", "c1"))
 	must(t, vpcTag(e, "eip", []string{eip.AllocationId}, "cluster", "c1"))

@@ -132,7 +132,11 @@ func describeSnatTableEntries(c *call) (any, *apiError) {
 		}
 		gws = []*natGateway{n}
 	default:
-		return nil, errMissing("SnatTableId")
+		for _, id := range sortedKeys(c.s.db.Nats) {
+			if n := c.s.db.Nats[id]; n.Region == c.region && !c.s.natGone(n, c.now) {
+				gws = append(gws, n)
+			}
+		}
 	}
 	if c.p["NatGatewayId"] != "" && gws[0].ID != c.p["NatGatewayId"] {
 		gws = nil
