@@ -69,6 +69,10 @@ type Resources struct {
 	HpcClusters    []map[string]any `json:"hpc_clusters"`
 	FileSystems    []map[string]any `json:"file_systems"`
 	Buckets        []map[string]any `json:"buckets"`
+	NatGateways    []map[string]any `json:"nat_gateways"`
+	SnatEntries    []map[string]any `json:"snat_entries"`
+	EIPs           []map[string]any `json:"eips"`
+	LoadBalancers  []map[string]any `json:"load_balancers"`
 }
 
 // Resources lists every live resource, sorted by id.
@@ -79,6 +83,7 @@ func (s *Server) Resources() Resources {
 		Instances: []map[string]any{}, Vpcs: []map[string]any{}, VSwitches: []map[string]any{},
 		SecurityGroups: []map[string]any{}, DeploymentSets: []map[string]any{}, HpcClusters: []map[string]any{},
 		FileSystems: []map[string]any{}, Buckets: []map[string]any{},
+		NatGateways: []map[string]any{}, SnatEntries: []map[string]any{}, EIPs: []map[string]any{}, LoadBalancers: []map[string]any{},
 	}
 	for _, in := range s.db.order {
 		r.Instances = append(r.Instances, map[string]any{
@@ -112,6 +117,7 @@ func (s *Server) Resources() Resources {
 			"file_system_type": f.Type, "storage_type": f.StorageType, "protocol_type": f.Protocol,
 			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
 	}
+	s.netResources(now, &r)
 	s.mu.RUnlock()
 	if s.oss != nil {
 		if b := s.oss.Buckets(); b != nil {

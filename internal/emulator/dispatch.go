@@ -39,6 +39,7 @@ const (
 	versionVPC = "2016-04-28"
 	versionNAS = "2017-06-26"
 	versionSTS = "2015-04-01"
+	versionSLB = "2014-05-15"
 )
 
 var productHost = map[string]string{
@@ -46,6 +47,7 @@ var productHost = map[string]string{
 	versionVPC: "vpc.aliyuncs.com",
 	versionNAS: "nas.aliyuncs.com",
 	versionSTS: "sts.aliyuncs.com",
+	versionSLB: "slb.aliyuncs.com",
 }
 
 // routes maps "Version/Action" to its handler; filled by each product file's init.

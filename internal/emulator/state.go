@@ -209,6 +209,11 @@ type db struct {
 	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
 	byVSwitch map[string]map[*instance]bool
 	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
+
+	// Network products (net_state.go).
+	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`
+	EIPs map[string]*eipRec       `json:"eips,omitempty"`
+	SLBs map[string]*loadBalancer `json:"load_balancers,omitempty"`
 }
 
 func newDB() *db {
@@ -225,6 +230,7 @@ func newDB() *db {
 		STS:       map[string]*stsCred{},
 		ENITags:   map[string]*eniTags{},
 	}
+	d.initNetMaps()
 	d.reindex()
 	return d
 }
@@ -317,6 +323,7 @@ func (d *db) removeInstance(in *instance) {
 			delete(d.ENITags, n.ID)
 		}
 	}
+	d.forgetInstanceInNet(in.ID)
 	// Stock that was set explicitly comes back when an instance goes.
 	if z := d.Capacity[in.Zone]; z != nil {
 		if _, ok := z[in.Type]; ok {
@@ -454,6 +461,7 @@ func (s *Server) load() error {
 	if d.ENITags == nil {
 		d.ENITags = map[string]*eniTags{}
 	}
+	d.initNetMaps()
 	d.reindex()
 	s.db = d
 	if s.oss != nil && len(snap.OSS) > 0 {

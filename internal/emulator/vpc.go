@@ -150,6 +150,9 @@ func deleteVpc(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := c.netVpcDependency(v.ID); e != nil {
+		return nil, e
+	}
 	d := c.s.db
 	for _, sw := range d.VSwitches {
 		if sw.VpcID == v.ID {
@@ -295,6 +298,9 @@ func (c *call) findVSwitch() (*vswitchRec, *apiError) {
 func deleteVSwitch(c *call) (any, *apiError) {
 	sw, e := c.findVSwitch()
 	if e != nil {
+		return nil, e
+	}
+	if e := c.netVSwitchDependency(sw.ID); e != nil {
 		return nil, e
 	}
 	d := c.s.db

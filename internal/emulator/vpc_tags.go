@@ -12,15 +12,18 @@ func init() {
 }
 
 // vpcTags is the VPC tag API: ResourceType is case-insensitive and the
-// emulator models VPC and VSWITCH; the vendor's other types are accepted as
+// emulator models VPC, VSWITCH, NATGATEWAY and EIP; the vendor's other types are accepted as
 // names whose ids never exist here.
 var vpcTags = &tagAPI{product: "VPC", foldCase: true, kinds: map[string]*tagKind{
 	"VPC":     {find: findVpcTags, all: allVpcTags},
 	"VSWITCH": {find: findVSwitchTags, all: allVSwitchTags},
+	// vpc_nat.go, vpc_eip.go
+	"NATGATEWAY": {find: findNatTags, all: allNatTags},
+	"EIP":        {find: findEipTags, all: allEipTags},
 }}
 
 func init() {
-	for _, typ := range []string{"ROUTETABLE", "EIP", "VPNGATEWAY", "NATGATEWAY", "COMMONBANDWIDTHPACKAGE",
+	for _, typ := range []string{"ROUTETABLE", "VPNGATEWAY", "COMMONBANDWIDTHPACKAGE",
 		"PREFIXLIST", "PUBLICIPADDRESSPOOL", "IPV4GATEWAY", "IPV6GATEWAY", "NETWORKACL", "TRAFFICMIRRORFILTER",
 		"TRAFFICMIRRORSESSION", "FLOWLOG", "HAVIP", "DHCPOPTIONSSET", "GATEWAYENDPOINT"} {
 		vpcTags.kinds[typ] = &tagKind{}
