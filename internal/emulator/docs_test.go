@@ -26,7 +26,7 @@ const (
 // (RPC products) and the OSS router.
 func actionTable() string {
 	products := []struct{ name, version string }{
-		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS},
+		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB},
 	}
 	byVersion := map[string][]string{}
 	for key := range routes {
