@@ -99,6 +99,9 @@ func vswitchCapacity(cidr string) uint32 {
 
 // checkDisk applies the ESSD rules of facts section 3.
 func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
+	if d.Size == 0 && d.Snapshot != "" {
+		return checkDiskKind(name, d, fam, system)
+	}
 	sizeErr := func(lo, hi int) *apiError {
 		code := "InvalidDataDiskSize.ValueNotSupported"
 		if system {
@@ -116,13 +119,20 @@ func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
 		if !ok {
 			return errf(400, "InvalidPerformanceLevel.ValueNotSupported", "%s.PerformanceLevel %q is not one of PL0, PL1, PL2, PL3.", name, d.PL)
 		}
+		if system {
+			r[1] = maxSystemDiskGiB
+		}
 		if d.Size < r[0] || d.Size > r[1] {
 			return sizeErr(r[0], r[1])
 		}
 	case "cloud_auto":
 		d.PL = ""
-		if d.Size < 1 || d.Size > 65536 {
-			return sizeErr(1, 65536)
+		hi := 65536
+		if system {
+			hi = maxSystemDiskGiB
+		}
+		if d.Size < 1 || d.Size > hi {
+			return sizeErr(1, hi)
 		}
 		baseline := max(min(1800+50*d.Size, 50000), 3000)
 		maxProv := max(min(1000*d.Size-baseline, 50000), 0)
@@ -155,8 +165,10 @@ func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
 func parseDisk(name string, m map[string]string, defSize int) (disk, *apiError) {
 	d := disk{Category: orDefault(m["Category"], "cloud_essd"), PL: m["PerformanceLevel"], Name: m["DiskName"], Delete: true}
 	var err error
+	d.Snapshot = m["SnapshotId"]
 	if m["Size"] == "" {
-		if defSize == 0 {
+		// A disk made from a snapshot takes the snapshot's size, so Size is not needed then.
+		if defSize == 0 && d.Snapshot == "" {
 			return d, errMissing(name + ".Size")
 		}
 		d.Size = defSize
@@ -180,14 +192,14 @@ func parseDisk(name string, m map[string]string, defSize int) (disk, *apiError) 
 // --- RunInstances ---
 
 func runInstances(c *call) (any, *apiError) {
-	s, p, d := c.s, c.p, c.s.db
-	imageID, e := p.required("ImageId")
+	s, d := c.s, c.s.db
+	p, e := c.withLaunchTemplate()
 	if e != nil {
 		return nil, e
 	}
-	img := findImage(imageID)
-	if img == nil {
-		return nil, errNotFound("InvalidImageId.NotFound", imageID)
+	img, e := runImage(p)
+	if e != nil {
+		return nil, e
 	}
 	typeName, e := p.required("InstanceType")
 	if e != nil {
@@ -197,7 +209,7 @@ func runInstances(c *call) (any, *apiError) {
 	if it == nil {
 		return nil, errf(400, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q is not offered by the emulator's catalog.", typeName)
 	}
-	vswID, e := p.required("VSwitchId")
+	vswID, sgIDs, e := runPlacement(p)
 	if e != nil {
 		return nil, e
 	}
@@ -207,13 +219,6 @@ func runInstances(c *call) (any, *apiError) {
 	}
 	if z := p["ZoneId"]; z != "" && z != vsw.Zone {
 		return nil, errf(400, "InvalidParameter.Mismatch", "ZoneId %s does not match the zone %s of vSwitch %s.", z, vsw.Zone, vswID)
-	}
-	sgIDs := p.list("SecurityGroupIds")
-	if sg := p["SecurityGroupId"]; sg != "" {
-		sgIDs = append([]string{sg}, sgIDs...)
-	}
-	if len(sgIDs) == 0 {
-		return nil, errMissing("SecurityGroupId")
 	}
 	for _, id := range sgIDs {
 		sg := d.SGs[id]
@@ -290,6 +295,12 @@ func runInstances(c *call) (any, *apiError) {
 	for i, m := range p.structList("NetworkInterface") {
 		name := fmt.Sprintf("NetworkInterface.%d", i+1)
 		n := nic{Mode: orDefault(m["NetworkInterfaceTrafficMode"], "Standard"), VSwitchID: orDefault(m["VSwitchId"], vswID)}
+		if m["InstanceType"] == "Primary" {
+			// The primary interface was read by runPlacement: its vSwitch and groups are the instance's.
+			n.SGs = sgIDs
+			nics = append(nics, n)
+			continue
+		}
 		if v := m["NetworkCardIndex"]; v != "" {
 			idx, err := strconv.Atoi(v)
 			if err != nil || idx < 0 || idx >= it.fam.Cards {
@@ -341,7 +352,11 @@ func runInstances(c *call) (any, *apiError) {
 		return nil, e
 	}
 	var data []disk
-	for i, m := range p.structList("DataDisk") {
+	dataDisks := p.structList("DataDisk")
+	if len(dataDisks) > maxDataDisks {
+		return nil, errf(400, "InvalidDataDiskCount.Exceeded", "%d data disks requested; an instance takes at most %d (DataDisk.1 to DataDisk.%d).", len(dataDisks), maxDataDisks, maxDataDisks)
+	}
+	for i, m := range dataDisks {
 		name := fmt.Sprintf("DataDisk.%d", i+1)
 		dd, e := parseDisk(name, m, 0)
 		if e != nil {
@@ -359,11 +374,13 @@ func runInstances(c *call) (any, *apiError) {
 	}
 	userData := p["UserData"]
 	if userData != "" {
-		if _, err := base64.StdEncoding.DecodeString(userData); err != nil {
+		raw, err := base64.StdEncoding.DecodeString(userData)
+		if err != nil {
 			return nil, errf(400, "InvalidUserData.Base64FormatInvalid", "UserData must be Base64-encoded.")
 		}
-		if len(userData) > 32768 {
-			return nil, errf(400, "InvalidUserData.SizeExceeded", "UserData is %d bytes encoded; at most 32768.", len(userData))
+		// The vendor's limit applies to the data before Base64 encoding.
+		if len(raw) > maxUserDataBytes {
+			return nil, errf(400, "InvalidUserData.SizeExceeded", "UserData is %d bytes before Base64 encoding; at most %d (32 KiB).", len(raw), maxUserDataBytes)
 		}
 	}
 	if dry, _ := p.boolv("DryRun", false); dry {
@@ -478,6 +495,9 @@ func describeInstances(c *call) (any, *apiError) {
 	if len(ids) > 100 {
 		return nil, errInvalid("InstanceIds", "at most 100 ids, got %d", len(ids))
 	}
+	// An explicitly empty list ("[]") matches no instance, as at the vendor; only an absent
+	// InstanceIds means every instance.
+	noIDs := p["InstanceIds"] != "" && len(ids) == 0
 	tags, e := p.tagsParam("Tag")
 	if e != nil {
 		return nil, e
@@ -495,10 +515,8 @@ func describeInstances(c *call) (any, *apiError) {
 		if pageSize, e = p.intv("MaxResults", 10); e != nil {
 			return nil, e
 		}
-		if pageSize > 100 || pageSize < 1 {
-			return nil, errInvalid("MaxResults", "must be 10-100, got %d", pageSize)
-		}
-		pageSize = max(pageSize, 10)
+		// The vendor clamps MaxResults rather than refusing it: below 10 answers 10, above 100 answers 100.
+		pageSize = min(max(pageSize, 10), 100)
 	} else if pageSize, e = p.intv("PageSize", 10); e != nil {
 		return nil, e
 	} else if pageSize < 1 || pageSize > 100 {
@@ -520,6 +538,7 @@ func describeInstances(c *call) (any, *apiError) {
 	// Pick the smallest candidate set an index gives, ordered by Seq.
 	var cand []*instance
 	switch {
+	case noIDs:
 	case len(ids) > 0:
 		for _, id := range ids {
 			if in := d.Instances[id]; in != nil {
@@ -732,8 +751,8 @@ func deleteInstances(c *call) (any, *apiError) {
 			return nil, errStatus("The current status of instance %s (%s) does not support this operation: stop it first or set Force=true.", in.ID, st)
 		}
 	}
-	if dry, _ := c.p.boolv("DryRun", false); dry {
-		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		if c.s.db.Instances[in.ID] == in {
@@ -741,6 +760,16 @@ func deleteInstances(c *call) (any, *apiError) {
 		}
 	}
 	return &ecs.DeleteInstancesResponse{RequestId: c.reqID, TaskGroupId: "t-" + base36(uint64(c.now.UnixNano()), 20)[2:]}, nil
+}
+
+// dryRunSuccess ends a dry run that passed its checks with the code StartInstances,
+// StopInstances and DeleteInstances document for it: DRYRUN.SUCCESS (other actions answer
+// DryRunOperation). Like DryRunOperation it comes as an error answer with HTTP 400.
+func (c *call) dryRunSuccess() *apiError {
+	if dry, e := c.p.boolv("DryRun", false); e != nil || !dry {
+		return e
+	}
+	return errf(400, "DRYRUN.SUCCESS", "Request validation has been passed with DryRun flag set.")
 }
 
 func startInstances(c *call) (any, *apiError) {
@@ -753,6 +782,9 @@ func startInstances(c *call) (any, *apiError) {
 		if st := c.s.instanceStatus(in, c.now); st != "Stopped" {
 			return nil, errStatus("The current status of instance %s (%s) does not support StartInstances.", in.ID, st)
 		}
+	}
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		in.Phase, in.PhaseAt, in.StoppedMode = phaseStarting, c.now.UnixNano(), ""
@@ -776,6 +808,9 @@ func stopInstances(c *call) (any, *apiError) {
 		if st := c.s.instanceStatus(in, c.now); st != "Running" {
 			return nil, errStatus("The current status of instance %s (%s) does not support StopInstances.", in.ID, st)
 		}
+	}
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		in.Phase, in.PhaseAt, in.StoppedMode = phaseStopping, c.now.UnixNano(), mode
