@@ -107,16 +107,28 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if host == "" {
 		host = r.Host
 	}
-	if s.applyFaults(w, r, action, false) {
+	asXML := wantsXML(p)
+	if s.applyFaults(w, r, action, asXML) {
 		return
 	}
 	body, status, aerr := s.answerRPC(r.Method, p, action, version, reqID)
+	contentType := "application/json;charset=utf-8"
+	if aerr == nil && asXML {
+		// Answers are built and cached (idempotency) as JSON; XML is rendered from that.
+		if body, aerr = jsonToXMLAnswer(action, body); aerr == nil {
+			contentType = "text/xml;charset=utf-8"
+		}
+	}
 	code := ""
-	if aerr != nil {
+	switch {
+	case aerr != nil && asXML:
+		code = aerr.Code
+		writeAPIErrorXML(w, aerr, reqID, host)
+	case aerr != nil:
 		code = aerr.Code
 		writeAPIError(w, aerr, reqID, host)
-	} else {
-		w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	default:
+		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}
@@ -205,4 +217,12 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 	}
 	s.markDirty()
 	return body, 200, nil
+}
+
+func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
+	out, err := jsonToXML(action+"Response", body)
+	if err != nil {
+		return nil, errf(500, "InternalError", "rendering the answer as XML: %v", err)
+	}
+	return out, nil
 }

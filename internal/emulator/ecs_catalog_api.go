@@ -54,6 +54,9 @@ func describeInstanceTypes(c *call) (any, *apiError) {
 
 // stock answers how many of a type a zone has and whether stock is limited.
 func (d *db) stock(zone, typ string) (int, bool) {
+	if d.unavailable(zone, typ) != "" {
+		return 0, true
+	}
 	if z := d.Capacity[zone]; z != nil {
 		if n, ok := z[typ]; ok {
 			return n, true

@@ -387,6 +387,10 @@ func runInstances(c *call) (any, *apiError) {
 		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
 	}
 
+	// A zone that does not sell the type answers so before stock and quota are looked at.
+	if code := d.unavailable(vsw.Zone, it.Name); code != "" {
+		return nil, errStockOut(code, vsw.Zone, it.Name)
+	}
 	// Stock and quota decide how many start (MinAmount allows a partial success).
 	n := amount
 	stockLimited := false
@@ -470,8 +474,17 @@ func runInstances(c *call) (any, *apiError) {
 
 // errNoStock: the facts do not state the status; the vendor's
 // OperationDenied family answers 403.
-func errNoStock(zone, typ string) *apiError {
-	return errf(403, "OperationDenied.NoStock", "The resource (%s) is out of stock in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
+func errNoStock(zone, typ string) *apiError { return errStockOut("OperationDenied.NoStock", zone, typ) }
+
+// errStockOut answers one of stockOutCodes, each with HTTP 403 like the vendor's.
+func errStockOut(code, zone, typ string) *apiError {
+	switch code {
+	case "Zone.NotOnSale":
+		return errf(403, code, "The specified zone %s is not available for purchase of %s.", zone, typ)
+	case "InvalidResourceType.NotSupported":
+		return errf(403, code, "The resource type %s is not supported in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
+	}
+	return errf(403, code, "The resource (%s) is out of stock in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
 }
 
 func (d *db) gpusInUse() int {
