@@ -32,6 +32,9 @@ type route struct {
 	write    bool
 	idem     bool
 	noRegion bool // region-less actions (DescribeRegions, AssumeRole)
+	// regionOptional actions do not require RegionId in the vendor's models (the endpoint names
+	// the region); without one the emulator answers for its first region.
+	regionOptional bool
 }
 
 const (
@@ -162,9 +165,15 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 		}
 		return nil, 0, errf(404, "InvalidAction.NotFound", "Specified api %s is not found for version %s.", action, version)
 	}
+	if e := checkRanges(version+"/"+action, p); e != nil {
+		return nil, 0, e
+	}
 	c := &call{s: s, p: p, action: action, version: version, now: now, reqID: reqID, ak: ak}
 	if !rt.noRegion {
 		c.region = p["RegionId"]
+		if c.region == "" && rt.regionOptional {
+			c.region = s.defaultRegion
+		}
 		if c.region == "" {
 			return nil, 0, errMissing("RegionId")
 		}
@@ -225,4 +234,15 @@ func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
 		return nil, errf(500, "InternalError", "rendering the answer as XML: %v", err)
 	}
 	return out, nil
+}
+
+// ServedActions lists every RPC action the emulator answers as "Version/Action", sorted; the
+// conformance generator and suite walk it so a new action cannot be left out.
+func ServedActions() []string {
+	out := make([]string, 0, len(routes))
+	for k := range routes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

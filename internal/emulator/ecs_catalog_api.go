@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register(versionECS, "DescribeInstanceTypes", route{fn: describeInstanceTypes})
+	register(versionECS, "DescribeInstanceTypes", route{fn: describeInstanceTypes, regionOptional: true})
 	register(versionECS, "DescribeAvailableResource", route{fn: describeAvailableResource})
 	register(versionECS, "DescribeRegions", route{fn: describeRegions, noRegion: true})
 	register(versionECS, "DescribeZones", route{fn: describeZones})

@@ -11,12 +11,12 @@ import (
 func init() {
 	register(versionVPC, "CreateVpc", route{fn: createVpc, write: true, idem: true})
 	register(versionVPC, "DescribeVpcs", route{fn: describeVpcs})
-	register(versionVPC, "DeleteVpc", route{fn: deleteVpc, write: true})
-	register(versionVPC, "ModifyVpcAttribute", route{fn: modifyVpcAttribute, write: true})
-	register(versionVPC, "CreateVSwitch", route{fn: createVSwitch, write: true, idem: true})
-	register(versionVPC, "DescribeVSwitches", route{fn: describeVSwitches})
-	register(versionVPC, "DeleteVSwitch", route{fn: deleteVSwitch, write: true})
-	register(versionVPC, "ModifyVSwitchAttribute", route{fn: modifyVSwitchAttribute, write: true})
+	register(versionVPC, "DeleteVpc", route{fn: deleteVpc, write: true, regionOptional: true})
+	register(versionVPC, "ModifyVpcAttribute", route{fn: modifyVpcAttribute, write: true, regionOptional: true})
+	register(versionVPC, "CreateVSwitch", route{fn: createVSwitch, write: true, idem: true, regionOptional: true})
+	register(versionVPC, "DescribeVSwitches", route{fn: describeVSwitches, regionOptional: true})
+	register(versionVPC, "DeleteVSwitch", route{fn: deleteVSwitch, write: true, regionOptional: true})
+	register(versionVPC, "ModifyVSwitchAttribute", route{fn: modifyVSwitchAttribute, write: true, regionOptional: true})
 }
 
 // privateRanges are the blocks a VPC CIDR must lie in.
