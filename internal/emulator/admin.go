@@ -235,49 +235,40 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			bad("use GET or PUT", http.StatusMethodNotAllowed)
 		}
 	case "/_emulator/capacity":
-		switch r.Method {
-		case http.MethodGet:
-			s.mu.RLock()
-			b, _ := json.Marshal(s.db.Capacity)
-			s.mu.RUnlock()
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(b)
-		case http.MethodPut, http.MethodPost:
-			var c map[string]map[string]int
-			if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
-				bad("bad JSON: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			s.SetCapacity(c)
-			writeJSON(c)
-		default:
-			bad("use GET or PUT", http.StatusMethodNotAllowed)
-		}
+		serveTable(s, w, r, func() any { return s.db.Capacity },
+			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
 	case "/_emulator/unavailable":
-		switch r.Method {
-		case http.MethodGet:
-			s.mu.RLock()
-			b, _ := json.Marshal(s.db.Unavailable)
-			s.mu.RUnlock()
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(b)
-		case http.MethodPut, http.MethodPost:
-			var m map[string]map[string]string
-			if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-				bad("bad JSON: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			if err := s.SetUnavailable(m); err != nil {
-				bad(err.Error(), http.StatusBadRequest)
-				return
-			}
-			writeJSON(m)
-		default:
-			bad("use GET or PUT", http.StatusMethodNotAllowed)
-		}
+		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:
 		bad("unknown admin path", http.StatusNotFound)
+	}
+}
+
+// serveTable answers an admin table: GET shows it, PUT (or POST) replaces it with the JSON body.
+// The table is encoded under the read lock: RunInstances draws stock from it in place.
+func serveTable[T any](s *Server, w http.ResponseWriter, r *http.Request, get func() any, put func(T) error) {
+	switch r.Method {
+	case http.MethodGet:
+		s.mu.RLock()
+		b, _ := json.Marshal(get())
+		s.mu.RUnlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	case http.MethodPut, http.MethodPost:
+		var v T
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, "bad JSON: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := put(v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	default:
+		http.Error(w, "use GET or PUT", http.StatusMethodNotAllowed)
 	}
 }
