@@ -198,7 +198,7 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
-		return body, 200, nil
+		return pruneAnswer(version+"/"+action, body), 200, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,6 +221,7 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
+	body = pruneAnswer(version+"/"+action, body)
 	if useIdem {
 		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}
 	}

@@ -772,7 +772,7 @@ func deleteInstances(c *call) (any, *apiError) {
 			c.s.db.removeInstance(in)
 		}
 	}
-	return &ecs.DeleteInstancesResponse{RequestId: c.reqID, TaskGroupId: "t-" + base36(uint64(c.now.UnixNano()), 20)[2:]}, nil
+	return &ecs.DeleteInstancesResponse{RequestId: c.reqID}, nil
 }
 
 // dryRunSuccess ends a dry run that passed its checks with the code StartInstances,
