@@ -201,15 +201,9 @@ func shapeOf(t ast.Expr, structs map[string]*ast.StructType, depth int) string {
 		}
 		var fields []string
 		for _, f := range st.Fields.List {
-			if len(f.Names) != 1 || f.Tag == nil {
-				continue
+			if name := wireName(f); name != "" {
+				fields = append(fields, name+shapeOf(f.Type, structs, depth+1))
 			}
-			tag, _ := strconv.Unquote(f.Tag.Value)
-			name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			fields = append(fields, name+shapeOf(f.Type, structs, depth+1))
 		}
 		sort.Strings(fields)
 		return "{" + strings.Join(fields, ",") + "}"
@@ -232,15 +226,25 @@ func renderShapes(actions []action) []byte {
 	return b.Bytes()
 }
 
+// wireName answers the JSON name of a model field, which is also its RPC parameter name ("" for
+// fields without one).
+func wireName(f *ast.Field) string {
+	if len(f.Names) != 1 || f.Tag == nil {
+		return ""
+	}
+	tag, _ := strconv.Unquote(f.Tag.Value)
+	name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
 func requestModel(st *ast.StructType) *model {
 	m := &model{doc: map[string]string{}}
 	for _, f := range st.Fields.List {
-		if len(f.Names) != 1 || f.Tag == nil {
-			continue
-		}
-		tag, _ := strconv.Unquote(f.Tag.Value)
-		wire, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-		if wire == "" || wire == "-" {
+		wire := wireName(f)
+		if wire == "" {
 			continue
 		}
 		doc := strings.Join(strings.Fields(f.Doc.Text()), " ")
