@@ -35,6 +35,9 @@ type route struct {
 	// regionOptional actions do not require RegionId in the vendor's models (the endpoint names
 	// the region); without one the emulator answers for its first region.
 	regionOptional bool
+	// vendorModel answers are built from the vendor's current response model already and skip
+	// pruneAnswer.
+	vendorModel bool
 }
 
 const (
@@ -198,7 +201,10 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
-		return pruneAnswer(version+"/"+action, body), 200, nil
+		if !rt.vendorModel {
+			body = pruneAnswer(version+"/"+action, body)
+		}
+		return body, 200, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,7 +227,9 @@ func (s *Server) answerRPC(method string, p params, action, version, reqID strin
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
-	body = pruneAnswer(version+"/"+action, body)
+	if !rt.vendorModel {
+		body = pruneAnswer(version+"/"+action, body)
+	}
 	if useIdem {
 		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}
 	}

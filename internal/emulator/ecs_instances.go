@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
+	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
 func init() {
 	register(versionECS, "RunInstances", route{fn: runInstances, write: true, idem: true})
-	register(versionECS, "DescribeInstances", route{fn: describeInstances})
+	register(versionECS, "DescribeInstances", route{fn: describeInstances, vendorModel: true})
 	register(versionECS, "DeleteInstances", route{fn: deleteInstances, write: true, idem: true})
 	register(versionECS, "StartInstances", route{fn: startInstances, write: true})
 	register(versionECS, "StopInstances", route{fn: stopInstances, write: true})
@@ -631,8 +632,8 @@ func describeInstances(c *call) (any, *apiError) {
 		return true
 	}
 
-	resp := &ecs.DescribeInstancesResponse{RequestId: c.reqID, PageSize: pageSize, PageNumber: pageNumber}
-	out := make([]ecs.Instance, 0, min(pageSize, len(cand)))
+	resp := &ecs7.DescribeInstancesResponseBody{RequestId: &c.reqID, PageSize: ptr(int32(pageSize)), PageNumber: ptr(int32(pageNumber))}
+	out := make([]*ecs7.DescribeInstancesResponseBodyInstancesInstance, 0, min(pageSize, len(cand)))
 	skip := 0
 	if !tokenMode {
 		skip = (pageNumber - 1) * pageSize
@@ -650,17 +651,17 @@ func describeInstances(c *call) (any, *apiError) {
 			continue
 		}
 		if len(out) < pageSize {
-			out = append(out, s.sdkInstance(in, c.now))
+			out = append(out, s.vendorInstance(in, c.now))
 			last = in
 		} else {
 			more = true
 		}
 	}
 	if tokenMode && more && last != nil {
-		resp.NextToken = strconv.FormatUint(last.Seq, 36)
+		resp.NextToken = ptr(strconv.FormatUint(last.Seq, 36))
 	}
-	resp.TotalCount = total
-	resp.Instances.Instance = out
+	resp.TotalCount = ptr(int32(total))
+	resp.Instances = &ecs7.DescribeInstancesResponseBodyInstances{Instance: out}
 	return resp, nil
 }
 
@@ -673,57 +674,6 @@ func matchName(name, pattern string) bool {
 
 func sortBySeq(l []*instance) {
 	sort.Slice(l, func(i, j int) bool { return l[i].Seq < l[j].Seq })
-}
-
-// sdkInstance renders one instance as the SDK's ecs.Instance.
-func (s *Server) sdkInstance(in *instance, now time.Time) ecs.Instance {
-	it := instanceTypes[in.Type]
-	out := ecs.Instance{
-		InstanceId: in.ID, InstanceName: in.Name, HostName: in.HostName, Hostname: in.HostName,
-		Description: in.Desc, ImageId: in.Image, InstanceType: in.Type, InstanceTypeFamily: familyOf(in.Type),
-		RegionId: in.Region, ZoneId: in.Zone, Status: s.instanceStatus(in, now),
-		CreationTime:       time.Unix(0, in.Created).UTC().Format("2006-01-02T15:04Z"),
-		StartTime:          time.Unix(0, in.Created).UTC().Format("2006-01-02T15:04Z"),
-		InstanceChargeType: in.ChargeType, InternetChargeType: "PayByTraffic", SpotStrategy: in.Spot,
-		IsSpot: in.Spot != "NoSpot", InstanceNetworkType: "vpc", NetworkType: "vpc", IoOptimized: true,
-		DeploymentSetId: in.DeploySet, HpcClusterId: in.Hpc, KeyPairName: in.KeyPair, StoppedMode: in.StoppedMode,
-		OSType: "linux", OsType: "linux", ExpiredTime: "2099-12-31T15:59Z",
-		SecurityGroupIds: ecs.SecurityGroupIdsInDescribeInstances{SecurityGroupId: in.SGs},
-		VpcAttributes: ecs.VpcAttributes{VpcId: in.VpcID, VSwitchId: in.VSwitchID,
-			PrivateIpAddress: ecs.PrivateIpAddressInDescribeInstanceAttribute{IpAddress: []string{in.IP}}},
-		InnerIpAddress:  ecs.InnerIpAddressInDescribeInstances{IpAddress: []string{}},
-		PublicIpAddress: ecs.PublicIpAddressInDescribeInstances{IpAddress: []string{}},
-		Tags:            ecs.TagsInDescribeInstances{Tag: make([]ecs.Tag, 0, len(in.Tags))},
-	}
-	if img := findImage(in.Image); img != nil {
-		out.OSName, out.OSNameEn = img.OSName, img.Platform
-	}
-	if it != nil {
-		out.Cpu, out.CPU, out.Memory = it.VCPU, it.VCPU, int(it.MemGiB*1024)
-		out.GPUAmount, out.GPUSpec = it.GPUs, it.fam.GPUSpec
-	}
-	if in.AutoRelease != 0 {
-		out.AutoReleaseTime = time.Unix(in.AutoRelease, 0).UTC().Format(timeFormat)
-	}
-	for _, t := range in.Tags {
-		out.Tags.Tag = append(out.Tags.Tag, ecs.Tag{Key: t.K, Value: t.V, TagKey: t.K, TagValue: t.V})
-	}
-	primary := ecs.NetworkInterface{NetworkInterfaceId: primaryENI(in), PrimaryIpAddress: in.IP, Type: "Primary",
-		NetworkInterfaceTrafficMode: "Standard", VSwitchId: in.VSwitchID}
-	nics := []ecs.NetworkInterface{primary}
-	for j, n := range in.NICs {
-		ni := ecs.NetworkInterface{NetworkInterfaceId: n.ID, PrimaryIpAddress: n.IP, Type: "Secondary",
-			NetworkInterfaceTrafficMode: n.Mode, VSwitchId: n.VSwitchID}
-		if j == 0 && n.IP == in.IP {
-			// NetworkInterface.1 on the instance's vSwitch describes the primary.
-			ni.Type, ni.NetworkInterfaceId = "Primary", primary.NetworkInterfaceId
-			nics[0] = ni
-			continue
-		}
-		nics = append(nics, ni)
-	}
-	out.NetworkInterfaces.NetworkInterface = nics
-	return out
 }
 
 // --- DeleteInstances, Start/StopInstances ---

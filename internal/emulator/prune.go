@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -62,13 +63,30 @@ func pruneAnswer(key string, body []byte) []byte {
 	if t == nil {
 		return body
 	}
-	out, _ := pruneValue(make([]byte, 0, len(body)), body, 0, t)
+	p := pruner{src: body, memo: map[*shapeNode]*keySeq{}}
+	out, _ := p.value(make([]byte, 0, len(body)), 0, t)
 	return out
 }
 
-// pruneValue copies the JSON value at src[i] to dst, keeping only the fields t allows, and
-// answers the index after it. src is compact JSON from encoding/json.
-func pruneValue(dst, src []byte, i int, t *shapeNode) ([]byte, int) {
+// pruner walks one encoded answer. encoding/json writes the fields of a struct in the same order
+// every time, so the objects of a list repeat one key sequence: memo remembers, per shape node,
+// the keys seen last and what became of them, and a key equal to the one remembered at its
+// position skips the map lookup.
+type pruner struct {
+	src  []byte
+	memo map[*shapeNode]*keySeq
+}
+
+type keySeq struct {
+	keys     [][]byte
+	children []*shapeNode
+	kept     []bool
+}
+
+// value copies the JSON value at src[i] to dst, keeping only the fields t allows, and answers
+// the index after it. src is compact JSON from encoding/json.
+func (p *pruner) value(dst []byte, i int, t *shapeNode) ([]byte, int) {
+	src := p.src
 	if t == nil || i >= len(src) || (src[i] != '{' && src[i] != '[') {
 		j := skipValue(src, i)
 		return append(dst, src[i:j]...), j
@@ -80,28 +98,44 @@ func pruneValue(dst, src []byte, i int, t *shapeNode) ([]byte, int) {
 			if !first {
 				dst = append(dst, ',')
 			}
-			dst, i = pruneValue(dst, src, i, t)
+			dst, i = p.value(dst, i, t)
 			if src[i] == ',' {
 				i++
 			}
 		}
 		return append(dst, ']'), i + 1
 	}
+	seq := p.memo[t]
+	if seq == nil {
+		seq = &keySeq{}
+		p.memo[t] = seq
+	}
 	dst = append(dst, '{')
 	i++
 	first := true
-	for src[i] != '}' {
-		k := skipValue(src, i) // the key, quoted
+	for n := 0; src[i] != '}'; n++ {
+		k := skipString(src, i) // the key, quoted
 		key := src[i+1 : k-1]
 		i = k + 1 // past ':'
-		child, ok := t.fields[string(key)]
-		if ok {
+		var child *shapeNode
+		var kept bool
+		if n < len(seq.keys) && string(seq.keys[n]) == string(key) {
+			child, kept = seq.children[n], seq.kept[n]
+		} else {
+			child, kept = t.fields[string(key)]
+			if n < len(seq.keys) {
+				seq.keys[n], seq.children[n], seq.kept[n] = key, child, kept
+			} else {
+				seq.keys, seq.children, seq.kept = append(seq.keys, key), append(seq.children, child), append(seq.kept, kept)
+			}
+		}
+		if kept {
 			if !first {
 				dst = append(dst, ',')
 			}
 			first = false
 			dst = append(dst, src[i-(len(key)+3):i]...) // "key":
-			dst, i = pruneValue(dst, src, i, child)
+			dst, i = p.value(dst, i, child)
 		} else {
 			i = skipValue(src, i)
 		}
@@ -112,19 +146,30 @@ func pruneValue(dst, src []byte, i int, t *shapeNode) ([]byte, int) {
 	return append(dst, '}'), i + 1
 }
 
+// skipString answers the index just after the JSON string starting at src[i].
+func skipString(src []byte, i int) int {
+	for i++; ; {
+		j := bytes.IndexByte(src[i:], '"')
+		if j < 0 {
+			return len(src)
+		}
+		i += j
+		bs := 0
+		for k := i - 1; src[k] == '\\'; k-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
+
 // skipValue answers the index just after the JSON value starting at src[i].
 func skipValue(src []byte, i int) int {
 	switch src[i] {
 	case '"':
-		for i++; i < len(src); i++ {
-			switch src[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-		return i
+		return skipString(src, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(src); i++ {
