@@ -36,7 +36,7 @@ Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster
 ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as RPC
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
-  PUT /_emulator/faults, PUT /_emulator/capacity
+  PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable
 
 Flags:
 `)

@@ -2,8 +2,10 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -161,6 +163,44 @@ func (s *Server) SetCapacity(c map[string]map[string]int) {
 	s.markDirty()
 }
 
+// stockOutCodes are the answers the vendor gives RunInstances when a zone cannot supply a type:
+// out of stock for now, the zone not selling, or the type not sold there.
+var stockOutCodes = []string{"OperationDenied.NoStock", "Zone.NotOnSale", "InvalidResourceType.NotSupported"}
+
+// SetUnavailable replaces the table of types zones do not sell at all: zone -> instance type
+// ("*" for every type) -> the code RunInstances answers there (one of stockOutCodes, HTTP 403),
+// whatever the capacity table says. DescribeAvailableResource shows those types SoldOut. An
+// empty map sells everything again.
+func (s *Server) SetUnavailable(m map[string]map[string]string) error {
+	cp := map[string]map[string]string{}
+	for z, types := range m {
+		cp[z] = map[string]string{}
+		for t, code := range types {
+			if !contains(stockOutCodes, code) {
+				return fmt.Errorf("zone %s, type %s: code %q is not one of %s", z, t, code, strings.Join(stockOutCodes, ", "))
+			}
+			if t != "*" {
+				t = normalizeType(t)
+			}
+			cp[z][t] = code
+		}
+	}
+	s.mu.Lock()
+	s.db.Unavailable = cp
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// unavailable answers the stock-out code of a type in a zone the zone does not sell ("" when it does).
+func (d *db) unavailable(zone, typ string) string {
+	z := d.Unavailable[zone]
+	if code := z[typ]; code != "" {
+		return code
+	}
+	return z["*"]
+}
+
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	writeJSON := func(v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -201,27 +241,40 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			bad("use GET or PUT", http.StatusMethodNotAllowed)
 		}
 	case "/_emulator/capacity":
-		switch r.Method {
-		case http.MethodGet:
-			s.mu.RLock()
-			b, _ := json.Marshal(s.db.Capacity)
-			s.mu.RUnlock()
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(b)
-		case http.MethodPut, http.MethodPost:
-			var c map[string]map[string]int
-			if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
-				bad("bad JSON: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			s.SetCapacity(c)
-			writeJSON(c)
-		default:
-			bad("use GET or PUT", http.StatusMethodNotAllowed)
-		}
+		serveTable(s, w, r, func() any { return s.db.Capacity },
+			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
+	case "/_emulator/unavailable":
+		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:
 		bad("unknown admin path", http.StatusNotFound)
+	}
+}
+
+// serveTable answers an admin table: GET shows it, PUT (or POST) replaces it with the JSON body.
+// The table is encoded under the read lock: RunInstances draws stock from it in place.
+func serveTable[T any](s *Server, w http.ResponseWriter, r *http.Request, get func() any, put func(T) error) {
+	switch r.Method {
+	case http.MethodGet:
+		s.mu.RLock()
+		b, _ := json.Marshal(get())
+		s.mu.RUnlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	case http.MethodPut, http.MethodPost:
+		var v T
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, "bad JSON: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := put(v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	default:
+		http.Error(w, "use GET or PUT", http.StatusMethodNotAllowed)
 	}
 }

@@ -32,6 +32,12 @@ type route struct {
 	write    bool
 	idem     bool
 	noRegion bool // region-less actions (DescribeRegions, AssumeRole)
+	// regionOptional actions do not require RegionId in the vendor's models (the endpoint names
+	// the region); without one the emulator answers for its first region.
+	regionOptional bool
+	// vendorModel answers are built from the vendor's current response model already and skip
+	// pruneAnswer.
+	vendorModel bool
 }
 
 const (
@@ -118,16 +124,28 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if host == "" {
 		host = r.Host
 	}
-	if s.applyFaults(w, r, action, false) {
+	asXML := wantsXML(p)
+	if s.applyFaults(w, r, action, asXML) {
 		return
 	}
 	body, status, aerr := s.answerRPC(sr, p, action, version, reqID)
+	contentType := "application/json;charset=utf-8"
+	if aerr == nil && asXML {
+		// Answers are built and cached (idempotency) as JSON; XML is rendered from that.
+		if body, aerr = jsonToXMLAnswer(action, body); aerr == nil {
+			contentType = "text/xml;charset=utf-8"
+		}
+	}
 	code := ""
-	if aerr != nil {
+	switch {
+	case aerr != nil && asXML:
+		code = aerr.Code
+		writeAPIErrorXML(w, aerr, reqID, host)
+	case aerr != nil:
 		code = aerr.Code
 		writeAPIError(w, aerr, reqID, host)
-	} else {
-		w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	default:
+		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}
@@ -161,9 +179,15 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 		}
 		return nil, 0, errf(404, "InvalidAction.NotFound", "Specified api %s is not found for version %s.", action, version)
 	}
+	if e := checkRanges(version+"/"+action, p); e != nil {
+		return nil, 0, e
+	}
 	c := &call{s: s, p: p, action: action, version: version, now: now, reqID: reqID, ak: ak}
 	if !rt.noRegion {
 		c.region = p["RegionId"]
+		if c.region == "" && rt.regionOptional {
+			c.region = s.defaultRegion
+		}
 		if c.region == "" {
 			return nil, 0, errMissing("RegionId")
 		}
@@ -188,6 +212,9 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
+		if !rt.vendorModel {
+			body = pruneAnswer(version+"/"+action, body)
+		}
 		return body, 200, nil
 	}
 	s.mu.Lock()
@@ -211,9 +238,31 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
+	if !rt.vendorModel {
+		body = pruneAnswer(version+"/"+action, body)
+	}
 	if useIdem {
 		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}
 	}
 	s.markDirty()
 	return body, 200, nil
+}
+
+func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
+	out, err := jsonToXML(action+"Response", body)
+	if err != nil {
+		return nil, errf(500, "InternalError", "rendering the answer as XML: %v", err)
+	}
+	return out, nil
+}
+
+// ServedActions lists every RPC action the emulator answers as "Version/Action", sorted; the
+// conformance generator and suite walk it so a new action cannot be left out.
+func ServedActions() []string {
+	out := make([]string, 0, len(routes))
+	for k := range routes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

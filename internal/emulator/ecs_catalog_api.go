@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register(versionECS, "DescribeInstanceTypes", route{fn: describeInstanceTypes})
+	register(versionECS, "DescribeInstanceTypes", route{fn: describeInstanceTypes, regionOptional: true})
 	register(versionECS, "DescribeAvailableResource", route{fn: describeAvailableResource})
 	register(versionECS, "DescribeRegions", route{fn: describeRegions, noRegion: true})
 	register(versionECS, "DescribeZones", route{fn: describeZones})
@@ -54,6 +54,9 @@ func describeInstanceTypes(c *call) (any, *apiError) {
 
 // stock answers how many of a type a zone has and whether stock is limited.
 func (d *db) stock(zone, typ string) (int, bool) {
+	if d.unavailable(zone, typ) != "" {
+		return 0, true
+	}
 	if z := d.Capacity[zone]; z != nil {
 		if n, ok := z[typ]; ok {
 			return n, true
@@ -64,13 +67,22 @@ func (d *db) stock(zone, typ string) (int, bool) {
 
 var diskCategories = []string{"cloud_essd", "cloud_auto"}
 
+// The documented values of DescribeAvailableResource's DestinationResource and ResourceType.
+var (
+	availableDestinations  = []string{"Zone", "IoOptimized", "InstanceType", "Network", "ddh", "SystemDisk", "DataDisk"}
+	availableResourceTypes = []string{"instance", "disk", "reservedinstance", "ddh"}
+)
+
 func describeAvailableResource(c *call) (any, *apiError) {
 	dest, e := c.p.required("DestinationResource")
 	if e != nil {
 		return nil, e
 	}
-	if !contains([]string{"Zone", "InstanceType", "SystemDisk", "DataDisk"}, dest) {
-		return nil, errInvalid("DestinationResource", "the emulator answers Zone, InstanceType, SystemDisk or DataDisk")
+	if !contains(availableDestinations, dest) {
+		return nil, errInvalid("DestinationResource", "%q is not one of %s", dest, strings.Join(availableDestinations, ", "))
+	}
+	if rt := c.p["ResourceType"]; rt != "" && !contains(availableResourceTypes, rt) {
+		return nil, errInvalid("ResourceType", "%q is not one of %s", rt, strings.Join(availableResourceTypes, ", "))
 	}
 	onlyType := normalizeType(c.p["InstanceType"])
 	if onlyType != "" && instanceTypes[onlyType] == nil {
@@ -108,6 +120,13 @@ func describeAvailableResource(c *call) (any, *apiError) {
 		case "Zone":
 			res.Type = "Zone"
 			res.SupportedResources.SupportedResource = []ecs.SupportedResource{{Value: zone, Status: az.Status, StatusCategory: az.StatusCategory}}
+		case "IoOptimized":
+			res.SupportedResources.SupportedResource = []ecs.SupportedResource{{Value: "optimized", Status: "Available", StatusCategory: "WithStock"}}
+		case "Network":
+			res.SupportedResources.SupportedResource = []ecs.SupportedResource{{Value: "vpc", Status: "Available", StatusCategory: "WithStock"}}
+		case "ddh":
+			// The emulator has no dedicated hosts to offer.
+			res.SupportedResources.SupportedResource = []ecs.SupportedResource{}
 		case "SystemDisk", "DataDisk":
 			for _, cat := range diskCategories {
 				res.SupportedResources.SupportedResource = append(res.SupportedResources.SupportedResource,
@@ -217,9 +236,10 @@ func describePrice(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	mult := map[string]float64{"Hour": 1, "Week": 168, "Month": 720, "Year": 8760}[unit]
+	// The vendor prices by Hour, Month or Year only.
+	mult := map[string]float64{"Hour": 1, "Month": 720, "Year": 8760}[unit]
 	if mult == 0 {
-		return nil, errInvalid("PriceUnit", "must be Hour, Week, Month or Year")
+		return nil, errf(400, "InvalidPriceUnit.ValueNotSupported", "PriceUnit %q is not supported: use Hour, Month or Year.", unit)
 	}
 	total := roundCents(hour * mult * float64(period) * float64(amount))
 	resp := &ecs.DescribePriceResponse{RequestId: c.reqID}

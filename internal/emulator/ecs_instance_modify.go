@@ -8,8 +8,8 @@ import (
 )
 
 func init() {
-	register(versionECS, "ModifyInstanceAttribute", route{fn: modifyInstanceAttribute, write: true})
-	register(versionECS, "ModifyInstanceAutoReleaseTime", route{fn: modifyInstanceAutoReleaseTime, write: true})
+	register(versionECS, "ModifyInstanceAttribute", route{fn: modifyInstanceAttribute, write: true, regionOptional: true})
+	register(versionECS, "ModifyInstanceAutoReleaseTime", route{fn: modifyInstanceAutoReleaseTime, write: true, regionOptional: true})
 	register(versionECS, "DescribeUserData", route{fn: describeUserData})
 }
 

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
+	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
 func init() {
 	register(versionECS, "RunInstances", route{fn: runInstances, write: true, idem: true})
-	register(versionECS, "DescribeInstances", route{fn: describeInstances})
+	register(versionECS, "DescribeInstances", route{fn: describeInstances, vendorModel: true})
 	register(versionECS, "DeleteInstances", route{fn: deleteInstances, write: true, idem: true})
 	register(versionECS, "StartInstances", route{fn: startInstances, write: true})
 	register(versionECS, "StopInstances", route{fn: stopInstances, write: true})
@@ -99,6 +100,9 @@ func vswitchCapacity(cidr string) uint32 {
 
 // checkDisk applies the ESSD rules of facts section 3.
 func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
+	if d.Size == 0 && d.Snapshot != "" {
+		return checkDiskKind(name, d, fam, system)
+	}
 	sizeErr := func(lo, hi int) *apiError {
 		code := "InvalidDataDiskSize.ValueNotSupported"
 		if system {
@@ -116,13 +120,20 @@ func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
 		if !ok {
 			return errf(400, "InvalidPerformanceLevel.ValueNotSupported", "%s.PerformanceLevel %q is not one of PL0, PL1, PL2, PL3.", name, d.PL)
 		}
+		if system {
+			r[1] = maxSystemDiskGiB
+		}
 		if d.Size < r[0] || d.Size > r[1] {
 			return sizeErr(r[0], r[1])
 		}
 	case "cloud_auto":
 		d.PL = ""
-		if d.Size < 1 || d.Size > 65536 {
-			return sizeErr(1, 65536)
+		hi := 65536
+		if system {
+			hi = maxSystemDiskGiB
+		}
+		if d.Size < 1 || d.Size > hi {
+			return sizeErr(1, hi)
 		}
 		baseline := max(min(1800+50*d.Size, 50000), 3000)
 		maxProv := max(min(1000*d.Size-baseline, 50000), 0)
@@ -155,8 +166,10 @@ func checkDisk(name string, d *disk, fam *gpuFamily, system bool) *apiError {
 func parseDisk(name string, m map[string]string, defSize int) (disk, *apiError) {
 	d := disk{Category: orDefault(m["Category"], "cloud_essd"), PL: m["PerformanceLevel"], Name: m["DiskName"], Delete: true}
 	var err error
+	d.Snapshot = m["SnapshotId"]
 	if m["Size"] == "" {
-		if defSize == 0 {
+		// A disk made from a snapshot takes the snapshot's size, so Size is not needed then.
+		if defSize == 0 && d.Snapshot == "" {
 			return d, errMissing(name + ".Size")
 		}
 		d.Size = defSize
@@ -180,14 +193,14 @@ func parseDisk(name string, m map[string]string, defSize int) (disk, *apiError) 
 // --- RunInstances ---
 
 func runInstances(c *call) (any, *apiError) {
-	s, p, d := c.s, c.p, c.s.db
-	imageID, e := p.required("ImageId")
+	s, d := c.s, c.s.db
+	p, e := c.withLaunchTemplate()
 	if e != nil {
 		return nil, e
 	}
-	img := findImage(imageID)
-	if img == nil {
-		return nil, errNotFound("InvalidImageId.NotFound", imageID)
+	img, e := runImage(p)
+	if e != nil {
+		return nil, e
 	}
 	typeName, e := p.required("InstanceType")
 	if e != nil {
@@ -197,7 +210,7 @@ func runInstances(c *call) (any, *apiError) {
 	if it == nil {
 		return nil, errf(400, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q is not offered by the emulator's catalog.", typeName)
 	}
-	vswID, e := p.required("VSwitchId")
+	vswID, sgIDs, e := runPlacement(p)
 	if e != nil {
 		return nil, e
 	}
@@ -207,13 +220,6 @@ func runInstances(c *call) (any, *apiError) {
 	}
 	if z := p["ZoneId"]; z != "" && z != vsw.Zone {
 		return nil, errf(400, "InvalidParameter.Mismatch", "ZoneId %s does not match the zone %s of vSwitch %s.", z, vsw.Zone, vswID)
-	}
-	sgIDs := p.list("SecurityGroupIds")
-	if sg := p["SecurityGroupId"]; sg != "" {
-		sgIDs = append([]string{sg}, sgIDs...)
-	}
-	if len(sgIDs) == 0 {
-		return nil, errMissing("SecurityGroupId")
 	}
 	for _, id := range sgIDs {
 		sg := d.SGs[id]
@@ -290,6 +296,12 @@ func runInstances(c *call) (any, *apiError) {
 	for i, m := range p.structList("NetworkInterface") {
 		name := fmt.Sprintf("NetworkInterface.%d", i+1)
 		n := nic{Mode: orDefault(m["NetworkInterfaceTrafficMode"], "Standard"), VSwitchID: orDefault(m["VSwitchId"], vswID)}
+		if m["InstanceType"] == "Primary" {
+			// The primary interface was read by runPlacement: its vSwitch and groups are the instance's.
+			n.SGs = sgIDs
+			nics = append(nics, n)
+			continue
+		}
 		if v := m["NetworkCardIndex"]; v != "" {
 			idx, err := strconv.Atoi(v)
 			if err != nil || idx < 0 || idx >= it.fam.Cards {
@@ -341,7 +353,11 @@ func runInstances(c *call) (any, *apiError) {
 		return nil, e
 	}
 	var data []disk
-	for i, m := range p.structList("DataDisk") {
+	dataDisks := p.structList("DataDisk")
+	if len(dataDisks) > maxDataDisks {
+		return nil, errf(400, "InvalidDataDiskCount.Exceeded", "%d data disks requested; an instance takes at most %d (DataDisk.1 to DataDisk.%d).", len(dataDisks), maxDataDisks, maxDataDisks)
+	}
+	for i, m := range dataDisks {
 		name := fmt.Sprintf("DataDisk.%d", i+1)
 		dd, e := parseDisk(name, m, 0)
 		if e != nil {
@@ -359,17 +375,23 @@ func runInstances(c *call) (any, *apiError) {
 	}
 	userData := p["UserData"]
 	if userData != "" {
-		if _, err := base64.StdEncoding.DecodeString(userData); err != nil {
+		raw, err := base64.StdEncoding.DecodeString(userData)
+		if err != nil {
 			return nil, errf(400, "InvalidUserData.Base64FormatInvalid", "UserData must be Base64-encoded.")
 		}
-		if len(userData) > 32768 {
-			return nil, errf(400, "InvalidUserData.SizeExceeded", "UserData is %d bytes encoded; at most 32768.", len(userData))
+		// The vendor's limit applies to the data before Base64 encoding.
+		if len(raw) > maxUserDataBytes {
+			return nil, errf(400, "InvalidUserData.SizeExceeded", "UserData is %d bytes before Base64 encoding; at most %d (32 KiB).", len(raw), maxUserDataBytes)
 		}
 	}
 	if dry, _ := p.boolv("DryRun", false); dry {
 		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
 	}
 
+	// A zone that does not sell the type answers so before stock and quota are looked at.
+	if code := d.unavailable(vsw.Zone, it.Name); code != "" {
+		return nil, errStockOut(code, vsw.Zone, it.Name)
+	}
 	// Stock and quota decide how many start (MinAmount allows a partial success).
 	n := amount
 	stockLimited := false
@@ -453,8 +475,17 @@ func runInstances(c *call) (any, *apiError) {
 
 // errNoStock: the facts do not state the status; the vendor's
 // OperationDenied family answers 403.
-func errNoStock(zone, typ string) *apiError {
-	return errf(403, "OperationDenied.NoStock", "The resource (%s) is out of stock in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
+func errNoStock(zone, typ string) *apiError { return errStockOut("OperationDenied.NoStock", zone, typ) }
+
+// errStockOut answers one of stockOutCodes, each with HTTP 403 like the vendor's.
+func errStockOut(code, zone, typ string) *apiError {
+	switch code {
+	case "Zone.NotOnSale":
+		return errf(403, code, "The specified zone %s is not available for purchase of %s.", zone, typ)
+	case "InvalidResourceType.NotSupported":
+		return errf(403, code, "The resource type %s is not supported in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
+	}
+	return errf(403, code, "The resource (%s) is out of stock in zone %s. Please try other instance types, or choose other regions and zones.", typ, zone)
 }
 
 func (d *db) gpusInUse() int {
@@ -478,6 +509,9 @@ func describeInstances(c *call) (any, *apiError) {
 	if len(ids) > 100 {
 		return nil, errInvalid("InstanceIds", "at most 100 ids, got %d", len(ids))
 	}
+	// An explicitly empty list ("[]") matches no instance, as at the vendor; only an absent
+	// InstanceIds means every instance.
+	noIDs := p["InstanceIds"] != "" && len(ids) == 0
 	tags, e := p.tagsParam("Tag")
 	if e != nil {
 		return nil, e
@@ -495,10 +529,8 @@ func describeInstances(c *call) (any, *apiError) {
 		if pageSize, e = p.intv("MaxResults", 10); e != nil {
 			return nil, e
 		}
-		if pageSize > 100 || pageSize < 1 {
-			return nil, errInvalid("MaxResults", "must be 10-100, got %d", pageSize)
-		}
-		pageSize = max(pageSize, 10)
+		// The vendor clamps MaxResults rather than refusing it: below 10 answers 10, above 100 answers 100.
+		pageSize = min(max(pageSize, 10), 100)
 	} else if pageSize, e = p.intv("PageSize", 10); e != nil {
 		return nil, e
 	} else if pageSize < 1 || pageSize > 100 {
@@ -520,6 +552,7 @@ func describeInstances(c *call) (any, *apiError) {
 	// Pick the smallest candidate set an index gives, ordered by Seq.
 	var cand []*instance
 	switch {
+	case noIDs:
 	case len(ids) > 0:
 		for _, id := range ids {
 			if in := d.Instances[id]; in != nil {
@@ -599,8 +632,8 @@ func describeInstances(c *call) (any, *apiError) {
 		return true
 	}
 
-	resp := &ecs.DescribeInstancesResponse{RequestId: c.reqID, PageSize: pageSize, PageNumber: pageNumber}
-	out := make([]ecs.Instance, 0, min(pageSize, len(cand)))
+	resp := &ecs7.DescribeInstancesResponseBody{RequestId: &c.reqID, PageSize: ptr(int32(pageSize)), PageNumber: ptr(int32(pageNumber))}
+	out := make([]*ecs7.DescribeInstancesResponseBodyInstancesInstance, 0, min(pageSize, len(cand)))
 	skip := 0
 	if !tokenMode {
 		skip = (pageNumber - 1) * pageSize
@@ -618,17 +651,17 @@ func describeInstances(c *call) (any, *apiError) {
 			continue
 		}
 		if len(out) < pageSize {
-			out = append(out, s.sdkInstance(in, c.now))
+			out = append(out, s.vendorInstance(in, c.now))
 			last = in
 		} else {
 			more = true
 		}
 	}
 	if tokenMode && more && last != nil {
-		resp.NextToken = strconv.FormatUint(last.Seq, 36)
+		resp.NextToken = ptr(strconv.FormatUint(last.Seq, 36))
 	}
-	resp.TotalCount = total
-	resp.Instances.Instance = out
+	resp.TotalCount = ptr(int32(total))
+	resp.Instances = &ecs7.DescribeInstancesResponseBodyInstances{Instance: out}
 	return resp, nil
 }
 
@@ -641,57 +674,6 @@ func matchName(name, pattern string) bool {
 
 func sortBySeq(l []*instance) {
 	sort.Slice(l, func(i, j int) bool { return l[i].Seq < l[j].Seq })
-}
-
-// sdkInstance renders one instance as the SDK's ecs.Instance.
-func (s *Server) sdkInstance(in *instance, now time.Time) ecs.Instance {
-	it := instanceTypes[in.Type]
-	out := ecs.Instance{
-		InstanceId: in.ID, InstanceName: in.Name, HostName: in.HostName, Hostname: in.HostName,
-		Description: in.Desc, ImageId: in.Image, InstanceType: in.Type, InstanceTypeFamily: familyOf(in.Type),
-		RegionId: in.Region, ZoneId: in.Zone, Status: s.instanceStatus(in, now),
-		CreationTime:       time.Unix(0, in.Created).UTC().Format("2006-01-02T15:04Z"),
-		StartTime:          time.Unix(0, in.Created).UTC().Format("2006-01-02T15:04Z"),
-		InstanceChargeType: in.ChargeType, InternetChargeType: "PayByTraffic", SpotStrategy: in.Spot,
-		IsSpot: in.Spot != "NoSpot", InstanceNetworkType: "vpc", NetworkType: "vpc", IoOptimized: true,
-		DeploymentSetId: in.DeploySet, HpcClusterId: in.Hpc, KeyPairName: in.KeyPair, StoppedMode: in.StoppedMode,
-		OSType: "linux", OsType: "linux", ExpiredTime: "2099-12-31T15:59Z",
-		SecurityGroupIds: ecs.SecurityGroupIdsInDescribeInstances{SecurityGroupId: in.SGs},
-		VpcAttributes: ecs.VpcAttributes{VpcId: in.VpcID, VSwitchId: in.VSwitchID,
-			PrivateIpAddress: ecs.PrivateIpAddressInDescribeInstanceAttribute{IpAddress: []string{in.IP}}},
-		InnerIpAddress:  ecs.InnerIpAddressInDescribeInstances{IpAddress: []string{}},
-		PublicIpAddress: ecs.PublicIpAddressInDescribeInstances{IpAddress: []string{}},
-		Tags:            ecs.TagsInDescribeInstances{Tag: make([]ecs.Tag, 0, len(in.Tags))},
-	}
-	if img := findImage(in.Image); img != nil {
-		out.OSName, out.OSNameEn = img.OSName, img.Platform
-	}
-	if it != nil {
-		out.Cpu, out.CPU, out.Memory = it.VCPU, it.VCPU, int(it.MemGiB*1024)
-		out.GPUAmount, out.GPUSpec = it.GPUs, it.fam.GPUSpec
-	}
-	if in.AutoRelease != 0 {
-		out.AutoReleaseTime = time.Unix(in.AutoRelease, 0).UTC().Format(timeFormat)
-	}
-	for _, t := range in.Tags {
-		out.Tags.Tag = append(out.Tags.Tag, ecs.Tag{Key: t.K, Value: t.V, TagKey: t.K, TagValue: t.V})
-	}
-	primary := ecs.NetworkInterface{NetworkInterfaceId: primaryENI(in), PrimaryIpAddress: in.IP, Type: "Primary",
-		NetworkInterfaceTrafficMode: "Standard", VSwitchId: in.VSwitchID}
-	nics := []ecs.NetworkInterface{primary}
-	for j, n := range in.NICs {
-		ni := ecs.NetworkInterface{NetworkInterfaceId: n.ID, PrimaryIpAddress: n.IP, Type: "Secondary",
-			NetworkInterfaceTrafficMode: n.Mode, VSwitchId: n.VSwitchID}
-		if j == 0 && n.IP == in.IP {
-			// NetworkInterface.1 on the instance's vSwitch describes the primary.
-			ni.Type, ni.NetworkInterfaceId = "Primary", primary.NetworkInterfaceId
-			nics[0] = ni
-			continue
-		}
-		nics = append(nics, ni)
-	}
-	out.NetworkInterfaces.NetworkInterface = nics
-	return out
 }
 
 // --- DeleteInstances, Start/StopInstances ---
@@ -732,15 +714,25 @@ func deleteInstances(c *call) (any, *apiError) {
 			return nil, errStatus("The current status of instance %s (%s) does not support this operation: stop it first or set Force=true.", in.ID, st)
 		}
 	}
-	if dry, _ := c.p.boolv("DryRun", false); dry {
-		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		if c.s.db.Instances[in.ID] == in {
 			c.s.db.removeInstance(in)
 		}
 	}
-	return &ecs.DeleteInstancesResponse{RequestId: c.reqID, TaskGroupId: "t-" + base36(uint64(c.now.UnixNano()), 20)[2:]}, nil
+	return &ecs.DeleteInstancesResponse{RequestId: c.reqID}, nil
+}
+
+// dryRunSuccess ends a dry run that passed its checks with the code StartInstances,
+// StopInstances and DeleteInstances document for it: DRYRUN.SUCCESS (other actions answer
+// DryRunOperation). Like DryRunOperation it comes as an error answer with HTTP 400.
+func (c *call) dryRunSuccess() *apiError {
+	if dry, e := c.p.boolv("DryRun", false); e != nil || !dry {
+		return e
+	}
+	return errf(400, "DRYRUN.SUCCESS", "Request validation has been passed with DryRun flag set.")
 }
 
 func startInstances(c *call) (any, *apiError) {
@@ -753,6 +745,9 @@ func startInstances(c *call) (any, *apiError) {
 		if st := c.s.instanceStatus(in, c.now); st != "Stopped" {
 			return nil, errStatus("The current status of instance %s (%s) does not support StartInstances.", in.ID, st)
 		}
+	}
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		in.Phase, in.PhaseAt, in.StoppedMode = phaseStarting, c.now.UnixNano(), ""
@@ -776,6 +771,9 @@ func stopInstances(c *call) (any, *apiError) {
 		if st := c.s.instanceStatus(in, c.now); st != "Running" {
 			return nil, errStatus("The current status of instance %s (%s) does not support StopInstances.", in.ID, st)
 		}
+	}
+	if e := c.dryRunSuccess(); e != nil {
+		return nil, e
 	}
 	for _, in := range list {
 		in.Phase, in.PhaseAt, in.StoppedMode = phaseStopping, c.now.UnixNano(), mode

@@ -25,12 +25,11 @@ func init() {
 const maxRulesPerGroup = 1000
 
 func createSecurityGroup(c *call) (any, *apiError) {
-	vpcID, e := c.p.required("VpcId")
-	if e != nil {
-		return nil, e
-	}
+	// VpcId is optional at the vendor: a group without one is a classic-network group, which
+	// no instance in a VPC can join.
+	vpcID := c.p["VpcId"]
 	d := c.s.db
-	if v := d.Vpcs[vpcID]; v == nil || v.Region != c.region {
+	if v := d.Vpcs[vpcID]; vpcID != "" && (v == nil || v.Region != c.region) {
 		return nil, errNotFound("InvalidVpcId.NotFound", vpcID)
 	}
 	typ := orDefault(c.p["SecurityGroupType"], "normal")
@@ -108,6 +107,11 @@ func describeSecurityGroups(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	// MaxResults/NextToken, the vendor's recommended paging, takes over when sent.
+	tp, byToken, e := c.tokenPage(10, 1, 100)
+	if e != nil {
+		return nil, e
+	}
 	tags, e := c.p.tagsParam("Tag")
 	if e != nil {
 		return nil, e
@@ -130,6 +134,10 @@ func describeSecurityGroups(c *call) (any, *apiError) {
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	lo, hi := pageBounds(len(list), number, size)
 	resp := &ecs.DescribeSecurityGroupsResponse{RequestId: c.reqID, RegionId: c.region, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	if byToken {
+		lo, hi, resp.NextToken = tp.bounds(len(list))
+		resp.PageSize, resp.PageNumber = 0, 0
+	}
 	resp.SecurityGroups.SecurityGroup = []ecs.SecurityGroup{}
 	for _, g := range list[lo:hi] {
 		out := ecs.SecurityGroup{SecurityGroupId: g.ID, SecurityGroupName: g.Name, Description: g.Desc, SecurityGroupType: g.Type,
@@ -153,13 +161,26 @@ func describeSecurityGroupAttribute(c *call) (any, *apiError) {
 	if dir != "all" && dir != "ingress" && dir != "egress" {
 		return nil, errInvalid("Direction", "must be all, ingress or egress")
 	}
+	// Rules page by MaxResults (10-1000, default 500) and NextToken.
+	tp, byToken, e := c.tokenPage(500, 10, 1000)
+	if e != nil {
+		return nil, e
+	}
+	if !byToken {
+		tp = tokenPaging{size: 500}
+	}
 	resp := &ecs.DescribeSecurityGroupAttributeResponse{RequestId: c.reqID, RegionId: g.Region, SecurityGroupId: g.ID,
 		SecurityGroupName: g.Name, Description: g.Desc, VpcId: g.VpcID, InnerAccessPolicy: "Accept"}
 	resp.Permissions.Permission = []ecs.Permission{}
+	var rules []rule
 	for _, r := range g.Rules {
-		if dir != "all" && r.Direction != dir {
-			continue
+		if dir == "all" || r.Direction == dir {
+			rules = append(rules, r)
 		}
+	}
+	lo, hi, next := tp.bounds(len(rules))
+	resp.NextToken = next
+	for _, r := range rules[lo:hi] {
 		p := ecs.Permission{SecurityGroupRuleId: r.ID, Direction: r.Direction, IpProtocol: r.Protocol, PortRange: r.PortRange,
 			Policy: r.Policy, Priority: strconv.Itoa(r.Priority), Description: r.Desc, CreateTime: fmtTime(r.Created), NicType: "intranet"}
 		if r.Direction == "ingress" {

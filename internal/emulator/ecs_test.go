@@ -33,7 +33,8 @@ func TestInstanceLifecycle(t *testing.T) {
 	if len(got) != 3 || got[0].Status != "Pending" || got[0].GPUAmount != 8 || got[0].VpcAttributes.VSwitchId != f.vswID {
 		t.Fatalf("unexpected describe: %+v", got[0])
 	}
-	if got[0].Tags.Tag[0].Key != "cluster" || got[0].InstanceName != "node" || got[0].VpcAttributes.PrivateIpAddress.IpAddress[0] == "" {
+	// DescribeInstances names tags TagKey/TagValue (the vendor's model has no Key/Value there).
+	if got[0].Tags.Tag[0].TagKey != "cluster" || got[0].InstanceName != "node" || got[0].VpcAttributes.PrivateIpAddress.IpAddress[0] == "" {
 		t.Fatalf("tags/name/ip not returned: %+v", got[0])
 	}
 	if st := e.nextStatus(ids[0], "Pending"); st != "Starting" {
@@ -71,11 +72,8 @@ func TestInstanceLifecycle(t *testing.T) {
 	wantCode(t, err, "IncorrectInstanceStatus")
 
 	del.Force = requests.NewBoolean(true)
-	dr, err := e.ecs.DeleteInstances(del)
+	_, err = e.ecs.DeleteInstances(del) // the vendor's answer is a RequestId only
 	must(t, err)
-	if dr.TaskGroupId == "" {
-		t.Fatal("no TaskGroupId")
-	}
 	if n := len(e.describe(ids)); n != 0 {
 		t.Fatalf("%d instances left after delete", n)
 	}
@@ -167,10 +165,7 @@ func TestDescribeInstancesFiltersAndPaging(t *testing.T) {
 	d.InstanceIds = jsonIDs(all[:101])
 	_, err = e.ecs.DescribeInstances(d)
 	wantCode(t, err, "InvalidParameter")
-	d.InstanceIds = ""
-	d.MaxResults = requests.NewInteger(101)
-	_, err = e.ecs.DescribeInstances(d)
-	wantCode(t, err, "InvalidParameter")
+	// MaxResults out of range is clamped, not refused: TestDescribeInstancesEmptyIdsAndClampedMaxResults.
 }
 
 func TestRunInstancesIdempotency(t *testing.T) {
@@ -241,9 +236,13 @@ func TestRunInstancesValidation(t *testing.T) {
 	r.DataDisk = &[]ecs.RunInstancesDataDisk{{Category: "elastic_ephemeral_disk_premium", Size: "1024"}, {Category: "cloud_auto", Size: "100", ProvisionedIops: "1000"}}
 	resp, err := e.ecs.RunInstances(r)
 	must(t, err)
-	in := e.describe(resp.InstanceIdSets.InstanceIdSet)[0]
-	if in.NetworkInterfaces.NetworkInterface[0].NetworkInterfaceTrafficMode != "HighPerformance" {
-		t.Fatalf("traffic mode not kept: %+v", in.NetworkInterfaces)
+	// DescribeInstances does not show the traffic mode (the vendor's model has no such field
+	// there): look at what the emulator stored.
+	e.s.mu.RLock()
+	mode := e.s.db.Instances[resp.InstanceIdSets.InstanceIdSet[0]].NICs[0].Mode
+	e.s.mu.RUnlock()
+	if mode != "HighPerformance" {
+		t.Fatalf("traffic mode not kept: %q", mode)
 	}
 	h := ecs.CreateCreateHpcClusterRequest()
 	h.RegionId, h.Name = testRegion, "md-cluster"

@@ -105,10 +105,14 @@ func createFileSystem(c *call) (any, *apiError) {
 	d := c.s.db
 	enc, _ := c.p.intv("EncryptType", 0)
 	bw, _ := c.p.intv("Bandwidth", 0)
-	// General-purpose NAS ids are 10 bare characters; CPFS ids carry "cpfs-".
+	// General-purpose NAS ids are 10 bare characters; Extreme NAS ids carry "extreme-" and
+	// CPFS ids "cpfs-".
 	raw := d.newID("fs")
 	id := "1" + raw[len(raw)-9:]
-	if strings.HasPrefix(typ, "cpfs") {
+	switch {
+	case typ == "extreme":
+		id = "extreme-" + raw[len(raw)-17:]
+	case strings.HasPrefix(typ, "cpfs"):
 		id = "cpfs-" + raw[len(raw)-16:]
 	}
 	f := &fileSystem{ID: id, Region: c.region, Zone: zone, Type: typ, StorageType: st,

@@ -262,7 +262,7 @@ func TestVPCAndDependencies(t *testing.T) {
 	dvpc := vpc.CreateDeleteVpcRequest()
 	dvpc.RegionId, dvpc.VpcId = testRegion, r.VpcId
 	_, err = e.vpc.DeleteVpc(dvpc)
-	wantCode(t, err, "DependencyViolation")
+	wantCode(t, err, "DependencyViolation.Instance")
 	dsw := vpc.CreateDeleteVSwitchRequest()
 	dsw.RegionId, dsw.VSwitchId = testRegion, sw.VSwitchId
 	_, err = e.vpc.DeleteVSwitch(dsw)
@@ -290,7 +290,7 @@ func TestVPCAndDependencies(t *testing.T) {
 	_, err = e.vpc.DeleteVSwitch(dsw)
 	must(t, err)
 	_, err = e.vpc.DeleteVpc(dvpc)
-	wantCode(t, err, "DependencyViolation") // the security group
+	wantCode(t, err, "DependencyViolation.SecurityGroup")
 	dg := ecs.CreateDeleteSecurityGroupRequest()
 	dg.RegionId, dg.SecurityGroupId = testRegion, g.SecurityGroupId
 	_, err = e.ecs.DeleteSecurityGroup(dg)

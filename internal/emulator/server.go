@@ -38,6 +38,9 @@ const DefaultGPUQuota = 100000
 type Server struct {
 	cfg     Config
 	regions map[string]*regionInfo
+	// defaultRegion answers actions whose RegionId is optional and not sent: the first served
+	// region in catalog order.
+	defaultRegion string
 
 	mu sync.RWMutex
 	db *db
@@ -78,6 +81,9 @@ func New(cfg Config) (*Server, error) {
 	for _, r := range catalogRegions {
 		if len(cfg.Regions) == 0 || contains(cfg.Regions, r.ID) {
 			s.regions[r.ID] = r
+			if s.defaultRegion == "" {
+				s.defaultRegion = r.ID
+			}
 		}
 	}
 	if len(s.regions) == 0 {

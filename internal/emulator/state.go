@@ -21,6 +21,7 @@ type disk struct {
 	Burst    bool   `json:"burst,omitempty"`
 	Name     string `json:"name,omitempty"`
 	Delete   bool   `json:"del,omitempty"`
+	Snapshot string `json:"snap,omitempty"` // the snapshot the disk was made from
 }
 
 type nic struct {
@@ -193,22 +194,26 @@ type idemEntry struct {
 
 // db is all emulator state. Guarded by Server.mu.
 type db struct {
-	Seq       uint64                        `json:"seq"`
-	Instances map[string]*instance          `json:"instances"`
-	Vpcs      map[string]*vpcRec            `json:"vpcs"`
-	VSwitches map[string]*vswitchRec        `json:"vswitches"`
-	SGs       map[string]*securityGroup     `json:"security_groups"`
-	DSets     map[string]*deploymentSet     `json:"deployment_sets"`
-	Hpcs      map[string]*hpcCluster        `json:"hpc_clusters"`
-	FSs       map[string]*fileSystem        `json:"file_systems"`
-	Capacity  map[string]map[string]int     `json:"capacity"`
-	Idem      map[string]*idemEntry         `json:"idempotency"`
-	STS       map[string]*stsCred           `json:"sts"`
-	ENITags   map[string]*eniTags           `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
-	order     []*instance                   // live instances ordered by Seq
-	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
-	byVSwitch map[string]map[*instance]bool
-	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
+	Seq       uint64                     `json:"seq"`
+	Instances map[string]*instance       `json:"instances"`
+	Vpcs      map[string]*vpcRec         `json:"vpcs"`
+	VSwitches map[string]*vswitchRec     `json:"vswitches"`
+	SGs       map[string]*securityGroup  `json:"security_groups"`
+	DSets     map[string]*deploymentSet  `json:"deployment_sets"`
+	Hpcs      map[string]*hpcCluster     `json:"hpc_clusters"`
+	FSs       map[string]*fileSystem     `json:"file_systems"`
+	Capacity  map[string]map[string]int  `json:"capacity"`
+	Idem      map[string]*idemEntry      `json:"idempotency"`
+	STS       map[string]*stsCred        `json:"sts"`
+	ENITags   map[string]*eniTags        `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
+	Templates map[string]*launchTemplate `json:"launch_templates,omitempty"`
+	// Unavailable marks instance types a zone does not sell: zone -> type ("*" for every
+	// type) -> the stock-out code RunInstances answers (see SetUnavailable).
+	Unavailable map[string]map[string]string  `json:"unavailable,omitempty"`
+	order       []*instance                   // live instances ordered by Seq
+	byTag       map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
+	byVSwitch   map[string]map[*instance]bool
+	refs        map[string]int // instances referencing a security group / deployment set / hpc cluster
 
 	// Network products (net_state.go).
 	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`
@@ -229,6 +234,7 @@ func newDB() *db {
 		Idem:      map[string]*idemEntry{},
 		STS:       map[string]*stsCred{},
 		ENITags:   map[string]*eniTags{},
+		Templates: map[string]*launchTemplate{},
 	}
 	d.initNetMaps()
 	d.reindex()
@@ -460,6 +466,9 @@ func (s *Server) load() error {
 	}
 	if d.ENITags == nil {
 		d.ENITags = map[string]*eniTags{}
+	}
+	if d.Templates == nil {
+		d.Templates = map[string]*launchTemplate{}
 	}
 	d.initNetMaps()
 	d.reindex()

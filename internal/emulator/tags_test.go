@@ -152,8 +152,11 @@ func TestVPCTagResources(t *testing.T) {
 	}
 	lt = vpc.CreateListTagResourcesRequest()
 	lt.RegionId, lt.ResourceType = testRegion, "VPC"
-	_, err = e.vpc.ListTagResources(lt)
-	wantCode(t, err, "MissingParameter")
+	all, err := e.vpc.ListTagResources(lt)
+	must(t, err) // the model requires ResourceType only: every tagged VPC
+	if len(all.TagResources.TagResource) == 0 {
+		t.Fatal("ListTagResources without ids or tags listed nothing")
+	}
 	lt.ResourceId = &[]string{f.vpcID}
 	lt.MaxResults = requests.NewInteger(51)
 	_, err = e.vpc.ListTagResources(lt)

@@ -11,12 +11,12 @@ import (
 func init() {
 	register(versionVPC, "CreateVpc", route{fn: createVpc, write: true, idem: true})
 	register(versionVPC, "DescribeVpcs", route{fn: describeVpcs})
-	register(versionVPC, "DeleteVpc", route{fn: deleteVpc, write: true})
-	register(versionVPC, "ModifyVpcAttribute", route{fn: modifyVpcAttribute, write: true})
-	register(versionVPC, "CreateVSwitch", route{fn: createVSwitch, write: true, idem: true})
-	register(versionVPC, "DescribeVSwitches", route{fn: describeVSwitches})
-	register(versionVPC, "DeleteVSwitch", route{fn: deleteVSwitch, write: true})
-	register(versionVPC, "ModifyVSwitchAttribute", route{fn: modifyVSwitchAttribute, write: true})
+	register(versionVPC, "DeleteVpc", route{fn: deleteVpc, write: true, regionOptional: true})
+	register(versionVPC, "ModifyVpcAttribute", route{fn: modifyVpcAttribute, write: true, regionOptional: true})
+	register(versionVPC, "CreateVSwitch", route{fn: createVSwitch, write: true, idem: true, regionOptional: true})
+	register(versionVPC, "DescribeVSwitches", route{fn: describeVSwitches, regionOptional: true})
+	register(versionVPC, "DeleteVSwitch", route{fn: deleteVSwitch, write: true, regionOptional: true})
+	register(versionVPC, "ModifyVSwitchAttribute", route{fn: modifyVSwitchAttribute, write: true, regionOptional: true})
 }
 
 // privateRanges are the blocks a VPC CIDR must lie in.
@@ -154,15 +154,18 @@ func deleteVpc(c *call) (any, *apiError) {
 		return nil, e
 	}
 	d := c.s.db
-	for _, sw := range d.VSwitches {
-		if sw.VpcID == v.ID {
-			return nil, errDependency("VPC %s still has vSwitch %s; delete it first.", v.ID, sw.ID)
+	// The vendor names what still holds the VPC: DependencyViolation.Instance, .VSwitch or
+	// .SecurityGroup (instances first: they hold the vSwitches and groups too).
+	for _, in := range d.order {
+		if in.VpcID == v.ID {
+			return nil, errf(400, "DependencyViolation.Instance", "VPC %s still has instance %s; release it first.", v.ID, in.ID)
 		}
 	}
-	for _, g := range d.SGs {
-		if g.VpcID == v.ID {
-			return nil, errDependency("VPC %s still has security group %s; delete it first.", v.ID, g.ID)
-		}
+	if sw := firstSorted(d.VSwitches, func(sw *vswitchRec) bool { return sw.VpcID == v.ID }); sw != nil {
+		return nil, errf(400, "DependencyViolation.VSwitch", "VPC %s still has vSwitch %s; delete it first.", v.ID, sw.ID)
+	}
+	if g := firstSorted(d.SGs, func(g *securityGroup) bool { return g.VpcID == v.ID }); g != nil {
+		return nil, errf(400, "DependencyViolation.SecurityGroup", "VPC %s still has security group %s; delete it first.", v.ID, g.ID)
 	}
 	for _, f := range d.FSs {
 		if f.VpcID == v.ID {
@@ -330,4 +333,16 @@ func modifyVSwitchAttribute(c *call) (any, *apiError) {
 		sw.Desc = c.p["Description"]
 	}
 	return &vpc.ModifyVSwitchAttributeResponse{RequestId: c.reqID}, nil
+}
+
+// firstSorted answers the entry with the smallest id that matches (nil when none does), so an
+// error naming one of several dependencies names the same one every time.
+func firstSorted[T any](m map[string]T, match func(T) bool) (out T) {
+	best := ""
+	for id, v := range m {
+		if match(v) && (best == "" || id < best) {
+			best, out = id, v
+		}
+	}
+	return out
 }

@@ -1,0 +1,34 @@
+// Package conformance holds what the vendor's own API models say about each action the emulator
+// serves: the parameters the vendor requires, the integer ranges it documents, and the response
+// model an answer must fit. The table is generated (models_gen.go) from the request and response
+// models of Alibaba Cloud's alibabacloud-go SDK modules, whose field comments carry the vendor's
+// API documentation; the emulator's conformance suite (internal/emulator/conformance_test.go)
+// holds every served action to it.
+package conformance
+
+//go:generate go run ./gen
+
+// Action is one vendor action as its SDK request model documents it.
+type Action struct {
+	Version string // API version, e.g. 2014-05-26
+	Name    string // e.g. RunInstances
+	// Required are the wire names of the parameters documented "This parameter is required.";
+	// a repeated parameter is named by its first entry (InstanceId.1).
+	Required []string
+	// Limits are the integer ranges documented for top-level parameters.
+	Limits []Limit
+	// Doc holds, per parameter, the documentation sentence a limit or requirement came from.
+	Doc map[string]string
+}
+
+// Limit is a documented integer range; Min or Max is NoBound when the model states none.
+type Limit struct {
+	Param    string
+	Min, Max int64
+}
+
+// NoBound marks a side of a Limit the documentation leaves open.
+const NoBound = -1 << 62
+
+// Key names an action as the emulator's dispatch table does: "Version/Action".
+func (a Action) Key() string { return a.Version + "/" + a.Name }

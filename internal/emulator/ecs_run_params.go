@@ -1,0 +1,98 @@
+package emulator
+
+import "fmt"
+
+// RunInstances limits the vendor documents in the request model of RunInstances.
+const (
+	maxSystemDiskGiB = 2048      // SystemDisk.Size: at most 2,048 GiB whatever the category
+	maxDataDisks     = 16        // DataDisk.N: N is 1 to 16
+	maxUserDataBytes = 32 * 1024 // UserData: 32 KB before Base64 encoding
+)
+
+// checkDiskKind checks the category rules of a disk made from a snapshot whose size was not
+// given (it takes the snapshot's): a size valid for every category stands in for it.
+func checkDiskKind(name string, d *disk, fam *gpuFamily, system bool) *apiError {
+	probe := *d
+	probe.Snapshot, probe.Size = "", 1261 // the PL3 minimum, inside every other range too
+	if e := checkDisk(name, &probe, fam, system); e != nil {
+		return e
+	}
+	d.PL = probe.PL
+	return nil
+}
+
+// runImage picks the image of a RunInstances request: ImageId, or the newest image of
+// ImageFamily; the vendor refuses both together.
+func runImage(p params) (*imageInfo, *apiError) {
+	id, fam := p["ImageId"], p["ImageFamily"]
+	switch {
+	case id != "" && fam != "":
+		return nil, errf(400, "InvalidParameter.Conflict", "ImageId and ImageFamily cannot both be specified.")
+	case id != "":
+		img := findImage(id)
+		if img == nil {
+			return nil, errNotFound("InvalidImageId.NotFound", id)
+		}
+		return img, nil
+	case fam != "":
+		var newest *imageInfo
+		for i := range publicImages {
+			if img := &publicImages[i]; img.Family == fam && (newest == nil || img.ID > newest.ID) {
+				newest = img
+			}
+		}
+		if newest == nil {
+			return nil, errf(404, "InvalidImageFamily.NotFound", "The specified ImageFamily %q has no available image.", fam)
+		}
+		return newest, nil
+	}
+	return nil, errMissing("ImageId")
+}
+
+// runPlacement reads where a RunInstances request puts the instance. With a primary network
+// interface (NetworkInterface.N.InstanceType=Primary) the vSwitch and security groups come
+// from that interface and the top-level VSwitchId, SecurityGroupId and SecurityGroupIds.N are
+// refused; otherwise VSwitchId and one of SecurityGroupId or SecurityGroupIds.N are needed.
+func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
+	for i, m := range p.structList("NetworkInterface") {
+		if m["InstanceType"] != "Primary" {
+			continue
+		}
+		name := fmt.Sprintf("NetworkInterface.%d", i+1)
+		for _, k := range []string{"VSwitchId", "SecurityGroupId"} {
+			if p[k] != "" {
+				return "", nil, errf(400, "InvalidParameter.Conflict", "%s cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.%s instead.", k, name, name, k)
+			}
+		}
+		if len(p.list("SecurityGroupIds")) > 0 {
+			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupIds.N cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.SecurityGroupIds.N instead.", name, name)
+		}
+		if vswID = m["VSwitchId"]; vswID == "" {
+			return "", nil, errMissing(name + ".VSwitchId")
+		}
+		if sg := m["SecurityGroupId"]; sg != "" {
+			sgIDs = append(sgIDs, sg)
+		}
+		for _, g := range params(m).list("SecurityGroupIds") {
+			sgIDs = append(sgIDs, g)
+		}
+		if len(sgIDs) == 0 {
+			return "", nil, errMissing(name + ".SecurityGroupId")
+		}
+		return vswID, sgIDs, nil
+	}
+	if vswID = p["VSwitchId"]; vswID == "" {
+		return "", nil, errMissing("VSwitchId")
+	}
+	sgIDs = p.list("SecurityGroupIds")
+	if sg := p["SecurityGroupId"]; sg != "" {
+		if len(sgIDs) > 0 {
+			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupId and SecurityGroupIds.N cannot both be specified.")
+		}
+		sgIDs = []string{sg}
+	}
+	if len(sgIDs) == 0 {
+		return "", nil, errMissing("SecurityGroupId")
+	}
+	return vswID, sgIDs, nil
+}
