@@ -104,7 +104,7 @@ func (c *Client) DeleteDeploymentSet(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.DeploymentSetId = id
 		return c.Call(ctx, req, ecs.CreateDeleteDeploymentSetResponse())
-	}, "DependencyViolation")
+	})
 	if err != nil {
 		return fmt.Errorf("deleting deployment set %s: %w", id, err)
 	}
@@ -182,7 +182,7 @@ func (c *Client) DeleteHpcCluster(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.HpcClusterId = id
 		return c.Call(ctx, req, ecs.CreateDeleteHpcClusterResponse())
-	}, "DependencyViolation")
+	})
 	if err != nil {
 		return fmt.Errorf("deleting HPC cluster %s: %w", id, err)
 	}

@@ -165,7 +165,7 @@ func (c *Client) DeleteSecurityGroup(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.SecurityGroupId = id
 		return c.Call(ctx, req, ecs.CreateDeleteSecurityGroupResponse())
-	}, "DependencyViolation")
+	})
 	if err != nil {
 		return fmt.Errorf("deleting security group %s: %w", id, err)
 	}

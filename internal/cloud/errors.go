@@ -59,6 +59,15 @@ func IsCode(err error, codes ...string) bool {
 	return false
 }
 
+// IsDependencyViolation reports whether err says an object still has dependents. The vendor
+// answers the bare code or a variant naming the dependent (DependencyViolation.VSwitch,
+// .SecurityGroup, .Instance, .NatGateway, .SnatEntry, .EIPS, .EnhancedNatgw...), and a delete
+// waits out each of them alike.
+func IsDependencyViolation(err error) bool {
+	code := ErrorCode(err)
+	return code == "DependencyViolation" || strings.HasPrefix(code, "DependencyViolation.")
+}
+
 // ErrNotFound is the typed not-found of every product: errors.Is(err, ErrNotFound) holds for a
 // service answer that says the object does not exist and for the answer a finder (Find*) gives
 // when a Describe call succeeds but lists nothing. IsNotFound is the short form.

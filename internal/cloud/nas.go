@@ -212,7 +212,7 @@ func (c *Client) DeleteFileSystem(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.FileSystemId = id
 		return c.Call(ctx, req, nas.CreateDeleteFileSystemResponse())
-	}, "DependencyViolation", "IncorrectFileSystemStatus")
+	}, "IncorrectFileSystemStatus")
 	if err != nil {
 		return fmt.Errorf("deleting file system %s: %w", id, err)
 	}

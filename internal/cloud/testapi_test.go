@@ -98,13 +98,14 @@ func (a *testAPI) client(t *testing.T, maxRetries int) *Client {
 // constant and stays as shipped. Tests that call this must not run in parallel.
 func fastWaits(t *testing.T) {
 	t.Helper()
-	saved := []time.Duration{apiWaitMin, apiWaitMax, pollMin, pollMax, instancePollMin, instancePollMax}
+	saved := []time.Duration{apiWaitMin, apiWaitMax, pollMin, pollMax, instancePollMin, instancePollMax, deleteRetryMin, deleteRetryMax}
 	apiWaitMin, apiWaitMax = time.Millisecond, 5*time.Millisecond
+	deleteRetryMin, deleteRetryMax = time.Millisecond, 5*time.Millisecond
 	pollMin, pollMax = time.Millisecond, 5*time.Millisecond
 	instancePollMin, instancePollMax = time.Millisecond, 5*time.Millisecond
 	t.Cleanup(func() {
-		apiWaitMin, apiWaitMax, pollMin, pollMax, instancePollMin, instancePollMax =
-			saved[0], saved[1], saved[2], saved[3], saved[4], saved[5]
+		apiWaitMin, apiWaitMax, pollMin, pollMax, instancePollMin, instancePollMax, deleteRetryMin, deleteRetryMax =
+			saved[0], saved[1], saved[2], saved[3], saved[4], saved[5], saved[6], saved[7]
 	})
 }
 

@@ -116,7 +116,7 @@ func (c *Client) DeleteVPC(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.VpcId = id
 		return c.Call(ctx, req, vpc.CreateDeleteVpcResponse())
-	}, "DependencyViolation", "DependencyViolation.VSwitch", "DependencyViolation.SecurityGroup", "IncorrectVpcStatus")
+	}, "IncorrectVpcStatus")
 	if err != nil {
 		return fmt.Errorf("deleting VPC %s: %w", id, err)
 	}
@@ -239,7 +239,7 @@ func (c *Client) DeleteVSwitch(ctx context.Context, id string) error {
 		req.RegionId = c.region
 		req.VSwitchId = id
 		return c.Call(ctx, req, vpc.CreateDeleteVSwitchResponse())
-	}, "DependencyViolation", "IncorrectVSwitchStatus", "IncorrectStatus.VSwitch")
+	}, "IncorrectVSwitchStatus", "IncorrectStatus.VSwitch")
 	if err != nil {
 		return fmt.Errorf("deleting vSwitch %s: %w", id, err)
 	}

@@ -16,6 +16,12 @@ var (
 	pollMax = 5 * time.Second
 )
 
+// Backoff bounds of DeleteUntilGone while dependents drain (instances take seconds to go).
+var (
+	deleteRetryMin = time.Second
+	deleteRetryMax = 10 * time.Second
+)
+
 // Poll bounds for instance waiters: quick first looks (instances often boot in seconds), then
 // backing off with jitter so a thousand-node wait does not hammer the API.
 var (
@@ -51,19 +57,19 @@ func waitGone(ctx context.Context, what string, find func() error) error {
 	return err
 }
 
-// DeleteUntilGone calls del until it succeeds or says not found, retrying the given codes
-// (typically DependencyViolation while dependents drain) with backoff until ctx ends. Not found
-// counts as done.
+// DeleteUntilGone calls del until it succeeds or says not found, retrying every
+// DependencyViolation variant (dependents still draining) and the given codes (status codes such
+// as IncorrectVpcStatus) with backoff until ctx ends. Not found counts as done.
 func DeleteUntilGone(ctx context.Context, del func() error, retryCodes ...string) error {
 	for attempt := 0; ; attempt++ {
 		err := del()
 		if err == nil || IsNotFound(err) {
 			return nil
 		}
-		if !IsCode(err, retryCodes...) {
+		if !IsDependencyViolation(err) && !IsCode(err, retryCodes...) {
 			return err
 		}
-		if sleepErr := sleep(ctx, backoff(time.Second, 10*time.Second, attempt)); sleepErr != nil {
+		if sleepErr := sleep(ctx, backoff(deleteRetryMin, deleteRetryMax, attempt)); sleepErr != nil {
 			return fmt.Errorf("%w (still refused: %v)", sleepErr, err)
 		}
 	}
