@@ -489,33 +489,55 @@ func checkZones(emu *acctest.Emulator, zone string) resource.TestCheckFunc {
 	}
 }
 
+// checkRefusedWith checks the emulator answered code at least once: the fallback was exercised,
+// not avoided.
+func checkRefusedWith(emu *acctest.Emulator, code string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if emu.Stats().Errors[code] == 0 {
+			return fmt.Errorf("the emulator never answered %s (errors seen: %v)", code, emu.Stats().Errors)
+		}
+		return nil
+	}
+}
+
 // Must show: no stock of the planned type in the first zone, the pool lands in the second.
 func TestAccNodePool_stockOutFirstZone(t *testing.T) {
-	emu := acctest.StartEmulator(t)
-	typ := plannedType(t)
-	emu.SetCapacity(map[string]map[string]int{acctest.Region + "-a": {typ: 0}})
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             checkNothingLeft(emu),
-		Steps: []resource.TestStep{
-			{
-				Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("instance_type"), knownvalue.StringExact(typ)),
-					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(4)),
-					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes").AtSliceIndex(3).AtMapKey("zone_id"), knownvalue.StringExact(acctest.Region+"-b")),
+	// The vendor says "no stock here" three ways: OperationDenied.NoStock (sold out for now),
+	// Zone.NotOnSale and InvalidResourceType.NotSupported (not sold in that zone at all). Each
+	// must move the pool to the next zone.
+	for _, code := range []string{"OperationDenied.NoStock", "Zone.NotOnSale", "InvalidResourceType.NotSupported"} {
+		t.Run(code, func(t *testing.T) {
+			emu := acctest.StartEmulator(t)
+			typ := plannedType(t)
+			if code == "OperationDenied.NoStock" {
+				emu.SetCapacity(map[string]map[string]int{acctest.Region + "-a": {typ: 0}})
+			} else if err := emu.SetUnavailable(map[string]map[string]string{acctest.Region + "-a": {typ: code}}); err != nil {
+				t.Fatal(err)
+			}
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				CheckDestroy:             checkNothingLeft(emu),
+				Steps: []resource.TestStep{
+					{
+						Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("instance_type"), knownvalue.StringExact(typ)),
+							statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(4)),
+							statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes").AtSliceIndex(3).AtMapKey("zone_id"), knownvalue.StringExact(acctest.Region+"-b")),
+						},
+						Check: resource.ComposeTestCheckFunc(checkInstances(emu, 4), checkZones(emu, acctest.Region+"-b"), checkRefusedWith(emu, code)),
+					},
+					{
+						Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
+						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectEmptyPlan(),
+						}},
+					},
 				},
-				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 4), checkZones(emu, acctest.Region+"-b")),
-			},
-			{
-				Config: emu.Config() + poolNetworkConfig("") + poolConfig(4, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-				}},
-			},
-		},
-	})
+			})
+		})
+	}
 }
 
 // Must show: stock everywhere below min_size fails the apply with every zone and type tried, and
