@@ -7,6 +7,10 @@ locals {
 }
 
 # State in an OSS bucket (versioned, encrypted), one key per unit, locked through Tablestore.
+# The CLIs' oss backend reads its own credentials: ALICLOUD_ACCESS_KEY / ALICLOUD_SECRET_KEY (or
+# a profile), not the provider's ALIBABA_CLOUD_* variables. HashiCorp Terraform built from the
+# module proxy has no oss backend (see README, "Terraform or OpenTofu"): use OpenTofu or a
+# Terraform release binary for this stack.
 remote_state {
   backend = "oss"
   generate = {

@@ -72,7 +72,7 @@ func newHarness(b *testing.B) *harness {
 	rc := filepath.Join(work, "tofurc")
 	if err := os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
   dev_overrides {
-    "registry.opentofu.org/gpucluster/gpucluster" = %q
+    "gpucluster/gpucluster" = %q
   }
   direct {}
 }

@@ -127,7 +127,7 @@ func badModule(module, inputs string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
-    gpucluster = { source = "registry.opentofu.org/gpucluster/gpucluster" }
+    gpucluster = { source = "gpucluster/gpucluster" }
   }
 }
 

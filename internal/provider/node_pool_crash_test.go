@@ -55,7 +55,7 @@ func newTofuRun(t *testing.T) *tofuRun {
 	rc := filepath.Join(dir, "tofurc")
 	if err := os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
   dev_overrides {
-    "registry.opentofu.org/gpucluster/gpucluster" = %q
+    "gpucluster/gpucluster" = %q
   }
   direct {}
 }
