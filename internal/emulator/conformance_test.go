@@ -43,6 +43,11 @@ var conditionallyRequired = map[string][]string{
 	// DescribePrice prices an instance type: "InstanceType ... This parameter is required when
 	// ResourceType is set to instance" (the default).
 	"2014-05-26/DescribePrice": {"InstanceType"},
+	// An entry of an Internet NAT gateway translates a source to EIPs: SnatIp is "The EIPs in the
+	// SNAT entry when you add an SNAT entry to an Internet NAT gateway", and the source is
+	// SourceVSwitchId or SourceCIDR ("You cannot specify this parameter and SourceVSwtichId at the
+	// same time").
+	"2016-04-28/CreateSnatEntry": {"SnatIp", "SourceVSwitchId"},
 }
 
 // clampedParams are documented ranges the vendor clamps instead of refusing ("If you set this
@@ -59,6 +64,49 @@ type conformanceFixture struct {
 	instance, stopped, ds, hpc, lt string
 	freeSG, freeVpc, freeVsw       string // nothing depends on these: for the Delete actions
 	names                          *int   // makes each created name unique
+	egress                         egressFixture
+}
+
+// egressFixture is an Internet NAT gateway with an EIP bound and an SNAT entry for the fixture's
+// vSwitch, a second gateway nothing depends on (DeleteNatGateway), an Available EIP and one bound
+// to the stopped instance (UnassociateEipAddress). Every one is past its asynchronous state.
+type egressFixture struct {
+	nat, snatTable, snatEntry, snatIP string
+	freeNat                           string
+	freeEip, boundEip                 string
+}
+
+func newEgressFixture(e *env, f conformanceFixture) egressFixture {
+	e.t.Helper()
+	t := e.t.(*testing.T)
+	call := func(action string, p params, out any) {
+		t.Helper()
+		p["RegionId"] = testRegion
+		decodeInto(t, e.rpc(versionVPC, action, p), out)
+	}
+	settle := func() { e.advance(time.Second) } // asynchronous steps take BootTime/2
+	var nat, freeNat struct {
+		NatGatewayId string
+		SnatTableIds struct{ SnatTableId []string }
+	}
+	// Tagged, so that DescribeNatGateways answers carry tags the suite holds to the model.
+	call("CreateNatGateway", params{"VpcId": f.vpcID, "VSwitchId": f.vswID, "Tag.1.Key": "conformance", "Tag.1.Value": "yes"}, &nat)
+	call("CreateNatGateway", params{"VpcId": f.vpcID, "VSwitchId": f.vswID}, &freeNat)
+	var natEip, freeEip, boundEip struct{ AllocationId, EipAddress string }
+	call("AllocateEipAddress", params{}, &natEip)
+	call("AllocateEipAddress", params{}, &freeEip)
+	call("AllocateEipAddress", params{}, &boundEip)
+	settle()
+	var none struct{}
+	call("AssociateEipAddress", params{"AllocationId": natEip.AllocationId, "InstanceId": nat.NatGatewayId, "InstanceType": "Nat"}, &none)
+	call("AssociateEipAddress", params{"AllocationId": boundEip.AllocationId, "InstanceId": f.stopped}, &none)
+	settle()
+	var entry struct{ SnatEntryId string }
+	call("CreateSnatEntry", params{"SnatTableId": nat.SnatTableIds.SnatTableId[0], "SnatIp": natEip.EipAddress,
+		"SourceVSwitchId": f.vswID}, &entry)
+	settle()
+	return egressFixture{nat: nat.NatGatewayId, snatTable: nat.SnatTableIds.SnatTableId[0], snatEntry: entry.SnatEntryId,
+		snatIP: natEip.EipAddress, freeNat: freeNat.NatGatewayId, freeEip: freeEip.AllocationId, boundEip: boundEip.AllocationId}
 }
 
 func newConformanceFixture(e *env) conformanceFixture {
@@ -87,6 +135,7 @@ func newConformanceFixture(e *env) conformanceFixture {
 	}
 	wantAnswer(e.t.(*testing.T), e.ecsCall("StopInstances", params{"InstanceId.1": f.stopped}), 200, "")
 	e.nextStatus(f.stopped, "Stopping")
+	f.egress = newEgressFixture(e, f)
 	return f
 }
 
@@ -118,6 +167,24 @@ func (f conformanceFixture) values(key, param string) params {
 			return params{param: f.stopped}
 		}
 		return params{param: f.instance}
+	case "NatGatewayId":
+		if action == "DeleteNatGateway" {
+			return params{param: f.egress.freeNat}
+		}
+		return params{param: f.egress.nat}
+	case "SnatTableId":
+		return params{param: f.egress.snatTable}
+	case "SnatEntryId":
+		return params{param: f.egress.snatEntry}
+	case "SnatIp":
+		return params{param: f.egress.snatIP}
+	case "SourceVSwitchId":
+		return params{param: f.freeVsw} // the fixture's entry translates vswID already
+	case "AllocationId":
+		if action == "UnassociateEipAddress" {
+			return params{param: f.egress.boundEip}
+		}
+		return params{param: f.egress.freeEip}
 	case "DeploymentSetId":
 		return params{param: f.ds}
 	case "HpcClusterId":
@@ -200,8 +267,13 @@ func TestConformanceCoversEveryServedAction(t *testing.T) {
 			t.Errorf("%s is served but missing from the conformance table: run go generate ./internal/emulator/conformance", key)
 		}
 	}
-	t.Logf("%d served actions held to the SDK models; %d without an alibabacloud-go model on the Go module proxy (NAS 2017-06-26, STS 2015-04-01): %s",
-		len(conformance.Actions), len(conformance.Uncovered), strings.Join(conformance.Uncovered, ", "))
+	versions := map[string]bool{}
+	for _, k := range conformance.Uncovered {
+		version, _, _ := strings.Cut(k, "/")
+		versions[productHost[version]+" "+version] = true
+	}
+	t.Logf("%d served actions held to the SDK models; %d without an alibabacloud-go model on the Go module proxy (%s): %s",
+		len(conformance.Actions), len(conformance.Uncovered), strings.Join(sortedKeys(versions), ", "), strings.Join(conformance.Uncovered, ", "))
 }
 
 // knownExtraFields reads the baseline of response-model divergences not fixed yet.
@@ -266,6 +338,9 @@ func TestConformance(t *testing.T) {
 					if !known[entry] {
 						t.Errorf("answer field %s is not in the SDK response model %T", extra, model)
 					}
+				}
+				for _, path := range blankListEntries(doc, "") {
+					t.Errorf("answer list entry %s holds only empty fields: the emulator wrote its fields under names the SDK response model %T lacks, and pruning dropped them", path, model)
 				}
 			}
 
@@ -332,6 +407,51 @@ func keysOf(p params) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// blankListEntries lists the paths of list entries that are objects with no text set. The
+// vendor lists things that have fields; a blank entry is what is left when the emulator fills
+// fields the model lacks and pruneAnswer drops them, keeping only the model's fields at their
+// zero values (a NAT gateway's tags written as Key/Value where the model says TagKey/TagValue).
+func blankListEntries(doc any, path string) []string {
+	var out []string
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			out = append(out, blankListEntries(sub, path+"."+k)...)
+		}
+	case []any:
+		for i, sub := range v {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			if _, ok := sub.(map[string]any); ok && blank(sub) {
+				out = append(out, p)
+				continue
+			}
+			out = append(out, blankListEntries(sub, p)...)
+		}
+	}
+	return out
+}
+
+// blank reports whether a decoded JSON value holds no text: numbers and booleans count as set,
+// since 0 and false say something (NetworkCardIndex 0 is the first card).
+func blank(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		for _, sub := range v {
+			if !blank(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // extraFields lists the paths of doc's keys that the model type has no json field for.

@@ -55,6 +55,15 @@ func vpcTagMap(ts []vpc.Tag) map[string]string {
 	return m
 }
 
+// natTagMap reads tags as DescribeNatGateways names them (TagKey/TagValue).
+func natTagMap(ts []vpc.Tag) map[string]string {
+	m := map[string]string{}
+	for _, t := range ts {
+		m[t.TagKey] = t.TagValue
+	}
+	return m
+}
+
 func TestVPCTagResources(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := e.network("10.0.0.0/16", "10.0.0.0/20")

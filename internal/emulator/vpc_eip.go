@@ -22,12 +22,14 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 )
 
+// The vendor's models require RegionId only where an EIP is allocated or listed; the actions on
+// one EIP find it by AllocationId (regionOptional).
 func init() {
 	register(versionVPC, "AllocateEipAddress", route{fn: netWrite(allocateEipAddress), write: true, idem: true})
-	register(versionVPC, "AssociateEipAddress", route{fn: netWrite(associateEipAddress), write: true, idem: true})
-	register(versionVPC, "UnassociateEipAddress", route{fn: netWrite(unassociateEipAddress), write: true, idem: true})
-	register(versionVPC, "ReleaseEipAddress", route{fn: netWrite(releaseEipAddress), write: true})
-	register(versionVPC, "ModifyEipAddressAttribute", route{fn: netWrite(modifyEipAddressAttribute), write: true})
+	register(versionVPC, "AssociateEipAddress", route{fn: netWrite(associateEipAddress), write: true, idem: true, regionOptional: true})
+	register(versionVPC, "UnassociateEipAddress", route{fn: netWrite(unassociateEipAddress), write: true, idem: true, regionOptional: true})
+	register(versionVPC, "ReleaseEipAddress", route{fn: netWrite(releaseEipAddress), write: true, regionOptional: true})
+	register(versionVPC, "ModifyEipAddressAttribute", route{fn: netWrite(modifyEipAddressAttribute), write: true, regionOptional: true})
 	register(versionVPC, "DescribeEipAddresses", route{fn: describeEipAddresses})
 }
 

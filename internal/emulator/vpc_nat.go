@@ -188,7 +188,18 @@ func (c *call) natOut(n *natGateway) vpc.NatGateway {
 		out.IpLists.IpList = append(out.IpLists.IpList, vpc.IpList{AllocationId: eip.ID, IpAddress: eip.IP,
 			UsingStatus: use, SnatEntryEnabled: snatIPs[eip.IP]})
 	}
-	out.Tags.Tag = vpcTagList(n.Tags)
+	out.Tags.Tag = natTagList(n.Tags)
+	return out
+}
+
+// natTagList writes a gateway's tags as the vendor's DescribeNatGateways model names them,
+// TagKey/TagValue (its VPC, vSwitch and EIP models say Key/Value): the answer is pruned to the
+// model, so tags under the other names would reach clients as empty objects.
+func natTagList(ts []tag) []vpc.Tag {
+	out := make([]vpc.Tag, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, vpc.Tag{TagKey: t.K, TagValue: t.V})
+	}
 	return out
 }
 
