@@ -73,9 +73,7 @@ func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
 		if sg := m["SecurityGroupId"]; sg != "" {
 			sgIDs = append(sgIDs, sg)
 		}
-		for _, g := range params(m).list("SecurityGroupIds") {
-			sgIDs = append(sgIDs, g)
-		}
+		sgIDs = append(sgIDs, params(m).list("SecurityGroupIds")...)
 		if len(sgIDs) == 0 {
 			return "", nil, errMissing(name + ".SecurityGroupId")
 		}

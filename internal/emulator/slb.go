@@ -356,7 +356,7 @@ func backendServersParam(c *call) ([]slbBackend, *apiError) {
 	seen := map[string]bool{}
 	for _, b := range in {
 		if b.ServerId == "" {
-			return nil, errf(400, "InvalidParameter", "The VmName is emtpy: every backend server needs a ServerId.")
+			return nil, errf(400, "InvalidParameter", "The VmName is empty: every backend server needs a ServerId.")
 		}
 		w := 100
 		if s := strings.Trim(string(b.Weight), `"`); s != "" && s != "null" {

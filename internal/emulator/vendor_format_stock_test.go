@@ -64,7 +64,7 @@ func TestStockOutCodes(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("admin PUT: %d", resp.StatusCode)
 	}
 	wantAnswer(t, run(), 403, "Zone.NotOnSale")
