@@ -236,12 +236,18 @@ func healthCheckDiffers(have, want HealthCheck) bool {
 		differs(have.IntervalSeconds, want.IntervalSeconds)
 }
 
-// optionalInt is the SDK's integer for a non-zero setting, and "left out" for zero.
-func optionalInt(n int) requests.Integer {
-	if n == 0 {
-		return ""
+// into writes the health check's non-zero settings into a request's parameters (the create and
+// the set request have the same ones under different struct types); zero ones are left out, so
+// the service keeps its default or current value.
+func (hc HealthCheck) into(port, healthy, unhealthy, timeout, interval *requests.Integer) {
+	for _, f := range []struct {
+		dst *requests.Integer
+		v   int
+	}{{port, hc.Port}, {healthy, hc.HealthyThreshold}, {unhealthy, hc.UnhealthyThreshold}, {timeout, hc.TimeoutSeconds}, {interval, hc.IntervalSeconds}} {
+		if f.v != 0 {
+			*f.dst = requests.NewInteger(f.v)
+		}
 	}
-	return requests.NewInteger(n)
 }
 
 // EnsureTCPListener makes the load balancer listen on in.Port with the given backend port and
@@ -261,11 +267,7 @@ func (c *Client) EnsureTCPListener(ctx context.Context, lbID string, in TCPListe
 		req.Description = in.Description
 		req.HealthCheckSwitch = "on"
 		req.HealthCheckType = "tcp"
-		req.HealthCheckConnectPort = optionalInt(hc.Port)
-		req.HealthyThreshold = optionalInt(hc.HealthyThreshold)
-		req.UnhealthyThreshold = optionalInt(hc.UnhealthyThreshold)
-		req.HealthCheckConnectTimeout = optionalInt(hc.TimeoutSeconds)
-		req.HealthCheckInterval = optionalInt(hc.IntervalSeconds)
+		hc.into(&req.HealthCheckConnectPort, &req.HealthyThreshold, &req.UnhealthyThreshold, &req.HealthCheckConnectTimeout, &req.HealthCheckInterval)
 		err := c.Call(ctx, req, slb.CreateCreateLoadBalancerTCPListenerResponse())
 		// ListenerAlreadyExists: a retry of a create the service had already done.
 		if err != nil && !IsCode(err, "ListenerAlreadyExists") {
@@ -283,11 +285,7 @@ func (c *Client) EnsureTCPListener(ctx context.Context, lbID string, in TCPListe
 		req.LoadBalancerId = lbID
 		req.ListenerPort = requests.NewInteger(in.Port)
 		req.HealthCheckSwitch = "on"
-		req.HealthCheckConnectPort = optionalInt(hc.Port)
-		req.HealthyThreshold = optionalInt(hc.HealthyThreshold)
-		req.UnhealthyThreshold = optionalInt(hc.UnhealthyThreshold)
-		req.HealthCheckConnectTimeout = optionalInt(hc.TimeoutSeconds)
-		req.HealthCheckInterval = optionalInt(hc.IntervalSeconds)
+		hc.into(&req.HealthCheckConnectPort, &req.HealthyThreshold, &req.UnhealthyThreshold, &req.HealthCheckConnectTimeout, &req.HealthCheckInterval)
 		if err := c.Call(ctx, req, slb.CreateSetLoadBalancerTCPListenerAttributeResponse()); err != nil {
 			return nil, fmt.Errorf("updating TCP listener %d of load balancer %s: %w", in.Port, lbID, err)
 		}
