@@ -404,3 +404,31 @@ func (c *Client) changeBackends(ctx context.Context, lbID, action string, server
 	}
 	return nil
 }
+
+// Health of a backend server as a listener sees it (DescribeHealthStatus).
+const (
+	BackendHealthNormal   = "normal"
+	BackendHealthAbnormal = "abnormal"
+	// BackendHealthUnavailable: the listener is stopped or does not check health.
+	BackendHealthUnavailable = "unavailable"
+)
+
+// BackendHealth reports how the listener on port sees each backend server: server id ->
+// BackendHealthNormal, BackendHealthAbnormal or BackendHealthUnavailable.
+func (c *Client) BackendHealth(ctx context.Context, lbID string, port int) (map[string]string, error) {
+	req := slb.CreateDescribeHealthStatusRequest()
+	req.RegionId = c.region
+	req.LoadBalancerId = lbID
+	req.ListenerPort = requests.NewInteger(port)
+	resp := slb.CreateDescribeHealthStatusResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, fmt.Errorf("reading the health of load balancer %s's backends on port %d: %w", lbID, port, err)
+	}
+	out := map[string]string{}
+	for _, b := range resp.BackendServers.BackendServer {
+		if b.ListenerPort == port || b.ListenerPort == 0 {
+			out[b.ServerId] = b.ServerHealthStatus
+		}
+	}
+	return out, nil
+}

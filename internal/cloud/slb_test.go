@@ -126,6 +126,14 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		}
 	}
 
+	health, err := c.BackendHealth(ctx, lbID, 6443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(health) != 3 || health[nodes[0]] != BackendHealthNormal || health[nodes[2]] != BackendHealthNormal {
+		t.Errorf("BackendHealth = %v; want the three running backends normal", health)
+	}
+
 	moved := map[string]string{"gpucluster:cluster": "lb-test", "role": "control-plane"}
 	if err := c.SyncTags(ctx, KindLoadBalancer, []string{lbID}, tags, moved); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
@@ -90,7 +89,8 @@ type EIPInput struct {
 }
 
 // AllocateEIP allocates a pay-as-you-go BGP EIP, tags it, and returns its allocation id and
-// address. The bandwidth is checked first (ValidateEIPBandwidth).
+// address. The bandwidth is checked first (ValidateEIPBandwidth). When only the tagging fails,
+// the id comes back with the error, so the caller can keep track of the EIP.
 func (c *Client) AllocateEIP(ctx context.Context, in EIPInput) (id, address string, err error) {
 	if err := ValidateEIPBandwidth(in.InternetChargeType, in.BandwidthMbps); err != nil {
 		return "", "", err
@@ -222,6 +222,7 @@ func (c *Client) AssociateEIP(ctx context.Context, id, instanceID, instanceType 
 // EIP is left as it is. SNAT entries still using the address (DependencyViolation.SnatEntry)
 // are waited out until ctx ends, for whoever deletes them.
 func (c *Client) UnassociateEIP(ctx context.Context, id string) error {
+	// IncorrectEipStatus: still Associating; the next look sees it InUse.
 	err := DeleteUntilGone(ctx, func() error {
 		e, err := c.FindEIP(ctx, id)
 		if err != nil || e.InstanceID == "" {
@@ -233,7 +234,6 @@ func (c *Client) UnassociateEIP(ctx context.Context, id string) error {
 		req.InstanceId = e.InstanceID
 		req.InstanceType = e.InstanceType
 		return c.Call(ctx, req, vpc.CreateUnassociateEipAddressResponse())
-		// IncorrectEipStatus: still Associating; the next look sees it InUse.
 	}, "IncorrectEipStatus")
 	if err != nil {
 		return fmt.Errorf("unbinding EIP %s: %w", id, err)
@@ -251,12 +251,12 @@ func (c *Client) ReleaseEIP(ctx context.Context, id string) error {
 	if err := c.UnassociateEIP(ctx, id); err != nil && !IsNotFound(err) {
 		return err
 	}
+	// IncorrectEipStatus: Unassociating settles into Available.
 	err := DeleteUntilGone(ctx, func() error {
 		req := vpc.CreateReleaseEipAddressRequest()
 		req.RegionId = c.region
 		req.AllocationId = id
 		return c.Call(ctx, req, vpc.CreateReleaseEipAddressResponse())
-		// IncorrectEipStatus: Unassociating settles into Available.
 	}, "IncorrectEipStatus")
 	if err != nil {
 		return fmt.Errorf("releasing EIP %s: %w", id, err)
@@ -292,6 +292,3 @@ func (c *Client) RenameEIP(ctx context.Context, id, name, description string) er
 	req.Description = description
 	return c.Call(ctx, req, vpc.CreateModifyEipAddressAttributeResponse())
 }
-
-// eipAddressesOf joins addresses the way SNAT entries take them ("ip1,ip2").
-func eipAddressesOf(ips []string) string { return strings.Join(ips, ",") }

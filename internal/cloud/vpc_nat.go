@@ -173,13 +173,13 @@ func (c *Client) RenameNATGateway(ctx context.Context, id, name, description str
 // out until ctx ends, for whoever deletes them concurrently; with force the service deletes the
 // entries and unbinds the EIPs itself (the EIPs are not released).
 func (c *Client) DeleteNATGateway(ctx context.Context, id string, force bool) error {
+	// A gateway still Creating (or already Deleting) answers IncorrectStatus.NatGateway.
 	err := DeleteUntilGone(ctx, func() error {
 		req := vpc.CreateDeleteNatGatewayRequest()
 		req.RegionId = c.region
 		req.NatGatewayId = id
 		req.Force = requests.NewBoolean(force)
 		return c.Call(ctx, req, vpc.CreateDeleteNatGatewayResponse())
-		// A gateway still Creating (or already Deleting) answers IncorrectStatus.NatGateway.
 	}, "IncorrectStatus.NatGateway")
 	if err != nil {
 		return fmt.Errorf("deleting NAT gateway %s: %w", id, err)

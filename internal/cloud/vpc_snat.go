@@ -53,7 +53,7 @@ func (c *Client) CreateSNATEntry(ctx context.Context, in SNATEntryInput) (string
 	req.SnatTableId = in.SnatTableID
 	req.SourceVSwitchId = in.SourceVSwitchID
 	req.SourceCIDR = in.SourceCIDR
-	req.SnatIp = eipAddressesOf(in.SnatIPs)
+	req.SnatIp = strings.Join(in.SnatIPs, ",")
 	req.SnatEntryName = in.Name
 	resp := vpc.CreateCreateSnatEntryResponse()
 	if err := c.Call(ctx, req, resp, RetryOn("IncorrectStatus.NatGateway", "IncorrectEipStatus")); err != nil {
@@ -129,14 +129,14 @@ func (c *Client) WaitSNATEntryAvailable(ctx context.Context, snatTableID, id str
 // DeleteSNATEntry deletes an entry and waits until it is gone; not found (of the entry or of its
 // table) counts as done. An entry still being created is waited out.
 func (c *Client) DeleteSNATEntry(ctx context.Context, snatTableID, id string) error {
+	// The vendor spells the status code "IncorretSnatEntryStatus"; the correct spelling is
+	// accepted too in case it is ever fixed.
 	err := DeleteUntilGone(ctx, func() error {
 		req := vpc.CreateDeleteSnatEntryRequest()
 		req.RegionId = c.region
 		req.SnatTableId = snatTableID
 		req.SnatEntryId = id
 		return c.Call(ctx, req, vpc.CreateDeleteSnatEntryResponse())
-		// The vendor spells the status code "IncorretSnatEntryStatus"; the correct spelling is
-		// accepted too in case it is ever fixed.
 	}, "IncorretSnatEntryStatus", "IncorrectSnatEntryStatus", "IncorrectStatus.NatGateway")
 	if err != nil {
 		return fmt.Errorf("deleting SNAT entry %s of table %s: %w", id, snatTableID, err)
