@@ -18,6 +18,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
@@ -33,10 +34,12 @@ const (
 	ProductNAS = "nas"
 	ProductOSS = "oss"
 	ProductSTS = "sts"
+	// ProductSLB is the Classic Load Balancer (CLB, API 2014-05-15), named by its SDK "slb".
+	ProductSLB = "slb"
 )
 
 // Products lists every product the client talks to, in a stable order.
-var Products = []string{ProductECS, ProductVPC, ProductNAS, ProductOSS, ProductSTS}
+var Products = []string{ProductECS, ProductVPC, ProductNAS, ProductOSS, ProductSTS, ProductSLB}
 
 // Config is everything the client is built from; the provider fills it from its block.
 type Config struct {
@@ -152,7 +155,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 
 func (c *Client) buildPools(cfg Config, creds Credentials) {
 	c.pools = map[string]*sync.Pool{}
-	for _, product := range []string{ProductECS, ProductVPC, ProductNAS, ProductSTS} {
+	for _, product := range []string{ProductECS, ProductVPC, ProductNAS, ProductSTS, ProductSLB} {
 		c.pools[product] = &sync.Pool{New: func() any {
 			client, err := newRPCClient(product, cfg, creds, c.transport)
 			if err != nil {
@@ -204,6 +207,10 @@ func newRPCClient(product string, cfg Config, creds Credentials, tr http.RoundTr
 	case ProductNAS:
 		var cl *nas.Client
 		cl, err = nas.NewClientWithOptions(cfg.Region, sdkCfg, credential)
+		client, base = cl, &cl.Client
+	case ProductSLB:
+		var cl *slb.Client
+		cl, err = slb.NewClientWithOptions(cfg.Region, sdkCfg, credential)
 		client, base = cl, &cl.Client
 	case ProductSTS:
 		var cl *sts.Client
@@ -276,7 +283,7 @@ func RetryOn(codes ...string) CallOption {
 	return func(o *callOptions) { o.retryCodes = append(o.retryCodes, codes...) }
 }
 
-// Call sends one RPC request (ECS, VPC, NAS or STS, chosen by the request's product) and decodes
+// Call sends one RPC request (ECS, VPC, NAS, SLB or STS, chosen by the request's product) and decodes
 // the answer into resp. It retries "try again" codes with backoff, honours ctx, and logs every
 // attempt at DEBUG: action, request id, attempt, duration and error code, and never a credential.
 func (c *Client) Call(ctx context.Context, req requests.AcsRequest, resp responses.AcsResponse, opts ...CallOption) error {

@@ -11,8 +11,12 @@
 //     ErrNotFound).
 //   - vpc.go (VPCs, vSwitches), ecs_security_groups.go, ecs_placement.go (deployment sets, HPC
 //     clusters), ecs_instances.go, ecs_catalog.go (zones, instance types, stock, prices), nas.go
-//     (file systems, mount targets), oss.go (buckets): one file per product or area.
-//   - tags.go: tagging for every product (SyncTags, TagResources, UntagResources, DiffTags).
+//     (file systems, mount targets), oss.go (buckets), vpc_nat.go (NAT gateways), vpc_eip.go
+//     (elastic IP addresses, their bandwidth limits and ValidateEIPBandwidth), vpc_snat.go (SNAT
+//     entries), slb.go (internal Classic Load Balancers, TCP listeners, backend servers): one file
+//     per product or area.
+//   - tags.go: tagging for every product (SyncTags, TagResources, UntagResources, DiffTags), with
+//     a ResourceKind per taggable kind (KindNATGateway, KindEIP, KindLoadBalancer...).
 //   - adopt.go: deterministic ClientTokens and CreateOrAdopt, which adopts what an interrupted
 //     apply created instead of duplicating it.
 //   - wait.go: the polling under every Wait* function, and DeleteUntilGone.

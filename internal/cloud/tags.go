@@ -8,11 +8,12 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 )
 
 // MaxTagResourceIDs is how many resources one TagResources or UntagResources call takes (the
-// vendor's limit, the same on ECS, VPC and NAS).
+// vendor's limit, the same on ECS, VPC and NAS; the provider tags load balancers one at a time).
 const MaxTagResourceIDs = 50
 
 // MaxTagsPerResource is how many tags one resource may carry (the vendor's limit).
@@ -33,6 +34,10 @@ var (
 	KindVPC           = ResourceKind{ProductVPC, "VPC", "VPC"}
 	KindVSwitch       = ResourceKind{ProductVPC, "VSWITCH", "vSwitches"}
 	KindFileSystem    = ResourceKind{ProductNAS, "filesystem", "file system"}
+	KindNATGateway    = ResourceKind{ProductVPC, "NATGATEWAY", "NAT gateway"}
+	KindEIP           = ResourceKind{ProductVPC, "EIP", "EIP"}
+	// KindLoadBalancer is a Classic Load Balancer instance; the SLB tag API calls it "instance".
+	KindLoadBalancer = ResourceKind{ProductSLB, "instance", "load balancer"}
 )
 
 // DiffTags says how to move an object's tags from have to want: the tags to set (added or
@@ -109,6 +114,15 @@ func (c *Client) TagResources(ctx context.Context, kind ResourceKind, ids []stri
 			}
 			req.Tag = &list
 			err = c.Call(ctx, req, nas.CreateTagResourcesResponse())
+		case ProductSLB:
+			req := slb.CreateTagResourcesRequest()
+			req.RegionId, req.ResourceType, req.ResourceId = c.region, kind.resourceType, &chunk
+			list := make([]slb.TagResourcesTag, 0, len(keys))
+			for _, k := range keys {
+				list = append(list, slb.TagResourcesTag{Key: k, Value: tags[k]})
+			}
+			req.Tag = &list
+			err = c.Call(ctx, req, slb.CreateTagResourcesResponse())
 		default:
 			return fmt.Errorf("tagging: no tag API for product %q", kind.product)
 		}
@@ -141,6 +155,10 @@ func (c *Client) UntagResources(ctx context.Context, kind ResourceKind, ids, key
 			req := nas.CreateUntagResourcesRequest()
 			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
 			err = c.Call(ctx, req, nas.CreateUntagResourcesResponse())
+		case ProductSLB:
+			req := slb.CreateUntagResourcesRequest()
+			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
+			err = c.Call(ctx, req, slb.CreateUntagResourcesResponse())
 		default:
 			return fmt.Errorf("untagging: no tag API for product %q", kind.product)
 		}

@@ -60,15 +60,23 @@ func waitGone(ctx context.Context, what string, find func() error) error {
 // DeleteUntilGone calls del until it succeeds or says not found, retrying every
 // DependencyViolation variant (dependents still draining) and the given codes (status codes such
 // as IncorrectVpcStatus) with backoff until ctx ends. Not found counts as done.
+//
+// When ctx ends during a call rather than between two, the error still names the last refusal,
+// so a destroy that timed out says what it was waiting for.
 func DeleteUntilGone(ctx context.Context, del func() error, retryCodes ...string) error {
+	var refused error
 	for attempt := 0; ; attempt++ {
 		err := del()
 		if err == nil || IsNotFound(err) {
 			return nil
 		}
 		if !IsDependencyViolation(err) && !IsCode(err, retryCodes...) {
+			if refused != nil && ctx.Err() != nil {
+				return fmt.Errorf("%w (still refused: %v)", ctx.Err(), refused)
+			}
 			return err
 		}
+		refused = err
 		if sleepErr := sleep(ctx, backoff(deleteRetryMin, deleteRetryMax, attempt)); sleepErr != nil {
 			return fmt.Errorf("%w (still refused: %v)", sleepErr, err)
 		}

@@ -1,0 +1,145 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+)
+
+// SNATEntryStatusAvailable is the status of an SNAT entry that translates traffic.
+const SNATEntryStatusAvailable = "Available"
+
+// SNATEntry is one entry of a NAT gateway's SNAT table: traffic from a vSwitch (or a CIDR
+// block) leaves through the listed EIP addresses.
+type SNATEntry struct {
+	ID, SnatTableID, NATGatewayID string
+	Name                          string
+	// SourceVSwitchID is set for a vSwitch entry; SourceCIDR is then the vSwitch's block.
+	SourceVSwitchID, SourceCIDR string
+	SnatIPs                     []string
+	Status                      string
+}
+
+func snatEntryFromSDK(e *vpc.SnatTableEntry) SNATEntry {
+	return SNATEntry{ID: e.SnatEntryId, SnatTableID: e.SnatTableId, NATGatewayID: e.NatGatewayId, Name: e.SnatEntryName,
+		SourceVSwitchID: e.SourceVSwitchId, SourceCIDR: e.SourceCIDR, SnatIPs: strings.Split(e.SnatIp, ","), Status: e.Status}
+}
+
+// SNATEntryInput is what CreateSNATEntry needs. Exactly one of SourceVSwitchID and SourceCIDR.
+type SNATEntryInput struct {
+	SnatTableID                 string
+	SourceVSwitchID, SourceCIDR string
+	// SnatIPs are addresses of EIPs bound to the entry's gateway.
+	SnatIPs []string
+	Name    string
+	// ClientToken makes the create idempotent (see CreateOrAdopt).
+	ClientToken string
+}
+
+// CreateSNATEntry adds an entry to an SNAT table and returns its id; it does not wait. A gateway
+// still being created or an EIP still being bound is waited out.
+func (c *Client) CreateSNATEntry(ctx context.Context, in SNATEntryInput) (string, error) {
+	if (in.SourceVSwitchID == "") == (in.SourceCIDR == "") {
+		return "", errors.New("an SNAT entry translates either a vSwitch or a CIDR block: give exactly one")
+	}
+	req := vpc.CreateCreateSnatEntryRequest()
+	req.RegionId = c.region
+	req.ClientToken = in.ClientToken
+	req.SnatTableId = in.SnatTableID
+	req.SourceVSwitchId = in.SourceVSwitchID
+	req.SourceCIDR = in.SourceCIDR
+	req.SnatIp = strings.Join(in.SnatIPs, ",")
+	req.SnatEntryName = in.Name
+	resp := vpc.CreateCreateSnatEntryResponse()
+	if err := c.Call(ctx, req, resp, RetryOn("IncorrectStatus.NatGateway", "IncorrectEipStatus")); err != nil {
+		return "", fmt.Errorf("creating an SNAT entry for %s%s in table %s: %w", in.SourceVSwitchID, in.SourceCIDR, in.SnatTableID, err)
+	}
+	return resp.SnatEntryId, nil
+}
+
+// snatPageSize is the largest page DescribeSnatTableEntries gives.
+const snatPageSize = 50
+
+// FindSNATEntries lists the entries of an SNAT table, all pages, sorted by id. A table whose
+// gateway is gone answers an error matching ErrNotFound.
+func (c *Client) FindSNATEntries(ctx context.Context, snatTableID string) ([]SNATEntry, error) {
+	return c.listSNATEntries(ctx, snatTableID, "")
+}
+
+func (c *Client) listSNATEntries(ctx context.Context, snatTableID, entryID string) ([]SNATEntry, error) {
+	var out []SNATEntry
+	for page := 1; ; page++ {
+		req := vpc.CreateDescribeSnatTableEntriesRequest()
+		req.RegionId = c.region
+		req.SnatTableId = snatTableID
+		req.SnatEntryId = entryID
+		req.PageNumber = requests.NewInteger(page)
+		req.PageSize = requests.NewInteger(snatPageSize)
+		resp := vpc.CreateDescribeSnatTableEntriesResponse()
+		if err := c.Call(ctx, req, resp); err != nil {
+			return nil, err
+		}
+		for i := range resp.SnatTableEntries.SnatTableEntry {
+			out = append(out, snatEntryFromSDK(&resp.SnatTableEntries.SnatTableEntry[i]))
+		}
+		if len(resp.SnatTableEntries.SnatTableEntry) < snatPageSize || page*snatPageSize >= resp.TotalCount {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// FindSNATEntry returns one entry of an SNAT table, or an error matching ErrNotFound.
+func (c *Client) FindSNATEntry(ctx context.Context, snatTableID, id string) (*SNATEntry, error) {
+	entries, err := c.listSNATEntries(ctx, snatTableID, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range entries {
+		if entries[i].ID == id {
+			return &entries[i], nil
+		}
+	}
+	return nil, notFound(ProductVPC, "DescribeSnatTableEntries", "InvalidSnatEntryId.NotFound", "SNAT entry "+id)
+}
+
+// WaitSNATEntryAvailable waits until the entry is Available (CreateSnatEntry is asynchronous).
+func (c *Client) WaitSNATEntryAvailable(ctx context.Context, snatTableID, id string) (*SNATEntry, error) {
+	var out *SNATEntry
+	err := poll(ctx, func() (bool, error) {
+		e, err := c.FindSNATEntry(ctx, snatTableID, id)
+		if err != nil {
+			return false, err
+		}
+		out = e
+		return e.Status == SNATEntryStatusAvailable, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for SNAT entry %s to become Available: %w", id, err)
+	}
+	return out, nil
+}
+
+// DeleteSNATEntry deletes an entry and waits until it is gone; not found (of the entry or of its
+// table) counts as done. An entry still being created is waited out.
+func (c *Client) DeleteSNATEntry(ctx context.Context, snatTableID, id string) error {
+	// The vendor spells the status code "IncorretSnatEntryStatus"; the correct spelling is
+	// accepted too in case it is ever fixed.
+	err := DeleteUntilGone(ctx, func() error {
+		req := vpc.CreateDeleteSnatEntryRequest()
+		req.RegionId = c.region
+		req.SnatTableId = snatTableID
+		req.SnatEntryId = id
+		return c.Call(ctx, req, vpc.CreateDeleteSnatEntryResponse())
+	}, "IncorretSnatEntryStatus", "IncorrectSnatEntryStatus", "IncorrectStatus.NatGateway")
+	if err != nil {
+		return fmt.Errorf("deleting SNAT entry %s of table %s: %w", id, snatTableID, err)
+	}
+	return waitGone(ctx, "SNAT entry "+id, func() error { _, err := c.FindSNATEntry(ctx, snatTableID, id); return err })
+}
