@@ -85,14 +85,12 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("listener after EnsureTCPListener = %+v", l)
 	}
 	// Ensuring again changes only what differs, and keeps the listener running.
-	// (The interval is not changed here: the emulator ignores SetLoadBalancerTCPListenerAttribute's
-	// HealthCheckInterval; TestEnsureTCPListenerSendsEveryChange checks the request instead.)
-	hc.UnhealthyThreshold = 4
+	hc.UnhealthyThreshold, hc.IntervalSeconds = 4, 7
 	if l, err = c.EnsureTCPListener(ctx, lbID, TCPListenerInput{Port: 6443, BackendPort: 6443, HealthCheck: hc}); err != nil {
 		t.Fatal(err)
 	}
-	if l.Status != ListenerStatusRunning || l.HealthCheck.UnhealthyThreshold != 4 {
-		t.Errorf("listener after a second EnsureTCPListener = %+v; want running with UnhealthyThreshold 4", l)
+	if l.Status != ListenerStatusRunning || l.HealthCheck.UnhealthyThreshold != 4 || l.HealthCheck.IntervalSeconds != 7 {
+		t.Errorf("listener after a second EnsureTCPListener = %+v; want running with UnhealthyThreshold 4, interval 7", l)
 	}
 	if _, err := c.EnsureTCPListener(ctx, lbID, TCPListenerInput{Port: 6443, BackendPort: 8443}); err == nil {
 		t.Error("EnsureTCPListener with another backend port succeeded; the port is fixed at creation and must be refused")

@@ -28,7 +28,9 @@ type NATGateway struct {
 func natGatewayFromSDK(n *vpc.NatGateway) NATGateway {
 	out := NATGateway{ID: n.NatGatewayId, Name: n.Name, Description: n.Description, VPCID: n.VpcId,
 		VSwitchID: n.NatGatewayPrivateInfo.VswitchId, Status: n.Status, PrivateIP: n.NatGatewayPrivateInfo.PrivateIpAddress,
-		Tags: tagsOf(n.Tags.Tag, func(t vpc.Tag) (string, string) { return t.Key, t.Value })}
+		// The vendor's DescribeNatGateways model names a gateway's tags TagKey/TagValue (its VPC,
+		// vSwitch and EIP models say Key/Value); the SDK's shared Tag struct carries both.
+		Tags: tagsOf(n.Tags.Tag, func(t vpc.Tag) (string, string) { return t.TagKey, t.TagValue })}
 	if ids := n.SnatTableIds.SnatTableId; len(ids) > 0 {
 		out.SnatTableID = ids[0]
 	}

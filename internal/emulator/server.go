@@ -1,6 +1,7 @@
 // Package emulator is an offline emulator of the Alibaba Cloud APIs the
-// provider uses: the RPC APIs of ECS (2014-05-26), VPC (2016-04-28), NAS
-// (2017-06-26) and STS (2015-04-01), plus OSS through package oss. It speaks
+// provider uses: the RPC APIs of ECS (2014-05-26), VPC (2016-04-28, with NAT
+// gateways, EIPs and SNAT entries), NAS (2017-06-26), SLB (2014-05-15) and STS
+// (2015-04-01), plus OSS through package oss. It speaks
 // the vendor's wire format, checks signatures, and builds every JSON answer
 // from the SDK's own response structs, so a field-name mistake on either side
 // breaks a test. Admin endpoints under /_emulator/ drive faults, stock and

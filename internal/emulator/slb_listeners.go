@@ -44,6 +44,12 @@ func listenerParams(c *call, l *slbListener) *apiError {
 		}
 		l.Bandwidth = bw
 	}
+	// The vendor spells the interval in lower camel case on CreateLoadBalancerTCPListener and in
+	// upper camel case on SetLoadBalancerTCPListenerAttribute (the SDK's request structs agree).
+	interval := "HealthCheckInterval"
+	if c.action == "CreateLoadBalancerTCPListener" {
+		interval = "healthCheckInterval"
+	}
 	for _, r := range []struct {
 		name   string
 		lo, hi int
@@ -54,7 +60,7 @@ func listenerParams(c *call, l *slbListener) *apiError {
 		{"HealthyThreshold", 2, 10, &l.HealthyThreshold},
 		{"UnhealthyThreshold", 2, 10, &l.UnhealthyThreshold},
 		{"HealthCheckConnectTimeout", 1, 300, &l.HealthCheckTimeout},
-		{"healthCheckInterval", 1, 50, &l.HealthCheckEvery}, // the vendor spells this one in lower camel case
+		{interval, 1, 50, &l.HealthCheckEvery},
 		{"PersistenceTimeout", 0, 3600, &l.Persistence},
 		{"EstablishedTimeout", 10, 900, &l.Established},
 	} {

@@ -359,3 +359,23 @@ func TestResourceCountsCoverEveryKind(t *testing.T) {
 		t.Fatalf("counts %v, want %v", got, want)
 	}
 }
+
+// SetLoadBalancerTCPListenerAttribute takes the interval as HealthCheckInterval (upper camel case,
+// unlike the create call): a change must reach the listener, not be dropped.
+func TestSetListenerHealthCheckInterval(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.slbClient()
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	lbID := e.createLB(c, f.vswID, "lb-interval").LoadBalancerId
+	must(t, e.createListener(c, lbID, nil))
+	set := slb.CreateSetLoadBalancerTCPListenerAttributeRequest()
+	set.RegionId, set.LoadBalancerId, set.ListenerPort = testRegion, lbID, requests.NewInteger(6443)
+	set.HealthCheckInterval = requests.NewInteger(7)
+	_, err := c.SetLoadBalancerTCPListenerAttribute(set)
+	must(t, err)
+	got, err := e.tcpListener(c, lbID, 6443)
+	must(t, err)
+	if got.HealthCheckInterval != 7 {
+		t.Fatalf("HealthCheckInterval after Set = %d, want 7", got.HealthCheckInterval)
+	}
+}

@@ -123,6 +123,7 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 					cloud.ProductNAS: endpointAttr("NAS"),
 					cloud.ProductOSS: endpointAttr("OSS"),
 					cloud.ProductSTS: endpointAttr("STS"),
+					cloud.ProductSLB: endpointAttr("SLB (Classic Load Balancer)"),
 				},
 			},
 		},
@@ -147,6 +148,7 @@ type endpointsModel struct {
 	NAS types.String `tfsdk:"nas"`
 	OSS types.String `tfsdk:"oss"`
 	STS types.String `tfsdk:"sts"`
+	SLB types.String `tfsdk:"slb"`
 }
 
 func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -190,7 +192,7 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	}
 	endpoints := map[string]string{}
 	if e := cfg.Endpoints; e != nil {
-		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS} {
+		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB} {
 			if v.ValueString() != "" {
 				endpoints[product] = v.ValueString()
 			}
