@@ -8,7 +8,7 @@ output "network" {
 }
 
 output "storage_ids" {
-  description = "Id of each storage tier the scenario has: file system ids of the hot and warm tiers, bucket name of the cold tier."
+  description = "Id of each storage tier the scenario has: a file system tier's file system id, the cold tier's bucket name."
   value       = module.scenario.storage.ids
 }
 
@@ -43,7 +43,7 @@ output "gpu_count" {
 }
 
 output "mount_commands" {
-  description = "Shell commands that mount the scenario's file system tiers at /mnt/<name>-hot and /mnt/<name>-warm (the nodes mount them at boot)."
+  description = "Shell commands that mount each file system tier the scenario has (hot, warm) at /mnt/<name>-<tier> (the nodes mount them at boot)."
   value       = module.scenario.storage.mount_commands
 }
 
@@ -58,7 +58,7 @@ output "nccl_env" {
 }
 
 output "manifests_yaml" {
-  description = "Kubernetes manifests (device plugin, dcgm-exporter, the scenario's job template, idle reaper, validation jobs such as nccl-tests and HPCG) as one YAML stream."
+  description = "Kubernetes manifests (device plugin, dcgm-exporter, the scenario's job template, idle reaper, validation jobs: nccl-tests, plus HPCG in the simulation scenarios) as one YAML stream."
   value       = module.scenario.cluster.manifests_yaml
 }
 

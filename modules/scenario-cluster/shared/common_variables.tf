@@ -1,33 +1,27 @@
-# Inputs every scenario module declares alike, written once and linked into ai-training,
-# molecular-dynamics and engineering-simulation (a relative symlink in each: OpenTofu and Terraform
-# load it as a file of that module). Not a module of its own: the inputs whose defaults or
-# descriptions are the scenario's stay in each scenario module's variables.tf.
+# Inputs that ai-training, molecular-dynamics, engineering-simulation and scenario-cluster itself
+# declare alike, written once here and linked into each of them (a relative symlink: OpenTofu and
+# Terraform load it as a file of that module). The checks run at the scenario module's input, where
+# the user set the value. Not a module of its own.
 
 variable "name" {
   description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers the scenario has (<name>-hot, <name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
   type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
+    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
+  }
 }
 
 variable "admin_cidrs" {
   description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
   type        = list(string)
   default     = []
-}
 
-variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
-  type        = any
-  default = {
-    gpu = { size = 2 }
+  validation {
+    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
+    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
   }
-  nullable = false
-}
-
-variable "control_plane" {
-  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
-  type        = any
-  default     = {}
-  nullable    = false
 }
 
 variable "idle_reclaim_after" {
@@ -42,17 +36,16 @@ variable "nccl_env" {
   default     = {}
 }
 
-variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
-  type        = any
-  default     = null
-}
-
 variable "join_token" {
   description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the name and join_token_salt."
   type        = string
   default     = null
   sensitive   = true
+
+  validation {
+    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
+    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
+  }
 }
 
 variable "join_token_salt" {
