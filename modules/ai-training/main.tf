@@ -3,9 +3,10 @@
 # bootstrap themselves into Kubernetes, and the scenario's manifests and alert rules. The wiring is
 # ../scenario-cluster; this module holds the scenario's defaults (variables.tf).
 #
-# The call of ../scenario-cluster, the inputs and outputs every scenario shares are linked in from
-# ../scenario-cluster/shared (scenario_wiring.tf, common_variables.tf, common_outputs.tf); what is
-# this scenario's own is below and in variables.tf.
+# The call of ../scenario-cluster and the inputs and outputs every scenario shares are linked in
+# from ../scenario-cluster/shared (scenario_wiring.tf, common_variables.tf,
+# pass_through_variables.tf, common_outputs.tf); what is this scenario's own is below and in
+# variables.tf.
 
 locals {
   scenario   = "ai_training"

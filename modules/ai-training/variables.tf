@@ -38,12 +38,6 @@ variable "gpu_model" {
   default     = "A100-80GB"
 }
 
-variable "gpus_per_node" {
-  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: a whole NVLink island per node."
-  type        = number
-  default     = 8
-}
-
 variable "hot_storage" {
   description = "Hot tier: a parallel file system near the GPUs (CPFS chosen to meet min_throughput_gbps) plus, with node_local_disk, an ESSD PL3 disk on every worker sized for min_iops (the scenario's target of >= 1M IOPS flash)."
   type = object({
@@ -77,12 +71,5 @@ variable "cold_storage" {
   })
   default  = {}
   nullable = false
-}
-
-variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of 100 Gbit/s RDMA), on network_interface. GPU utilisation (below 85%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
-  type        = any
-  default     = {}
-  nullable    = false
 }
 

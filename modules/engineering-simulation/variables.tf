@@ -39,12 +39,6 @@ variable "gpu_model" {
   default     = "V100S"
 }
 
-variable "gpus_per_node" {
-  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: one NVLink-connected V100 node per solver partition."
-  type        = number
-  default     = 8
-}
-
 variable "warm_storage" {
   description = "Warm tier for meshes, cases and results: NAS chosen to meet min_throughput_gbps (the scenario's target of >= 10 GB/s; NAS Capacity states up to 10 GB/s in the best zones, so the provider warns that it cannot verify it)."
   type = object({
@@ -76,12 +70,5 @@ variable "cold_storage" {
   })
   default  = {}
   nullable = false
-}
-
-variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of a 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
-  type        = any
-  default     = {}
-  nullable    = false
 }
 

@@ -50,16 +50,6 @@ variable "gpu_model" {
   type        = string
 }
 
-variable "gpus_per_node" {
-  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type."
-  type        = number
-
-  validation {
-    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
-    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (the findings list the sizes that exist)."
-  }
-}
-
 variable "worker_pools" {
   description = "GPU worker pools keyed by a short name; see cluster-core's worker_pools. Unset gpu_model and gpus_per_node come from the module's."
   type = map(object({

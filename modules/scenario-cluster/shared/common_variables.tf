@@ -13,6 +13,17 @@ variable "name" {
   }
 }
 
+variable "gpus_per_node" {
+  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: a whole NVLink-connected node."
+  type        = number
+  default     = 8
+
+  validation {
+    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
+    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (the findings list the sizes that exist)."
+  }
+}
+
 variable "admin_cidrs" {
   description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
   type        = list(string)

@@ -23,3 +23,10 @@ variable "hpa" {
   type        = any
   default     = null
 }
+
+variable "monitoring" {
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps, on network_interface; the GPU utilisation and memory thresholds are the scenario's (see Defaults in the module's README). An object of design_bandwidth_gbps (100) and network_interface (eth0)."
+  type        = any
+  default     = {}
+  nullable    = false
+}
