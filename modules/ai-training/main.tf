@@ -2,47 +2,18 @@
 # groups, a hot tier and a cold bucket with an Alluxio cache, a control plane, GPU worker pools that
 # bootstrap themselves into Kubernetes, and the scenario's manifests and alert rules. The wiring is
 # ../scenario-cluster; this module holds the scenario's defaults (variables.tf).
+#
+# The call of ../scenario-cluster and the inputs and outputs every scenario shares are linked in
+# from ../scenario-cluster/shared (scenario_wiring.tf, common_variables.tf,
+# pass_through_variables.tf, common_outputs.tf); what is this scenario's own is below and in
+# variables.tf.
 
-module "scenario" {
-  source = "../scenario-cluster"
-
+locals {
   scenario   = "ai_training"
   zone_count = 1
-
-  name               = var.name
-  cidr_block         = var.cidr_block
-  zone_ids           = var.zone_ids
-  admin_cidrs        = var.admin_cidrs
-  network            = var.network
-  gpu_model          = var.gpu_model
-  gpus_per_node      = var.gpus_per_node
-  worker_pools       = var.worker_pools
-  control_plane      = var.control_plane
-  hot_storage        = var.hot_storage
-  cold_storage       = var.cold_storage
-  idle_reclaim_after = var.idle_reclaim_after
-  monitoring         = var.monitoring
-  nccl_env           = var.nccl_env
-  hpa                = var.hpa
-  join_token         = var.join_token
-  join_token_salt    = var.join_token_salt
-  ca_cert_hash       = var.ca_cert_hash
-  tags               = var.tags
-}
-
-# Before the shared module, these lived in this module itself: existing states move without
-# replacing anything.
-moved {
-  from = gpucluster_rdma_network.this
-  to   = module.scenario.gpucluster_rdma_network.this
-}
-
-moved {
-  from = module.storage
-  to   = module.scenario.module.storage
-}
-
-moved {
-  from = module.cluster
-  to   = module.scenario.module.cluster
+  storage = {
+    hot  = var.hot_storage
+    warm = null
+    cold = var.cold_storage
+  }
 }

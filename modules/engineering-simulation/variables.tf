@@ -4,11 +4,6 @@
 # tier of >= 10 GB/s and a 1 PiB cold bucket with lifecycle transitions, GPU utilisation alerts
 # below 70%, idle jobs reclaimed after 72 h. Every default can be overridden.
 
-variable "name" {
-  description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
-  type        = string
-}
-
 variable "cidr_block" {
   description = "IPv4 block of the cluster's own VPC, inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16."
   type        = string
@@ -24,12 +19,6 @@ variable "zone_ids" {
   description = "Zones of the network; pools fall back to the next zone when stock runs out. Null: the region's first two zones."
   type        = list(string)
   default     = null
-}
-
-variable "admin_cidrs" {
-  description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
-  type        = list(string)
-  default     = []
 }
 
 variable "network" {
@@ -48,28 +37,6 @@ variable "gpu_model" {
   description = "GPU model of the worker pools that set neither gpu_model nor instance_type. V100S (the scenario's recommended GPU) is served by gn6e, V100 SXM2 32 GB with FP64 and ECC; T4 is a budget option the findings flag (no usable FP64); A100 for more FP64 throughput."
   type        = string
   default     = "V100S"
-}
-
-variable "gpus_per_node" {
-  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: one NVLink-connected V100 node per solver partition."
-  type        = number
-  default     = 8
-}
-
-variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
-  type        = any
-  default = {
-    gpu = { size = 2 }
-  }
-  nullable = false
-}
-
-variable "control_plane" {
-  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
-  type        = any
-  default     = {}
-  nullable    = false
 }
 
 variable "warm_storage" {
@@ -105,53 +72,3 @@ variable "cold_storage" {
   nullable = false
 }
 
-variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
-  type        = string
-  default     = "72h"
-}
-
-variable "monitoring" {
-  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps (the scenario's target of a 100 Gbit/s compute network), on network_interface. GPU utilisation (below 70%) and memory (90% / 95% for 5 min) thresholds come from the scenario. An object of design_bandwidth_gbps (100) and network_interface (eth0)."
-  type        = any
-  default     = {}
-  nullable    = false
-}
-
-variable "nccl_env" {
-  description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
-  type        = map(string)
-  default     = {}
-}
-
-variable "hpa" {
-  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
-  type        = any
-  default     = null
-}
-
-variable "join_token" {
-  description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the name and join_token_salt."
-  type        = string
-  default     = null
-  sensitive   = true
-}
-
-variable "join_token_salt" {
-  description = "Secret mixed into the derived join token when join_token is null. Set it (from a secret store) outside test clusters."
-  type        = string
-  default     = null
-  sensitive   = true
-}
-
-variable "ca_cert_hash" {
-  description = "sha256:<hex> of the cluster CA that workers pin when they join; null: no pinning (a warning says so)."
-  type        = string
-  default     = null
-}
-
-variable "tags" {
-  description = "Tags on the network, the storage tiers and every node."
-  type        = map(string)
-  default     = {}
-}

@@ -1,4 +1,6 @@
-# The scenario modules give every input their scenario's default; this module checks them, once.
+# The scenario modules give every input their scenario's default; this module types and checks them,
+# once. The inputs every scenario module declares alike are in common_variables.tf, linked from
+# shared/ like theirs.
 
 variable "scenario" {
   description = "Research scenario: ai_training, molecular_dynamics or engineering_simulation."
@@ -7,16 +9,6 @@ variable "scenario" {
   validation {
     condition     = contains(["ai_training", "molecular_dynamics", "engineering_simulation"], var.scenario)
     error_message = "scenario must be one of ai_training, molecular_dynamics, engineering_simulation."
-  }
-}
-
-variable "name" {
-  description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers (<name>-hot, <name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
-  type        = string
-
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
-    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
   }
 }
 
@@ -35,17 +27,6 @@ variable "zone_count" {
   description = "How many of the region's zones the network takes when zone_ids is null."
   type        = number
   default     = 1
-}
-
-variable "admin_cidrs" {
-  description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443). Empty: nothing from outside the cluster."
-  type        = list(string)
-  default     = []
-
-  validation {
-    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
-    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
-  }
 }
 
 variable "network" {
@@ -67,16 +48,6 @@ variable "network" {
 variable "gpu_model" {
   description = "GPU model of the worker pools that set neither gpu_model nor instance_type."
   type        = string
-}
-
-variable "gpus_per_node" {
-  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type."
-  type        = number
-
-  validation {
-    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
-    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (the findings list the sizes that exist)."
-  }
 }
 
 variable "worker_pools" {
@@ -184,11 +155,6 @@ variable "cold_storage" {
   }
 }
 
-variable "idle_reclaim_after" {
-  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it."
-  type        = string
-}
-
 variable "monitoring" {
   description = "Alert rule settings; see cluster-core's monitoring."
   type = object({
@@ -197,12 +163,6 @@ variable "monitoring" {
   })
   default  = {}
   nullable = false
-}
-
-variable "nccl_env" {
-  description = "NCCL variables that override the network's defaults in workload pods."
-  type        = map(string)
-  default     = {}
 }
 
 variable "hpa" {
@@ -216,33 +176,3 @@ variable "hpa" {
   default = null
 }
 
-variable "join_token" {
-  description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the name and join_token_salt."
-  type        = string
-  default     = null
-  sensitive   = true
-
-  validation {
-    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
-    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
-  }
-}
-
-variable "join_token_salt" {
-  description = "Secret mixed into the derived join token when join_token is null."
-  type        = string
-  default     = null
-  sensitive   = true
-}
-
-variable "ca_cert_hash" {
-  description = "sha256:<hex> of the cluster CA that workers pin when they join; null: no pinning (a warning says so)."
-  type        = string
-  default     = null
-}
-
-variable "tags" {
-  description = "Tags on the network, the storage tiers and every node."
-  type        = map(string)
-  default     = {}
-}

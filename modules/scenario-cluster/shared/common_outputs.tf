@@ -1,10 +1,14 @@
+# Outputs of every scenario module, written once and linked into ai-training, molecular-dynamics
+# and engineering-simulation (see common_variables.tf). A scenario with a cold tier adds
+# alluxio_properties in its own outputs.tf.
+
 output "network" {
   description = "The network: id (its security group), VPC, vSwitches per zone, placement groups, and the bandwidth plan."
   value       = module.scenario.network
 }
 
 output "storage_ids" {
-  description = "Id of each storage tier: hot and warm file system ids."
+  description = "Id of each storage tier the scenario has: a file system tier's file system id, the cold tier's bucket name."
   value       = module.scenario.storage.ids
 }
 
@@ -39,7 +43,7 @@ output "gpu_count" {
 }
 
 output "mount_commands" {
-  description = "Shell commands that mount the hot and warm tiers at /mnt/<name>-hot and /mnt/<name>-warm (the nodes mount them at boot)."
+  description = "Shell commands that mount each file system tier the scenario has (hot, warm) at /mnt/<name>-<tier> (the nodes mount them at boot)."
   value       = module.scenario.storage.mount_commands
 }
 
@@ -54,7 +58,7 @@ output "nccl_env" {
 }
 
 output "manifests_yaml" {
-  description = "Kubernetes manifests (device plugin, dcgm-exporter, job template, idle reaper, nccl-tests and HPCG validation jobs) as one YAML stream."
+  description = "Kubernetes manifests (device plugin, dcgm-exporter, the scenario's job template, idle reaper, validation jobs: nccl-tests, plus HPCG in the simulation scenarios) as one YAML stream."
   value       = module.scenario.cluster.manifests_yaml
 }
 

@@ -1,0 +1,1 @@
+../scenario-cluster/shared/pass_through_variables.tf

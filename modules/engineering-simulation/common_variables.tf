@@ -1,0 +1,1 @@
+../scenario-cluster/shared/common_variables.tf

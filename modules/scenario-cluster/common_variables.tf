@@ -1,0 +1,1 @@
+shared/common_variables.tf

@@ -1,0 +1,79 @@
+# Inputs that ai-training, molecular-dynamics, engineering-simulation and scenario-cluster itself
+# declare alike, written once here and linked into each of them (a relative symlink: OpenTofu and
+# Terraform load it as a file of that module). The checks run at the scenario module's input, where
+# the user set the value. Not a module of its own.
+
+variable "name" {
+  description = "Cluster name: names the network, the pools (<name>-cp, <name>-<pool>) and the storage tiers the scenario has (<name>-hot, <name>-warm, <name>-cold). 3-40 lowercase letters, digits and hyphens."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,38}[a-z0-9]$", var.name))
+    error_message = "name must be 3-40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (for example \"llm-train\")."
+  }
+}
+
+variable "gpus_per_node" {
+  description = "GPUs per node of the worker pools that set neither gpus_per_node nor instance_type. 8: a whole NVLink-connected node."
+  type        = number
+  default     = 8
+
+  validation {
+    condition     = var.gpus_per_node >= 1 && var.gpus_per_node <= 16 && floor(var.gpus_per_node) == var.gpus_per_node
+    error_message = "gpus_per_node must be a whole number from 1 to 16, and a size the GPU model is offered in (the findings list the sizes that exist)."
+  }
+}
+
+variable "admin_cidrs" {
+  description = "IPv4 blocks allowed to reach SSH and the Kubernetes API (6443): your office block or bastion. Empty: nothing from outside the cluster."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.admin_cidrs : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
+    error_message = "admin_cidrs must be CIDR blocks such as \"203.0.113.0/24\", and not 0.0.0.0/0: give your office block or bastion address."
+  }
+}
+
+variable "idle_reclaim_after" {
+  description = "How long an opted-in job (label gpucluster.io/reap-after-max-runtime=true) may run before the reaper reclaims it. 72h by default, the scenario's target."
+  type        = string
+  default     = "72h"
+}
+
+variable "nccl_env" {
+  description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
+  type        = map(string)
+  default     = {}
+}
+
+variable "join_token" {
+  description = "kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Null: derived from the network id, the name and join_token_salt."
+  type        = string
+  default     = null
+  sensitive   = true
+
+  validation {
+    condition     = var.join_token == null || can(regex("^[a-z0-9]{6}\\.[a-z0-9]{16}$", var.join_token))
+    error_message = "join_token must be 6 then 16 lowercase letters or digits joined by a dot; generate one with `kubeadm token generate`."
+  }
+}
+
+variable "join_token_salt" {
+  description = "Secret mixed into the derived join token when join_token is null. Set it (from a secret store) outside test clusters."
+  type        = string
+  default     = null
+  sensitive   = true
+}
+
+variable "ca_cert_hash" {
+  description = "sha256:<hex> of the cluster CA that workers pin when they join; null: no pinning (a warning says so)."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags on the network, the storage tiers and every node."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,32 @@
+# Inputs the scenario modules take untyped, with the scenario's default, and pass to
+# scenario-cluster, which types and checks them: written once here and linked into ai-training,
+# molecular-dynamics and engineering-simulation (see common_variables.tf).
+
+variable "worker_pools" {
+  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  type        = any
+  default = {
+    gpu = { size = 2 }
+  }
+  nullable = false
+}
+
+variable "control_plane" {
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init, or enabled = false with api_endpoint to join an existing API server."
+  type        = any
+  default     = {}
+  nullable    = false
+}
+
+variable "hpa" {
+  description = "Autoscale an inference Deployment on GPU utilisation (prometheus-adapter), an object of deployment, min_replicas, max_replicas and target_gpu_util_percent; null: no HPA."
+  type        = any
+  default     = null
+}
+
+variable "monitoring" {
+  description = "Alert rules: network bursts alert at 80% of design_bandwidth_gbps, on network_interface; the GPU utilisation and memory thresholds are the scenario's (see Defaults in the module's README). An object of design_bandwidth_gbps (100) and network_interface (eth0)."
+  type        = any
+  default     = {}
+  nullable    = false
+}
