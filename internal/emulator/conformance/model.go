@@ -6,6 +6,10 @@
 // holds every served action to it.
 package conformance
 
+// To read the models of SDK modules the Go module proxy does not serve (NAS, STS, SLB) from
+// checkouts, set CONFORMANCE_MODEL_DIRS=<repository>=<directory>@<commit>,... (see gen); without
+// it their tables are kept as generated before.
+//
 //go:generate go run ./gen
 
 // Action is one vendor action as its SDK request model documents it.
@@ -32,3 +36,14 @@ const NoBound = -1 << 62
 
 // Key names an action as the emulator's dispatch table does: "Version/Action".
 func (a Action) Key() string { return a.Version + "/" + a.Name }
+
+// merge joins the product tables into one.
+func merge[V any](tables ...map[string]V) map[string]V {
+	out := map[string]V{}
+	for _, t := range tables {
+		for k, v := range t {
+			out[k] = v
+		}
+	}
+	return out
+}
