@@ -8,15 +8,17 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 )
 
+// NAS actions name no RegionId in the vendor's model (the endpoint names the region), so
+// every one is regionOptional.
 func init() {
-	register(versionNAS, "CreateFileSystem", route{fn: createFileSystem, write: true, idem: true})
-	register(versionNAS, "DescribeFileSystems", route{fn: describeFileSystems})
-	register(versionNAS, "DeleteFileSystem", route{fn: deleteFileSystem, write: true})
-	register(versionNAS, "ModifyFileSystem", route{fn: modifyFileSystem, write: true})
-	register(versionNAS, "UpgradeFileSystem", route{fn: upgradeFileSystem, write: true, idem: true})
-	register(versionNAS, "CreateMountTarget", route{fn: createMountTarget, write: true, idem: true})
-	register(versionNAS, "DescribeMountTargets", route{fn: describeMountTargets})
-	register(versionNAS, "DeleteMountTarget", route{fn: deleteMountTarget, write: true})
+	register(versionNAS, "CreateFileSystem", route{fn: createFileSystem, write: true, idem: true, regionOptional: true})
+	register(versionNAS, "DescribeFileSystems", route{fn: describeFileSystems, regionOptional: true})
+	register(versionNAS, "DeleteFileSystem", route{fn: deleteFileSystem, write: true, regionOptional: true})
+	register(versionNAS, "ModifyFileSystem", route{fn: modifyFileSystem, write: true, regionOptional: true})
+	register(versionNAS, "UpgradeFileSystem", route{fn: upgradeFileSystem, write: true, idem: true, regionOptional: true})
+	register(versionNAS, "CreateMountTarget", route{fn: createMountTarget, write: true, idem: true, regionOptional: true})
+	register(versionNAS, "DescribeMountTargets", route{fn: describeMountTargets, regionOptional: true})
+	register(versionNAS, "DeleteMountTarget", route{fn: deleteMountTarget, write: true, regionOptional: true})
 }
 
 // nasStorageTypes is facts section 3: FileSystemType -> StorageType values.
@@ -245,7 +247,12 @@ func createMountTarget(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	netType := orDefault(c.p["NetworkType"], "Vpc")
+	// NetworkType is required in the vendor's model ("Vpc" or "Classic"); parameters are
+	// checked before the mount target quota, as the vendor validates a request before acting.
+	netType, e := c.p.required("NetworkType")
+	if e != nil {
+		return nil, e
+	}
 	if netType != "Vpc" {
 		return nil, errInvalid("NetworkType", "only Vpc mount targets are supported")
 	}

@@ -8,9 +8,9 @@ import (
 // ResourceType "filesystem", the same engine as ECS and VPC. DescribeFileSystems
 // reports each file system's tags and filters by Tag.N (see nas.go).
 func init() {
-	register(versionNAS, "TagResources", route{fn: nasTagResources, write: true})
-	register(versionNAS, "UntagResources", route{fn: nasUntagResources, write: true})
-	register(versionNAS, "ListTagResources", route{fn: nasListTagResources})
+	register(versionNAS, "TagResources", route{fn: nasTagResources, write: true, regionOptional: true})
+	register(versionNAS, "UntagResources", route{fn: nasUntagResources, write: true, regionOptional: true})
+	register(versionNAS, "ListTagResources", route{fn: nasListTagResources, regionOptional: true})
 }
 
 // nasTags is the NAS tag API. The vendor's only ResourceType is "filesystem",

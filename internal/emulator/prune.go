@@ -191,3 +191,14 @@ func skipValue(src []byte, i int) int {
 	}
 	return i
 }
+
+// mergeTables joins the per-product response shape tables into one.
+func mergeTables(tables ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, t := range tables {
+		for k, v := range t {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -23,16 +23,18 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 )
 
+// SLB actions on one load balancer (by LoadBalancerId) do not require RegionId in the vendor's
+// model, so they are regionOptional; creating, listing and tagging do.
 func init() {
 	register(versionSLB, "CreateLoadBalancer", route{fn: createLoadBalancer, write: true, idem: true})
 	register(versionSLB, "DescribeLoadBalancers", route{fn: describeLoadBalancers})
-	register(versionSLB, "DescribeLoadBalancerAttribute", route{fn: describeLoadBalancerAttribute})
-	register(versionSLB, "DeleteLoadBalancer", route{fn: deleteLoadBalancer, write: true})
+	register(versionSLB, "DescribeLoadBalancerAttribute", route{fn: describeLoadBalancerAttribute, regionOptional: true})
+	register(versionSLB, "DeleteLoadBalancer", route{fn: deleteLoadBalancer, write: true, regionOptional: true})
 	register(versionSLB, "SetLoadBalancerDeleteProtection", route{fn: setLoadBalancerDeleteProtection, write: true})
-	register(versionSLB, "SetLoadBalancerName", route{fn: setLoadBalancerName, write: true})
-	register(versionSLB, "AddBackendServers", route{fn: addBackendServers, write: true})
-	register(versionSLB, "RemoveBackendServers", route{fn: removeBackendServers, write: true})
-	register(versionSLB, "DescribeHealthStatus", route{fn: describeHealthStatus})
+	register(versionSLB, "SetLoadBalancerName", route{fn: setLoadBalancerName, write: true, regionOptional: true})
+	register(versionSLB, "AddBackendServers", route{fn: addBackendServers, write: true, regionOptional: true})
+	register(versionSLB, "RemoveBackendServers", route{fn: removeBackendServers, write: true, regionOptional: true})
+	register(versionSLB, "DescribeHealthStatus", route{fn: describeHealthStatus, regionOptional: true})
 	register(versionSLB, "TagResources", route{fn: slbTagResources, write: true})
 	register(versionSLB, "UntagResources", route{fn: slbUntagResources, write: true})
 	register(versionSLB, "ListTagResources", route{fn: slbListTagResources})

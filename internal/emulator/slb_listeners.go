@@ -13,12 +13,12 @@ import (
 )
 
 func init() {
-	register(versionSLB, "CreateLoadBalancerTCPListener", route{fn: createLoadBalancerTCPListener, write: true})
-	register(versionSLB, "SetLoadBalancerTCPListenerAttribute", route{fn: setLoadBalancerTCPListenerAttribute, write: true})
-	register(versionSLB, "DescribeLoadBalancerTCPListenerAttribute", route{fn: describeLoadBalancerTCPListenerAttribute})
-	register(versionSLB, "StartLoadBalancerListener", route{fn: startLoadBalancerListener, write: true})
-	register(versionSLB, "StopLoadBalancerListener", route{fn: stopLoadBalancerListener, write: true})
-	register(versionSLB, "DeleteLoadBalancerListener", route{fn: deleteLoadBalancerListener, write: true})
+	register(versionSLB, "CreateLoadBalancerTCPListener", route{fn: createLoadBalancerTCPListener, write: true, regionOptional: true})
+	register(versionSLB, "SetLoadBalancerTCPListenerAttribute", route{fn: setLoadBalancerTCPListenerAttribute, write: true, regionOptional: true})
+	register(versionSLB, "DescribeLoadBalancerTCPListenerAttribute", route{fn: describeLoadBalancerTCPListenerAttribute, regionOptional: true})
+	register(versionSLB, "StartLoadBalancerListener", route{fn: startLoadBalancerListener, write: true, regionOptional: true})
+	register(versionSLB, "StopLoadBalancerListener", route{fn: stopLoadBalancerListener, write: true, regionOptional: true})
+	register(versionSLB, "DeleteLoadBalancerListener", route{fn: deleteLoadBalancerListener, write: true, regionOptional: true})
 }
 
 // intRange reads an optional integer parameter into *dst when it lies in [lo, hi].

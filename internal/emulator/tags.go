@@ -250,12 +250,8 @@ func (a *tagAPI) list(c *call, pageSize int, withTagFilter bool) ([]tagRow, stri
 			return nil, "", e
 		}
 	}
-	// Neither ResourceId.N nor Tag.N: every resource of the type, as the ECS and VPC models
-	// require ResourceType only. NAS has no model on the Go module proxy to check against, so
-	// it keeps asking for one of them.
-	if c.version == versionNAS && len(ids) == 0 && len(filters) == 0 && len(tf) == 0 {
-		return nil, "", errMissing("ResourceId.1")
-	}
+	// Neither ResourceId.N nor Tag.N: every resource of the type, as the ECS, VPC and NAS models
+	// require ResourceType only.
 	var targets []tagTarget
 	if len(ids) > 0 {
 		seen := map[string]bool{}

@@ -1,11 +1,16 @@
 // Package conformance holds what the vendor's own API models say about each action the emulator
 // serves: the parameters the vendor requires, the integer ranges it documents, and the response
-// model an answer must fit. The table is generated (models_gen.go) from the request and response
-// models of Alibaba Cloud's alibabacloud-go SDK modules, whose field comments carry the vendor's
-// API documentation; the emulator's conformance suite (internal/emulator/conformance_test.go)
-// holds every served action to it.
+// model an answer must fit. The tables are generated, one per product (models_<product>_gen.go,
+// merged in models_gen.go), from the request and response models of Alibaba Cloud's
+// alibabacloud-go SDK modules, whose field comments carry the vendor's API documentation; each
+// table's header says which module version or repository commit it was read from. The emulator's
+// conformance suite (internal/emulator/conformance_test.go) holds every served action to them.
 package conformance
 
+// To read the models of SDK modules the Go module proxy does not serve (NAS, STS, SLB) from
+// checkouts, set CONFORMANCE_MODEL_DIRS=<repository>=<directory>@<commit>,... (see gen); without
+// it their tables are kept as generated before.
+//
 //go:generate go run ./gen
 
 // Action is one vendor action as its SDK request model documents it.
@@ -32,3 +37,14 @@ const NoBound = -1 << 62
 
 // Key names an action as the emulator's dispatch table does: "Version/Action".
 func (a Action) Key() string { return a.Version + "/" + a.Name }
+
+// merge joins the product tables into one.
+func merge[V any](tables ...map[string]V) map[string]V {
+	out := map[string]V{}
+	for _, t := range tables {
+		for k, v := range t {
+			out[k] = v
+		}
+	}
+	return out
+}
