@@ -174,7 +174,11 @@ func render() ([]byte, error) {
 		if !t.GPUModelStated {
 			gpu += "; vendor: " + t.GPUVendorName
 		}
-		notes := sentences(nonEmpty(t.AvailabilityNote, t.Notes)...)
+		var regional string
+		if t.RegionLimited != "" {
+			regional = "Sold only in some regions, through Alibaba Cloud sales (vendor)"
+		}
+		notes := sentences(nonEmpty(t.AvailabilityNote, regional, t.Notes)...)
 		w("| `%s` | %s | %s | %s | %s | %s |\n", fam, cell(gpu), gpuCounts(ts), rdma(t), yesNo(t.BareMetal, "yes", "-"), cell(notes))
 	}
 	w("\nControl planes use the general-purpose families (%s), which the selection never returns for a GPU scenario.\n",
@@ -274,7 +278,11 @@ func fp64(m catalog.GPUModel) string {
 	if m.FP64NotApplicable {
 		return "n/a"
 	}
-	return figure(m, catalog.FigureFP64, m.FP64TFLOPS, "TFLOPS")
+	f := figure(m, catalog.FigureFP64, m.FP64TFLOPS, "TFLOPS")
+	if m.FP64Derived != "" {
+		f += " (derived: " + m.FP64Derived + ")"
+	}
+	return f
 }
 
 func link(m catalog.GPUModel) string {
