@@ -159,6 +159,18 @@ func render() ([]byte, error) {
 			figure(m, catalog.FigureTensorFP16, m.TensorFP16TFLOPS, "TFLOPS"),
 			link(m), offeredBy(m))
 	}
+	var derived []string
+	for _, m := range models {
+		if m.FP64Derived != "" {
+			derived = append(derived, fmt.Sprintf("- `%s`: %s.\n", m.Name, m.FP64Derived))
+		}
+	}
+	if len(derived) > 0 {
+		w("\nFP64 figures marked *derived* are not NVIDIA's: NVIDIA publishes no FP64 rate for these parts.\n\n")
+		for _, d := range derived {
+			w("%s", d)
+		}
+	}
 
 	// Families.
 	w("\n## Instance families\n\n")
@@ -280,7 +292,7 @@ func fp64(m catalog.GPUModel) string {
 	}
 	f := figure(m, catalog.FigureFP64, m.FP64TFLOPS, "TFLOPS")
 	if m.FP64Derived != "" {
-		f += " (derived: " + m.FP64Derived + ")"
+		f += " (derived, see below)"
 	}
 	return f
 }
