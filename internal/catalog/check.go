@@ -248,6 +248,9 @@ func gpuLink(t InstanceType, m GPUModel) (float64, string) {
 		return m.LinkGBs, "NVLink, " + src
 	case !t.NVLink && m.Link == "PCIe Gen4":
 		return m.LinkGBs, "PCIe Gen4, no NVLink"
+	case !t.NVLink && m.Link == "NVLink":
+		// An NVLink-capable GPU in a family whose page is silent on NVLink (ebmgn7).
+		return 0, "NVLink not stated for " + t.Family
 	case !t.NVLink:
 		return 0, "no NVLink, PCIe bandwidth not stated"
 	}

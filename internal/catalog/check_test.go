@@ -30,6 +30,7 @@ func TestCheck(t *testing.T) {
 		{"eRDMA on", ScenarioMolecularDynamics, "ebmgn7ex.32xlarge", CheckOptions{Nodes: 2, ERDMA: true}, []string{"info:model_not_stated"}},
 		// Scenario shortfalls.
 		{"ai_training on L20 x8 (PCIe)", ScenarioAITraining, "gn8is-8x.32xlarge", CheckOptions{}, []string{"error:gpu_memory", "warning:gpu_interconnect", "info:region_limited"}},
+		{"ai_training on ebmgn7 (NVLink not stated)", ScenarioAITraining, "ebmgn7.26xlarge", CheckOptions{}, []string{"error:gpu_memory", "warning:gpu_interconnect", "info:model_not_stated"}},
 		{"ai_training on V100 x8 (300 GB/s NVLink)", ScenarioAITraining, "gn6e-c12g1.24xlarge", CheckOptions{}, []string{"error:gpu_memory", "warning:gpu_interconnect"}},
 		{"ai_training on a single GPU", ScenarioAITraining, "gn8v.4xlarge", CheckOptions{}, []string{"info:model_not_stated", "info:region_limited", "info:single_gpu"}},
 		{"ai_training on A30 x2 (link not stated)", ScenarioAITraining, "gn7s-c32g1.16xlarge", CheckOptions{}, []string{"error:gpu_memory", "warning:not_recommended", "warning:gpu_interconnect"}},
@@ -42,6 +43,10 @@ func TestCheck(t *testing.T) {
 		{"control plane, no scenario", "", "ecs.c7.2xlarge", CheckOptions{Nodes: 3}, nil},
 		{"control plane on an eRDMA network", "", "g7.2xlarge", CheckOptions{ERDMA: true, LowLatencyPlacement: true}, nil},
 		{"control plane spot in low-latency set", "", "c7.xlarge", CheckOptions{Spot: true, LowLatencyPlacement: true}, []string{"error:spot_low_latency"}},
+	}
+	fs, _ := Check(ScenarioAITraining, "ebmgn7.26xlarge", CheckOptions{})
+	if i := slices.IndexFunc(fs, func(f Finding) bool { return f.Code == CodeGPULink }); i < 0 || !strings.Contains(fs[i].Measured, "NVLink not stated for ebmgn7") {
+		t.Errorf("ebmgn7: the vendor is silent on NVLink and the finding must say so, not claim there is none: %v", fs)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -108,20 +108,20 @@ func TestMapGPUModel(t *testing.T) {
 		substitute bool
 		codes      []string
 	}{
-		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7"}, false, []string{"info:series_request"}},
-		{"a100-40gb", "A100-40GB", []string{"gn7"}, false, nil},
+		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7", "ebmgn7"}, false, []string{"info:series_request"}},
+		{"a100-40gb", "A100-40GB", []string{"gn7", "ebmgn7"}, false, nil},
 		{"A100-80GB", "A100-80GB", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex"}, false, nil},
 		{"H100", "H100", []string{"gn8v", "ebmgn8v"}, true, []string{"warning:model_substitute"}},
 		{"Hopper-96GB", "Hopper-96GB", []string{"gn8v", "ebmgn8v"}, false, nil},
-		{"A40", "A40", []string{"gn8is", "gn7i"}, true, []string{"warning:model_substitute"}},
-		{"V100S", "V100S", []string{"gn6e", "gn6v"}, true, []string{"warning:model_substitute"}},
-		{"v100", "V100", []string{"gn6e", "gn6v"}, false, []string{"info:series_request"}},
-		{"A10", "A10", []string{"gn7i"}, false, nil},
-		{"T4", "T4", []string{"gn6i"}, false, nil},
-		{"L20", "L20", []string{"gn8is"}, false, nil},
+		{"A40", "A40", []string{"gn8is", "ebmgn8ia", "gn7i", "ebmgn7i"}, true, []string{"warning:model_substitute"}},
+		{"V100S", "V100S", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, true, []string{"warning:model_substitute"}},
+		{"v100", "V100", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, false, []string{"info:series_request"}},
+		{"A10", "A10", []string{"gn7i", "ebmgn7i"}, false, nil},
+		{"T4", "T4", []string{"gn6i", "ebmgn6i"}, false, nil},
+		{"L20", "L20", []string{"gn8is", "ebmgn8ia"}, false, nil},
 		{"A30", "A30", []string{"gn7s"}, false, nil},
-		{"V100-16GB", "V100-16GB", []string{"gn6v"}, false, nil},
-		{"V100-32GB", "V100-32GB", []string{"gn6e"}, false, nil},
+		{"V100-16GB", "V100-16GB", []string{"gn6v", "ebmgn6v"}, false, nil},
+		{"V100-32GB", "V100-32GB", []string{"gn6e", "ebmgn6e"}, false, nil},
 	}
 	for _, tt := range tests {
 		mm, err := MapGPUModel(tt.in)

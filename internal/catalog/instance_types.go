@@ -177,6 +177,31 @@ var families = []family{
 		Source: srcSCC,
 		Notes:  "Bare metal: the vendor builds SCC on ECS Bare Metal and adds RDMA. NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId."},
 		sizes: "sccgn7ex.32xlarge 128/1024/8/64"},
+	// Bare-metal families from the "ECS Bare Metal Instance families" part of the
+	// same vendor page, one size each. Each has more vCPUs or memory than the
+	// virtualised size with the same GPU and count, so it ranks below it and no
+	// pick changes. (ebmgn8is and gn8v-tee are left out: with the same vCPU and
+	// memory as gn8is-8x.32xlarge / some gn8v sizes they would win the name
+	// tie-break; see SOURCES.md section 1.)
+	{t: InstanceType{Family: "ebmgn7", GPU: "A100-40GB", GPUVendorName: "A100 40 GB class, bare metal, MIG (model not stated)", GPUMemoryGB: 40, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal; MIG supported (vendor). NVLink between the GPUs is not stated by the vendor."},
+		sizes: "ebmgn7.26xlarge 104/768/8/30"},
+	{t: InstanceType{Family: "ebmgn7i", GPU: "A10", GPUVendorName: "NVIDIA A10", GPUModelStated: true, GPUMemoryGB: 24, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn7i.32xlarge 128/768/4/64"},
+	{t: InstanceType{Family: "ebmgn8ia", GPU: "L20", GPUVendorName: "NVIDIA L20", GPUModelStated: true, GPUMemoryGB: 48, ERI: true, ERIGbps: 160, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
+		RegionLimited: regionLimitedSales,
+		Notes:         "Bare metal; 4 GPUs and 256 vCPUs (64 vCPUs per GPU); eRDMA up to 160 Gbit/s; GPUs over PCIe Gen4. " + notStatedNVMe},
+		sizes: "ebmgn8ia.64xlarge 256/1536/4/160"},
+	{t: InstanceType{Family: "ebmgn6e", GPU: "V100-32GB", GPUVendorName: "NVIDIA V100 SXM2", GPUModelStated: true, GPUMemoryGB: 32, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6e.24xlarge 96/768/8/32"},
+	{t: InstanceType{Family: "ebmgn6v", GPU: "V100-16GB", GPUVendorName: "NVIDIA V100 SXM2", GPUModelStated: true, GPUMemoryGB: 16, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6v.24xlarge 96/384/8/30"},
+	{t: InstanceType{Family: "ebmgn6i", GPU: "T4", GPUVendorName: "NVIDIA T4", GPUModelStated: true, GPUMemoryGB: 16, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6i.24xlarge 96/384/4/30"},
 	// Control-plane CPU types. Network bandwidth is left 0 (not stated by the vendor).
 	{t: InstanceType{Family: "g7", LocalNVMe: Unknown, Source: srcCPUFamilies, Notes: "General-purpose, no GPU (control planes)."},
 		sizes: "g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0"},

@@ -80,6 +80,12 @@ var publishedSizes = []struct {
 	{"ecs.ebmgn7ex.32xlarge", "ebmgn7ex", 128, 1024, 8, 160, 80},
 	{"ecs.ebmgn8v.48xlarge", "ebmgn8v", 192, 1024, 8, 170, 96},
 	{"ecs.sccgn7ex.32xlarge", "sccgn7ex", 128, 1024, 8, 64, 80},
+	{"ecs.ebmgn7.26xlarge", "ebmgn7", 104, 768, 8, 30, 40},
+	{"ecs.ebmgn7i.32xlarge", "ebmgn7i", 128, 768, 4, 64, 24},
+	{"ecs.ebmgn8ia.64xlarge", "ebmgn8ia", 256, 1536, 4, 160, 48},
+	{"ecs.ebmgn6e.24xlarge", "ebmgn6e", 96, 768, 8, 32, 32},
+	{"ecs.ebmgn6v.24xlarge", "ebmgn6v", 96, 384, 8, 30, 16},
+	{"ecs.ebmgn6i.24xlarge", "ebmgn6i", 96, 384, 4, 30, 16},
 }
 
 // publishedFamilies: per family, the catalog GPU key, whether the vendor names the
@@ -108,6 +114,12 @@ var publishedFamilies = map[string]struct {
 	"ebmgn7ex": {"A100-80GB", false, 0, true, true, true, false},
 	"ebmgn8v":  {"Hopper-96GB", false, 0, true, true, true, true},
 	"sccgn7ex": {"A100-80GB", false, 0, true, false, true, false},
+	"ebmgn7":   {"A100-40GB", false, 0, false, false, true, false},
+	"ebmgn7i":  {"A10", true, 0, false, false, true, false},
+	"ebmgn8ia": {"L20", true, 0, false, true, true, true},
+	"ebmgn6e":  {"V100-32GB", true, 0, true, false, true, false},
+	"ebmgn6v":  {"V100-16GB", true, 0, true, false, true, false},
+	"ebmgn6i":  {"T4", true, 0, false, false, true, false},
 }
 
 func TestInstanceTypesMatchSources(t *testing.T) {

@@ -90,6 +90,12 @@ var gpuFamilies = []*gpuFamily{
 		"ebmgn8v.48xlarge 192/1024/8/170")},
 	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemMiB: 81251, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
 		"sccgn7ex.32xlarge 128/1024/8/64")},
+	{Family: "ebmgn7", GPUSpec: "model not stated (A100 40 GB class, bare metal)", Cards: 1, Sizes: sizes("ebmgn7.26xlarge 104/768/8/30")},
+	{Family: "ebmgn7i", GPUSpec: "NVIDIA A10", Cards: 1, Sizes: sizes("ebmgn7i.32xlarge 128/768/4/64")},
+	{Family: "ebmgn8ia", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8ia.64xlarge 256/1536/4/160")},
+	{Family: "ebmgn6e", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6e.24xlarge 96/768/8/32")},
+	{Family: "ebmgn6v", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6v.24xlarge 96/384/8/30")},
+	{Family: "ebmgn6i", GPUSpec: "NVIDIA T4", Cards: 1, Sizes: sizes("ebmgn6i.24xlarge 96/384/4/30")},
 	// General-purpose CPU families for Kubernetes control planes: no GPU. Sizes from the vendor's
 	// g7/c7 family pages; the vendor's bandwidth is not recorded, so it stays 0.
 	{Family: "g7", Cards: 1, Sizes: sizes("g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0")},
@@ -173,7 +179,8 @@ func findImage(id string) *imageInfo {
 var gpuHourPrice = map[string]float64{
 	"ecs.gn6i": 6, "ecs.gn6v": 14, "ecs.gn6e": 18, "ecs.gn7": 24, "ecs.gn7e": 34, "ecs.gn7i": 9,
 	"ecs.gn7s": 11, "ecs.gn8is": 16, "ecs.gn8v": 42, "ecs.ebmgn7e": 36, "ecs.ebmgn7ex": 38,
-	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40,
+	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40, "ecs.ebmgn7": 26, "ecs.ebmgn7i": 10, "ecs.ebmgn8ia": 17,
+	"ecs.ebmgn6e": 19, "ecs.ebmgn6v": 15, "ecs.ebmgn6i": 7,
 }
 
 func hourPrice(t *instanceTypeInfo) float64 {
