@@ -125,7 +125,13 @@ func scenarioFindings(sc Scenario, t InstanceType, m GPUModel, nodes int, opts C
 		add(Finding{Severity: SeverityWarning, Code: CodeNotRecommended,
 			Requirement: "generally available family", Measured: t.Family + ": " + t.AvailabilityNote,
 			Message: fmt.Sprintf("%s is offered %s", t.Family, t.AvailabilityNote),
-			Hint:    "Expect a support ticket and no stock guarantee; prefer gn8is or gn7i."})
+			Hint:    "Expect a support ticket and no stock guarantee; prefer gn7i, or gn8is where the region sells it (the vendor sells gn8is only in some regions, through sales)."})
+	}
+	if t.RegionLimited != "" {
+		add(Finding{Severity: SeverityInfo, Code: CodeRegionLimited,
+			Requirement: "sold in the deployment region", Measured: t.Family + ": " + t.RegionLimited,
+			Message: fmt.Sprintf("The vendor sells %s only in some regions and through sales", t.Family),
+			Hint:    "Check the region with the gpucluster_instance_types data source (DescribeAvailableResource) and contact Alibaba Cloud sales before relying on it."})
 	}
 	if sc.MinGPUMemoryGB > 0 && t.GPUMemoryGB < sc.MinGPUMemoryGB {
 		add(Finding{Severity: SeverityError, Code: CodeGPUMemory,
@@ -242,6 +248,9 @@ func gpuLink(t InstanceType, m GPUModel) (float64, string) {
 		return m.LinkGBs, "NVLink, " + src
 	case !t.NVLink && m.Link == "PCIe Gen4":
 		return m.LinkGBs, "PCIe Gen4, no NVLink"
+	case !t.NVLink && m.Link == "NVLink":
+		// An NVLink-capable GPU in a family whose page is silent on NVLink (ebmgn7).
+		return 0, "NVLink not stated for " + t.Family
 	case !t.NVLink:
 		return 0, "no NVLink, PCIe bandwidth not stated"
 	}

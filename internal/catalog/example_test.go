@@ -48,7 +48,7 @@ func ExampleInstanceTypeFor() {
 	fmt.Println(err)
 	// Output:
 	// ecs.gn8v-8x.16xlarge model not stated (Hopper class, 96 GB HBM3, 4 TB/s, 39.5 TFLOPS FP32)
-	// GPU count per node not offered: A100-40GB is not offered with 2 GPUs per node; sizes that exist (GPUs per node by family): gn7: 1, 4, 8
+	// GPU count per node not offered: A100-40GB is not offered with 2 GPUs per node; sizes that exist (GPUs per node by family): gn7: 1, 4, 8; ebmgn7: 8
 }
 
 func ExampleCheckDisk() {

@@ -64,6 +64,7 @@ const (
 	CodeSeriesRequest       = "series_request"       // a bare series name (A100, V100) stands for several memory sizes
 	CodeMatrixContradiction = "matrix_contradiction" // a scenario's recommended model misses the scenario's own requirements
 	CodeNotRecommended      = "not_recommended"      // family offered by ticket / not recommended by the vendor
+	CodeRegionLimited       = "region_limited"       // the vendor sells the family only in some regions, through sales
 	CodeERDMAUnsupported    = "erdma_unsupported"    // eRDMA requested on a type without ERI
 	CodeERDMADisabled       = "erdma_disabled"       // the type has ERI but eRDMA is not enabled
 	CodeHPCClusterRequired  = "hpc_cluster_required" // SCC type without an HPC cluster

@@ -1,7 +1,8 @@
 package catalog
 
 // This file holds the GPU model table. Every figure comes from NVIDIA's
-// datasheets (SOURCES.md section 1, "NVIDIA datasheet figures") or, for the
+// datasheets (except the FP64 figures of A40, A10 and T4, which are derived
+// from FP32 and say how in FP64Derived) (SOURCES.md section 1, "NVIDIA datasheet figures") or, for the
 // Hopper-class part offered by gn8v, from the vendor's gn8v family figures in
 // the same section. Figures the vendor does not publish are listed in
 // GPUModel.Unstated and hold 0; they are unknown, not zero.
@@ -53,11 +54,15 @@ type GPUModel struct {
 	TensorFP16TFLOPS float64
 	// FP64NotApplicable is true where the datasheet says "n/a" for FP64.
 	FP64NotApplicable bool
+	// FP64Derived says how FP64TFLOPS was derived where NVIDIA publishes no
+	// FP64 figure for the part; "" where the figure is NVIDIA's own.
+	FP64Derived string
 	// LinkGBs is the GPU-GPU bandwidth per GPU in GB/s and Link describes it
 	// ("NVLink", "NVLink bridge", "PCIe Gen4", "none").
 	LinkGBs float64
 	Link    string
-	// ECC: the published figures state ECC for no model, so it is Unknown for all.
+	// ECC: Yes where NVIDIA states ECC memory for the model (A40), else
+	// Unknown: the figures used for the other models do not state it.
 	ECC Tristate
 	// Offered is false for models no Alibaba family offers by name (H100,
 	// A40, V100S); those are served by substitutes, see MapGPUModel.
@@ -82,7 +87,11 @@ func (m GPUModel) Stated(figure string) bool {
 
 const (
 	srcDatasheet = "NVIDIA datasheet (" + urlNVIDIA + ")"
-	srcFamily    = "Alibaba Cloud gn8v family figures (" + urlGPUFamilies + "); the vendor does not name the model"
+	// srcDerivedFP64 is the Source of the models whose FP64 figure is derived.
+	srcDerivedFP64 = srcDatasheet + "; FP64 is not an NVIDIA figure, see FP64Derived"
+	urlA40         = "https://www.nvidia.com/en-us/data-center/a40/"
+	urlA40Sheet    = "https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf"
+	srcFamily      = "Alibaba Cloud gn8v family figures (" + urlGPUFamilies + "); the vendor does not name the model"
 )
 
 // gpuModels is the single table of GPU models, best first.
@@ -143,20 +152,22 @@ var gpuModels = []GPUModel{
 		Series: "A40", Architecture: "Ampere", Rank: 6,
 		MemoryGB: 48, MemoryType: "GDDR6", MemoryBandwidthGBs: 696,
 		FP64TFLOPS: 0.59, FP32TFLOPS: 37.4, TensorFP16TFLOPS: 149.7,
-		LinkGBs: 112.5, Link: "NVLink bridge",
-		ECC: Unknown, Unstated: []string{FigureECC},
-		Notes:  "FP64 ~0.59 TFLOPS. No Alibaba family offers A40.",
-		Source: srcDatasheet,
+		FP64Derived: "~0.59 = FP32 37.4 TFLOPS / 64 (an FP64:FP32 rate of 1:64); NVIDIA publishes no FP64 figure for A40",
+		LinkGBs:     112.5, Link: "NVLink bridge",
+		ECC:    Yes,
+		Notes:  "FP64 ~0.59 TFLOPS is derived, not an NVIDIA figure (see FP64Derived). ECC: NVIDIA states \"48 GB GDDR6 with error-correcting code (ECC)\" (" + urlA40 + ", " + urlA40Sheet + "). No Alibaba family offers A40.",
+		Source: srcDerivedFP64,
 	},
 	{
 		Name: "A10", Aliases: []string{"A10-24GB"},
 		Series: "A10", Architecture: "Ampere", Rank: 7,
 		MemoryGB: 24, MemoryType: "GDDR6", MemoryBandwidthGBs: 600,
 		FP64TFLOPS: 0.98, FP32TFLOPS: 31.2, TensorFP16TFLOPS: 125,
-		Link: "none",
-		ECC:  Unknown, Offered: true, Unstated: []string{FigureECC},
-		Notes:  "FP64 ~0.98 TFLOPS; no GPU-GPU link.",
-		Source: srcDatasheet,
+		FP64Derived: "~0.98 = FP32 31.2 TFLOPS / 32 (an FP64:FP32 rate of 1:32); NVIDIA publishes no FP64 figure for A10. A40 uses the same GA102 die and its figure is derived at 1:64, which would give ~0.49: read 0.98 as an upper bound",
+		Link:        "none",
+		ECC:         Unknown, Offered: true, Unstated: []string{FigureECC},
+		Notes:  "FP64 ~0.98 TFLOPS is derived, not an NVIDIA figure (see FP64Derived); no GPU-GPU link.",
+		Source: srcDerivedFP64,
 	},
 	{
 		Name: "A30", Aliases: []string{"A30-24GB"},
@@ -202,9 +213,10 @@ var gpuModels = []GPUModel{
 		Series: "T4", Architecture: "Turing", Rank: 12,
 		MemoryGB: 16, MemoryType: "GDDR6", MemoryBandwidthGBs: 320,
 		FP64TFLOPS: 0.25, FP32TFLOPS: 8.1, TensorFP16TFLOPS: 65,
-		Link: "none",
-		ECC:  Unknown, Offered: true, Unstated: []string{FigureECC},
-		Notes:  "FP64 ~0.25 TFLOPS; no GPU-GPU link.",
-		Source: srcDatasheet,
+		FP64Derived: "~0.25 = FP32 8.1 TFLOPS / 32 (an FP64:FP32 rate of 1:32); NVIDIA publishes no FP64 figure for T4",
+		Link:        "none",
+		ECC:         Unknown, Offered: true, Unstated: []string{FigureECC},
+		Notes:  "FP64 ~0.25 TFLOPS is derived, not an NVIDIA figure (see FP64Derived); no GPU-GPU link.",
+		Source: srcDerivedFP64,
 	},
 }

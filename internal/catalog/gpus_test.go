@@ -8,26 +8,29 @@ import (
 )
 
 // Datasheet figures from SOURCES.md section 1: memory GB, bandwidth GB/s, FP64,
-// FP32, FP16 tensor TFLOPS, GPU-GPU link GB/s, and the figures not stated.
+// FP32, FP16 tensor TFLOPS, GPU-GPU link GB/s, the figures not stated, ECC as
+// NVIDIA states it, and whether the FP64 figure is derived (not NVIDIA's).
 func TestGPUModelFigures(t *testing.T) {
 	tests := []struct {
 		name                     string
 		mem                      int
 		bw, fp64, fp32, fp16, ln float64
 		unstated                 []string
+		ecc                      Tristate
+		fp64Derived              bool
 	}{
-		{"H100", 80, 3350, 34, 67, 989, 900, []string{FigureECC}},
-		{"Hopper-96GB", 96, 4000, 0, 39.5, 0, 900, []string{FigureFP64, FigureTensorFP16, FigureECC}},
-		{"A100-80GB", 80, 2039, 9.7, 19.5, 312, 600, []string{FigureECC}},
-		{"A100-40GB", 40, 1555, 9.7, 19.5, 312, 600, []string{FigureECC}},
-		{"L20", 48, 864, 0, 59.3, 119, 64, []string{FigureECC}},
-		{"A40", 48, 696, 0.59, 37.4, 149.7, 112.5, []string{FigureECC}},
-		{"A10", 24, 600, 0.98, 31.2, 125, 0, []string{FigureECC}},
-		{"A30", 24, 0, 0, 0, 0, 0, []string{FigureMemoryBandwidth, FigureFP64, FigureFP32, FigureTensorFP16, FigureLink, FigureECC}},
-		{"V100S", 32, 1134, 8.2, 16.4, 130, 0, []string{FigureECC}},
-		{"V100-32GB", 32, 900, 7.8, 15.7, 125, 300, []string{FigureECC}},
-		{"V100-16GB", 16, 900, 7.8, 15.7, 125, 300, []string{FigureECC}},
-		{"T4", 16, 320, 0.25, 8.1, 65, 0, []string{FigureECC}},
+		{"H100", 80, 3350, 34, 67, 989, 900, []string{FigureECC}, Unknown, false},
+		{"Hopper-96GB", 96, 4000, 0, 39.5, 0, 900, []string{FigureFP64, FigureTensorFP16, FigureECC}, Unknown, false},
+		{"A100-80GB", 80, 2039, 9.7, 19.5, 312, 600, []string{FigureECC}, Unknown, false},
+		{"A100-40GB", 40, 1555, 9.7, 19.5, 312, 600, []string{FigureECC}, Unknown, false},
+		{"L20", 48, 864, 0, 59.3, 119, 64, []string{FigureECC}, Unknown, false},
+		{"A40", 48, 696, 0.59, 37.4, 149.7, 112.5, nil, Yes, true},
+		{"A10", 24, 600, 0.98, 31.2, 125, 0, []string{FigureECC}, Unknown, true},
+		{"A30", 24, 0, 0, 0, 0, 0, []string{FigureMemoryBandwidth, FigureFP64, FigureFP32, FigureTensorFP16, FigureLink, FigureECC}, Unknown, false},
+		{"V100S", 32, 1134, 8.2, 16.4, 130, 0, []string{FigureECC}, Unknown, false},
+		{"V100-32GB", 32, 900, 7.8, 15.7, 125, 300, []string{FigureECC}, Unknown, false},
+		{"V100-16GB", 16, 900, 7.8, 15.7, 125, 300, []string{FigureECC}, Unknown, false},
+		{"T4", 16, 320, 0.25, 8.1, 65, 0, []string{FigureECC}, Unknown, true},
 	}
 	if got := GPUModelNames(); len(got) != len(tests) {
 		t.Fatalf("GPUModelNames() = %v, want %d models", got, len(tests))
@@ -45,8 +48,14 @@ func TestGPUModelFigures(t *testing.T) {
 			if !slices.Equal(m.Unstated, tt.unstated) {
 				t.Errorf("Unstated = %v, want %v", m.Unstated, tt.unstated)
 			}
-			if m.ECC != Unknown {
-				t.Errorf("ECC = %q: the published figures state ECC for no model", m.ECC)
+			if m.ECC != tt.ecc {
+				t.Errorf("ECC = %q, want %q", m.ECC, tt.ecc)
+			}
+			if derived := m.FP64Derived != ""; derived != tt.fp64Derived {
+				t.Errorf("FP64Derived = %q, want derived=%v", m.FP64Derived, tt.fp64Derived)
+			}
+			if m.FP64Derived != "" && (!strings.Contains(m.FP64Derived, "FP32") || !strings.Contains(m.Source, "not an NVIDIA figure")) {
+				t.Errorf("derived FP64 must say from what and the source must say so: %q / %q", m.FP64Derived, m.Source)
 			}
 		})
 	}
@@ -99,20 +108,20 @@ func TestMapGPUModel(t *testing.T) {
 		substitute bool
 		codes      []string
 	}{
-		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7"}, false, []string{"info:series_request"}},
-		{"a100-40gb", "A100-40GB", []string{"gn7"}, false, nil},
+		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7", "ebmgn7"}, false, []string{"info:series_request"}},
+		{"a100-40gb", "A100-40GB", []string{"gn7", "ebmgn7"}, false, nil},
 		{"A100-80GB", "A100-80GB", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex"}, false, nil},
 		{"H100", "H100", []string{"gn8v", "ebmgn8v"}, true, []string{"warning:model_substitute"}},
 		{"Hopper-96GB", "Hopper-96GB", []string{"gn8v", "ebmgn8v"}, false, nil},
-		{"A40", "A40", []string{"gn8is", "gn7i"}, true, []string{"warning:model_substitute"}},
-		{"V100S", "V100S", []string{"gn6e", "gn6v"}, true, []string{"warning:model_substitute"}},
-		{"v100", "V100", []string{"gn6e", "gn6v"}, false, []string{"info:series_request"}},
-		{"A10", "A10", []string{"gn7i"}, false, nil},
-		{"T4", "T4", []string{"gn6i"}, false, nil},
-		{"L20", "L20", []string{"gn8is"}, false, nil},
+		{"A40", "A40", []string{"gn8is", "ebmgn8ia", "gn7i", "ebmgn7i"}, true, []string{"warning:model_substitute"}},
+		{"V100S", "V100S", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, true, []string{"warning:model_substitute"}},
+		{"v100", "V100", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, false, []string{"info:series_request"}},
+		{"A10", "A10", []string{"gn7i", "ebmgn7i"}, false, nil},
+		{"T4", "T4", []string{"gn6i", "ebmgn6i"}, false, nil},
+		{"L20", "L20", []string{"gn8is", "ebmgn8ia"}, false, nil},
 		{"A30", "A30", []string{"gn7s"}, false, nil},
-		{"V100-16GB", "V100-16GB", []string{"gn6v"}, false, nil},
-		{"V100-32GB", "V100-32GB", []string{"gn6e"}, false, nil},
+		{"V100-16GB", "V100-16GB", []string{"gn6v", "ebmgn6v"}, false, nil},
+		{"V100-32GB", "V100-32GB", []string{"gn6e", "ebmgn6e"}, false, nil},
 	}
 	for _, tt := range tests {
 		mm, err := MapGPUModel(tt.in)

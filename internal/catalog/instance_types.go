@@ -48,7 +48,8 @@ type InstanceType struct {
 	ERIGbps     float64
 	// NetworkGbps is the baseline VPC network bandwidth; 0 when not stated.
 	NetworkGbps float64
-	// BareMetal: ebm* families. SCC: super computing cluster family with RoCE.
+	// BareMetal: ebm* families and SCC families (the vendor builds SCC on ECS
+	// Bare Metal). SCC: super computing cluster family with RoCE.
 	BareMetal bool
 	SCC       bool
 	// RoCEGbps is the RoCE RDMA bandwidth of SCC types; GPUDirect RDMA with it.
@@ -67,8 +68,13 @@ type InstanceType struct {
 	// AvailabilityNote is set where the vendor restricts the family
 	// (e.g. "by ticket, not recommended").
 	AvailabilityNote string
-	Notes            string
-	Source           string
+	// RegionLimited holds the vendor's words where it sells the family only
+	// in some regions (through sales); "" where the vendor states no limit.
+	// It is information for the user, not a ranking key: whether a region
+	// sells a type is what DescribeAvailableResource answers.
+	RegionLimited string
+	Notes         string
+	Source        string
 }
 
 // IsGPU reports whether the type has GPUs.
@@ -109,6 +115,7 @@ type family struct {
 // Vendor pages the Source fields cite; SOURCES.md lists every page the catalog uses.
 const (
 	urlGPUFamilies = "https://www.alibabacloud.com/help/en/ecs/user-guide/gpu-accelerated-compute-optimized-and-vgpu-accelerated-instance-families-1"
+	urlSCC         = "https://www.alibabacloud.com/help/en/ecs/user-guide/scc-overview"
 	urlCPUFamilies = "https://www.alibabacloud.com/help/en/ecs/user-guide/overview-of-instance-families"
 	urlEphemeral   = "https://www.alibabacloud.com/help/en/ecs/user-guide/elastic-ephemeral-disks"
 	urlNVIDIA      = "https://www.nvidia.com/en-us/data-center/"
@@ -118,6 +125,12 @@ const (
 	srcGPUFamilies = "Alibaba Cloud GPU instance family documentation (" + urlGPUFamilies + ")"
 	srcCPUFamilies = "Alibaba Cloud general-purpose instance family page, g7 / c7 (" + urlCPUFamilies + ")"
 	notStatedNVMe  = "no local NVMe; supports elastic ephemeral disks (" + urlEphemeral + ")"
+	// srcSCC: the SCC page says SCC adds RDMA (RoCE) to ECS Bare Metal
+	// ("在弹性裸金属服务器基础上" in its Chinese edition) and lists sccgn7ex.
+	srcSCC = "Alibaba Cloud Super Computing Cluster instance families, sccgn7ex; SCC is built on ECS Bare Metal (" + urlSCC + ")"
+	// regionLimitedSales is the vendor's wording on the gn8v, gn8is and
+	// ebmgn8v sections of the GPU family page.
+	regionLimitedSales = "available only in specific regions, including regions outside China; to use the instance family, contact Alibaba Cloud sales (" + urlGPUFamilies + ")"
 )
 
 // families is the single table of instance families, in the order of SOURCES.md section 1.
@@ -134,15 +147,21 @@ var families = []family{
 		Notes: "NVLink required for heavy training (vendor)."},
 		sizes: "gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64"},
 	{t: InstanceType{Family: "gn7i", GPU: "A10", GPUVendorName: "NVIDIA A10", GPUModelStated: true, GPUMemoryGB: 24, GPUMemoryMiB: 22731, LocalNVMe: Unknown},
-		sizes: "gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16"},
+		// All 12 sizes of the vendor's gn7i table, including the 2x/4x/8x sizes
+		// (up to 8 x A10); the vendor says those five can only be changed to
+		// gn7i-c8g1.2xlarge or gn7i-c16g1.4xlarge.
+		sizes: "gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16; " +
+			"gn7i-2x.8xlarge 32/128/2/16; gn7i-4x.8xlarge 32/128/4/32; gn7i-4x.16xlarge 64/256/4/64; gn7i-8x.32xlarge 128/512/8/64; gn7i-8x.16xlarge 64/256/8/32"},
 	{t: InstanceType{Family: "gn7s", GPU: "A30", GPUVendorName: "NVIDIA A30", GPUModelStated: true, GPUMemoryGB: 24, LocalNVMe: Unknown,
 		AvailabilityNote: "by ticket, not recommended"},
-		sizes: "gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64"},
+		sizes: "gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64; gn7s-c48g1.12xlarge 48/380/1/16; gn7s-c56g1.14xlarge 56/440/1/16"},
 	{t: InstanceType{Family: "gn8is", GPU: "L20", GPUVendorName: "NVIDIA L20", GPUModelStated: true, GPUMemoryGB: 48, ERI: true, LocalNVMe: No, ElasticEphemeralDisk: true,
-		Notes: "No NVLink: GPUs talk over PCIe Gen4. " + notStatedNVMe},
+		RegionLimited: regionLimitedSales,
+		Notes:         "No NVLink: GPUs talk over PCIe Gen4. " + notStatedNVMe},
 		sizes: "gn8is.2xlarge 8/64/1/8; gn8is.4xlarge 16/128/1/16; gn8is-2x.8xlarge 32/256/2/32; gn8is-4x.16xlarge 64/512/4/64; gn8is-8x.32xlarge 128/1024/8/100"},
 	{t: InstanceType{Family: "gn8v", GPU: "Hopper-96GB", GPUVendorName: "model not stated (Hopper class, 96 GB HBM3, 4 TB/s, 39.5 TFLOPS FP32)", GPUMemoryGB: 96, NVLink: true, NVLinkGBs: 900, ERI: true, LocalNVMe: No, ElasticEphemeralDisk: true,
-		Notes: notStatedNVMe},
+		RegionLimited: regionLimitedSales,
+		Notes:         notStatedNVMe},
 		sizes: "gn8v.4xlarge 16/96/1/12; gn8v.6xlarge 24/128/1/15; gn8v-2x.8xlarge 32/192/2/20; gn8v-4x.8xlarge 32/384/4/20; gn8v-2x.12xlarge 48/256/2/25; gn8v-8x.16xlarge 64/768/8/32; gn8v-4x.24xlarge 96/512/4/50; gn8v-8x.48xlarge 192/1024/8/100"},
 	{t: InstanceType{Family: "ebmgn7e", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, bare metal, MIG (model not stated)", GPUMemoryGB: 80, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
 		Notes: "Bare metal; MIG supported (vendor)."},
@@ -151,11 +170,38 @@ var families = []family{
 		Notes: "Bare metal; 2 ERIs on different network cards, 160 Gbit/s eRDMA. " + notStatedNVMe},
 		sizes: "ebmgn7ex.32xlarge 128/1024/8/160"},
 	{t: InstanceType{Family: "ebmgn8v", GPU: "Hopper-96GB", GPUVendorName: "Hopper class 96 GB, bare metal (model not stated)", GPUMemoryGB: 96, NVLink: true, NVLinkGBs: 900, ERI: true, ERIGbps: 160, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
-		Notes: "Bare metal; 160 Gbit/s eRDMA. " + notStatedNVMe},
+		RegionLimited: regionLimitedSales,
+		Notes:         "Bare metal; 160 Gbit/s eRDMA. " + notStatedNVMe},
 		sizes: "ebmgn8v.48xlarge 192/1024/8/170"},
-	{t: InstanceType{Family: "sccgn7ex", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, super computing cluster (model not stated)", GPUMemoryGB: 80, NVLink: true, NVSwitch: true, SCC: true, RoCEGbps: 800, GPUDirect: true, RequiresHPCCluster: true, LocalNVMe: Unknown,
-		Notes: "NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId. Whether it is bare metal is not stated."},
+	{t: InstanceType{Family: "sccgn7ex", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, super computing cluster (model not stated)", GPUMemoryGB: 80, NVLink: true, NVSwitch: true, SCC: true, BareMetal: true, RoCEGbps: 800, GPUDirect: true, RequiresHPCCluster: true, LocalNVMe: Unknown,
+		Source: srcSCC,
+		Notes:  "Bare metal: the vendor builds SCC on ECS Bare Metal and adds RDMA. NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId."},
 		sizes: "sccgn7ex.32xlarge 128/1024/8/64"},
+	// Bare-metal families from the "ECS Bare Metal Instance families" part of the
+	// same vendor page, one size each. Each has more vCPUs or memory than the
+	// virtualised size with the same GPU and count, so it ranks below it and no
+	// pick changes. (ebmgn8is and gn8v-tee are left out: with the same vCPU and
+	// memory as gn8is-8x.32xlarge / some gn8v sizes they would win the name
+	// tie-break; see SOURCES.md section 1.)
+	{t: InstanceType{Family: "ebmgn7", GPU: "A100-40GB", GPUVendorName: "A100 40 GB class, bare metal, MIG (model not stated)", GPUMemoryGB: 40, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal; MIG supported (vendor). NVLink between the GPUs is not stated by the vendor."},
+		sizes: "ebmgn7.26xlarge 104/768/8/30"},
+	{t: InstanceType{Family: "ebmgn7i", GPU: "A10", GPUVendorName: "NVIDIA A10", GPUModelStated: true, GPUMemoryGB: 24, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn7i.32xlarge 128/768/4/64"},
+	{t: InstanceType{Family: "ebmgn8ia", GPU: "L20", GPUVendorName: "NVIDIA L20", GPUModelStated: true, GPUMemoryGB: 48, ERI: true, ERIGbps: 160, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
+		RegionLimited: regionLimitedSales,
+		Notes:         "Bare metal; 4 GPUs and 256 vCPUs (64 vCPUs per GPU); eRDMA up to 160 Gbit/s; GPUs over PCIe Gen4. " + notStatedNVMe},
+		sizes: "ebmgn8ia.64xlarge 256/1536/4/160"},
+	{t: InstanceType{Family: "ebmgn6e", GPU: "V100-32GB", GPUVendorName: "NVIDIA V100 SXM2", GPUModelStated: true, GPUMemoryGB: 32, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6e.24xlarge 96/768/8/32"},
+	{t: InstanceType{Family: "ebmgn6v", GPU: "V100-16GB", GPUVendorName: "NVIDIA V100 SXM2", GPUModelStated: true, GPUMemoryGB: 16, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6v.24xlarge 96/384/8/30"},
+	{t: InstanceType{Family: "ebmgn6i", GPU: "T4", GPUVendorName: "NVIDIA T4", GPUModelStated: true, GPUMemoryGB: 16, BareMetal: true, LocalNVMe: Unknown,
+		Notes: "Bare metal."},
+		sizes: "ebmgn6i.24xlarge 96/384/4/30"},
 	// Control-plane CPU types. Network bandwidth is left 0 (not stated by the vendor).
 	{t: InstanceType{Family: "g7", LocalNVMe: Unknown, Source: srcCPUFamilies, Notes: "General-purpose, no GPU (control planes)."},
 		sizes: "g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0"},

@@ -9,6 +9,10 @@ import (
 
 // publishedSizes is the family table of SOURCES.md section 1, one row
 // per size: name, family, vCPU, RAM GiB, GPUs, network Gbit/s, GPU memory GB.
+// eRDMA and bare metal are per family (publishedFamilies) and checked on
+// every row. Figures are the vendor's tables on
+// https://www.alibabacloud.com/help/en/ecs/user-guide/gpu-accelerated-compute-optimized-and-vgpu-accelerated-instance-families-1
+// (sccgn7ex: https://www.alibabacloud.com/help/en/ecs/user-guide/scc-overview).
 var publishedSizes = []struct {
 	name, family string
 	vcpu         int
@@ -47,11 +51,18 @@ var publishedSizes = []struct {
 	{"ecs.gn7i-c32g1.32xlarge", "gn7i", 128, 752, 4, 64, 24},
 	{"ecs.gn7i-c48g1.12xlarge", "gn7i", 48, 310, 1, 16, 24},
 	{"ecs.gn7i-c56g1.14xlarge", "gn7i", 56, 346, 1, 16, 24},
+	{"ecs.gn7i-2x.8xlarge", "gn7i", 32, 128, 2, 16, 24},
+	{"ecs.gn7i-4x.8xlarge", "gn7i", 32, 128, 4, 32, 24},
+	{"ecs.gn7i-4x.16xlarge", "gn7i", 64, 256, 4, 64, 24},
+	{"ecs.gn7i-8x.32xlarge", "gn7i", 128, 512, 8, 64, 24},
+	{"ecs.gn7i-8x.16xlarge", "gn7i", 64, 256, 8, 32, 24},
 	{"ecs.gn7s-c8g1.2xlarge", "gn7s", 8, 60, 1, 16, 24},
 	{"ecs.gn7s-c16g1.4xlarge", "gn7s", 16, 120, 1, 16, 24},
 	{"ecs.gn7s-c32g1.8xlarge", "gn7s", 32, 250, 1, 16, 24},
 	{"ecs.gn7s-c32g1.16xlarge", "gn7s", 64, 500, 2, 32, 24},
 	{"ecs.gn7s-c32g1.32xlarge", "gn7s", 128, 1000, 4, 64, 24},
+	{"ecs.gn7s-c48g1.12xlarge", "gn7s", 48, 380, 1, 16, 24},
+	{"ecs.gn7s-c56g1.14xlarge", "gn7s", 56, 440, 1, 16, 24},
 	{"ecs.gn8is.2xlarge", "gn8is", 8, 64, 1, 8, 48},
 	{"ecs.gn8is.4xlarge", "gn8is", 16, 128, 1, 16, 48},
 	{"ecs.gn8is-2x.8xlarge", "gn8is", 32, 256, 2, 32, 48},
@@ -69,10 +80,18 @@ var publishedSizes = []struct {
 	{"ecs.ebmgn7ex.32xlarge", "ebmgn7ex", 128, 1024, 8, 160, 80},
 	{"ecs.ebmgn8v.48xlarge", "ebmgn8v", 192, 1024, 8, 170, 96},
 	{"ecs.sccgn7ex.32xlarge", "sccgn7ex", 128, 1024, 8, 64, 80},
+	{"ecs.ebmgn7.26xlarge", "ebmgn7", 104, 768, 8, 30, 40},
+	{"ecs.ebmgn7i.32xlarge", "ebmgn7i", 128, 768, 4, 64, 24},
+	{"ecs.ebmgn8ia.64xlarge", "ebmgn8ia", 256, 1536, 4, 160, 48},
+	{"ecs.ebmgn6e.24xlarge", "ebmgn6e", 96, 768, 8, 32, 32},
+	{"ecs.ebmgn6v.24xlarge", "ebmgn6v", 96, 384, 8, 30, 16},
+	{"ecs.ebmgn6i.24xlarge", "ebmgn6i", 96, 384, 4, 30, 16},
 }
 
 // publishedFamilies: per family, the catalog GPU key, whether the vendor names the
-// model, the nvidia-smi MiB figure (0 = not given), NVLink and ERI.
+// model, the nvidia-smi MiB figure (0 = not given), NVLink, ERI (eRDMA), bare
+// metal (the vendor builds SCC on ECS Bare Metal) and whether the vendor sells
+// the family only in some regions, through sales.
 var publishedFamilies = map[string]struct {
 	gpu       string
 	stated    bool
@@ -80,20 +99,27 @@ var publishedFamilies = map[string]struct {
 	nvlink    bool
 	eri       bool
 	bareMetal bool
+	regional  bool
 }{
-	"gn6i":     {"T4", true, 15109, false, false, false},
-	"gn6v":     {"V100-16GB", true, 16160, true, false, false},
-	"gn6e":     {"V100-32GB", true, 32510, true, false, false},
-	"gn7":      {"A100-40GB", false, 40537, true, false, false},
-	"gn7e":     {"A100-80GB", false, 81251, true, false, false},
-	"gn7i":     {"A10", true, 22731, false, false, false},
-	"gn7s":     {"A30", true, 0, false, false, false},
-	"gn8is":    {"L20", true, 0, false, true, false},
-	"gn8v":     {"Hopper-96GB", false, 0, true, true, false},
-	"ebmgn7e":  {"A100-80GB", false, 0, true, false, true},
-	"ebmgn7ex": {"A100-80GB", false, 0, true, true, true},
-	"ebmgn8v":  {"Hopper-96GB", false, 0, true, true, true},
-	"sccgn7ex": {"A100-80GB", false, 0, true, false, false},
+	"gn6i":     {"T4", true, 15109, false, false, false, false},
+	"gn6v":     {"V100-16GB", true, 16160, true, false, false, false},
+	"gn6e":     {"V100-32GB", true, 32510, true, false, false, false},
+	"gn7":      {"A100-40GB", false, 40537, true, false, false, false},
+	"gn7e":     {"A100-80GB", false, 81251, true, false, false, false},
+	"gn7i":     {"A10", true, 22731, false, false, false, false},
+	"gn7s":     {"A30", true, 0, false, false, false, false},
+	"gn8is":    {"L20", true, 0, false, true, false, true},
+	"gn8v":     {"Hopper-96GB", false, 0, true, true, false, true},
+	"ebmgn7e":  {"A100-80GB", false, 0, true, false, true, false},
+	"ebmgn7ex": {"A100-80GB", false, 0, true, true, true, false},
+	"ebmgn8v":  {"Hopper-96GB", false, 0, true, true, true, true},
+	"sccgn7ex": {"A100-80GB", false, 0, true, false, true, false},
+	"ebmgn7":   {"A100-40GB", false, 0, false, false, true, false},
+	"ebmgn7i":  {"A10", true, 0, false, false, true, false},
+	"ebmgn8ia": {"L20", true, 0, false, true, true, true},
+	"ebmgn6e":  {"V100-32GB", true, 0, true, false, true, false},
+	"ebmgn6v":  {"V100-16GB", true, 0, true, false, true, false},
+	"ebmgn6i":  {"T4", true, 0, false, false, true, false},
 }
 
 func TestInstanceTypesMatchSources(t *testing.T) {
@@ -114,9 +140,9 @@ func TestInstanceTypesMatchSources(t *testing.T) {
 			}
 			fam := publishedFamilies[want.family]
 			if got.GPU != fam.gpu || got.GPUModelStated != fam.stated || got.GPUMemoryMiB != fam.mib ||
-				got.NVLink != fam.nvlink || got.ERI != fam.eri || got.BareMetal != fam.bareMetal {
-				t.Errorf("family fields: got gpu=%s stated=%v mib=%d nvlink=%v eri=%v bm=%v, want %+v",
-					got.GPU, got.GPUModelStated, got.GPUMemoryMiB, got.NVLink, got.ERI, got.BareMetal, fam)
+				got.NVLink != fam.nvlink || got.ERI != fam.eri || got.BareMetal != fam.bareMetal || (got.RegionLimited != "") != fam.regional {
+				t.Errorf("family fields: got gpu=%s stated=%v mib=%d nvlink=%v eri=%v bm=%v regional=%q, want %+v",
+					got.GPU, got.GPUModelStated, got.GPUMemoryMiB, got.NVLink, got.ERI, got.BareMetal, got.RegionLimited, fam)
 			}
 			m, ok := modelByName(got.GPU)
 			if !ok || m.MemoryGB != got.GPUMemoryGB {
@@ -137,7 +163,7 @@ func TestInstanceTypesMatchSources(t *testing.T) {
 
 func TestSpecialTypes(t *testing.T) {
 	scc, _ := LookupInstanceType("sccgn7ex.32xlarge")
-	if !scc.SCC || !scc.RequiresHPCCluster || scc.RoCEGbps != 800 || !scc.NVSwitch || scc.RDMA() != "roce" || scc.BareMetal {
+	if !scc.SCC || !scc.RequiresHPCCluster || scc.RoCEGbps != 800 || !scc.NVSwitch || scc.RDMA() != "roce" || !scc.BareMetal {
 		t.Errorf("sccgn7ex: %+v", scc)
 	}
 	ex, _ := LookupInstanceType("ecs.ebmgn7ex.32xlarge")
@@ -157,6 +183,12 @@ func TestSpecialTypes(t *testing.T) {
 	big, _ := LookupInstanceType("gn8v-8x.48xlarge")
 	if big.MaxDiskIOPS != 1_000_000 || big.MaxDiskMBps != 6000 {
 		t.Errorf("gn8v-8x.48xlarge disk cap %d/%d", big.MaxDiskIOPS, big.MaxDiskMBps)
+	}
+	for _, name := range []string{"gn8is.2xlarge", "gn8v-8x.48xlarge", "ebmgn8v.48xlarge"} {
+		ty, _ := LookupInstanceType(name)
+		if !strings.Contains(ty.RegionLimited, "contact Alibaba Cloud sales") || !strings.Contains(ty.RegionLimited, "https://") {
+			t.Errorf("%s: RegionLimited %q should quote the vendor and cite its page", name, ty.RegionLimited)
+		}
 	}
 	s, _ := LookupInstanceType("GN7S-C8G1.2XLARGE")
 	if s.AvailabilityNote == "" {

@@ -233,7 +233,7 @@ var substitutes = map[string]struct {
 	"A40": {[]string{"L20", "A10"}, Finding{
 		Severity: SeverityWarning, Code: CodeModelSubstitute,
 		Requirement: "A40 (48 GB GDDR6, 696 GB/s, FP64 ~0.59 TFLOPS)",
-		Measured:    "gn8is: L20 48 GB, 864 GB/s, FP64 n/a; gn7i: A10 24 GB, 600 GB/s, FP64 ~0.98 TFLOPS",
+		Measured:    "gn8is: L20 48 GB, 864 GB/s, FP64 n/a; gn7i: A10 24 GB, 600 GB/s, FP64 ~0.98 TFLOPS (derived from FP32, not an NVIDIA figure)",
 		Message:     "No Alibaba family offers A40; gn8is (L20) or gn7i (A10) is used instead, and neither has FP64 worth using",
 		Hint:        "For double precision choose an A100-class family (gn7, gn7e) or V100 (gn6e).",
 	}},

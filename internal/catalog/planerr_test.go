@@ -38,7 +38,7 @@ func TestErrorsNameTheAttribute(t *testing.T) {
 		{"negative GPUs per node", sel(SelectRequest{Scenario: ScenarioAITraining, GPUsPerNode: -1}), ErrGPUCountNotOffered, "gpus_per_node", "-1"},
 		{"GPU count not offered", sel(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "T4", GPUsPerNode: 3}), ErrGPUCountNotOffered, "gpus_per_node", "3"},
 		{"GPU count not offered (InstanceTypeFor)", func() error { _, err := InstanceTypeFor("T4", 3); return err }(), ErrGPUCountNotOffered, "gpus_per_node", "3"},
-		{"no type passes the filters", sel(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "T4", RequireBareMetal: true}), ErrNoCandidate, "gpu_model", "T4"},
+		{"no type passes the filters", sel(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A30", RequireBareMetal: true}), ErrNoCandidate, "gpu_model", "A30"},
 		{"no type meets the scenario", sel(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "T4"}), ErrNoCandidate, "gpu_model", "T4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,28 +24,28 @@ func TestSelectScenarioByModel(t *testing.T) {
 		findings        []string // of the chosen type; on no candidate: none
 		request         []string // request-level (plus the excluding errors, deduplicated per family)
 	}{
-		{ai, "H100", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated"}, []string{"warning:model_substitute"}},
-		{ai, "Hopper-96GB", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated"}, nil},
+		{ai, "H100", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated", "info:region_limited"}, []string{"warning:model_substitute"}},
+		{ai, "Hopper-96GB", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated", "info:region_limited"}, nil},
 		{ai, "A100-80GB", "ecs.gn7e-c16g1.32xlarge", []string{"info:model_not_stated"}, nil},
 		{ai, "A100", "ecs.gn7e-c16g1.32xlarge", []string{"info:model_not_stated"}, []string{"info:series_request"}},
-		{ai, "A100-40GB", "", nil, []string{memErr}},
-		{ai, "L20", "", nil, []string{memErr}},
-		{ai, "A40", "", nil, []string{"warning:model_substitute", memErr, memErr}},
-		{ai, "A10", "", nil, []string{memErr}},
+		{ai, "A100-40GB", "", nil, []string{memErr, memErr}},
+		{ai, "L20", "", nil, []string{memErr, memErr}},
+		{ai, "A40", "", nil, []string{"warning:model_substitute", memErr, memErr, memErr, memErr}},
+		{ai, "A10", "", nil, []string{memErr, memErr}},
 		{ai, "A30", "", nil, []string{memErr}},
-		{ai, "V100S", "", nil, []string{"warning:model_substitute", memErr, memErr}},
-		{ai, "V100-32GB", "", nil, []string{memErr}},
-		{ai, "V100-16GB", "", nil, []string{memErr}},
-		{ai, "V100", "", nil, []string{"info:series_request", memErr, memErr}},
-		{ai, "T4", "", nil, []string{memErr}},
+		{ai, "V100S", "", nil, []string{"warning:model_substitute", memErr, memErr, memErr, memErr}},
+		{ai, "V100-32GB", "", nil, []string{memErr, memErr}},
+		{ai, "V100-16GB", "", nil, []string{memErr, memErr}},
+		{ai, "V100", "", nil, []string{"info:series_request", memErr, memErr, memErr, memErr}},
+		{ai, "T4", "", nil, []string{memErr, memErr}},
 
-		{md, "H100", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated"}, []string{"warning:model_substitute"}},
-		{md, "Hopper-96GB", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated"}, nil},
+		{md, "H100", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:region_limited"}, []string{"warning:model_substitute"}},
+		{md, "Hopper-96GB", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:region_limited"}, nil},
 		{md, "A100-80GB", "ecs.gn7e-c16g1.4xlarge", []string{"info:model_not_stated"}, nil},
 		{md, "A100", "ecs.gn7e-c16g1.4xlarge", []string{"info:model_not_stated"}, []string{"info:series_request"}},
 		{md, "A100-40GB", "ecs.gn7-c12g1.3xlarge", []string{"info:model_not_stated"}, nil},
-		{md, "L20", "ecs.gn8is.2xlarge", []string{"warning:memory_bandwidth", "warning:fp64"}, nil},
-		{md, "A40", "ecs.gn8is.2xlarge", []string{"warning:memory_bandwidth", "warning:fp64"}, []string{"warning:model_substitute", "warning:matrix_contradiction"}},
+		{md, "L20", "ecs.gn8is.2xlarge", []string{"warning:memory_bandwidth", "warning:fp64", "info:region_limited"}, nil},
+		{md, "A40", "ecs.gn8is.2xlarge", []string{"warning:memory_bandwidth", "warning:fp64", "info:region_limited"}, []string{"warning:model_substitute", "warning:matrix_contradiction"}},
 		{md, "A10", "ecs.gn7i-c8g1.2xlarge", []string{"warning:memory_bandwidth", "warning:fp64"}, []string{"warning:matrix_contradiction"}},
 		{md, "A30", "ecs.gn7s-c8g1.2xlarge", []string{"warning:not_recommended", "warning:memory_bandwidth", "warning:fp64"}, nil},
 		{md, "V100S", "ecs.gn6e-c12g1.3xlarge", []string{"warning:memory_bandwidth"}, []string{"warning:model_substitute"}},
@@ -54,13 +54,13 @@ func TestSelectScenarioByModel(t *testing.T) {
 		{md, "V100", "ecs.gn6e-c12g1.3xlarge", []string{"warning:memory_bandwidth"}, []string{"info:series_request"}},
 		{md, "T4", "ecs.gn6i-c4g1.xlarge", []string{"warning:memory_bandwidth", "warning:fp64"}, nil},
 
-		{es, "H100", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:ecc", "info:stability"}, []string{"warning:model_substitute"}},
-		{es, "Hopper-96GB", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:ecc", "info:stability"}, nil},
+		{es, "H100", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:region_limited", "info:ecc", "info:stability"}, []string{"warning:model_substitute"}},
+		{es, "Hopper-96GB", "ecs.gn8v.4xlarge", []string{"warning:fp64", "info:model_not_stated", "info:region_limited", "info:ecc", "info:stability"}, nil},
 		{es, "A100-80GB", "ecs.gn7e-c16g1.4xlarge", []string{"info:model_not_stated", "info:ecc", "info:stability"}, nil},
 		{es, "A100", "ecs.gn7e-c16g1.4xlarge", []string{"info:model_not_stated", "info:ecc", "info:stability"}, []string{"info:series_request"}},
 		{es, "A100-40GB", "ecs.gn7-c12g1.3xlarge", []string{"info:model_not_stated", "info:ecc", "info:stability"}, nil},
-		{es, "L20", "ecs.gn8is.2xlarge", []string{"warning:fp64", "info:ecc", "info:stability"}, nil},
-		{es, "A40", "ecs.gn8is.2xlarge", []string{"warning:fp64", "info:ecc", "info:stability"}, []string{"warning:model_substitute"}},
+		{es, "L20", "ecs.gn8is.2xlarge", []string{"warning:fp64", "info:region_limited", "info:ecc", "info:stability"}, nil},
+		{es, "A40", "ecs.gn8is.2xlarge", []string{"warning:fp64", "info:region_limited", "info:ecc", "info:stability"}, []string{"warning:model_substitute"}},
 		{es, "A10", "ecs.gn7i-c8g1.2xlarge", []string{"warning:fp64", "info:ecc", "info:stability"}, nil},
 		{es, "A30", "ecs.gn7s-c8g1.2xlarge", []string{"warning:not_recommended", "warning:fp64", "info:ecc", "info:stability"}, nil},
 		{es, "V100S", "ecs.gn6e-c12g1.3xlarge", []string{"info:ecc", "info:stability"}, []string{"warning:model_substitute"}},
@@ -140,7 +140,10 @@ func TestSelectWithoutModel(t *testing.T) {
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", RequireBareMetal: true}, "ecs.ebmgn7e.32xlarge"},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", RequireERDMA: true}, "ecs.ebmgn7ex.32xlarge"},
 		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "A40", GPUsPerNode: 2}, "ecs.gn8is-2x.8xlarge"},
-		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "A10", GPUsPerNode: 4, Nodes: 2}, "ecs.gn7i-c32g1.32xlarge"},
+		// gn7i's 4x sizes (added from the vendor's full gn7i table) have fewer
+		// vCPUs than gn7i-c32g1.32xlarge, so the unchanged ranking picks them.
+		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "A10", GPUsPerNode: 4, Nodes: 2}, "ecs.gn7i-4x.8xlarge"},
+		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "A10", GPUsPerNode: 8}, "ecs.gn7i-8x.16xlarge"},
 	}
 	for _, tt := range tests {
 		cs, _, err := Select(tt.req)
@@ -208,10 +211,10 @@ func TestSelectErrors(t *testing.T) {
 	}{
 		{SelectRequest{Scenario: "weather"}, ErrUnknownScenario, []string{"ai_training, molecular_dynamics, engineering_simulation"}},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "h200"}, ErrUnknownGPUModel, []string{"H100", "V100S"}},
-		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "A100-40GB", GPUsPerNode: 2}, ErrGPUCountNotOffered, []string{"gn7: 1, 4, 8"}},
+		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "A100-40GB", GPUsPerNode: 2}, ErrGPUCountNotOffered, []string{"gn7: 1, 4, 8", "ebmgn7: 8"}},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", GPUsPerNode: 3}, ErrGPUCountNotOffered, []string{"gn7e: 1, 2, 4, 8", "sccgn7ex: 8", "gn7: 1, 4, 8"}},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUsPerNode: 16}, ErrGPUCountNotOffered, []string{"gn8v: 1, 2, 4, 8"}},
-		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "T4", RequireBareMetal: true}, ErrNoCandidate, []string{"bare metal", "families that fit"}},
+		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "A30", RequireBareMetal: true}, ErrNoCandidate, []string{"bare metal", "families that fit"}},
 		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "T4", RequireERDMA: true}, ErrNoCandidate, []string{"eRDMA or RoCE"}},
 	}
 	for _, tt := range tests {
@@ -242,7 +245,8 @@ func TestInstanceTypeFor(t *testing.T) {
 		{"H100", 8, "ecs.gn8v-8x.16xlarge"},
 		{"A40", 1, "ecs.gn8is.2xlarge"},
 		{"A40", 8, "ecs.gn8is-8x.32xlarge"},
-		{"A10", 2, "ecs.gn7i-c32g1.16xlarge"},
+		{"A10", 2, "ecs.gn7i-2x.8xlarge"},
+		{"A10", 8, "ecs.gn7i-8x.16xlarge"},
 		{"T4", 1, "ecs.gn6i-c4g1.xlarge"},
 		{"T4", 4, "ecs.gn6i-c24g1.24xlarge"},
 		{"V100S", 1, "ecs.gn6e-c12g1.3xlarge"},
@@ -272,4 +276,47 @@ func names(cs []Candidate) string {
 		s = append(s, c.InstanceType.ShortName())
 	}
 	return strings.Join(s, " ")
+}
+
+// The vendor builds SCC on ECS Bare Metal, so require_bare_metal keeps sccgn7ex.
+func TestSelectBareMetalKeepsSCC(t *testing.T) {
+	cs, _, err := Select(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100-80GB", RequireBareMetal: true, Nodes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.InstanceType.Family)
+	}
+	for _, want := range []string{"ebmgn7e", "ebmgn7ex", "sccgn7ex"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("bare-metal candidates %v miss %s", got, want)
+		}
+	}
+	if slices.Contains(got, "gn7e") {
+		t.Errorf("bare-metal candidates %v include the virtualised gn7e", got)
+	}
+}
+
+// A chosen type from a family the vendor sells only in some regions carries an
+// info finding quoting the vendor; it does not change the ranking (info only).
+func TestSelectRegionLimitedFinding(t *testing.T) {
+	cs, _, err := Select(SelectRequest{Scenario: ScenarioAITraining})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := cs[0]
+	i := slices.IndexFunc(top.Findings, func(f Finding) bool { return f.Code == CodeRegionLimited })
+	if i < 0 {
+		t.Fatalf("%s: no %s finding in %v", top.InstanceType.Name, CodeRegionLimited, codes(top.Findings))
+	}
+	f := top.Findings[i]
+	if f.Severity != SeverityInfo || !strings.Contains(f.Measured, "contact Alibaba Cloud sales") || f.Hint == "" {
+		t.Errorf("finding %+v", f)
+	}
+	for _, c := range cs {
+		if c.InstanceType.Family == "gn7e" && slices.ContainsFunc(c.Findings, func(f Finding) bool { return f.Code == CodeRegionLimited }) {
+			t.Errorf("gn7e is not region-limited: %v", codes(c.Findings))
+		}
+	}
 }

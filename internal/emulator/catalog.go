@@ -5,9 +5,11 @@ import (
 )
 
 // This file holds the vendor's data the emulator answers with. Every
-// instance-type figure comes from reference/alibaba-gpu-facts.md section 1;
-// where the facts do not state a figure it is left zero/empty rather than
-// invented. Prices are NOT vendor data: see priceTable.
+// instance-type figure is the vendor's, as listed in internal/catalog/SOURCES.md
+// section 1 (the same table internal/catalog carries, kept equal by
+// TestCatalogMatchesProviderCatalog); where the vendor does not state a figure
+// it is left zero/empty rather than invented. Prices are NOT vendor data: see
+// gpuHourPrice.
 
 type regionInfo struct {
 	ID        string
@@ -55,8 +57,8 @@ type instanceTypeInfo struct {
 	fam *gpuFamily
 }
 
-// gpuFamilies is facts section 1. GPUMemMiB uses the nvidia-smi figures the
-// facts give; the bare-metal and SCC A100-80GB-class families reuse gn7e's
+// gpuFamilies is SOURCES.md section 1. GPUMemMiB uses the nvidia-smi figures the
+// vendor gives; the bare-metal and SCC A100-80GB-class families reuse gn7e's
 // figure (same GPU class). Families whose MiB figure is not stated carry 0.
 // EriQuantity: "yes" without a count is 1; ebmgn7ex states 2 ERIs on different
 // network cards.
@@ -72,9 +74,10 @@ var gpuFamilies = []*gpuFamily{
 	{Family: "gn7e", GPUSpec: "model not stated (A100 80 GB class)", GPUMemMiB: 81251, NVLink: true, Cards: 1, Sizes: sizes(
 		"gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64")},
 	{Family: "gn7i", GPUSpec: "NVIDIA A10", GPUMemMiB: 22731, Cards: 1, Sizes: sizes(
-		"gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16")},
+		"gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16; " +
+			"gn7i-2x.8xlarge 32/128/2/16; gn7i-4x.8xlarge 32/128/4/32; gn7i-4x.16xlarge 64/256/4/64; gn7i-8x.32xlarge 128/512/8/64; gn7i-8x.16xlarge 64/256/8/32")},
 	{Family: "gn7s", GPUSpec: "NVIDIA A30", Cards: 1, Sizes: sizes(
-		"gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64")},
+		"gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64; gn7s-c48g1.12xlarge 48/380/1/16; gn7s-c56g1.14xlarge 56/440/1/16")},
 	{Family: "gn8is", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
 		"gn8is.2xlarge 8/64/1/8; gn8is.4xlarge 16/128/1/16; gn8is-2x.8xlarge 32/256/2/32; gn8is-4x.16xlarge 64/512/4/64; gn8is-8x.32xlarge 128/1024/8/100")},
 	{Family: "gn8v", GPUSpec: "model not stated (Hopper class, 96 GB HBM3)", NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
@@ -87,8 +90,14 @@ var gpuFamilies = []*gpuFamily{
 		"ebmgn8v.48xlarge 192/1024/8/170")},
 	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemMiB: 81251, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
 		"sccgn7ex.32xlarge 128/1024/8/64")},
+	{Family: "ebmgn7", GPUSpec: "model not stated (A100 40 GB class, bare metal)", Cards: 1, Sizes: sizes("ebmgn7.26xlarge 104/768/8/30")},
+	{Family: "ebmgn7i", GPUSpec: "NVIDIA A10", Cards: 1, Sizes: sizes("ebmgn7i.32xlarge 128/768/4/64")},
+	{Family: "ebmgn8ia", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8ia.64xlarge 256/1536/4/160")},
+	{Family: "ebmgn6e", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6e.24xlarge 96/768/8/32")},
+	{Family: "ebmgn6v", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6v.24xlarge 96/384/8/30")},
+	{Family: "ebmgn6i", GPUSpec: "NVIDIA T4", Cards: 1, Sizes: sizes("ebmgn6i.24xlarge 96/384/4/30")},
 	// General-purpose CPU families for Kubernetes control planes: no GPU. Sizes from the vendor's
-	// g7/c7 family pages; network bandwidth is not in the facts file, so it stays 0.
+	// g7/c7 family pages; the vendor's bandwidth is not recorded, so it stays 0.
 	{Family: "g7", Cards: 1, Sizes: sizes("g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0")},
 	{Family: "c7", Cards: 1, Sizes: sizes("c7.xlarge 4/8/0/0; c7.2xlarge 8/16/0/0")},
 }
@@ -105,7 +114,7 @@ func init() {
 	}
 }
 
-// sizes parses the facts-file notation "name vcpu/ram/gpus/gbits; ...".
+// sizes parses the SOURCES.md notation "name vcpu/ram/gpus/gbits; ...".
 func sizes(spec string) []gpuSize {
 	var out []gpuSize
 	for _, part := range strings.Split(spec, ";") {
@@ -170,7 +179,8 @@ func findImage(id string) *imageInfo {
 var gpuHourPrice = map[string]float64{
 	"ecs.gn6i": 6, "ecs.gn6v": 14, "ecs.gn6e": 18, "ecs.gn7": 24, "ecs.gn7e": 34, "ecs.gn7i": 9,
 	"ecs.gn7s": 11, "ecs.gn8is": 16, "ecs.gn8v": 42, "ecs.ebmgn7e": 36, "ecs.ebmgn7ex": 38,
-	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40,
+	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40, "ecs.ebmgn7": 26, "ecs.ebmgn7i": 10, "ecs.ebmgn8ia": 17,
+	"ecs.ebmgn6e": 19, "ecs.ebmgn6v": 15, "ecs.ebmgn6i": 7,
 }
 
 func hourPrice(t *instanceTypeInfo) float64 {

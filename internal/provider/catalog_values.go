@@ -332,7 +332,7 @@ func gpuModelAttributes() map[string]schema.Attribute {
 		"memory_gb":            schema.Int64Attribute{Computed: true, MarkdownDescription: "Memory per GPU in GB."},
 		"memory_type":          str("Memory technology, such as `HBM2e`; empty where not stated."),
 		"memory_bandwidth_gbs": f64("Memory bandwidth per GPU in GB/s; null where not stated."),
-		"fp64_tflops":          f64("Dense FP64 TFLOPS from the datasheet; null where not stated or not applicable."),
+		"fp64_tflops":          f64("Dense FP64 TFLOPS from the datasheet; null where not stated or not applicable. For A40, A10 and T4 NVIDIA publishes no FP64 figure: theirs is derived from FP32, and `notes` says how."),
 		"fp64_not_applicable":  schema.BoolAttribute{Computed: true, MarkdownDescription: "The datasheet gives FP64 as n/a."},
 		"fp32_tflops":          f64("Dense FP32 TFLOPS; null where not stated."),
 		"tensor_fp16_tflops":   f64("Dense FP16/BF16 tensor TFLOPS; null where not stated."),

@@ -75,7 +75,8 @@ data "gpucluster_scenario" "md" {
 				})),
 
 				// The brief's matrix (A10 for molecular dynamics) is kept usable but never silent.
-				statecheck.ExpectKnownValue(md, tfjsonpath.New("recommended_instance_type"), knownvalue.StringExact("ecs.gn7i-c32g1.32xlarge")),
+				// With gpus_per_node = 4 the smallest 4 x A10 size of gn7i's 12 (fewest vCPUs) wins.
+				statecheck.ExpectKnownValue(md, tfjsonpath.New("recommended_instance_type"), knownvalue.StringExact("ecs.gn7i-4x.8xlarge")),
 				statecheck.ExpectKnownValue(md, tfjsonpath.New("findings"), knownvalue.ListPartial(map[int]knownvalue.Check{
 					0: knownvalue.ObjectPartial(map[string]knownvalue.Check{"code": knownvalue.StringExact("matrix_contradiction")}),
 				})),

@@ -30,6 +30,9 @@ output "t4_1" {
 output "l20_2" {
   value = provider::gpucluster::instance_type_for("L20", 2)
 }
+output "a10_8" {
+  value = provider::gpucluster::instance_type_for("A10", 8)
+}
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("a100_8", knownvalue.StringExact("ecs.gn7e-c16g1.32xlarge")),
@@ -37,6 +40,8 @@ output "l20_2" {
 				statecheck.ExpectKnownOutputValue("h100_8", knownvalue.StringExact("ecs.gn8v-8x.16xlarge")),
 				statecheck.ExpectKnownOutputValue("t4_1", knownvalue.StringExact("ecs.gn6i-c4g1.xlarge")),
 				statecheck.ExpectKnownOutputValue("l20_2", knownvalue.StringExact("ecs.gn8is-2x.8xlarge")),
+				// 8 x A10: gn7i-8x.16xlarge (64 vCPU) before gn7i-8x.32xlarge (128 vCPU).
+				statecheck.ExpectKnownOutputValue("a10_8", knownvalue.StringExact("ecs.gn7i-8x.16xlarge")),
 			},
 		}},
 	})

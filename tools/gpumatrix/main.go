@@ -159,6 +159,18 @@ func render() ([]byte, error) {
 			figure(m, catalog.FigureTensorFP16, m.TensorFP16TFLOPS, "TFLOPS"),
 			link(m), offeredBy(m))
 	}
+	var derived []string
+	for _, m := range models {
+		if m.FP64Derived != "" {
+			derived = append(derived, fmt.Sprintf("- `%s`: %s.\n", m.Name, m.FP64Derived))
+		}
+	}
+	if len(derived) > 0 {
+		w("\nFP64 figures marked *derived* are not NVIDIA's: NVIDIA publishes no FP64 rate for these parts.\n\n")
+		for _, d := range derived {
+			w("%s", d)
+		}
+	}
 
 	// Families.
 	w("\n## Instance families\n\n")
@@ -174,7 +186,11 @@ func render() ([]byte, error) {
 		if !t.GPUModelStated {
 			gpu += "; vendor: " + t.GPUVendorName
 		}
-		notes := sentences(nonEmpty(t.AvailabilityNote, t.Notes)...)
+		var regional string
+		if t.RegionLimited != "" {
+			regional = "Sold only in some regions, through Alibaba Cloud sales (vendor)"
+		}
+		notes := sentences(nonEmpty(t.AvailabilityNote, regional, t.Notes)...)
 		w("| `%s` | %s | %s | %s | %s | %s |\n", fam, cell(gpu), gpuCounts(ts), rdma(t), yesNo(t.BareMetal, "yes", "-"), cell(notes))
 	}
 	w("\nControl planes use the general-purpose families (%s), which the selection never returns for a GPU scenario.\n",
@@ -274,7 +290,11 @@ func fp64(m catalog.GPUModel) string {
 	if m.FP64NotApplicable {
 		return "n/a"
 	}
-	return figure(m, catalog.FigureFP64, m.FP64TFLOPS, "TFLOPS")
+	f := figure(m, catalog.FigureFP64, m.FP64TFLOPS, "TFLOPS")
+	if m.FP64Derived != "" {
+		f += " (derived, see below)"
+	}
+	return f
 }
 
 func link(m catalog.GPUModel) string {
