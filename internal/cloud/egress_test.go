@@ -13,7 +13,7 @@ import (
 func TestEgressLifecycle(t *testing.T) {
 	c, srv := startEmulator(t)
 	ctx := testCtx(t)
-	net := createTestNetwork(t, ctx, c, "10.0.1.0/24", "10.0.2.0/24")
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24", "10.0.2.0/24")
 	tags := map[string]string{"gpucluster:network": "net-test"}
 
 	natID, tableID, err := c.CreateNATGateway(ctx, NATGatewayInput{VPCID: net.vpcID, VSwitchID: net.vswitches[0].ID,
@@ -149,7 +149,7 @@ func TestEgressLifecycle(t *testing.T) {
 	if err := c.ReleaseEIP(ctx, eipID); err != nil {
 		t.Fatal(err)
 	}
-	net.delete(t, ctx, c)
+	net.delete(ctx, t, c)
 	assertNothingLeft(t, srv)
 }
 
@@ -158,7 +158,7 @@ func TestEgressLifecycle(t *testing.T) {
 func TestDeleteNATGatewayDependents(t *testing.T) {
 	c, srv := startEmulator(t)
 	ctx := testCtx(t)
-	net := createTestNetwork(t, ctx, c, "10.0.1.0/24")
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24")
 	egress := func(token string) (natID, tableID, eipID string) {
 		natID, tableID, err := c.CreateNATGateway(ctx, NATGatewayInput{VPCID: net.vpcID, VSwitchID: net.vswitches[0].ID, ClientToken: token})
 		if err != nil {
@@ -216,7 +216,7 @@ func TestDeleteNATGatewayDependents(t *testing.T) {
 	if err := c.ReleaseEIP(ctx, eipID); err != nil {
 		t.Fatal(err)
 	}
-	net.delete(t, ctx, c)
+	net.delete(ctx, t, c)
 	assertNothingLeft(t, srv)
 }
 

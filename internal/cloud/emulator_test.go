@@ -54,7 +54,7 @@ type testNetwork struct {
 	vswitches []VSwitch
 }
 
-func createTestNetwork(t *testing.T, ctx context.Context, c *Client, vswitchCIDRs ...string) testNetwork {
+func createTestNetwork(ctx context.Context, t *testing.T, c *Client, vswitchCIDRs ...string) testNetwork {
 	t.Helper()
 	vpcID, err := c.CreateVPC(ctx, VPCInput{Name: "net-test", CIDRBlock: "10.0.0.0/16"})
 	if err != nil {
@@ -79,7 +79,7 @@ func createTestNetwork(t *testing.T, ctx context.Context, c *Client, vswitchCIDR
 }
 
 // delete removes the vSwitches and the VPC.
-func (n testNetwork) delete(t *testing.T, ctx context.Context, c *Client) {
+func (n testNetwork) delete(ctx context.Context, t *testing.T, c *Client) {
 	t.Helper()
 	for _, sw := range n.vswitches {
 		if err := c.DeleteVSwitch(ctx, sw.ID); err != nil {

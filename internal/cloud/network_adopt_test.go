@@ -12,7 +12,7 @@ import (
 func TestNetworkCreatesAreIdempotentByClientToken(t *testing.T) {
 	c, srv := startEmulator(t)
 	ctx := testCtx(t)
-	net := createTestNetwork(t, ctx, c, "10.0.1.0/24")
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24")
 	sw := net.vswitches[0].ID
 
 	twice := func(what string, create func() (string, error)) string {
@@ -96,7 +96,7 @@ func TestNetworkCreatesAreIdempotentByClientToken(t *testing.T) {
 	if err := c.DeleteLoadBalancer(ctx, lbID); err != nil {
 		t.Fatal(err)
 	}
-	net.delete(t, ctx, c)
+	net.delete(ctx, t, c)
 	assertNothingLeft(t, srv)
 }
 
@@ -105,7 +105,7 @@ func TestNetworkCreatesAreIdempotentByClientToken(t *testing.T) {
 func TestNetworkFindersTypedNotFound(t *testing.T) {
 	c, _ := startEmulator(t)
 	ctx := testCtx(t)
-	net := createTestNetwork(t, ctx, c, "10.0.1.0/24")
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24")
 	natID, tableID, err := c.CreateNATGateway(ctx, NATGatewayInput{VPCID: net.vpcID, VSwitchID: net.vswitches[0].ID})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 )
 
 // runTestNodes starts n ECS instances in the network's first vSwitch and waits until they run.
-func runTestNodes(t *testing.T, ctx context.Context, c *Client, net testNetwork, sgID, token string, n int) []string {
+func runTestNodes(ctx context.Context, t *testing.T, c *Client, net testNetwork, sgID, token string, n int) []string {
 	t.Helper()
 	ids, err := c.RunInstances(ctx, RunInstancesInput{ClientToken: token, InstanceType: "ecs.g7.xlarge", ZoneID: testRegion + "-a",
 		ImageID: "ubuntu_22_04_x64_20G_alibase_20240101.vhd", SecurityGroupID: sgID, VSwitchID: net.vswitches[0].ID,
@@ -24,7 +24,7 @@ func runTestNodes(t *testing.T, ctx context.Context, c *Client, net testNetwork,
 }
 
 // backendIDs is the load balancer's backend server ids, sorted, failing the test on an error.
-func backendIDs(t *testing.T, ctx context.Context, c *Client, lbID string) []string {
+func backendIDs(ctx context.Context, t *testing.T, c *Client, lbID string) []string {
 	t.Helper()
 	lb, err := c.FindLoadBalancer(ctx, lbID)
 	if err != nil {
@@ -45,12 +45,12 @@ func backendIDs(t *testing.T, ctx context.Context, c *Client, lbID string) []str
 func TestLoadBalancerLifecycle(t *testing.T) {
 	c, srv := startEmulator(t)
 	ctx := testCtx(t)
-	net := createTestNetwork(t, ctx, c, "10.0.1.0/24")
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24")
 	sgID, err := c.CreateSecurityGroup(ctx, SecurityGroupInput{VPCID: net.vpcID, Name: "cp"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := runTestNodes(t, ctx, c, net, sgID, "cp-nodes", 25)
+	nodes := runTestNodes(ctx, t, c, net, sgID, "cp-nodes", 25)
 	tags := map[string]string{"gpucluster:cluster": "lb-test"}
 
 	lbID, address, err := c.CreateInternalLoadBalancer(ctx, LoadBalancerInput{VSwitchID: net.vswitches[0].ID, Name: "lb-test-api",
@@ -119,7 +119,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		if err := c.SetBackendServers(ctx, lbID, want(step.ids...)); err != nil {
 			t.Fatalf("%s: SetBackendServers: %v", step.name, err)
 		}
-		if got := backendIDs(t, ctx, c, lbID); !slices.Equal(got, step.ids) {
+		if got := backendIDs(ctx, t, c, lbID); !slices.Equal(got, step.ids) {
 			t.Errorf("%s: backends = %v, want %v", step.name, got, step.ids)
 		}
 	}
@@ -161,6 +161,6 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if err := c.DeleteSecurityGroup(ctx, sgID); err != nil {
 		t.Fatal(err)
 	}
-	net.delete(t, ctx, c)
+	net.delete(ctx, t, c)
 	assertNothingLeft(t, srv)
 }

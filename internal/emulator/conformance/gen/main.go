@@ -206,14 +206,6 @@ type limit struct {
 
 const noBound = -1 << 62
 
-func moduleDir(mod string) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", mod).Output()
-	if err != nil {
-		log.Fatalf("go list -m %s: %v (is it in go.mod?)", mod, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 var (
 	requiredRe = regexp.MustCompile(`This parameter is required\.`)
 	rangeRe    = regexp.MustCompile(`Valid values: (\d[\d,]*) to (\d[\d,]*)\.`)
