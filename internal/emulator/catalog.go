@@ -154,7 +154,7 @@ type imageInfo struct {
 	Size                               int
 }
 
-// publicImages are the public images DESIGN.md names.
+// publicImages are the public images the provider's examples and default node images name.
 var publicImages = []imageInfo{
 	{ID: "ubuntu_22_04_x64_20G_alibase_20240101.vhd", Name: "ubuntu_22_04_x64_20G_alibase_20240101.vhd", OSName: "Ubuntu  22.04 64位", Platform: "Ubuntu", Family: "acs:ubuntu_22_04_x64", Size: 20},
 	{ID: "aliyun_3_x64_20G_alibase_20240101.vhd", Name: "aliyun_3_x64_20G_alibase_20240101.vhd", OSName: "Alibaba Cloud Linux  3.2104 LTS 64位", Platform: "Aliyun", Family: "acs:alibaba_cloud_linux_3_2104_lts_x64", Size: 20},

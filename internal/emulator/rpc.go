@@ -10,9 +10,13 @@ import (
 )
 
 // apiError is an error answered in the vendor's RPC error shape. Status and
-// Code follow reference/alibaba-gpu-facts.md section 5; where the facts do not
-// state a status (stock, quota, dependency errors) the choice is documented at
-// the constructor.
+// Code follow the vendor's RPC error format: a non-2xx status with a JSON body of
+// RequestId, HostId, Code, Message and Recommend (400 MissingParameter,
+// InvalidParameter, Throttling.User, IncompleteSignature; 403 Forbidden.RAM,
+// IncorrectInstanceStatus, SignatureDoesNotMatch; 404 InvalidAccessKeyId.NotFound;
+// 500 InternalError; 503 ServiceUnavailable). Where
+// the vendor does not state a status (stock, quota, dependency errors) the choice
+// is documented at the constructor.
 type apiError struct {
 	Status  int
 	Code    string
@@ -38,8 +42,8 @@ func errNotFound(code, id string) *apiError {
 	return errf(404, code, "The specified resource %q does not exist.", id)
 }
 
-// errDependency is answered when a resource is still in use. The facts file
-// does not state its status; the VPC API answers 400, so the emulator does.
+// errDependency is answered when a resource is still in use. The vendor's error
+// reference does not state its status; the VPC API answers 400, so the emulator does.
 func errDependency(format string, args ...any) *apiError {
 	return errf(400, "DependencyViolation", format, args...)
 }

@@ -76,7 +76,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				MarkdownDescription: "NCCL variables that override the network's defaults in workload pods."},
 			"max_runtime": schema.StringAttribute{Optional: true, Computed: true,
 				MarkdownDescription: "How long an opted-in workload (label `" + manifests.ReapLabel + "=true`) may run before the reaper " +
-					"reclaims it: Jobs are deleted, bare pods deleted, pods of other controllers reported. A Go duration of at least `1h`. Default `72h` (the brief)."},
+					"reclaims it: Jobs are deleted, bare pods deleted, pods of other controllers reported. A Go duration of at least `1h`. Default `72h` (the research scenarios' idle-reclaim target)."},
 			"min_bus_bandwidth_gbs": schema.Float64Attribute{Optional: true,
 				MarkdownDescription: "Fail the nccl-tests job on a node whose `all_reduce_perf` average bus bandwidth (GB/s) is below this. Default 0: report only."},
 			"min_cross_node_bus_bandwidth_gbs": schema.Float64Attribute{Optional: true,

@@ -52,7 +52,7 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			},
 			"versions": schema.SingleNestedAttribute{
 				Optional: true, Computed: true,
-				MarkdownDescription: "Software versions; unset fields take defaults that meet the brief (driver >= `" + bootstrap.MinDriver +
+				MarkdownDescription: "Software versions; unset fields take defaults that meet the supported minimums (driver >= `" + bootstrap.MinDriver +
 					"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
 					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
 				Attributes: map[string]schema.Attribute{

@@ -91,7 +91,7 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 					"needs_inter_node_rdma":    schema.BoolAttribute{Computed: true, MarkdownDescription: "Multi-node runs need RDMA between nodes."},
 					"min_parallel_efficiency":  schema.Float64Attribute{Computed: true, MarkdownDescription: "Stated parallel efficiency target (fraction); not measurable by the catalog. Null: none."},
 					"min_mtbf_hours":           schema.Int64Attribute{Computed: true, MarkdownDescription: "Stated stability target (MTBF hours); not measurable by the catalog. Null: none."},
-					"recommended_models":       computedList("The brief's selection matrix for the scenario; where it contradicts the requirements, `findings` says so."),
+					"recommended_models":       computedList("The GPU models recommended for the scenario; where it contradicts the requirements, `findings` says so."),
 					"preferred_gpus_per_node":  schema.Int64Attribute{Computed: true, MarkdownDescription: "GPU count ranking aims for when `gpus_per_node` is unset. Null: the smallest size."},
 					"gpu_util_alert_percent":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Alert when GPU utilisation falls below this percentage."},
 					"other":                    computedList("Requirements the catalog does not check (storage, network plan, software versions)."),
@@ -114,7 +114,7 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				}},
 			},
 			"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, and " +
-				"the brief's matrix contradicting the scenario's own requirements."),
+				"the scenario's recommended models contradicting its own requirements."),
 			"recommended_instance_type": computedStr("The first candidate's instance type."),
 		},
 	}

@@ -74,7 +74,7 @@ data "gpucluster_scenario" "md" {
 					}),
 				})),
 
-				// The brief's matrix (A10 for molecular dynamics) is kept usable but never silent.
+				// The scenario's recommended models (A10 for molecular dynamics) is kept usable but never silent.
 				// With gpus_per_node = 4 the smallest 4 x A10 size of gn7i's 12 (fewest vCPUs) wins.
 				statecheck.ExpectKnownValue(md, tfjsonpath.New("recommended_instance_type"), knownvalue.StringExact("ecs.gn7i-4x.8xlarge")),
 				statecheck.ExpectKnownValue(md, tfjsonpath.New("findings"), knownvalue.ListPartial(map[int]knownvalue.Check{

@@ -188,8 +188,8 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			},
 			"auto_release_after": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Release nodes this long after creation (ECS AutoReleaseTime), such as `72h` for the brief's idle " +
-					"reclaim. A Go duration of at least 30m (the service's minimum) and at most 3 years.",
+				MarkdownDescription: "Release nodes this long after creation (ECS AutoReleaseTime), such as `72h` for the scenarios' idle " +
+					"reclaim target. A Go duration of at least 30m (the service's minimum) and at most 3 years.",
 			},
 			"kubernetes": schema.SingleNestedAttribute{
 				Optional: true,
