@@ -6,10 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
 )
 
 // MaxTagResourceIDs is how many resources one TagResources or UntagResources call takes (the
@@ -72,61 +70,76 @@ func (c *Client) SyncTags(ctx context.Context, kind ResourceKind, ids []string, 
 	return c.TagResources(ctx, kind, ids, set)
 }
 
+// tagAPI is where one product keeps its TagResources and UntagResources actions. The four products
+// share the request's shape (ResourceType, ResourceId.N, Tag.N.Key/Value, TagKey.N) and differ
+// only in these names, so one request type serves them all; the names are the SDK's own
+// (services/<product>/tag_resources.go and untag_resources.go).
+type tagAPI struct {
+	product, version, tagAction, untagAction, locationCode string
+}
+
+var tagAPIs = map[string]tagAPI{
+	ProductECS: {"Ecs", "2014-05-26", "TagResources", "UntagResources", "ecs"},
+	// VPC spells its untag action with a capital T.
+	ProductVPC: {"Vpc", "2016-04-28", "TagResources", "UnTagResources", "vpc"},
+	ProductNAS: {"NAS", "2017-06-26", "TagResources", "UntagResources", "nas"},
+	ProductSLB: {"Slb", "2014-05-15", "TagResources", "UntagResources", "slb"},
+}
+
+// tagRequest is TagResources or UntagResources on any product of tagAPIs: the SDK's RPC request
+// with the parameters the products have in common (Tag for tagging, TagKey for untagging).
+type tagRequest struct {
+	*requests.RpcRequest
+	ResourceType string     `position:"Query" name:"ResourceType"`
+	ResourceID   *[]string  `position:"Query" name:"ResourceId" type:"Repeated"`
+	Tag          *[]tagPair `position:"Query" name:"Tag" type:"Repeated"`
+	TagKey       *[]string  `position:"Query" name:"TagKey" type:"Repeated"`
+}
+
+type tagPair struct {
+	Key   string `name:"Key"`
+	Value string `name:"Value"`
+}
+
+type tagResponse struct {
+	*responses.BaseResponse
+	RequestID string `json:"RequestId" xml:"RequestId"`
+}
+
+func (c *Client) newTagRequest(kind ResourceKind, untag bool, ids []string) (*tagRequest, error) {
+	api, ok := tagAPIs[kind.product]
+	if !ok {
+		return nil, fmt.Errorf("tagging: no tag API for product %q", kind.product)
+	}
+	action := api.tagAction
+	if untag {
+		action = api.untagAction
+	}
+	req := &tagRequest{RpcRequest: &requests.RpcRequest{}, ResourceType: kind.resourceType, ResourceID: &ids}
+	req.InitWithApiInfo(api.product, api.version, action, api.locationCode, "openAPI")
+	req.Method = requests.POST
+	req.RegionId = c.region
+	return req, nil
+}
+
 // TagResources sets tags on objects of one kind, MaxTagResourceIDs per call. No call when there
 // is nothing to set.
 func (c *Client) TagResources(ctx context.Context, kind ResourceKind, ids []string, tags map[string]string) error {
 	if len(ids) == 0 || len(tags) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
+	pairs := make([]tagPair, 0, len(tags))
+	for _, k := range sortedKeys(tags) {
+		pairs = append(pairs, tagPair{Key: k, Value: tags[k]})
 	}
-	sort.Strings(keys)
 	for chunk := range slices.Chunk(ids, MaxTagResourceIDs) {
 		chunk := slices.Clone(chunk)
-		var err error
-		switch kind.product {
-		case ProductECS:
-			req := ecs.CreateTagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId = c.region, kind.resourceType, &chunk
-			list := make([]ecs.TagResourcesTag, 0, len(keys))
-			for _, k := range keys {
-				list = append(list, ecs.TagResourcesTag{Key: k, Value: tags[k]})
-			}
-			req.Tag = &list
-			err = c.Call(ctx, req, ecs.CreateTagResourcesResponse())
-		case ProductVPC:
-			req := vpc.CreateTagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId = c.region, kind.resourceType, &chunk
-			list := make([]vpc.TagResourcesTag, 0, len(keys))
-			for _, k := range keys {
-				list = append(list, vpc.TagResourcesTag{Key: k, Value: tags[k]})
-			}
-			req.Tag = &list
-			err = c.Call(ctx, req, vpc.CreateTagResourcesResponse())
-		case ProductNAS:
-			req := nas.CreateTagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId = c.region, kind.resourceType, &chunk
-			list := make([]nas.TagResourcesTag, 0, len(keys))
-			for _, k := range keys {
-				list = append(list, nas.TagResourcesTag{Key: k, Value: tags[k]})
-			}
-			req.Tag = &list
-			err = c.Call(ctx, req, nas.CreateTagResourcesResponse())
-		case ProductSLB:
-			req := slb.CreateTagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId = c.region, kind.resourceType, &chunk
-			list := make([]slb.TagResourcesTag, 0, len(keys))
-			for _, k := range keys {
-				list = append(list, slb.TagResourcesTag{Key: k, Value: tags[k]})
-			}
-			req.Tag = &list
-			err = c.Call(ctx, req, slb.CreateTagResourcesResponse())
-		default:
-			return fmt.Errorf("tagging: no tag API for product %q", kind.product)
-		}
+		req, err := c.newTagRequest(kind, false, chunk)
 		if err != nil {
+			return err
+		}
+		req.Tag = &pairs
+		if err := c.Call(ctx, req, &tagResponse{BaseResponse: &responses.BaseResponse{}}); err != nil {
 			return fmt.Errorf("tagging %s %v: %w", kind.noun, chunk, err)
 		}
 	}
@@ -141,28 +154,12 @@ func (c *Client) UntagResources(ctx context.Context, kind ResourceKind, ids, key
 	}
 	for chunk := range slices.Chunk(ids, MaxTagResourceIDs) {
 		chunk, keys := slices.Clone(chunk), slices.Clone(keys)
-		var err error
-		switch kind.product {
-		case ProductECS:
-			req := ecs.CreateUntagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
-			err = c.Call(ctx, req, ecs.CreateUntagResourcesResponse())
-		case ProductVPC:
-			req := vpc.CreateUnTagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
-			err = c.Call(ctx, req, vpc.CreateUnTagResourcesResponse())
-		case ProductNAS:
-			req := nas.CreateUntagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
-			err = c.Call(ctx, req, nas.CreateUntagResourcesResponse())
-		case ProductSLB:
-			req := slb.CreateUntagResourcesRequest()
-			req.RegionId, req.ResourceType, req.ResourceId, req.TagKey = c.region, kind.resourceType, &chunk, &keys
-			err = c.Call(ctx, req, slb.CreateUntagResourcesResponse())
-		default:
-			return fmt.Errorf("untagging: no tag API for product %q", kind.product)
-		}
+		req, err := c.newTagRequest(kind, true, chunk)
 		if err != nil {
+			return err
+		}
+		req.TagKey = &keys
+		if err := c.Call(ctx, req, &tagResponse{BaseResponse: &responses.BaseResponse{}}); err != nil {
 			return fmt.Errorf("removing tags %v from %s %v: %w", keys, kind.noun, chunk, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +105,31 @@ func TestNotFoundMatchesErrNotFound(t *testing.T) {
 	}
 	if errors.Is(&APIError{Code: "Throttling"}, ErrNotFound) || IsNotFound(nil) {
 		t.Error("only not-found codes match ErrNotFound")
+	}
+}
+
+func TestClientTokenIsStableDistinctAndShort(t *testing.T) {
+	a := ClientToken(0, "pool-batch", "np-0123456789ab", "1f2e3d4c", "0", "0")
+	if a != ClientToken(0, "pool-batch", "np-0123456789ab", "1f2e3d4c", "0", "0") {
+		t.Fatal("the same parts must give the same token (an idempotent resend)")
+	}
+	seen := map[string]bool{}
+	for gen := 0; gen < 3; gen++ {
+		for round := 0; round < 3; round++ {
+			for batch := 0; batch < 10; batch++ {
+				tok := ClientToken(gen, "pool-batch", strings.Repeat("x", 80), strconv.Itoa(round), strconv.Itoa(batch))
+				if seen[tok] {
+					t.Fatalf("token %s repeats", tok)
+				}
+				seen[tok] = true
+				if len(tok) > 64 {
+					t.Fatalf("token %s is longer than the 64 characters ECS takes", tok)
+				}
+			}
+		}
+	}
+	// Parts are joined with a separator no id contains: ("ab","c") and ("a","bc") differ.
+	if ClientToken(0, "ab", "c") == ClientToken(0, "a", "bc") {
+		t.Fatal("tokens of different parts collide")
 	}
 }

@@ -73,7 +73,8 @@ func Split(want int, slots []Slot) ([]Batch, error) {
 }
 
 // Generation fingerprints one grow of a pool: the operation it belongs to and the set of
-// instances the pool already has. It goes into every ClientToken, so a resent call within one
+// instances the pool already has. It goes into every batch's ClientToken (cloud.ClientToken over pool, generation, round and
+// batch), so a resent call within one
 // grow carries the same token and is answered idempotently, while any other grow never collides
 // with an earlier request's token (the service would answer the old call's instances, which may
 // be long deleted, or refuse the token). The instance set alone is not enough: a pool whose nodes
@@ -85,17 +86,6 @@ func Generation(operation string, existingIDs []string) string {
 	sort.Strings(ids)
 	sum := sha256.Sum256([]byte(operation + "\x00" + strings.Join(ids, ",")))
 	return hex.EncodeToString(sum[:4])
-}
-
-// ClientToken is the idempotency token of one batch: deterministic per (pool, generation, round,
-// batch), at most 64 ASCII characters as ECS requires. A round is one (zone, instance type) try.
-func ClientToken(poolID, generation string, round, batch int) string {
-	t := fmt.Sprintf("%s-%s-r%d-b%d", poolID, generation, round, batch)
-	if len(t) > 64 {
-		sum := sha256.Sum256([]byte(t))
-		t = "gpc-" + hex.EncodeToString(sum[:16])
-	}
-	return t
 }
 
 // Try is one (zone, instance type) pair in fallback order.

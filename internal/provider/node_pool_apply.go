@@ -142,7 +142,7 @@ func (r *nodePoolResource) runTry(ctx context.Context, spec poolSpec, try poolpl
 		answers []string
 	)
 	err = cloud.RunConcurrently(batches, batchWorkers, func(b poolplan.Batch) error {
-		req, err := r.runRequest(spec, try, b, poolplan.ClientToken(spec.PoolID, gen, round, b.Index))
+		req, err := r.runRequest(spec, try, b, batchClientToken(spec.PoolID, gen, round, b.Index))
 		if err != nil {
 			return err
 		}
@@ -368,4 +368,11 @@ func spotStrategyForPrice(spec poolSpec) string {
 		return ""
 	}
 	return spec.Spot
+}
+
+// batchClientToken is the idempotency token of one RunInstances batch: the same for a resent call
+// of one (pool, generation, round, batch), different for any other. A round is one (zone, instance
+// type) try; poolplan.Generation says why the generation is in it.
+func batchClientToken(poolID, generation string, round, batch int) string {
+	return cloud.ClientToken(0, "pool-batch", poolID, generation, strconv.Itoa(round), strconv.Itoa(batch))
 }
