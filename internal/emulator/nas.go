@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"sort"
 	"strings"
 	"time"
 
@@ -142,34 +141,22 @@ func (s *Server) sdkMountTarget(f *fileSystem, m mountTarget, now time.Time) nas
 }
 
 func describeFileSystems(c *call) (any, *apiError) {
-	number, size, e := c.page(100)
-	if e != nil {
-		return nil, e
-	}
-	var ids []string
-	if v := c.p["FileSystemId"]; v != "" {
-		ids = strings.Split(v, ",")
-	}
-	// Tag.N filters: a file system must carry every key with the value given
-	// (any value when none is).
-	tagFilter, e := c.p.tagsParam("Tag")
+	q, e := c.listQuery("FileSystemId", 100)
 	if e != nil {
 		return nil, e
 	}
 	var list []*fileSystem
 	for _, f := range c.s.db.FSs {
-		if f.Region != c.region || (ids != nil && !contains(ids, f.ID)) ||
-			(c.p["FileSystemType"] != "" && c.p["FileSystemType"] != "all" && f.Type != c.p["FileSystemType"]) ||
-			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) || !matchTags(f.Tags, tagFilter) {
+		if f.Region != c.region || (c.p["FileSystemType"] != "" && c.p["FileSystemType"] != "all" && f.Type != c.p["FileSystemType"]) ||
+			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) || !q.match(f.ID, f.Tags) {
 			continue
 		}
 		list = append(list, f)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &nas.DescribeFileSystemsResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(x *fileSystem) string { return x.ID })
+	resp := &nas.DescribeFileSystemsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.FileSystems.FileSystem = []nas.FileSystem{}
-	for _, f := range list[lo:hi] {
+	for _, f := range page {
 		out := nas.FileSystem{FileSystemId: f.ID, RegionId: f.Region, ZoneId: f.Zone, FileSystemType: f.Type,
 			StorageType: f.StorageType, ProtocolType: f.Protocol, Capacity: f.Capacity, Bandwidth: f.Bandwidth,
 			Description: f.Desc, VpcId: f.VpcID, EncryptType: f.Encrypt, CreateTime: fmtTime(f.Created),

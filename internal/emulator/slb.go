@@ -16,7 +16,6 @@ package emulator
 import (
 	"encoding/json"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -197,34 +196,25 @@ func slbTagList(ts []tag) []slb.Tag {
 }
 
 func describeLoadBalancers(c *call) (any, *apiError) {
-	number, size, e := c.page(100)
+	q, e := c.listQuery("LoadBalancerId", 100)
 	if e != nil {
 		return nil, e
-	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
-	var ids []string
-	if v := c.p["LoadBalancerId"]; v != "" {
-		ids = strings.Split(v, ",")
 	}
 	var list []*loadBalancer
 	for _, lb := range c.s.db.SLBs {
-		if lb.Region != c.region || (ids != nil && !contains(ids, lb.ID)) || !matchParam(c.p, "LoadBalancerName", lb.Name) ||
+		if lb.Region != c.region || !matchParam(c.p, "LoadBalancerName", lb.Name) ||
 			!matchParam(c.p, "VpcId", lb.VpcID) || !matchParam(c.p, "VSwitchId", lb.VSwitchID) ||
 			!matchParam(c.p, "AddressType", lb.AddressType) || !matchParam(c.p, "Address", lb.Address) ||
 			!matchParam(c.p, "NetworkType", slbNetworkType(lb)) || !matchParam(c.p, "LoadBalancerStatus", "active") ||
-			(c.p["ServerId"] != "" && lb.backend(c.p["ServerId"]) < 0) || !matchTags(lb.Tags, tags) {
+			(c.p["ServerId"] != "" && lb.backend(c.p["ServerId"]) < 0) || !q.match(lb.ID, lb.Tags) {
 			continue
 		}
 		list = append(list, lb)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &slb.DescribeLoadBalancersResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(x *loadBalancer) string { return x.ID })
+	resp := &slb.DescribeLoadBalancersResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.LoadBalancers.LoadBalancer = []slb.LoadBalancer{}
-	for _, lb := range list[lo:hi] {
+	for _, lb := range page {
 		out := slb.LoadBalancer{LoadBalancerId: lb.ID, LoadBalancerName: lb.Name, LoadBalancerStatus: "active",
 			Address: lb.Address, AddressType: lb.AddressType, AddressIPVersion: "ipv4", RegionId: lb.Region,
 			RegionIdAlias: lb.Region, VSwitchId: lb.VSwitchID, VpcId: lb.VpcID, NetworkType: slbNetworkType(lb),

@@ -3,7 +3,6 @@ package emulator
 import (
 	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 )
@@ -70,49 +69,23 @@ func createVpc(c *call) (any, *apiError) {
 
 const defaultResourceGroup = "rg-emulator-default"
 
-// vpcPage reads PageNumber/PageSize with the VPC API's cap of 50.
-func (c *call) page(maxSize int) (number, size int, e *apiError) {
-	if number, e = c.p.intv("PageNumber", 1); e != nil || number < 1 {
-		return 0, 0, errInvalid("PageNumber", "must be a positive integer")
-	}
-	if size, e = c.p.intv("PageSize", 10); e != nil || size < 1 || size > maxSize {
-		return 0, 0, errInvalid("PageSize", "must be 1-%d", maxSize)
-	}
-	return number, size, nil
-}
-
-func pageBounds(total, number, size int) (int, int) {
-	lo := min((number-1)*size, total)
-	return lo, min(lo+size, total)
-}
-
 func describeVpcs(c *call) (any, *apiError) {
-	number, size, e := c.page(50)
+	q, e := c.listQuery("VpcId", 50)
 	if e != nil {
 		return nil, e
-	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
-	var ids []string
-	if v := c.p["VpcId"]; v != "" {
-		ids = strings.Split(v, ",")
 	}
 	d := c.s.db
 	var list []*vpcRec
 	for _, v := range d.Vpcs {
-		if v.Region != c.region || (ids != nil && !contains(ids, v.ID)) ||
-			(c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !matchTags(v.Tags, tags) {
+		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.match(v.ID, v.Tags) {
 			continue
 		}
 		list = append(list, v)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(x *vpcRec) string { return x.ID })
+	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.Vpcs.Vpc = []vpc.Vpc{}
-	for _, v := range list[lo:hi] {
+	for _, v := range page {
 		out := vpc.Vpc{VpcId: v.ID, RegionId: v.Region, VpcName: v.Name, Description: v.Desc, CidrBlock: v.CIDR,
 			VRouterId: v.VRouter, Status: c.s.asyncStatus(v.Created, c.now, "Pending", "Available"),
 			CreationTime: fmtTime(v.Created), ResourceGroupId: defaultResourceGroup}
@@ -245,33 +218,23 @@ func createVSwitch(c *call) (any, *apiError) {
 }
 
 func describeVSwitches(c *call) (any, *apiError) {
-	number, size, e := c.page(50)
+	q, e := c.listQuery("VSwitchId", 50)
 	if e != nil {
 		return nil, e
-	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
-	var ids []string
-	if v := c.p["VSwitchId"]; v != "" {
-		ids = strings.Split(v, ",")
 	}
 	d := c.s.db
 	var list []*vswitchRec
 	for _, sw := range d.VSwitches {
-		if sw.Region != c.region || (ids != nil && !contains(ids, sw.ID)) ||
-			(c.p["VpcId"] != "" && sw.VpcID != c.p["VpcId"]) || (c.p["ZoneId"] != "" && sw.Zone != c.p["ZoneId"]) ||
-			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !matchTags(sw.Tags, tags) {
+		if sw.Region != c.region || (c.p["VpcId"] != "" && sw.VpcID != c.p["VpcId"]) || (c.p["ZoneId"] != "" && sw.Zone != c.p["ZoneId"]) ||
+			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.match(sw.ID, sw.Tags) {
 			continue
 		}
 		list = append(list, sw)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(x *vswitchRec) string { return x.ID })
+	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.VSwitches.VSwitch = []vpc.VSwitch{}
-	for _, sw := range list[lo:hi] {
+	for _, sw := range page {
 		used := len(d.byVSwitch[sw.ID])
 		out := vpc.VSwitch{VSwitchId: sw.ID, VpcId: sw.VpcID, ZoneId: sw.Zone, CidrBlock: sw.CIDR, VSwitchName: sw.Name,
 			Description: sw.Desc, Status: c.s.asyncStatus(sw.Created, c.now, "Pending", "Available"),

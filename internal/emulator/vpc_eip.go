@@ -15,7 +15,6 @@ package emulator
 
 import (
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -245,21 +244,14 @@ func modifyEipAddressAttribute(c *call) (any, *apiError) {
 }
 
 func describeEipAddresses(c *call) (any, *apiError) {
-	number, size, e := c.page(100)
+	q, e := c.listQuery("AllocationId", 100)
 	if e != nil {
 		return nil, e
 	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
+	if len(q.ids) > 50 {
+		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(q.ids))
 	}
-	var ids, ips []string
-	if v := c.p["AllocationId"]; v != "" {
-		ids = strings.Split(v, ",")
-	}
-	if len(ids) > 50 {
-		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(ids))
-	}
+	var ips []string
 	if v := c.p["EipAddress"]; v != "" {
 		ips = strings.Split(v, ",")
 		for _, ip := range ips {
@@ -271,19 +263,18 @@ func describeEipAddresses(c *call) (any, *apiError) {
 	var list []*eipRec
 	for _, x := range c.s.db.EIPs {
 		st := c.s.eipStatus(x, c.now)
-		if x.Region != c.region || c.s.eipGone(x, c.now) || (ids != nil && !contains(ids, x.ID)) ||
+		if x.Region != c.region || c.s.eipGone(x, c.now) ||
 			(ips != nil && !contains(ips, x.IP)) || !matchParam(c.p, "EipName", x.Name) || !matchParam(c.p, "Status", st) ||
 			!matchParam(c.p, "AssociatedInstanceType", x.InstanceType) || !matchParam(c.p, "AssociatedInstanceId", x.Instance) ||
-			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !matchTags(x.Tags, tags) {
+			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !q.match(x.ID, x.Tags) {
 			continue
 		}
 		list = append(list, x)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(x *eipRec) string { return x.ID })
+	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.EipAddresses.EipAddress = []vpc.EipAddress{}
-	for _, x := range list[lo:hi] {
+	for _, x := range page {
 		out := vpc.EipAddress{AllocationId: x.ID, IpAddress: x.IP, RegionId: x.Region, Name: x.Name, Description: x.Desc,
 			Bandwidth: strconv.Itoa(x.Bandwidth), EipBandwidth: strconv.Itoa(x.Bandwidth), InternetChargeType: x.NetCharge,
 			ChargeType: x.InstCharge, ISP: x.ISP, Netmode: "public", Status: c.s.eipStatus(x, c.now),

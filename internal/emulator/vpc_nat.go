@@ -9,7 +9,6 @@ package emulator
 // DeleteNatGateway (Deleting -> gone); while either runs only queries work.
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
@@ -122,35 +121,34 @@ func (c *call) findNat() (*natGateway, *apiError) {
 }
 
 func describeNatGateways(c *call) (any, *apiError) {
-	number, size, e := c.page(50)
+	q, e := c.listQuery("", 50)
 	if e != nil {
 		return nil, e
 	}
-	tags, e := c.p.tagsParam("Tag")
-	if e != nil {
-		return nil, e
-	}
+	// Ids come as NatGatewayIds.N and as one NatGatewayId.
 	ids := c.p.list("NatGatewayIds")
 	if v := c.p["NatGatewayId"]; v != "" {
 		ids = append(ids, v)
 	}
+	if len(ids) > 0 {
+		q.ids = ids
+	}
 	d := c.s.db
 	var list []*natGateway
 	for _, n := range d.Nats {
-		if n.Region != c.region || c.s.natGone(n, c.now) || (len(ids) > 0 && !contains(ids, n.ID)) ||
+		if n.Region != c.region || c.s.natGone(n, c.now) ||
 			!matchParam(c.p, "VpcId", n.VpcID) || !matchParam(c.p, "VSwitchId", n.VSwitchID) ||
 			!matchParam(c.p, "ZoneId", n.Zone) || !matchParam(c.p, "Name", n.Name) ||
 			!matchParam(c.p, "NatType", "Enhanced") || !matchParam(c.p, "NetworkType", n.NetworkType) ||
-			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !matchTags(n.Tags, tags) {
+			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !q.match(n.ID, n.Tags) {
 			continue
 		}
 		list = append(list, n)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	lo, hi := pageBounds(len(list), number, size)
-	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: number, PageSize: size, TotalCount: len(list)}
+	page := pageOf(q, list, func(n *natGateway) string { return n.ID })
+	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
 	resp.NatGateways.NatGateway = []vpc.NatGateway{}
-	for _, n := range list[lo:hi] {
+	for _, n := range page {
 		resp.NatGateways.NatGateway = append(resp.NatGateways.NatGateway, c.natOut(n))
 	}
 	return resp, nil
