@@ -1,7 +1,7 @@
 # The call of ../scenario-cluster that every scenario module makes, written once and linked into
 # ai-training, molecular-dynamics and engineering-simulation (see common_variables.tf). What
-# differs between scenarios comes from the locals of each module's main.tf: local.scenario,
-# local.zone_count and local.storage (its hot, warm and cold inputs; null for a tier it lacks).
+# differs between scenarios is local.scenario (each module's main.tf), the scenario's row of
+# scenario_defaults.tf, and the storage tiers it has (*_storage_input.tf; null for a tier it lacks).
 
 module "scenario" {
   source = "../scenario-cluster"
@@ -10,17 +10,17 @@ module "scenario" {
   zone_count = local.zone_count
 
   name               = var.name
-  cidr_block         = var.cidr_block
+  cidr_block         = local.cidr_block
   zone_ids           = var.zone_ids
   admin_cidrs        = var.admin_cidrs
-  network            = var.network
-  gpu_model          = var.gpu_model
+  network            = local.network
+  gpu_model          = local.gpu_model
   gpus_per_node      = var.gpus_per_node
   worker_pools       = var.worker_pools
   control_plane      = var.control_plane
-  hot_storage        = local.storage.hot
-  warm_storage       = local.storage.warm
-  cold_storage       = local.storage.cold
+  hot_storage        = local.hot_storage
+  warm_storage       = local.warm_storage
+  cold_storage       = local.cold_storage
   idle_reclaim_after = var.idle_reclaim_after
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env

@@ -1,0 +1,1 @@
+../scenario-cluster/shared/cold_storage_input.tf

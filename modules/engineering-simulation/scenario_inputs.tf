@@ -1,0 +1,1 @@
+../scenario-cluster/shared/scenario_inputs.tf

@@ -1,0 +1,1 @@
+../scenario-cluster/shared/hot_storage_input.tf

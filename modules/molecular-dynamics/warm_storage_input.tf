@@ -1,0 +1,1 @@
+../scenario-cluster/shared/warm_storage_input.tf
