@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -416,7 +418,14 @@ func TestConformance(t *testing.T) {
 
 			// Only the required parameters: never refused for a missing one; the answer fits
 			// the SDK's response model.
+			var unpruned []byte
+			e.s.seeUnpruned = func(k string, body []byte) {
+				if k == key {
+					unpruned = bytes.Clone(body)
+				}
+			}
 			ok := call(base)
+			e.s.seeUnpruned = nil
 			if strings.HasPrefix(ok.code, "Missing") {
 				t.Fatalf("refused a request with every vendor-required parameter (%v): %v", keysOf(base), ok)
 			}
@@ -444,6 +453,16 @@ func TestConformance(t *testing.T) {
 					seenMu.Unlock()
 					if !known[entry] {
 						t.Errorf("answer field %s is not in the SDK response model %v", extra, modelName(model))
+					}
+				}
+				// Pruning trims the answer to the model, so the checks above see the model's
+				// names only. What it trimmed must be the SDK struct's empty fields: a value the
+				// emulator filled in under a name the model lacks would be lost without a trace.
+				if tree := responseTrees[key]; tree != nil && unpruned != nil {
+					var raw any
+					must(t, json.Unmarshal(unpruned, &raw))
+					for _, path := range filledOutsideShape(raw, tree, "") {
+						t.Errorf("the emulator fills %s, which the vendor's response model %v lacks: pruning drops it; write it under the model's field name or leave it empty", path, modelName(model))
 					}
 				}
 				for _, path := range blankListEntries(doc, "") {
@@ -632,6 +651,60 @@ func extraShapeFields(doc any, n *shapeNode, path string) []string {
 		}
 	}
 	return out
+}
+
+// filledOutsideShape lists the paths of doc's fields that a response shape has no field for and
+// that hold a value (not "", 0, false, null or an object or list of such).
+func filledOutsideShape(doc any, n *shapeNode, path string) []string {
+	var out []string
+	switch v := doc.(type) {
+	case map[string]any:
+		if n == nil {
+			return nil // a scalar or free-form field: kept whole
+		}
+		for k, sub := range v {
+			child, ok := n.fields[k]
+			switch {
+			case !ok && !isEmptyJSON(sub):
+				out = append(out, fmt.Sprintf("%s.%s (%v)", path, k, sub))
+			case ok:
+				out = append(out, filledOutsideShape(sub, child, path+"."+k)...)
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			out = append(out, filledOutsideShape(sub, n, path+"["+strconv.Itoa(i)+"]")...)
+		}
+	}
+	return out
+}
+
+func isEmptyJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case float64:
+		return x == 0
+	case bool:
+		return !x
+	case []any:
+		for _, e := range x {
+			if !isEmptyJSON(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !isEmptyJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func sortedValues(m map[string]string) []string {

@@ -213,7 +213,7 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
 		if !rt.vendorModel {
-			body = pruneAnswer(version+"/"+action, body)
+			body = s.prune(version+"/"+action, body)
 		}
 		return body, 200, nil
 	}
@@ -239,7 +239,7 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
 	if !rt.vendorModel {
-		body = pruneAnswer(version+"/"+action, body)
+		body = s.prune(version+"/"+action, body)
 	}
 	if useIdem {
 		s.db.Idem[idemKey] = &idemEntry{Hash: hash, Body: body, At: now.Unix()}

@@ -17,12 +17,12 @@ func init() {
 
 func sdkInstanceType(it *instanceTypeInfo) ecs.InstanceType {
 	out := ecs.InstanceType{
-		InstanceTypeId: it.Name, InstanceType: it.Name, InstanceTypeFamily: "ecs." + it.fam.Family,
+		InstanceTypeId: it.Name, InstanceTypeFamily: "ecs." + it.fam.Family,
 		CpuCoreCount: it.VCPU, MemorySize: it.MemGiB, GPUAmount: it.GPUs, GPUSpec: it.fam.GPUSpec,
 		GPUMemorySize: it.fam.GPUMemMiB, EriQuantity: it.fam.Eri, NetworkCardQuantity: it.fam.Cards,
 		InstanceBandwidthRx: int(it.NetGbits * 1024 * 1000), InstanceBandwidthTx: int(it.NetGbits * 1024 * 1000),
 		InstanceCategory: "GPU-accelerated", InstanceFamilyLevel: "EnterpriseLevel", CpuArchitecture: "X86",
-		SupportIoOptimized: "optimized", NvmeSupport: "unsupported",
+		NvmeSupport: "unsupported",
 	}
 	if strings.HasPrefix(it.fam.Family, "ebm") || strings.HasPrefix(it.fam.Family, "scc") {
 		out.InstanceCategory = "ECS Bare Metal"

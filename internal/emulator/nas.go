@@ -137,7 +137,7 @@ func (c *call) findFS() (*fileSystem, *apiError) {
 
 func (s *Server) sdkMountTarget(f *fileSystem, m mountTarget, now time.Time) nas.MountTarget {
 	return nas.MountTarget{MountTargetDomain: m.Domain, VpcId: m.VpcID, VswId: m.VSwitchID, AccessGroup: m.AccessGroup,
-		AccessGroupName: m.AccessGroup, NetworkType: m.NetworkType, Status: s.asyncStatus(m.Created, now, "Pending", "Active")}
+		NetworkType: m.NetworkType, Status: s.asyncStatus(m.Created, now, "Pending", "Active")}
 }
 
 func describeFileSystems(c *call) (any, *apiError) {
@@ -160,12 +160,12 @@ func describeFileSystems(c *call) (any, *apiError) {
 		out := nas.FileSystem{FileSystemId: f.ID, RegionId: f.Region, ZoneId: f.Zone, FileSystemType: f.Type,
 			StorageType: f.StorageType, ProtocolType: f.Protocol, Capacity: f.Capacity, Bandwidth: f.Bandwidth,
 			Description: f.Desc, VpcId: f.VpcID, EncryptType: f.Encrypt, CreateTime: fmtTime(f.Created),
-			ChargeType: "PayAsYouGo", Status: c.s.fsStatus(f, c.now), MountTargetCountLimit: maxMountTargets}
+			ChargeType: "PayAsYouGo", Status: c.s.fsStatus(f, c.now)}
 		out.MountTargets.MountTarget = []nas.MountTarget{}
 		for _, m := range f.Mounts {
 			mt := c.s.sdkMountTarget(f, m, c.now)
 			out.MountTargets.MountTarget = append(out.MountTargets.MountTarget, nas.MountTarget{
-				MountTargetDomain: mt.MountTargetDomain, VpcId: mt.VpcId, VswId: mt.VswId, AccessGroupName: mt.AccessGroupName,
+				MountTargetDomain: mt.MountTargetDomain, VpcId: mt.VpcId, VswId: mt.VswId, AccessGroupName: mt.AccessGroup,
 				NetworkType: mt.NetworkType, Status: mt.Status})
 		}
 		if f.VSwitchID != "" {

@@ -68,6 +68,14 @@ func pruneAnswer(key string, body []byte) []byte {
 	return out
 }
 
+// prune is pruneAnswer, showing the untrimmed answer to seeUnpruned first.
+func (s *Server) prune(key string, body []byte) []byte {
+	if s.seeUnpruned != nil {
+		s.seeUnpruned(key, body)
+	}
+	return pruneAnswer(key, body)
+}
+
 // pruner walks one encoded answer. encoding/json writes the fields of a struct in the same order
 // every time, so the objects of a list repeat one key sequence: memo remembers, per shape node,
 // the keys seen last and what became of them, and a key equal to the one remembered at its

@@ -58,6 +58,12 @@ type Server struct {
 	httpSrv   *http.Server
 
 	clockSkew atomic.Int64 // nanoseconds added to the wall clock; tests move time with it
+
+	// seeUnpruned, when set (the conformance suite sets it), gets every answer as encoded from
+	// the SDK struct, before pruneAnswer trims it to the vendor's model: what pruning drops must
+	// be only the struct's empty fields, never a value the emulator filled in under a name the
+	// vendor does not send.
+	seeUnpruned func(key string, body []byte)
 }
 
 // New builds a Server, loading StateFile when it exists.

@@ -221,7 +221,7 @@ func describeLoadBalancers(c *call) (any, *apiError) {
 			MasterZoneId: lb.MasterZone, SlaveZoneId: lb.SlaveZone, InternetChargeType: lb.NetCharge,
 			InternetChargeTypeAlias: lb.NetCharge, Bandwidth: lb.Bandwidth, LoadBalancerSpec: lb.Spec,
 			InstanceChargeType: lb.ChargeType, PayType: "PayOnDemand", CreateTime: fmtTime(lb.Created),
-			CreateTimeStamp: lb.Created / 1e6, ResourceGroupId: defaultResourceGroup, BusinessStatus: "Normal",
+			CreateTimeStamp: lb.Created / 1e6, ResourceGroupId: defaultResourceGroup,
 			DeleteProtection: onOff(lb.DeleteProtection), ModificationProtectionStatus: "NonProtection"}
 		out.Tags.Tag = slbTagList(lb.Tags)
 		resp.LoadBalancers.LoadBalancer = append(resp.LoadBalancers.LoadBalancer, out)
@@ -240,7 +240,7 @@ func describeLoadBalancerAttribute(c *call) (any, *apiError) {
 		NetworkType: slbNetworkType(lb), MasterZoneId: lb.MasterZone, SlaveZoneId: lb.SlaveZone,
 		InternetChargeType: lb.NetCharge, Bandwidth: lb.Bandwidth, LoadBalancerSpec: lb.Spec,
 		InstanceChargeType: lb.ChargeType, PayType: "PayOnDemand", CreateTime: fmtTime(lb.Created),
-		CreateTimeStamp: lb.Created / 1e6, ResourceGroupId: defaultResourceGroup, BusinessStatus: "Normal",
+		CreateTimeStamp: lb.Created / 1e6, ResourceGroupId: defaultResourceGroup,
 		DeleteProtection: onOff(lb.DeleteProtection), ModificationProtectionStatus: "NonProtection"}
 	resp.ListenerPorts.ListenerPort = []int{}
 	resp.ListenerPortsAndProtocol.ListenerPortAndProtocol = []slb.ListenerPortAndProtocol{}
@@ -254,21 +254,22 @@ func describeLoadBalancerAttribute(c *call) (any, *apiError) {
 	}
 	resp.BackendServers.BackendServer = []slb.BackendServerInDescribeLoadBalancerAttribute{}
 	for _, b := range lb.Backends {
-		ip, vpcID := c.s.backendAddr(b.ServerID)
+		ip := c.s.backendIP(b.ServerID)
 		resp.BackendServers.BackendServer = append(resp.BackendServers.BackendServer,
 			slb.BackendServerInDescribeLoadBalancerAttribute{ServerId: b.ServerID, Weight: b.Weight, Type: b.Type,
-				Description: b.Desc, ServerIp: ip, VpcId: vpcID})
+				Description: b.Desc, ServerIp: ip})
 	}
 	resp.Tags.Tag = slbTagList(lb.Tags)
 	resp.Labels.Label = []string{}
 	return resp, nil
 }
 
-func (s *Server) backendAddr(id string) (ip, vpcID string) {
+// backendIP is a backend server's private address; "" once the instance is gone.
+func (s *Server) backendIP(id string) string {
 	if in := s.db.Instances[id]; in != nil {
-		return in.IP, in.VpcID
+		return in.IP
 	}
-	return "", ""
+	return ""
 }
 
 func deleteLoadBalancer(c *call) (any, *apiError) {
@@ -399,9 +400,8 @@ func addBackendServers(c *call) (any, *apiError) {
 	resp := &slb.AddBackendServersResponse{RequestId: c.reqID, LoadBalancerId: lb.ID}
 	resp.BackendServers.BackendServer = []slb.BackendServer{}
 	for _, b := range lb.Backends {
-		ip, vpcID := c.s.backendAddr(b.ServerID)
 		resp.BackendServers.BackendServer = append(resp.BackendServers.BackendServer, slb.BackendServer{ServerId: b.ServerID,
-			Weight: strconv.Itoa(b.Weight), Type: b.Type, Description: b.Desc, ServerIp: ip, VpcId: vpcID})
+			Weight: strconv.Itoa(b.Weight), Type: b.Type, Description: b.Desc})
 	}
 	return resp, nil
 }
@@ -425,9 +425,8 @@ func removeBackendServers(c *call) (any, *apiError) {
 	resp := &slb.RemoveBackendServersResponse{RequestId: c.reqID, LoadBalancerId: lb.ID}
 	resp.BackendServers.BackendServer = []slb.BackendServerInRemoveBackendServers{}
 	for _, b := range lb.Backends {
-		ip, vpcID := c.s.backendAddr(b.ServerID)
 		resp.BackendServers.BackendServer = append(resp.BackendServers.BackendServer, slb.BackendServerInRemoveBackendServers{
-			ServerId: b.ServerID, Weight: b.Weight, Type: b.Type, Description: b.Desc, ServerIp: ip, VpcId: vpcID})
+			ServerId: b.ServerID, Weight: b.Weight, Type: b.Type, Description: b.Desc})
 	}
 	return resp, nil
 }
@@ -460,7 +459,7 @@ func describeHealthStatus(c *call) (any, *apiError) {
 					health = "normal"
 				}
 			}
-			ip, _ := c.s.backendAddr(b.ServerID)
+			ip := c.s.backendIP(b.ServerID)
 			resp.BackendServers.BackendServer = append(resp.BackendServers.BackendServer, slb.BackendServer{
 				ServerId: b.ServerID, ServerIp: ip, Port: l.BackendPort, ListenerPort: l.Port, Protocol: "tcp",
 				ServerHealthStatus: health})
