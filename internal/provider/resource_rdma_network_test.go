@@ -389,6 +389,9 @@ type resourcesView struct {
 	SecurityGroups []map[string]any `json:"security_groups"`
 	DeploymentSets []map[string]any `json:"deployment_sets"`
 	HpcClusters    []map[string]any `json:"hpc_clusters"`
+	NatGateways    []map[string]any `json:"nat_gateways"`
+	SnatEntries    []map[string]any `json:"snat_entries"`
+	EIPs           []map[string]any `json:"eips"`
 }
 
 // checkNetworkDestroyed is a CheckDestroy: the emulator holds no network object, except the
@@ -412,9 +415,10 @@ func checkNetworkDestroyed(emu *acctest.Emulator, keep []string) func(*terraform
 		if !slices.Equal(vpcs, keep) && !(len(vpcs) == 0 && len(keep) == 0) {
 			return fmt.Errorf("VPCs left after destroy: %v (want exactly %v)", vpcs, keep)
 		}
-		if n := len(res.VSwitches) + len(res.SecurityGroups) + len(res.DeploymentSets) + len(res.HpcClusters); n > 0 {
-			return fmt.Errorf("left behind after destroy: vSwitches %v, security groups %v, deployment sets %v, HPC clusters %v",
-				res.VSwitches, res.SecurityGroups, res.DeploymentSets, res.HpcClusters)
+		if n := len(res.VSwitches) + len(res.SecurityGroups) + len(res.DeploymentSets) + len(res.HpcClusters) +
+			len(res.NatGateways) + len(res.SnatEntries) + len(res.EIPs); n > 0 {
+			return fmt.Errorf("left behind after destroy: vSwitches %v, security groups %v, deployment sets %v, HPC clusters %v, NAT gateways %v, SNAT entries %v, EIPs %v",
+				res.VSwitches, res.SecurityGroups, res.DeploymentSets, res.HpcClusters, res.NatGateways, res.SnatEntries, res.EIPs)
 		}
 		return nil
 	}
