@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
@@ -620,3 +621,15 @@ func nullOf(t attr.Type) attr.Value {
 	}
 	return types.MapNull(types.StringType)
 }
+
+// packageMirrorDoc describes package_mirror, the same on the node bootstrap data source and the
+// node pool.
+var packageMirrorDoc = "Where the bootstrap takes Ubuntu packages from, and where the node's pip looks: `internet` (default; " +
+	"the image's own apt sources) or `alibaba_vpc`, Alibaba Cloud's mirror on its internal network (`" + bootstrap.AlibabaVPCMirrorHost +
+	"`: the Ubuntu archive and PyPI, reachable from a VPC without a route to the internet; " +
+	"https://developer.aliyun.com/mirror/). A bootstrap needs the internet unless everything it downloads comes from an " +
+	"in-VPC source, and the mirror does not carry the rest of what it installs: the NVIDIA driver, CUDA, NCCL and the " +
+	"container toolkit (GPU workers), the Kubernetes packages (pkgs.k8s.io) and the images kubeadm pulls (registry.k8s.io). " +
+	"So with either value the nodes need a route out (network `egress.mode` = `nat` or `existing`); the mirror takes the bulk " +
+	"of the Ubuntu traffic off the EIP. Nodes on a network without egress need an image with everything preinstalled and " +
+	"`bootstrap = false`."

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -521,6 +522,25 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 			}
 		}
 	}
+	if id := st.Attributes["egress.nat_gateway_id"]; id != "" {
+		// Force: the service deletes the SNAT entries and unbinds the EIP itself.
+		req := vpc.CreateDeleteNatGatewayRequest()
+		req.RegionId = acctest.Region
+		req.NatGatewayId = id
+		req.Force = requests.NewBoolean(true)
+		if _, err := vc.DeleteNatGateway(req); err != nil {
+			t.Fatalf("deleting NAT gateway %s: %v", id, err)
+		}
+	}
+	if id := st.Attributes["egress.eip_id"]; id != "" {
+		retryOutOfBand(t, "releasing EIP "+id, func() error {
+			req := vpc.CreateReleaseEipAddressRequest()
+			req.RegionId = acctest.Region
+			req.AllocationId = id
+			_, err := vc.ReleaseEipAddress(req)
+			return err
+		})
+	}
 	sg := ecs.CreateDeleteSecurityGroupRequest()
 	sg.RegionId = acctest.Region
 	sg.SecurityGroupId = st.ID
@@ -529,12 +549,13 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 	}
 	for k, v := range st.Attributes {
 		if strings.HasPrefix(k, "vswitch_ids.") && k != "vswitch_ids.%" {
-			req := vpc.CreateDeleteVSwitchRequest()
-			req.RegionId = acctest.Region
-			req.VSwitchId = v
-			if _, err := vc.DeleteVSwitch(req); err != nil {
-				t.Fatalf("deleting vSwitch %s: %v", v, err)
-			}
+			retryOutOfBand(t, "deleting vSwitch "+v, func() error {
+				req := vpc.CreateDeleteVSwitchRequest()
+				req.RegionId = acctest.Region
+				req.VSwitchId = v
+				_, err := vc.DeleteVSwitch(req)
+				return err
+			})
 		}
 	}
 	req := vpc.CreateDeleteVpcRequest()
@@ -542,6 +563,23 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 	req.VpcId = st.Attributes["vpc_id"]
 	if _, err := vc.DeleteVpc(req); err != nil {
 		t.Fatalf("deleting VPC %s: %v", req.VpcId, err)
+	}
+}
+
+// retryOutOfBand retries a call of deleteNetworkOutOfBand while what it depends on is still
+// going (a NAT gateway or EIP settling asynchronously), for up to 30 seconds.
+func retryOutOfBand(t *testing.T, what string, call func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := call()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || !regexp.MustCompile(`DependencyViolation|IncorrectEipStatus|IncorrectStatus`).MatchString(err.Error()) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
