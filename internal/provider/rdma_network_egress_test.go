@@ -162,3 +162,58 @@ func TestAccRDMANetwork_egress(t *testing.T) {
 		},
 	})
 }
+
+// noEgressControlPlane is a network without egress and a control-plane pool on it, whose
+// bootstrap (always rendered for a control plane) downloads from the internet.
+func noEgressControlPlane(providerBlock, mirror string) string {
+	return providerBlock + poolNetworkConfig(`egress = { mode = "none" }`) + fmt.Sprintf(`
+resource "gpucluster_node_pool" "control" {
+  name           = "control"
+  network_id     = gpucluster_rdma_network.net.id
+  scenario       = "engineering_simulation"
+  instance_type  = "ecs.g7.2xlarge"
+  size           = 1
+  package_mirror = %q
+  kubernetes = {
+    role       = "control_plane"
+    join_token = "abcdef.0123456789abcdef"
+  }
+}
+`, mirror)
+}
+
+// bothAttributes matches the refusal: it names the pool's package_mirror, the network's
+// egress.mode and the fix.
+var bothAttributes = regexp.MustCompile(`(?s)package_mirror.*egress\.mode\s+=\s+"none".*mode\s+=\s+"nat"`)
+
+func TestAccNodePool_bootstrapWithoutEgressRefused(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	netOnly := emu.Config() + poolNetworkConfig(`egress = { mode = "none" }`)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				// network_id unknown at plan: the pool is refused at the start of its create,
+				// before any node is asked for.
+				Config:      noEgressControlPlane(emu.Config(), "internet"),
+				ExpectError: bothAttributes,
+			},
+			{
+				Config: netOnly,
+				Check:  checkInstances(emu, 0),
+			},
+			{
+				// network_id known: refused at plan, the mirror notwithstanding.
+				Config:      noEgressControlPlane(emu.Config(), "alibaba_vpc"),
+				PlanOnly:    true,
+				ExpectError: bothAttributes,
+			},
+			{
+				Config: netOnly,
+				Check:  checkInstances(emu, 0),
+			},
+		},
+	})
+}
