@@ -79,11 +79,13 @@ module "cluster" {
   scenario      = var.scenario
   network_id    = gpucluster_rdma_network.this.id
   erdma         = var.network.erdma
-  # Known at plan: the network plans its egress mode from its configuration.
-  network_egress_mode = gpucluster_rdma_network.this.egress.mode
   nccl_env      = var.nccl_env
   control_plane = var.control_plane
   worker_pools  = local.worker_pools
+
+  # Known at plan: the network plans its egress mode from its configuration.
+  network_egress_mode = gpucluster_rdma_network.this.egress.mode
+
   # Built here so that whether there is a disk is known at plan time even while its size is not.
   node_local_disk = local.node_local_disk ? {
     category          = "cloud_essd"
