@@ -217,3 +217,72 @@ func TestAccNodePool_bootstrapWithoutEgressRefused(t *testing.T) {
 		},
 	})
 }
+
+// The data source takes package_mirror into the document and says what still needs the internet.
+func TestAccNodeBootstrap_packageMirror(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	const config = `
+data "gpucluster_node_bootstrap" "cp" {
+  role           = "control_plane"
+  package_mirror = "alibaba_vpc"
+  kubernetes     = { join_token = "abcdef.0123456789abcdef" }
+}
+`
+	ds := "data.gpucluster_node_bootstrap.cp"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)mirrors\.cloud\.aliyuncs\.com/ubuntu/ jammy main.*/etc/pip\.conf.*apt-get update`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("internet_sources"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringRegexp(regexp.MustCompile(`pkgs\.k8s\.io`)),
+					knownvalue.StringRegexp(regexp.MustCompile(`registry\.k8s\.io`)),
+				})),
+			},
+		}},
+	})
+}
+
+// A pool's package_mirror reaches its nodes' user data, and changing it rolls them.
+func TestAccNodePool_packageMirror(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	pool := func(mirror string) string {
+		return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
+resource "gpucluster_node_pool" "control" {
+  name           = "control"
+  network_id     = gpucluster_rdma_network.net.id
+  scenario       = "engineering_simulation"
+  instance_type  = "ecs.g7.2xlarge"
+  size           = 1
+  package_mirror = %q
+  kubernetes = {
+    role       = "control_plane"
+    join_token = "abcdef.0123456789abcdef"
+  }
+}
+`, mirror)
+	}
+	const addr = "gpucluster_node_pool.control"
+	mirrored := []string{"mirrors.cloud.aliyuncs.com/ubuntu/ jammy", "/etc/pip.conf"}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: pool("alibaba_vpc"),
+				Check:  checkUserData(emu, addr, mirrored, nil),
+			},
+			{
+				Config: pool("internet"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+				},
+				Check: checkUserData(emu, addr, []string{"kubeadm init"}, mirrored),
+			},
+		},
+	})
+}
