@@ -511,6 +511,27 @@ output "x" {
 		{name: "module engineering-simulation/malformed cidr_block", module: true, config: badModule("engineering-simulation", `name = "cfd-lab"
   cidr_block = "10.22.0/16"`),
 			attr: `cidr_block`, fix: `such as "10\.22\.0\.0/16"`},
+		{name: "module scenario-cluster/nodes on a network without egress", module: true, config: badModule("scenario-cluster", `scenario = "ai_training"
+  name = "sc-closed"
+  cidr_block = "10.23.0.0/16"
+  network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+  gpu_model = "A100-80GB"
+  worker_pools = { gpu = { size = 2 } }
+  join_token_salt = "matrix"`),
+			attr: `network\.egress_mode = "none"`, fix: `Leave network\.egress_mode unset`},
+		{name: "module cluster-core/unknown package_mirror", module: true, config: badModule("cluster-core", `name = "cc-mirror"
+  scenario = "ai_training"
+  network_id = "`+planOnlyNetworkID+`"
+  package_mirror = "tsinghua"
+  worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
+			attr: `package_mirror`, fix: `internet or alibaba_vpc`},
+		{name: "module cluster-core/nodes on a network without egress", module: true, config: badModule("cluster-core", `name = "cc-closed"
+  scenario = "ai_training"
+  network_id = "`+planOnlyNetworkID+`"
+  network_egress_mode = "none"
+  control_plane = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+  worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
+			attr: `network_egress_mode`, fix: `Set egress = \{ mode = "nat" \} on the gpucluster_rdma_network`},
 		{name: "module storage-tiers/bad bucket name", module: true, config: badModule("storage-tiers", `name = "lab"
   network_id = "`+planOnlyNetworkID+`"
   cold = { bucket_name = "Bad_Bucket", capacity_tib = 1 }`),
