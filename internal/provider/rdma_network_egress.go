@@ -91,7 +91,9 @@ func egressSchema() schema.Attribute {
 			"creates its VPC, `existing` with `vpc_id`.\n\n" +
 			"Updated in place: bandwidth, and switching between `nat` and the others (which creates or removes the NAT gateway, EIP " +
 			"and SNAT entries); an SNAT entry deleted outside Terraform shows in the next plan and the apply puts it back. Deleting " +
-			"the network removes the SNAT entries, unbinds and releases the EIP and deletes the NAT gateway before the vSwitches.",
+			"the network removes the SNAT entries, unbinds and releases the EIP and deletes the NAT gateway before the vSwitches. " +
+			"The mode is recorded on the security group's `gpucluster:options` tag, where a node pool reads it from `network_id`; " +
+			"the NAT gateway and the EIP carry `gpucluster:network-id`, which is how a later apply, import and read find them.",
 		Attributes: map[string]schema.Attribute{
 			"mode": schema.StringAttribute{
 				Optional:            true,
