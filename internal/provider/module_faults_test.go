@@ -262,6 +262,13 @@ func TestAccModuleAITraining_faults(t *testing.T) {
 	if st.Errors["Throttling.User"] == 0 || st.Errors["ServiceUnavailable"] == 0 || st.Errors["ConnectionReset"] == 0 {
 		t.Errorf("the faults were not all injected (%v): the test proves nothing", st.Errors)
 	}
+	// The network's egress went through the same faults: built on apply, removed on destroy.
+	for _, action := range []string{"CreateNatGateway", "AllocateEipAddress", "AssociateEipAddress", "CreateSnatEntry",
+		"DeleteSnatEntry", "ReleaseEipAddress", "DeleteNatGateway"} {
+		if st.Calls[action] == 0 {
+			t.Errorf("no %s call: the module's network built or removed no egress (calls %v)", action, st.Calls)
+		}
+	}
 	emu.setFaults(emulator.Faults{})
 	assertNothingLives(t, emu)
 }
