@@ -168,6 +168,7 @@ func live(r emulator.Resources) map[string]int {
 		"instances": len(r.Instances), "vpcs": len(r.Vpcs), "vswitches": len(r.VSwitches),
 		"security_groups": len(r.SecurityGroups), "deployment_sets": len(r.DeploymentSets),
 		"hpc_clusters": len(r.HpcClusters), "file_systems": len(r.FileSystems), "buckets": len(r.Buckets),
+		"nat_gateways": len(r.NatGateways), "snat_entries": len(r.SnatEntries), "eips": len(r.EIPs),
 	}
 }
 
