@@ -73,6 +73,8 @@ type Options struct {
 	ERDMA bool
 	// NCCLEnv overrides netplan.NCCLEnv(ERDMA) per variable. Workers only.
 	NCCLEnv map[string]string
+	// PackageMirror is where apt and pip look: MirrorInternet ("" too) or MirrorAlibabaVPC.
+	PackageMirror string
 }
 
 // InputError is a mistake in Options; Field names the option (role, kubernetes.join_token,
@@ -169,6 +171,9 @@ func Validate(o Options) (warnings []string, err error) {
 		return nil, &InputError{"role", o.Role, "is not a node role", "use one of " + strings.Join(Roles(), ", ")}
 	}
 	if warnings, err = o.Versions.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkPackageMirror(o.PackageMirror); err != nil {
 		return nil, err
 	}
 	k := o.Kubernetes

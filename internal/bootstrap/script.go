@@ -184,6 +184,9 @@ func script(o Options) string {
 	if worker {
 		pkgs = append(pkgs, "build-essential", "dkms", `"linux-headers-$(uname -r)"`)
 	}
+	for _, line := range mirrorLines(o.PackageMirror) {
+		w("%s", line)
+	}
 	w("step 'base packages'")
 	w("retry apt-get update")
 	w("retry apt-get install -y --no-install-recommends %s", strings.Join(pkgs, " "))

@@ -113,6 +113,14 @@ resource "gpucluster_rdma_network" "erdma" {
   erdma      = true
 }
 `
+	matrixNoEgressNet = `
+resource "gpucluster_rdma_network" "closed" {
+  name       = "closed"
+  cidr_block = "10.33.0.0/16"
+  zone_ids   = ["cn-wulanchabu-a"]
+  egress     = { mode = "none" }
+}
+`
 	matrixToken = "abcdef.0123456789abcdef"
 )
 
@@ -164,6 +172,18 @@ func badInputs(deadEndpoint string) []badInput {
 			attr: `Invalid vswitch_cidrs`, fix: `each vSwitch block must lie inside it`},
 		{name: "network/vswitch_cidrs for a zone not in zone_ids", config: badNet(`vswitch_cidrs = { "cn-wulanchabu-a" = "10.0.0.0/24", "cn-wulanchabu-c" = "10.0.1.0/24" }`),
 			attr: `vswitch_cidrs`, fix: `every key of vswitch_cidrs must be a zone of zone_ids`},
+		{name: "network/egress mode unknown", config: badNet(`egress = { mode = "open" }`),
+			attr: `egress\.mode`, fix: `value must be one of: \["nat" "none" "existing"\]`},
+		{name: "network/egress charge type unknown", config: badNet(`egress = { internet_charge_type = "PayByHour" }`),
+			attr: `egress\.internet_charge_type`, fix: `value must be one of: \["PayByBandwidth" "PayByTraffic"\]`},
+		{name: "network/egress bandwidth above one EIP", config: badNet(`egress = { bandwidth_mbps = 1000 }`),
+			attr: `egress\.bandwidth_mbps = 1000`, fix: `outside 1-500 Mbit/s.*Internet Shared Bandwidth plan`},
+		{name: "network/egress bandwidth above PayByTraffic's ceiling", config: badNet(`egress = { internet_charge_type = "PayByTraffic", bandwidth_mbps = 300 }`),
+			attr: `egress\.bandwidth_mbps = 300`, fix: `outside 1-200 Mbit/s.*PayByBandwidth allows up to 500`},
+		{name: "network/egress bandwidth zero", config: badNet(`egress = { bandwidth_mbps = 0 }`),
+			attr: `egress\.bandwidth_mbps = 0`, fix: `choose a bandwidth in that range`},
+		{name: "network/egress bandwidth without a NAT gateway", config: badNet(`egress = { mode = "none", bandwidth_mbps = 100 }`),
+			attr: `egress\.bandwidth_mbps`, fix: `Remove egress\.bandwidth_mbps, or set egress\.mode = "nat"`},
 		{name: "network/zone outside the region", config: badNetwork(`  name = "bad-net"
   cidr_block = "10.0.0.0/16"
   zone_ids = ["cn-hangzhou-a"]`),
@@ -286,6 +306,16 @@ func badInputs(deadEndpoint string) []badInput {
   instance_type = "ecs.sccgn7ex.32xlarge"
   size = 2`),
 			attr: `network_id`, fix: `set hpc_cluster = true on the gpucluster_rdma_network of network_id`},
+		{name: "pool/package_mirror unknown", config: a100Pool(`package_mirror = "tsinghua"`),
+			attr: `package_mirror`, fix: `value must be one of: \["internet" "alibaba_vpc"\]`},
+		{name: "pool/internet bootstrap on a network without egress", setup: matrixNoEgressNet,
+			config: badNodePool("gpucluster_rdma_network.closed.id", `name = "bad"
+  scenario = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size = 1
+  package_mirror = "alibaba_vpc"
+  kubernetes = { role = "control_plane", join_token = "`+matrixToken+`" }`),
+			attr: `package_mirror.*egress\.mode = "none"`, fix: `set egress = \{ mode = "nat" \} on the network`},
 		{name: "pool/zone the network does not cover", setup: matrixPlainNet,
 			config: badNodePool("gpucluster_rdma_network.plain.id", `name = "bad"
   scenario = "ai_training"
@@ -403,6 +433,13 @@ data "gpucluster_node_bootstrap" "x" {
   kubernetes = { api_endpoint = "10.0.0.10:6443", join_token = "Not-A-Token" }
 }
 `, attr: `kubernetes\.join_token`, fix: `kubeadm token generate`},
+		{name: "data node_bootstrap/package_mirror unknown", config: `
+data "gpucluster_node_bootstrap" "x" {
+  role           = "control_plane"
+  package_mirror = "tsinghua"
+  kubernetes     = { join_token = "` + matrixToken + `" }
+}
+`, attr: `package_mirror`, fix: `value must be one of: \["internet" "alibaba_vpc"\]`},
 		{name: "data node_bootstrap/worker without api_endpoint", config: `
 data "gpucluster_node_bootstrap" "x" {
   role       = "gpu_worker"
@@ -474,6 +511,27 @@ output "x" {
 		{name: "module engineering-simulation/malformed cidr_block", module: true, config: badModule("engineering-simulation", `name = "cfd-lab"
   cidr_block = "10.22.0/16"`),
 			attr: `cidr_block`, fix: `such as "10\.22\.0\.0/16"`},
+		{name: "module scenario-cluster/nodes on a network without egress", module: true, config: badModule("scenario-cluster", `scenario = "ai_training"
+  name = "sc-closed"
+  cidr_block = "10.23.0.0/16"
+  network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+  gpu_model = "A100-80GB"
+  worker_pools = { gpu = { size = 2 } }
+  join_token_salt = "matrix"`),
+			attr: `network\.egress_mode = "none"`, fix: `Leave network\.egress_mode unset`},
+		{name: "module cluster-core/unknown package_mirror", module: true, config: badModule("cluster-core", `name = "cc-mirror"
+  scenario = "ai_training"
+  network_id = "`+planOnlyNetworkID+`"
+  package_mirror = "tsinghua"
+  worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
+			attr: `package_mirror`, fix: `internet or alibaba_vpc`},
+		{name: "module cluster-core/nodes on a network without egress", module: true, config: badModule("cluster-core", `name = "cc-closed"
+  scenario = "ai_training"
+  network_id = "`+planOnlyNetworkID+`"
+  network_egress_mode = "none"
+  control_plane = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+  worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
+			attr: `network_egress_mode`, fix: `Set egress = \{ mode = "nat" \} on the gpucluster_rdma_network`},
 		{name: "module storage-tiers/bad bucket name", module: true, config: badModule("storage-tiers", `name = "lab"
   network_id = "`+planOnlyNetworkID+`"
   cold = { bucket_name = "Bad_Bucket", capacity_tib = 1 }`),

@@ -115,6 +115,16 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
 					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
 			},
+			"package_mirror": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: packageMirrorDoc,
+				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+			},
+			"internet_sources": schema.ListAttribute{
+				Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
+					"(a network `egress` of `nat` or `existing`). Never empty today: see `package_mirror`.",
+			},
 			"nccl_env": schema.MapAttribute{
 				Optional: true, Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
@@ -129,13 +139,15 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 type nodeBootstrapModel struct {
-	Role       types.String         `tfsdk:"role"`
-	Versions   *bootstrapVersions   `tfsdk:"versions"`
-	Kubernetes *bootstrapKubernetes `tfsdk:"kubernetes"`
-	Mounts     []string             `tfsdk:"mounts"`
-	ERDMA      types.Bool           `tfsdk:"erdma"`
-	NCCLEnv    types.Map            `tfsdk:"nccl_env"`
-	CloudInit  types.String         `tfsdk:"cloud_init"`
+	Role            types.String         `tfsdk:"role"`
+	Versions        *bootstrapVersions   `tfsdk:"versions"`
+	Kubernetes      *bootstrapKubernetes `tfsdk:"kubernetes"`
+	Mounts          []string             `tfsdk:"mounts"`
+	ERDMA           types.Bool           `tfsdk:"erdma"`
+	PackageMirror   types.String         `tfsdk:"package_mirror"`
+	InternetSources types.List           `tfsdk:"internet_sources"`
+	NCCLEnv         types.Map            `tfsdk:"nccl_env"`
+	CloudInit       types.String         `tfsdk:"cloud_init"`
 }
 
 type bootstrapVersions struct {
@@ -168,7 +180,7 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	role := m.Role.ValueString()
 	summary := "Rendering node bootstrap for role " + role
-	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool()}
+	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString()}
 	if m.Versions != nil {
 		opts.Versions = bootstrap.Versions{Driver: m.Versions.Driver.ValueString(), CUDA: m.Versions.CUDA.ValueString(),
 			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
@@ -215,6 +227,7 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 		m.NCCLEnv, diags = types.MapValueFrom(ctx, types.StringType, env)
 		resp.Diagnostics.Append(diags...)
 	}
+	m.InternetSources = stringList(bootstrap.InternetSources(opts))
 	m.CloudInit = types.StringValue(doc)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

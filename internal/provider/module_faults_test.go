@@ -168,6 +168,7 @@ func live(r emulator.Resources) map[string]int {
 		"instances": len(r.Instances), "vpcs": len(r.Vpcs), "vswitches": len(r.VSwitches),
 		"security_groups": len(r.SecurityGroups), "deployment_sets": len(r.DeploymentSets),
 		"hpc_clusters": len(r.HpcClusters), "file_systems": len(r.FileSystems), "buckets": len(r.Buckets),
+		"nat_gateways": len(r.NatGateways), "snat_entries": len(r.SnatEntries), "eips": len(r.EIPs),
 	}
 }
 
@@ -261,6 +262,13 @@ func TestAccModuleAITraining_faults(t *testing.T) {
 		st.Total, st.Errors["Throttling.User"], st.Errors["ServiceUnavailable"], st.Errors["ConnectionReset"])
 	if st.Errors["Throttling.User"] == 0 || st.Errors["ServiceUnavailable"] == 0 || st.Errors["ConnectionReset"] == 0 {
 		t.Errorf("the faults were not all injected (%v): the test proves nothing", st.Errors)
+	}
+	// The network's egress went through the same faults: built on apply, removed on destroy.
+	for _, action := range []string{"CreateNatGateway", "AllocateEipAddress", "AssociateEipAddress", "CreateSnatEntry",
+		"DeleteSnatEntry", "ReleaseEipAddress", "DeleteNatGateway"} {
+		if st.Calls[action] == 0 {
+			t.Errorf("no %s call: the module's network built or removed no egress (calls %v)", action, st.Calls)
+		}
 	}
 	emu.setFaults(emulator.Faults{})
 	assertNothingLives(t, emu)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
@@ -44,6 +45,7 @@ type nodePoolModel struct {
 	NodeTaints           types.List     `tfsdk:"node_taints"`
 	Mounts               types.List     `tfsdk:"mounts"`
 	Bootstrap            types.Bool     `tfsdk:"bootstrap"`
+	PackageMirror        types.String   `tfsdk:"package_mirror"`
 	UserData             types.String   `tfsdk:"user_data"`
 	UpdateStrategy       types.Object   `tfsdk:"update_strategy"`
 	Tags                 types.Map      `tfsdk:"tags"`
@@ -256,6 +258,7 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		Kubernetes:           types.ObjectNull(k8sAttrTypes),
 		UpdateStrategy:       types.ObjectNull(updateAttrTypes),
 		Bootstrap:            types.BoolValue(true),
+		PackageMirror:        types.StringValue(bootstrap.MirrorInternet),
 		Findings:             types.ListNull(findingObjectType),
 		EstimatedHourlyPrice: types.Float64Null(),
 		Tags:                 types.MapNull(types.StringType),

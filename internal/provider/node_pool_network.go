@@ -23,6 +23,9 @@ type poolNetwork struct {
 	Placement      string
 	DeploymentSets []deploymentSetUse
 	HPCClusterID   string
+	// Egress is the network's egress mode (nat, none, existing; "" for a network made before
+	// egress existed, taken as having a route out).
+	Egress string
 }
 
 type deploymentSetUse struct {
@@ -43,6 +46,7 @@ func loadPoolNetwork(ctx context.Context, c *cloud.Client, id string) (poolNetwo
 		VPCID:           rec.VPCID,
 		SecurityGroupID: id,
 		ERDMA:           rec.Options.ERDMA,
+		Egress:          rec.Options.Egress,
 		VSwitchIDs:      map[string]string{},
 	}
 	for _, sw := range rec.VSwitches {

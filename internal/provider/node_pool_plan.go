@@ -448,6 +448,10 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64),
 		spec.Role, k8s.APIEndpoint.ValueString(), k8s.CACertHash.ValueString(), k8s.PodSubnet.ValueString(),
 		strings.Join(mounts, "\n"), strconv.FormatBool(spec.ERDMA), strconv.FormatBool(!plan.Bootstrap.Equal(types.BoolValue(false))))
+	if m := plan.PackageMirror.ValueString(); m != "" && m != bootstrap.MirrorInternet {
+		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)
+	}
 
 	diags.Append(renderBootstrap(&spec, plan, k8s, mounts, atApply)...)
 	return spec, diags
@@ -459,6 +463,12 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
+		return diags
+	}
+	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
+	rendered := spec.Role == bootstrap.RoleControlPlane || k8s.APIEndpoint.IsUnknown() || k8s.APIEndpoint.ValueString() != ""
+	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() {
+		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
 		return diags
 	}
 	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) {
@@ -481,8 +491,9 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 			PodSubnet:   k8s.PodSubnet.ValueString(),
 			Labels:      spec.Labels,
 		},
-		Mounts: mounts,
-		ERDMA:  spec.ERDMA,
+		Mounts:        mounts,
+		ERDMA:         spec.ERDMA,
+		PackageMirror: plan.PackageMirror.ValueString(),
 	}
 	for _, t := range spec.Taints {
 		kv, effect, _ := strings.Cut(t, ":")
@@ -509,6 +520,21 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 		return diags
 	}
 	spec.UserData = doc
+	return diags
+}
+
+// bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
+// a network that gives its members no route out: every node's cloud-init would fail.
+func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
+	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
+		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, role %s) downloads from the internet: %s. "+
+			"Its network %s has egress.mode = \"none\" (gpucluster_rdma_network), which gives members no route out, so every node's "+
+			"cloud-init would fail.\nFix: set egress = { mode = \"nat\" } on the network (or \"existing\" when a NAT gateway or transit "+
+			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves the Ubuntu packages from inside the VPC, "+
+			"but not the NVIDIA and Kubernetes downloads: without egress, use an image with all of them preinstalled and set bootstrap = false.",
+			mirror, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
 	return diags
 }
 

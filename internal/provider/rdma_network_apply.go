@@ -248,7 +248,7 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 
 	// The security group's tags are read from the cloud (they carry the settings too); the
 	// VPC's and the vSwitches' tags are moved only when the name or the user tags changed.
-	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ch.OwnsVPC}
+	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ch.OwnsVPC, Egress: in.Egress.Mode}
 	if err := c.SyncTags(ctx, cloud.KindSecurityGroup, []string{ch.ID}, g.Tags, securityGroupTags(in, opts)); err != nil {
 		return "tagging the security group", err
 	}
@@ -281,16 +281,24 @@ type networkRemoval struct {
 	ID, Name, VPCID string
 	OwnsVPC         bool
 	HPCClusterID    string
+	// Egress holds the ids of the egress the state knows; what carries the network's tags is
+	// found and removed too.
+	Egress egressState
 	// VSwitchIDs are the vSwitches in the state; the ones tagged with the network's id are
 	// deleted too.
 	VSwitchIDs []string
 }
 
-// deleteNetwork removes a network in dependency order: what holds instances first (HPC cluster,
+// deleteNetwork removes a network in dependency order: the egress (SNAT entries, EIP, NAT
+// gateway), what holds instances (HPC cluster,
 // deployment sets), then the security group, the vSwitches, and the VPC last. Each step treats
 // not found as done and waits out DependencyViolation while members drain, within ctx. It
 // returns the failed step with the error.
 func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (string, error) {
+	// The NAT gateway sits in a vSwitch: the egress goes before anything else.
+	if step, err := removeEgress(ctx, c, rm.ID, rm.VPCID, rm.Egress); err != nil {
+		return "egress: " + step, err
+	}
 	if _, err := reconcileHPC(ctx, c, rm.ID, rm.Name, false); err != nil {
 		return "HPC cluster", err
 	}

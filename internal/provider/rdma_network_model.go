@@ -44,6 +44,7 @@ type rdmaNetworkModel struct {
 	NCCLEnv            types.Map      `tfsdk:"nccl_env"`
 	BandwidthPlan      types.Object   `tfsdk:"bandwidth_plan"`
 	SecurityGroupRules types.List     `tfsdk:"security_group_rules"`
+	Egress             types.Object   `tfsdk:"egress"`
 }
 
 // networkInputs is a planned model as plain Go values.
@@ -60,6 +61,14 @@ type networkInputs struct {
 	ERDMA           bool
 	HPCCluster      bool
 	Tags            map[string]string
+	Egress          egressInputs
+}
+
+// egressInputs is the planned egress: the mode, and the EIP's billing and bandwidth for nat.
+type egressInputs struct {
+	Mode          string
+	ChargeType    string
+	BandwidthMbps int
 }
 
 func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagnostics) {
@@ -81,6 +90,8 @@ func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagn
 	}
 	sort.Strings(in.Zones)
 	sort.Strings(in.AdminCIDRs)
+	e, _ := egressOf(ctx, m.Egress, &diags)
+	in.Egress = egressInputs{Mode: e.Mode.ValueString(), ChargeType: e.InternetChargeType.ValueString(), BandwidthMbps: int(e.BandwidthMbps.ValueInt64())}
 	return in, diags
 }
 
@@ -111,6 +122,7 @@ func (m rdmaNetworkModel) withUnknownsNull() rdmaNetworkModel {
 	if m.VSwitchCIDRs.IsUnknown() {
 		m.VSwitchCIDRs = types.MapNull(types.StringType)
 	}
+	m.Egress = egressWithUnknownsNull(m.Egress)
 	return m
 }
 
@@ -287,6 +299,25 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		m.HPCCluster = types.BoolValue(true)
 		m.HPCClusterID = types.StringValue(h.ID)
 	}
+	st, err := readEgress(ctx, c, id, g.VPCID, vswitches)
+	if err != nil {
+		diags.AddError("Error "+what+": egress", err.Error())
+		return m, "", diags
+	}
+	mode := opts.Egress
+	if mode == "" {
+		// A network made before egress existed: say what the cloud shows.
+		switch {
+		case st.NATGatewayID != "":
+			mode = EgressNAT
+		case opts.OwnsVPC:
+			mode = EgressNone
+		default:
+			mode = EgressExisting
+		}
+	}
+	priorEgress, _ := egressOf(ctx, prior.Egress, &diags)
+	m.Egress = egressValue(mode, st, priorEgress)
 	tflog.Debug(ctx, "read RDMA network", map[string]any{"id": id, "vpc_id": g.VPCID, "zones": zones, "rules": len(rules)})
 	return m, "", diags
 }

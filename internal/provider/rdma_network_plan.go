@@ -120,6 +120,7 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 	}
 
 	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
+	validateEgressConfig(ctx, cfg.Egress, &resp.Diagnostics)
 }
 
 // ModifyPlan fills what follows from the configuration (carved vSwitch blocks, placement figures,
@@ -198,6 +199,8 @@ func (r *rdmaNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 			plan.HPCClusterID = types.StringUnknown()
 		}
 	}
+
+	plan.Egress = planEgress(ctx, config, plan, prior, &resp.Diagnostics)
 
 	// API checks, on create only (zones and cidr_block force a new network anyway).
 	if prior == nil && r.client != nil {

@@ -244,6 +244,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Default:             booldefault.StaticBool(true),
 				MarkdownDescription: "Render the provider's node bootstrap into the nodes' cloud-init (default true). Set false to bring your own image or `user_data` entirely.",
 			},
+			"package_mirror": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(bootstrap.MirrorInternet),
+				MarkdownDescription: packageMirrorDoc + " Changing it rolls the nodes. A pool whose bootstrap needs the internet on a network with `egress.mode = \"none\"` is refused at plan (at apply, before any node is asked for, when `network_id` is not known at plan).",
+				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+			},
 			"node_labels": schema.MapAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,

@@ -179,6 +179,7 @@ func (r *rdmaNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"Keys starting with `gpucluster:` are reserved. Updated in place.", maxUserTags),
 			},
 			"timeouts": timeoutsAttribute(ctx),
+			"egress":   egressSchema(),
 
 			"vswitch_ids": schema.MapAttribute{
 				Computed:            true,
@@ -280,7 +281,7 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	}
 
 	// 2. The security group: its id is the network's id, saved before anything else waits.
-	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC}
+	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC, Egress: in.Egress.Mode}
 	sgID, err := createSecurityGroup(ctx, c, vpcID, in, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group in VPC "+vpcID, err.Error())
@@ -308,12 +309,24 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			return
 		}
 	}
-	// 4. Rules: members, admins, deny cross-segment.
+	// 4. Egress: NAT gateway, EIP, one SNAT entry per vSwitch.
+	if in.Egress.Mode == EgressNAT {
+		vswitches, err := networkVSwitches(ctx, c, vpcID, sgID)
+		if err != nil {
+			fail("listing vSwitches for egress", err)
+			return
+		}
+		if step, err := ensureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
+			fail("egress: "+step, err)
+			return
+		}
+	}
+	// 5. Rules: members, admins, deny cross-segment.
 	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
 		fail("security group rules", err)
 		return
 	}
-	// 5. Placement groups and the HPC cluster.
+	// 6. Placement groups and the HPC cluster.
 	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
 		fail("placement groups", err)
 		return
@@ -409,6 +422,13 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 		return
 	}
 
+	priorEgress, _ := egressOf(ctx, prior.Egress, &resp.Diagnostics)
+	if step, err := updateEgress(ctx, c, networkChange{ID: sgID, VPCID: vpcID, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
+		NameChanged: !prior.Name.Equal(plan.Name), TagsChanged: !prior.Tags.Equal(plan.Tags)}, priorEgress); err != nil {
+		resp.Diagnostics.AddError("Error "+what+": egress: "+step, err.Error())
+		return
+	}
+
 	// Rules: authorise new before revoking old.
 	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group rules", err.Error())
@@ -459,7 +479,8 @@ func (r *rdmaNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	stateIDs := map[string]string{}
 	resp.Diagnostics.Append(prior.VSwitchIDs.ElementsAs(ctx, &stateIDs, false)...)
 	rm := networkRemoval{ID: sgID, Name: prior.Name.ValueString(), VPCID: prior.VPCID.ValueString(),
-		OwnsVPC: prior.VPCManaged.ValueBool(), HPCClusterID: prior.HPCClusterID.ValueString()}
+		OwnsVPC: prior.VPCManaged.ValueBool(), HPCClusterID: prior.HPCClusterID.ValueString(),
+		Egress: egressStateOf(ctx, prior.Egress, &resp.Diagnostics)}
 	for _, id := range stateIDs {
 		rm.VSwitchIDs = append(rm.VSwitchIDs, id)
 	}

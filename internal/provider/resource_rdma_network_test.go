@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -389,6 +390,9 @@ type resourcesView struct {
 	SecurityGroups []map[string]any `json:"security_groups"`
 	DeploymentSets []map[string]any `json:"deployment_sets"`
 	HpcClusters    []map[string]any `json:"hpc_clusters"`
+	NatGateways    []map[string]any `json:"nat_gateways"`
+	SnatEntries    []map[string]any `json:"snat_entries"`
+	EIPs           []map[string]any `json:"eips"`
 }
 
 // checkNetworkDestroyed is a CheckDestroy: the emulator holds no network object, except the
@@ -412,9 +416,10 @@ func checkNetworkDestroyed(emu *acctest.Emulator, keep []string) func(*terraform
 		if !slices.Equal(vpcs, keep) && !(len(vpcs) == 0 && len(keep) == 0) {
 			return fmt.Errorf("VPCs left after destroy: %v (want exactly %v)", vpcs, keep)
 		}
-		if n := len(res.VSwitches) + len(res.SecurityGroups) + len(res.DeploymentSets) + len(res.HpcClusters); n > 0 {
-			return fmt.Errorf("left behind after destroy: vSwitches %v, security groups %v, deployment sets %v, HPC clusters %v",
-				res.VSwitches, res.SecurityGroups, res.DeploymentSets, res.HpcClusters)
+		if n := len(res.VSwitches) + len(res.SecurityGroups) + len(res.DeploymentSets) + len(res.HpcClusters) +
+			len(res.NatGateways) + len(res.SnatEntries) + len(res.EIPs); n > 0 {
+			return fmt.Errorf("left behind after destroy: vSwitches %v, security groups %v, deployment sets %v, HPC clusters %v, NAT gateways %v, SNAT entries %v, EIPs %v",
+				res.VSwitches, res.SecurityGroups, res.DeploymentSets, res.HpcClusters, res.NatGateways, res.SnatEntries, res.EIPs)
 		}
 		return nil
 	}
@@ -517,6 +522,25 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 			}
 		}
 	}
+	if id := st.Attributes["egress.nat_gateway_id"]; id != "" {
+		// Force: the service deletes the SNAT entries and unbinds the EIP itself.
+		req := vpc.CreateDeleteNatGatewayRequest()
+		req.RegionId = acctest.Region
+		req.NatGatewayId = id
+		req.Force = requests.NewBoolean(true)
+		if _, err := vc.DeleteNatGateway(req); err != nil {
+			t.Fatalf("deleting NAT gateway %s: %v", id, err)
+		}
+	}
+	if id := st.Attributes["egress.eip_id"]; id != "" {
+		retryOutOfBand(t, "releasing EIP "+id, func() error {
+			req := vpc.CreateReleaseEipAddressRequest()
+			req.RegionId = acctest.Region
+			req.AllocationId = id
+			_, err := vc.ReleaseEipAddress(req)
+			return err
+		})
+	}
 	sg := ecs.CreateDeleteSecurityGroupRequest()
 	sg.RegionId = acctest.Region
 	sg.SecurityGroupId = st.ID
@@ -525,12 +549,13 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 	}
 	for k, v := range st.Attributes {
 		if strings.HasPrefix(k, "vswitch_ids.") && k != "vswitch_ids.%" {
-			req := vpc.CreateDeleteVSwitchRequest()
-			req.RegionId = acctest.Region
-			req.VSwitchId = v
-			if _, err := vc.DeleteVSwitch(req); err != nil {
-				t.Fatalf("deleting vSwitch %s: %v", v, err)
-			}
+			retryOutOfBand(t, "deleting vSwitch "+v, func() error {
+				req := vpc.CreateDeleteVSwitchRequest()
+				req.RegionId = acctest.Region
+				req.VSwitchId = v
+				_, err := vc.DeleteVSwitch(req)
+				return err
+			})
 		}
 	}
 	req := vpc.CreateDeleteVpcRequest()
@@ -538,6 +563,23 @@ func deleteNetworkOutOfBand(t *testing.T, emu *acctest.Emulator, st *terraform.I
 	req.VpcId = st.Attributes["vpc_id"]
 	if _, err := vc.DeleteVpc(req); err != nil {
 		t.Fatalf("deleting VPC %s: %v", req.VpcId, err)
+	}
+}
+
+// retryOutOfBand retries a call of deleteNetworkOutOfBand while what it depends on is still
+// going (a NAT gateway or EIP settling asynchronously), for up to 30 seconds.
+func retryOutOfBand(t *testing.T, what string, call func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := call()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || !regexp.MustCompile(`DependencyViolation|IncorrectEipStatus|IncorrectStatus`).MatchString(err.Error()) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -24,10 +24,18 @@ type networkOptions struct {
 	ERDMA          bool
 	AllowPublicSSH bool
 	OwnsVPC        bool
+	// Egress is the egress mode (nat, none or existing), which node pools read to refuse a
+	// bootstrap that needs the internet on a network without a way out. "" on a network made
+	// before the provider had egress.
+	Egress string
 }
 
 func (o networkOptions) encode() string {
-	return fmt.Sprintf("cidr=%s,erdma=%t,public_ssh=%t,own_vpc=%t", o.CIDRBlock, o.ERDMA, o.AllowPublicSSH, o.OwnsVPC)
+	s := fmt.Sprintf("cidr=%s,erdma=%t,public_ssh=%t,own_vpc=%t", o.CIDRBlock, o.ERDMA, o.AllowPublicSSH, o.OwnsVPC)
+	if o.Egress != "" {
+		s += ",egress=" + o.Egress
+	}
+	return s
 }
 
 func decodeOptions(s string) (networkOptions, bool) {
@@ -48,6 +56,9 @@ func decodeOptions(s string) (networkOptions, bool) {
 			o.AllowPublicSSH = b
 		case "own_vpc":
 			o.OwnsVPC = b
+		case "egress":
+			o.Egress = v
+			continue // optional: not counted
 		default:
 			continue
 		}

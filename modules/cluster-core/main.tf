@@ -17,8 +17,14 @@ locals {
     substr(sha256("token-secret/${local.token_seed}"), 0, 16),
   ]))
 
-  versions     = { for k, v in var.software_versions : k => v if v != null }
+  versions = { for k, v in var.software_versions : k => v if v != null }
+
   api_endpoint = var.control_plane.enabled ? "${gpucluster_node_pool.control_plane[0].nodes[0].private_ip}:6443" : var.control_plane.api_endpoint
+
+  # Every pool here runs the node bootstrap, which needs a route to the internet whatever
+  # package_mirror says: the in-VPC mirror carries Ubuntu and PyPI, not NVIDIA's or Kubernetes'
+  # repositories and images.
+  no_egress_message = "The node bootstrap (package_mirror = \"${var.package_mirror}\") downloads the NVIDIA driver, CUDA, NCCL, the container toolkit and the Kubernetes packages and images from the internet, but the network's egress.mode is \"none\" (network_egress_mode): every node's cloud-init would fail. Set egress = { mode = \"nat\" } on the gpucluster_rdma_network (or \"existing\" with a route of your own); package_mirror = \"alibaba_vpc\" alone does not remove the need."
 }
 
 # Warn (not fail) when the join token is predictable: fine for a test cluster, not for production.
@@ -32,8 +38,9 @@ check "join_token_secrecy" {
 data "gpucluster_node_bootstrap" "control_plane" {
   count = var.control_plane.enabled ? 1 : 0
 
-  role     = "control_plane"
-  versions = length(local.versions) == 0 ? null : local.versions
+  role           = "control_plane"
+  versions       = length(local.versions) == 0 ? null : local.versions
+  package_mirror = var.package_mirror
   kubernetes = {
     join_token = local.join_token
     pod_subnet = var.control_plane.pod_subnet
@@ -56,16 +63,24 @@ resource "gpucluster_node_pool" "control_plane" {
   kubernetes = {
     role = "control_plane"
   }
+
+  lifecycle {
+    precondition {
+      condition     = var.network_egress_mode != "none"
+      error_message = local.no_egress_message
+    }
+  }
 }
 
 data "gpucluster_node_bootstrap" "worker" {
   for_each = var.worker_pools
 
-  role     = "gpu_worker"
-  versions = length(local.versions) == 0 ? null : local.versions
-  erdma    = var.erdma
-  nccl_env = length(var.nccl_env) == 0 ? null : var.nccl_env
-  mounts   = var.mounts
+  role           = "gpu_worker"
+  versions       = length(local.versions) == 0 ? null : local.versions
+  package_mirror = var.package_mirror
+  erdma          = var.erdma
+  nccl_env       = length(var.nccl_env) == 0 ? null : var.nccl_env
+  mounts         = var.mounts
   kubernetes = {
     api_endpoint = local.api_endpoint
     join_token   = local.join_token
@@ -116,6 +131,13 @@ resource "gpucluster_node_pool" "worker" {
     role   = "gpu_worker"
     labels = each.value.labels
     taints = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
+  }
+
+  lifecycle {
+    precondition {
+      condition     = var.network_egress_mode != "none"
+      error_message = local.no_egress_message
+    }
   }
 }
 

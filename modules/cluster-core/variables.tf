@@ -224,3 +224,26 @@ variable "tags" {
     error_message = "Tag keys starting with gpucluster: are the provider's own; use another prefix."
   }
 }
+
+variable "network_egress_mode" {
+  description = "egress.mode of the gpucluster_rdma_network of network_id (nat, none or existing), such as gpucluster_rdma_network.x.egress.mode. The node bootstrap downloads the NVIDIA driver, CUDA, NCCL, the container toolkit, the Kubernetes packages and images from the internet, so \"none\" is refused at plan. Null: not checked."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.network_egress_mode == null || contains(["nat", "none", "existing"], coalesce(var.network_egress_mode, "nat"))
+    error_message = "network_egress_mode is the network's egress.mode: nat, none or existing."
+  }
+}
+
+variable "package_mirror" {
+  description = "Where the node bootstrap takes Ubuntu packages from (and where nodes' pip looks): internet (default) or alibaba_vpc (Alibaba Cloud's in-VPC mirror, mirrors.cloud.aliyuncs.com). The NVIDIA and Kubernetes downloads still need the internet either way."
+  type        = string
+  default     = "internet"
+  nullable    = false
+
+  validation {
+    condition     = contains(["internet", "alibaba_vpc"], var.package_mirror)
+    error_message = "package_mirror must be internet or alibaba_vpc."
+  }
+}

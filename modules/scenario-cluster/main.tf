@@ -27,7 +27,18 @@ resource "gpucluster_rdma_network" "this" {
   placement        = var.network.placement
   placement_groups = local.placement_groups
   hpc_cluster      = var.network.hpc_cluster
+  egress           = var.network.egress_mode == null ? null : { mode = var.network.egress_mode }
   tags             = var.tags
+
+  lifecycle {
+    # Every node of this module runs the node bootstrap, which downloads from the internet (the
+    # NVIDIA and Kubernetes repositories and images have no in-VPC mirror): refuse at plan, before
+    # anything is created. ../cluster-core checks the same on its pools for its other callers.
+    precondition {
+      condition     = var.network.egress_mode != "none"
+      error_message = "network.egress_mode = \"none\" gives the cluster's nodes no route to the internet, but their bootstrap (package_mirror \"internet\" or \"alibaba_vpc\" alike) downloads the NVIDIA driver, CUDA, NCCL, the container toolkit and the Kubernetes packages and images from it. Leave network.egress_mode unset (\"nat\": a NAT gateway and EIP of the network's own), or set it to \"existing\" when a route of your own leads out."
+    }
+  }
 }
 
 module "storage" {
@@ -71,6 +82,10 @@ module "cluster" {
   nccl_env      = var.nccl_env
   control_plane = var.control_plane
   worker_pools  = local.worker_pools
+
+  # Known at plan: the network plans its egress mode from its configuration.
+  network_egress_mode = gpucluster_rdma_network.this.egress.mode
+
   # Built here so that whether there is a disk is known at plan time even while its size is not.
   node_local_disk = local.node_local_disk ? {
     category          = "cloud_essd"

@@ -30,12 +30,13 @@ variable "zone_count" {
 }
 
 variable "network" {
-  description = "Interconnect: erdma, placement (none, low_latency or spread), placement_groups (null: enough for every node), hpc_cluster."
+  description = "Interconnect: erdma, placement (none, low_latency or spread), placement_groups (null: enough for every node), hpc_cluster, egress_mode (the network's egress.mode; null: nat, a NAT gateway and EIP of the network's own)."
   type = object({
     erdma            = bool
     placement        = string
     placement_groups = optional(number)
     hpc_cluster      = optional(bool, false)
+    egress_mode      = optional(string)
   })
   nullable = false
 

@@ -17,6 +17,9 @@ locals {
 
 data "gpucluster_node_bootstrap" "control_plane" {
   role = "control_plane"
+  # Ubuntu packages and PyPI from Alibaba Cloud's in-VPC mirror; internet_sources lists what
+  # still comes from the internet (the Kubernetes packages and images).
+  package_mirror = "alibaba_vpc"
   kubernetes = {
     join_token = local.join_token
     pod_subnet = "10.244.0.0/16"

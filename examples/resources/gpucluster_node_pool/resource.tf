@@ -24,6 +24,10 @@ resource "gpucluster_node_pool" "training" {
     labels = { "team" = "foundation-models" }
   }
 
+  # Ubuntu packages from the in-VPC mirror; the NVIDIA and Kubernetes downloads still go through
+  # the network's egress (a network with egress.mode = "none" is refused at plan).
+  package_mirror = "alibaba_vpc"
+
   update_strategy = {
     max_unavailable = 2
   }

@@ -12,6 +12,15 @@ resource "gpucluster_rdma_network" "training" {
   placement_groups = 4 # 4 x 20 = up to 80 nodes
   erdma            = true
 
+  # Egress for the node bootstrap: a NAT gateway, an EIP and an SNAT entry per vSwitch. "nat" is
+  # the default here (the network creates its VPC); one pay-as-you-go EIP billed by bandwidth
+  # tops out at 500 Mbit/s, below the scenario's 10 Gbit/s target (the plan warns).
+  egress = {
+    mode                 = "nat"
+    internet_charge_type = "PayByBandwidth"
+    bandwidth_mbps       = 500
+  }
+
   tags = {
     project = "foundation-models"
   }
@@ -32,10 +41,19 @@ resource "gpucluster_rdma_network" "cfd" {
   vswitch_cidrs = { "cn-wulanchabu-a" = "10.50.8.0/24" }
   admin_cidrs   = ["10.50.0.0/24"]
   hpc_cluster   = true
+  # The research VPC already routes out through the institute's own NAT gateway; "existing" is
+  # the default with vpc_id and creates nothing.
+  egress = { mode = "existing" }
 }
 
 # Hand the NCCL settings to the job launcher.
 output "nccl_env" {
   description = "NCCL environment variables for jobs on the training network."
   value       = gpucluster_rdma_network.training.nccl_env
+}
+
+# The EIP members' traffic to the internet comes from, for allow-lists of package mirrors.
+output "egress_address" {
+  description = "Source address of the training network's traffic to the internet."
+  value       = gpucluster_rdma_network.training.egress.eip_address
 }

@@ -7,6 +7,23 @@ run "network" {
   }
 }
 
+run "refuses_nodes_without_egress" {
+  command = plan
+
+  variables {
+    name                = "cc-noegress"
+    scenario            = "ai_training"
+    network_id          = run.network.network_id
+    network_egress_mode = "none"
+    package_mirror      = "alibaba_vpc"
+    join_token_salt     = "test-salt"
+    control_plane       = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+    worker_pools        = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }
+  }
+
+  expect_failures = [gpucluster_node_pool.worker]
+}
+
 run "external_control_plane" {
   variables {
     name            = "cc-test"

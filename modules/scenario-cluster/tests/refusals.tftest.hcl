@@ -52,3 +52,13 @@ run "refuses_unknown_placement" {
 
   expect_failures = [var.network]
 }
+
+run "refuses_nodes_without_egress" {
+  command = plan
+
+  variables {
+    network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+  }
+
+  expect_failures = [gpucluster_rdma_network.this]
+}

@@ -1,0 +1,93 @@
+package provider
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+// An apply interrupted after the NAT gateway, or after the EIP, is picked up by the next one:
+// it adopts what exists (by tags) instead of making a second gateway or address, and builds the
+// rest. Removing twice is harmless and leaves nothing.
+func TestEgressAdoptsAfterInterruptedApply(t *testing.T) {
+	srv, err := emulator.New(emulator.Config{AccessKey: "ak", SecretKey: "sk", BootTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := cloud.New(ctx, cloud.Config{Region: "cn-wulanchabu", Credentials: cloud.Credentials{AccessKeyID: "ak", AccessKeySecret: "sk"},
+		Endpoint: url, MaxRetries: 3, UserAgent: "gpucluster-test/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpcID, err := c.CreateVPC(ctx, cloud.VPCInput{Name: "adopt", CIDRBlock: "10.0.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitVPCAvailable(ctx, vpcID); err != nil {
+		t.Fatal(err)
+	}
+	var vswitches []cloud.VSwitch
+	for i, cidr := range []string{"10.0.1.0/24", "10.0.2.0/24"} {
+		id, err := c.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: "cn-wulanchabu-" + string(rune('a'+i)), CIDRBlock: cidr, Name: cidr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw, err := c.WaitVSwitchAvailable(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vswitches = append(vswitches, *sw)
+	}
+	spec := egressSpec{NetworkID: "sg-adopt", Name: "adopt", VPCID: vpcID, ChargeType: cloud.EIPChargeByBandwidth, BandwidthMbps: 100}
+	tags := egressTags(spec.Name, spec.NetworkID, nil)
+
+	// The first apply stopped after the NAT gateway and the EIP, before binding and SNAT.
+	nat, err := ensureNATGateway(ctx, c, spec, vswitches[0].ID, tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eip, err := ensureEIP(ctx, c, spec, tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next apply, twice over (the second finds everything in place), with a new bandwidth.
+	spec.BandwidthMbps = 150
+	for i := 0; i < 2; i++ {
+		if step, err := ensureEgress(ctx, c, spec, vswitches); err != nil {
+			t.Fatalf("ensureEgress #%d: %s: %v", i+1, step, err)
+		}
+	}
+	res := srv.Resources()
+	if len(res.NatGateways) != 1 || res.NatGateways[0]["id"] != nat.ID || len(res.EIPs) != 1 || res.EIPs[0]["id"] != eip.ID {
+		t.Fatalf("after adoption: NAT gateways %v, EIPs %v; want only %s and %s", res.NatGateways, res.EIPs, nat.ID, eip.ID)
+	}
+	if res.EIPs[0]["instance_id"] != nat.ID || res.EIPs[0]["bandwidth"] != 150 {
+		t.Errorf("EIP %v: want bound to %s at 150 Mbit/s", res.EIPs[0], nat.ID)
+	}
+	if len(res.SnatEntries) != len(vswitches) {
+		t.Errorf("SNAT entries %v; want one per vSwitch (%d)", res.SnatEntries, len(vswitches))
+	}
+	st, err := readEgress(ctx, c, spec.NetworkID, vpcID, vswitches)
+	if err != nil || st.NATGatewayID != nat.ID || st.EIPID != eip.ID || len(st.SnatEntries) != len(vswitches) {
+		t.Errorf("readEgress = %+v, %v", st, err)
+	}
+
+	for i := 0; i < 2; i++ {
+		if step, err := removeEgress(ctx, c, spec.NetworkID, vpcID, egressState{NATGatewayID: nat.ID, EIPID: eip.ID}); err != nil {
+			t.Fatalf("removeEgress #%d: %s: %v", i+1, step, err)
+		}
+	}
+	if res := srv.Resources(); len(res.NatGateways)+len(res.EIPs)+len(res.SnatEntries) != 0 {
+		t.Errorf("left after removeEgress: %v %v %v", res.NatGateways, res.EIPs, res.SnatEntries)
+	}
+}
