@@ -137,32 +137,34 @@ func reconcileEndpointRules(ctx context.Context, c *cloud.Client, sgID, lbID str
 	return c.RevokeIngress(ctx, sgID, revoke)
 }
 
-// endpointDrift says what of the endpoint's traffic path is not as the apply left it: the
-// listener missing, stopped or changed, or the endpoint's rules differing from what the network's
-// vSwitches now need. "" when all is in order.
-func endpointDrift(ctx context.Context, c *cloud.Client, lbID string, network endpointNetwork) (string, error) {
-	var drift []string
+// endpointTraffic is the traffic path as the cloud has it: the status of the TCP listener on 6443
+// (listenerMissing, or one that forwards elsewhere, counts as not running) and the sources the
+// endpoint's own rules let in, sorted.
+func endpointTraffic(ctx context.Context, c *cloud.Client, lbID, sgID string) (status string, sources []string, err error) {
 	l, err := c.FindTCPListener(ctx, lbID, apiServerPort)
 	switch {
 	case cloud.IsNotFound(err):
-		drift = append(drift, fmt.Sprintf("the TCP listener on %d is missing", apiServerPort))
+		status = listenerMissing
 	case err != nil:
-		return "", err
-	case l.Status != cloud.ListenerStatusRunning:
-		drift = append(drift, fmt.Sprintf("the TCP listener on %d is %s", apiServerPort, l.Status))
+		return "", nil, err
 	case l.BackendPort != apiServerPort:
-		drift = append(drift, fmt.Sprintf("the TCP listener on %d forwards to port %d", apiServerPort, l.BackendPort))
+		status = fmt.Sprintf("forwarding to %d", l.BackendPort)
+	default:
+		status = l.Status
 	}
-	have, _, err := endpointRulesOf(ctx, c, network.ID, lbID)
+	rules, _, err := endpointRulesOf(ctx, c, sgID, lbID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	add, remove := netplan.DiffRules(netplan.EndpointRules(lbID, network.CIDRs), have)
-	for _, r := range add {
-		drift = append(drift, fmt.Sprintf("the rule TCP %s from %s is missing", r.PortRange, r.Source))
+	return status, endpointSources(rules), nil
+}
+
+// endpointSources are the sources of the endpoint's rules, sorted.
+func endpointSources(rules []netplan.Rule) []string {
+	out := make([]string, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, r.Source)
 	}
-	for _, r := range remove {
-		drift = append(drift, fmt.Sprintf("the rule TCP %s from %s is no longer needed", r.PortRange, r.Source))
-	}
-	return strings.Join(drift, "; "), nil
+	slices.Sort(out)
+	return out
 }

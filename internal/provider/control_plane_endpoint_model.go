@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -43,7 +44,12 @@ type endpointModel struct {
 	LoadBalancerID   types.String `tfsdk:"load_balancer_id"`
 	Address          types.String `tfsdk:"address"`
 	Endpoint         types.String `tfsdk:"endpoint"`
+	AllowedSources   types.List   `tfsdk:"allowed_sources"`
+	ListenerStatus   types.String `tfsdk:"listener_status"`
 }
+
+// listenerMissing is listener_status when the load balancer has no TCP listener on 6443.
+const listenerMissing = "missing"
 
 // setLoadBalancer records what the cloud says of the endpoint's load balancer.
 func (m *endpointModel) setLoadBalancer(lb *cloud.LoadBalancer) {
@@ -81,4 +87,14 @@ func endpointSummary(verb string, m *endpointModel) string {
 		return fmt.Sprintf("%s control plane endpoint %q (%s)", verb, m.Name.ValueString(), id)
 	}
 	return fmt.Sprintf("%s control plane endpoint %q", verb, m.Name.ValueString())
+}
+
+// setTraffic records the listener and the endpoint's rules as the cloud has them.
+func (m *endpointModel) setTraffic(ctx context.Context, c *cloud.Client, lbID string) error {
+	status, sources, err := endpointTraffic(ctx, c, lbID, m.NetworkID.ValueString())
+	if err != nil {
+		return fmt.Errorf("reading the listener and security group rules: %w", err)
+	}
+	m.ListenerStatus, m.AllowedSources = types.StringValue(status), stringList(sources)
+	return nil
 }

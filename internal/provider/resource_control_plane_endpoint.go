@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
 var (
@@ -51,8 +52,8 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"the network's vSwitch CIDRs (the workers; a layer-4 listener passes their own source address on) and from " +
 			"`100.64.0.0/10`, the block the CLB's health checks come from. They sit at priority 2 with a description naming the " +
 			"load balancer, so the network never shows, restores or revokes them; destroying the endpoint revokes them. A " +
-			"missing or stopped listener, a missing rule, or a vSwitch added to the network shows in the next plan and the apply " +
-			"puts it right.\n\n" +
+			"missing or stopped listener, a missing rule, or a vSwitch added to the network shows in the next plan " +
+			"(`listener_status`, `allowed_sources`) and the apply puts it right.\n\n" +
 			"The load balancer carries `gpucluster:managed-by`, `gpucluster:network-id` and `gpucluster:control-plane-endpoint` " +
 			"(the name) and is created with a ClientToken derived from the request, so an interrupted apply adopts it instead of " +
 			"creating a second one. Import by the load balancer id.",
@@ -110,6 +111,18 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
+			"allowed_sources": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The sources the endpoint's own security group rules let reach TCP 6443, as they are in the cloud, " +
+					"sorted: the network's vSwitch CIDRs and `100.64.0.0/10`. A rule revoked outside Terraform, or a vSwitch added to " +
+					"the network, makes the plan differ here, and the apply puts the rules right.",
+			},
+			"listener_status": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The TCP 6443 listener as the cloud reports it: `running` after every apply; `stopped`, `missing` " +
+					"or `forwarding to <port>` after a refresh that found it changed outside Terraform, which the next apply restores.",
+			},
 		},
 	}
 }
@@ -127,54 +140,40 @@ func (r *endpointResource) ValidateConfig(ctx context.Context, req resource.Vali
 	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
 }
 
-// ModifyPlan checks vswitch_id against the network when both are known, and, for an endpoint that
-// exists, whether its listener and rules are still as the apply left them: drift makes `endpoint`
-// unknown, so the plan shows an update and the apply restores them.
+// ModifyPlan checks vswitch_id against the network when both are known and plans what every apply
+// leaves: a running listener and rules from the network's current vSwitch CIDRs. A refresh that
+// found otherwise (listener_status, allowed_sources) makes the plan an update that restores them.
 func (r *endpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.client == nil {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
 	var plan endpointModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.NetworkID.IsUnknown() || plan.VSwitchID.IsUnknown() && !req.State.Raw.IsNull() {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	vswitch := ""
-	if !plan.VSwitchID.IsUnknown() {
-		vswitch = plan.VSwitchID.ValueString()
-	}
-	network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
-	var vsErr *vswitchError
-	switch {
-	case errors.As(err, &vsErr):
-		resp.Diagnostics.AddAttributeError(path.Root("vswitch_id"), "vSwitch not in the network", err.Error())
-		return
-	case err != nil:
-		resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Reading the endpoint's network", err.Error())
-		return
-	}
-	if req.State.Raw.IsNull() {
-		if plan.VSwitchID.IsUnknown() {
-			plan.VSwitchID = types.StringValue(network.VSwitchID)
-			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	plan.ListenerStatus = types.StringValue(cloud.ListenerStatusRunning)
+	if r.client != nil && !plan.NetworkID.IsUnknown() {
+		vswitch := ""
+		if !plan.VSwitchID.IsUnknown() {
+			vswitch = plan.VSwitchID.ValueString()
 		}
-		return
+		network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
+		var vsErr *vswitchError
+		switch {
+		case errors.As(err, &vsErr):
+			resp.Diagnostics.AddAttributeError(path.Root("vswitch_id"), "vSwitch not in the network", err.Error())
+			return
+		case err != nil:
+			resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Reading the endpoint's network", err.Error())
+			return
+		}
+		if plan.VSwitchID.IsUnknown() && req.State.Raw.IsNull() {
+			plan.VSwitchID = types.StringValue(network.VSwitchID)
+		}
+		plan.AllowedSources = stringList(endpointSources(netplan.EndpointRules("", network.CIDRs)))
 	}
-	var state endpointModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !state.NetworkID.Equal(plan.NetworkID) {
-		return
-	}
-	drift, err := endpointDrift(ctx, r.client, state.ID.ValueString(), network)
-	if err != nil {
-		resp.Diagnostics.AddWarning(endpointSummary("checking", &state), "Could not check the listener and security group rules: "+err.Error())
-		return
-	}
-	if drift != "" {
-		resp.Diagnostics.AddWarning(endpointSummary("drift in", &state), drift+". The apply restores them.")
-		plan.Endpoint = types.StringUnknown()
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 func (r *endpointResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -249,6 +248,12 @@ func (r *endpointResource) finish(ctx context.Context, id string, in endpointInp
 	save func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics) {
 	plan.NetworkID = types.StringValue(in.Network.ID)
 	trafficErr := ensureEndpointTraffic(ctx, r.client, id, in.Network)
+	if trafficErr == nil {
+		trafficErr = plan.setTraffic(ctx, r.client, id)
+	}
+	if trafficErr != nil {
+		plan.ListenerStatus, plan.AllowedSources = types.StringNull(), types.ListNull(types.StringType)
+	}
 	lb, err := r.client.FindLoadBalancer(ctx, id)
 	if err == nil {
 		plan.setLoadBalancer(lb)
@@ -287,6 +292,10 @@ func (r *endpointResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	state.setLoadBalancer(lb)
+	if err := state.setTraffic(ctx, r.client, lb.ID); err != nil {
+		resp.Diagnostics.AddError(endpointSummary("reading", &state), err.Error())
+		return
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
