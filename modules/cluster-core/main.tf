@@ -17,7 +17,7 @@ locals {
     substr(sha256("token-secret/${local.token_seed}"), 0, 16),
   ]))
 
-  versions     = { for k, v in var.software_versions : k => v if v != null }
+  versions = { for k, v in var.software_versions : k => v if v != null }
   # The control plane's stable address: its internal load balancer's, not any one node's, so a
   # node replaced by a scale or a roll changes nothing the workers or kubeadm hold.
   api_endpoint = var.control_plane.enabled ? gpucluster_control_plane_endpoint.api[0].endpoint : var.control_plane.api_endpoint
