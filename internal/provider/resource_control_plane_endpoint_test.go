@@ -327,3 +327,89 @@ func breakEndpoint(t *testing.T, emu *acctest.Emulator) {
 		t.Fatal(err)
 	}
 }
+
+// endpointOnlyConfig is the network (with admin CIDRs) and an endpoint in it, no pool.
+func endpointOnlyConfig(adminCIDR string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_rdma_network" "net" {
+  name        = "pool-net"
+  cidr_block  = "10.20.0.0/16"
+  zone_ids    = ["cn-wulanchabu-a", "cn-wulanchabu-b"]
+  admin_cidrs = [%q]
+}
+
+resource "gpucluster_control_plane_endpoint" "api" {
+  name       = "api"
+  network_id = gpucluster_rdma_network.net.id
+}
+`, adminCIDR)
+}
+
+// An apply interrupted after the load balancer was created left it tagged but unrecorded: the next
+// apply adopts it instead of creating a second one. The network's own rule changes leave the
+// endpoint's rules alone, and neither resource shows the other's rules as drift.
+func TestAccControlPlaneEndpoint_adoptAndShareTheGroup(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	var orphan string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: emu.Config() + poolNetworkConfig("")},
+			{
+				// What the interrupted apply left: the load balancer, tagged, no listener, no rules.
+				PreConfig: func() { orphan = createOrphanEndpoint(t, emu) },
+				Config:    emu.Config() + endpointOnlyConfig("10.99.0.0/24"),
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error {
+						if n := len(emu.Resources().LoadBalancers); n != 1 {
+							return fmt.Errorf("%d load balancers, want the orphan adopted and no second one", n)
+						}
+						return nil
+					},
+					resource.TestCheckResourceAttrPtr("gpucluster_control_plane_endpoint.api", "id", &orphan),
+					resource.TestCheckResourceAttr("gpucluster_control_plane_endpoint.api", "listener_status", "running"),
+					resource.TestCheckResourceAttr("gpucluster_control_plane_endpoint.api", "allowed_sources.#", "3"),
+					checkEndpointRules(emu),
+				),
+			},
+			{
+				// The network's admin CIDRs change: its own 22/6443 rules move, the endpoint's stay.
+				Config: emu.Config() + endpointOnlyConfig("10.98.0.0/24"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_rdma_network.net", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("gpucluster_control_plane_endpoint.api", plancheck.ResourceActionNoop),
+				}},
+				Check: resource.ComposeTestCheckFunc(checkEndpointRules(emu),
+					resource.TestCheckResourceAttr("gpucluster_rdma_network.net", "admin_cidrs.#", "1"),
+					resource.TestCheckResourceAttr("gpucluster_rdma_network.net", "admin_cidrs.0", "10.98.0.0/24")),
+			},
+		},
+	})
+}
+
+// createOrphanEndpoint creates, through the SLB API, the load balancer an interrupted apply of
+// endpoint "api" in the state's network would have left, and returns its id.
+func createOrphanEndpoint(t *testing.T, emu *acctest.Emulator) string {
+	t.Helper()
+	sg := emu.Resources().SecurityGroups[0]["id"].(string)
+	var vswitch string
+	for _, sw := range emu.Resources().VSwitches {
+		vswitch = sw["id"].(string)
+		break
+	}
+	req := slb.CreateCreateLoadBalancerRequest()
+	req.RegionId, req.AddressType, req.VSwitchId, req.LoadBalancerName = acctest.Region, "intranet", vswitch, "api"
+	req.LoadBalancerSpec = "slb.s1.small"
+	req.Tag = &[]slb.CreateLoadBalancerTag{
+		{Key: "gpucluster:managed-by", Value: "terraform-provider-gpucluster"},
+		{Key: "gpucluster:network-id", Value: sg},
+		{Key: "gpucluster:control-plane-endpoint", Value: "api"},
+	}
+	resp, err := emulatorSLB(emu).CreateLoadBalancer(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.LoadBalancerId
+}
