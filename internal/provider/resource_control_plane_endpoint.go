@@ -50,7 +50,10 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"balancer's backend servers equal to its nodes.\n\n" +
 			"The endpoint also owns, in the network's security group, exactly the rules this traffic needs: TCP 6443 from each of " +
 			"the network's vSwitch CIDRs (the workers; a layer-4 listener passes their own source address on) and from " +
-			"`100.64.0.0/10`, the block the CLB's health checks come from. They sit at priority 2 with a description naming the " +
+			"`100.64.0.0/10`, the block the CLB's health checks come from (the vendor documents it at " +
+			"https://help.aliyun.com/en/slb/classic-load-balancer/user-guide/health-check-overview/ and says the group needs no " +
+			"rule for it; the rule is there so the path stays open whatever other rules the group gets). The rules sit at priority 2 (the " +
+			"network's cross-segment drops are at 100) with a description naming the " +
 			"load balancer, so the network never shows, restores or revokes them; destroying the endpoint revokes them. A " +
 			"missing or stopped listener, a missing rule, or a vSwitch added to the network shows in the next plan " +
 			"(`listener_status`, `allowed_sources`) and the apply puts it right.\n\n" +
