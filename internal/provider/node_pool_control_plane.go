@@ -74,7 +74,13 @@ func (r *nodePoolResource) syncBackends(ctx context.Context, lbID string, nodes 
 			want = append(want, cloud.BackendServer{ServerID: n.ID})
 		}
 	}
-	if err := r.client.SetBackendServers(ctx, lbID, want); err != nil {
+	err := r.client.SetBackendServers(ctx, lbID, want)
+	if err != nil && ctx.Err() == nil {
+		// Once more from a fresh read: an answer lost after the service acted (an add that did
+		// happen) makes the first attempt's next step fail, and the second sees it done.
+		err = r.client.SetBackendServers(ctx, lbID, want)
+	}
+	if err != nil {
 		return fmt.Errorf("keeping the backend servers of load balancer %s equal to the pool's nodes: %w", lbID, err)
 	}
 	return nil
