@@ -73,6 +73,29 @@ func a100Pool(extra string) string {
   `+extra)
 }
 
+// controlPlanePool is a control-plane pool on a network id nothing looks up; extra goes in the
+// pool, k8s in its kubernetes block.
+func controlPlanePool(extra string, k8s ...string) string {
+	return badNodePool(fmt.Sprintf("%q", planOnlyNetworkID), `name          = "cp"
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  `+extra+`
+  kubernetes = {
+    role = "control_plane"
+    `+strings.Join(k8s, "\n    ")+`
+  }`)
+}
+
+// badEndpoint is a control plane endpoint on a network that does not exist, with attrs.
+func badEndpoint(attrs string) string {
+	return `
+resource "gpucluster_control_plane_endpoint" "bad" {
+  network_id = "sg-doesnotexist"
+  ` + attrs + `
+}
+`
+}
+
 // onNewNetwork is a pool on a network planned in the same run: its id is unknown at plan time,
 // so the pool's plan runs the checks that need no network (the catalog's) and stops there.
 func onNewNetwork(attrs string) string {
@@ -324,6 +347,39 @@ func badInputs(deadEndpoint string) []badInput {
   size = 2
   zone_ids = ["cn-wulanchabu-b"]`),
 			attr: `zone_ids`, fix: `Use those zones, or add "cn-wulanchabu-b" to the network's zone_ids`},
+
+		{name: "pool/control plane of 2 nodes", config: controlPlanePool(`size = 2`),
+			attr: `size = 2: a control plane runs etcd`, fix: `Use size = 1 \(no high availability\), 3 \(survives one node lost\) or 5`},
+		{name: "pool/control plane of 7 nodes", config: controlPlanePool(`size = 7`),
+			attr: `size = 7: a control plane runs etcd`, fix: `Use size = 1 \(no high availability\), 3`},
+		{name: "pool/control plane of 3 without a load balancer", config: controlPlanePool(`size = 3`),
+			attr: `kubernetes\.load_balancer_id`, fix: `Add a gpucluster_control_plane_endpoint and set kubernetes\.load_balancer_id`},
+		{name: "pool/load_balancer_id on GPU workers", config: a100Pool(`kubernetes = { load_balancer_id = "lb-0123456789" }`),
+			attr: `kubernetes\.load_balancer_id`, fix: `Remove it here, or set kubernetes\.role = "control_plane"`},
+		{name: "pool/malformed load_balancer_id", config: controlPlanePool(`size = 1`, `load_balancer_id = "np-0123456789ab"`),
+			attr: `kubernetes\.load_balancer_id`, fix: `must be a load balancer id such as lb-`},
+
+		// --- gpucluster_control_plane_endpoint
+		{name: "endpoint/empty name", config: badEndpoint(`name = ""`),
+			attr: `Attribute name`, fix: `length must be between 2 and 80`},
+		{name: "endpoint/name with a space", config: badEndpoint(`name = "api server"`),
+			attr: `Attribute name`, fix: `must start with a letter and hold only letters, digits`},
+		{name: "endpoint/unknown load_balancer_spec", config: badEndpoint(`name = "api"
+  load_balancer_spec = "slb.s9.huge"`),
+			attr: `load_balancer_spec`, fix: `value must be one of:.*slb\.s1\.small`},
+		{name: "endpoint/reserved tag", config: badEndpoint(`name = "api"
+  tags = { "gpucluster:network-id" = "sg-1" }`),
+			attr: `tags`, fix: `Use another prefix`},
+		{name: "endpoint/network that does not exist", config: badEndpoint(`name = "api"`),
+			attr: `network_id`, fix: `create the gpucluster_rdma_network first, or fix network_id`},
+		{name: "endpoint/vswitch_id outside the network", setup: matrixPlainNet, config: `
+resource "gpucluster_control_plane_endpoint" "bad" {
+  name       = "api"
+  network_id = gpucluster_rdma_network.plain.id
+  vswitch_id = "vsw-elsewhere"
+}
+`,
+			attr: `vswitch_id`, fix: `Use one of those, or leave vswitch_id out for the first`},
 
 		// --- gpucluster_storage_tier
 		{name: "storage/capacity above the backend's maximum", config: badTier(`  name = "hot-x"

@@ -240,6 +240,9 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 	if extra := len(current) - spec.Size; extra > 0 {
 		victims := poolplan.ScaleDownVictims(toPlanNodes(current, spec.SpecHash), extra)
 		tflog.Info(ctx, fmt.Sprintf("scaling node pool %s down by %d nodes", spec.PoolID, len(victims)))
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, withoutIDs(current, victims)); err != nil {
+			return out, err
+		}
 		if err := r.removeNodes(ctx, victims); err != nil {
 			return out, err
 		}
@@ -250,6 +253,11 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 	// Roll outdated nodes wave by wave.
 	for i, wave := range poolplan.RollWaves(toPlanNodes(current, spec.SpecHash), spec.MaxUnavail) {
 		tflog.Info(ctx, fmt.Sprintf("rolling node pool %s: wave %d replaces %d nodes", spec.PoolID, i+1, len(wave)))
+		// The wave's nodes leave the load balancer before they go, their replacements join it
+		// once running: the API is never sent to a node that is being deleted.
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, withoutIDs(current, wave)); err != nil {
+			return out, err
+		}
 		if err := r.removeNodes(ctx, wave); err != nil {
 			return out, err
 		}
@@ -263,6 +271,9 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 			return out, err
 		}
 		if current, err = r.client.DescribeInstancesByID(ctx, waveOut.IDs); err != nil {
+			return out, err
+		}
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, current); err != nil {
 			return out, err
 		}
 	}
@@ -322,8 +333,18 @@ func withoutIDs(in []cloud.Instance, ids []string) []cloud.Instance {
 }
 
 // finish records the pool's nodes, GPU count and price after a create or update, whatever its
-// outcome; the computed values the plan left unknown are filled here.
+// outcome; the computed values the plan left unknown are filled here. A control plane's load
+// balancer gets the running nodes as its backend servers.
 func (r *nodePoolResource) finish(ctx context.Context, spec poolSpec, plan *nodePoolModel, out growOutcome, diags *diag.Diagnostics) {
+	nodes := r.recordNodes(ctx, spec, plan, out, diags)
+	if err := r.syncBackends(ctx, spec.LoadBalancerID, nodes); err != nil {
+		diags.AddError(fmt.Sprintf("node pool (%s)", spec.PoolID), err.Error())
+	}
+}
+
+// recordNodes is finish's part that records the nodes (and what follows from them); it returns
+// them as read.
+func (r *nodePoolResource) recordNodes(ctx context.Context, spec poolSpec, plan *nodePoolModel, out growOutcome, diags *diag.Diagnostics) []cloud.Instance {
 	nodes, err := out.Running, error(nil)
 	if len(nodes) != len(out.IDs) {
 		nodes, err = r.client.DescribeInstancesByID(ctx, out.IDs)
@@ -361,6 +382,7 @@ func (r *nodePoolResource) finish(ctx context.Context, spec poolSpec, plan *node
 		diags.AddWarning(fmt.Sprintf("node pool (%s) has %d of %d nodes", spec.PoolID, n, spec.Size),
 			"Stock ran out above min_size. Tried:\n  "+strings.Join(out.Attempts, "\n  ")+"\nThe next apply tries again for the rest.")
 	}
+	return nodes
 }
 
 func spotStrategyForPrice(spec poolSpec) string {

@@ -75,6 +75,9 @@ type k8sModel struct {
 	PodSubnet   types.String `tfsdk:"pod_subnet"`
 	Labels      types.Map    `tfsdk:"labels"`
 	Taints      types.List   `tfsdk:"taints"`
+	// LoadBalancerID: a control plane's gpucluster_control_plane_endpoint, whose backend servers
+	// the pool keeps equal to its running nodes.
+	LoadBalancerID types.String `tfsdk:"load_balancer_id"`
 }
 
 type updateModel struct {
@@ -131,7 +134,7 @@ var (
 	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type}
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "ca_cert_hash": types.StringType,
-		"pod_subnet": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
+		"pod_subnet": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
 	}
 )
 

@@ -52,8 +52,10 @@ type poolSpec struct {
 	Role        string
 	ERDMA       bool
 	HPCCluster  string
-	MaxUnavail  int
-	SpecHash    string
+	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
+	LoadBalancerID string
+	MaxUnavail     int
+	SpecHash       string
 }
 
 type diskSpec struct {
@@ -123,6 +125,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
+	checkControlPlane(cfg.Size, nested.Kubernetes, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
@@ -197,7 +200,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		// Nothing in the configuration changed: the network was checked when this state was
 		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
 		// Drift of the nodes themselves still shows.
-		if state.nodesDrifted(int(state.Size.ValueInt64())) {
+		if state.nodesDrifted(int(state.Size.ValueInt64())) || r.backendsDrifted(ctx, state) {
 			plan.forgetNodes()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
@@ -265,6 +268,9 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	spec.Role = bootstrap.RoleGPUWorker
 	if k := nested.Kubernetes; k != nil && k.Role.ValueString() != "" {
 		spec.Role = k.Role.ValueString()
+	}
+	if k := nested.Kubernetes; k != nil {
+		spec.LoadBalancerID = k.LoadBalancerID.ValueString()
 	}
 	// A control plane runs no GPU work: only the deployment checks apply to it.
 	checkScenario := spec.Scenario

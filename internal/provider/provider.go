@@ -248,6 +248,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		newRDMANetworkResource,
 		newStorageTierResource,
 		newNodePoolResource,
+		newControlPlaneEndpointResource,
 	}
 }
 

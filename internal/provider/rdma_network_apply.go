@@ -92,7 +92,9 @@ func ruleToCloud(r netplan.Rule) cloud.IngressRule {
 	return out
 }
 
-// actualRules reads the ingress rules of the security group, with their ids.
+// actualRules reads the ingress rules of the security group, with their ids. Rules a
+// gpucluster_control_plane_endpoint owns are left out: they are not the network's to show,
+// restore or revoke.
 func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.Rule, map[string]string, error) {
 	perms, err := c.SecurityGroupIngress(ctx, sgID)
 	if err != nil {
@@ -102,6 +104,9 @@ func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.R
 	ids := map[string]string{}
 	for _, p := range perms {
 		r := ruleFromCloud(p)
+		if netplan.EndpointRuleOwner(r) != "" {
+			continue
+		}
 		rules = append(rules, r)
 		ids[r.Key()] = p.RuleID
 	}

@@ -129,9 +129,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"`instance_type_fallback`, nodes may land on the next candidate: `nodes[*].instance_type` shows what each got.",
 			},
 			"size": schema.Int64Attribute{
-				Required:            true,
-				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place.",
-				Validators:          []validator.Int64{int64validator.Between(1, 5000)},
+				Required: true,
+				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place. A control plane " +
+					"(`kubernetes.role = \"control_plane\"`) is 1, 3 or 5 nodes, the etcd member counts that keep quorum; 3 and 5 need `kubernetes.load_balancer_id`.",
+				Validators: []validator.Int64{int64validator.Between(1, 5000)},
 			},
 			"min_size": schema.Int64Attribute{
 				Optional: true,
@@ -219,6 +220,15 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"pod_subnet": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only).",
+					},
+					"load_balancer_id": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "Control plane only: the `load_balancer_id` of the `gpucluster_control_plane_endpoint` in front of " +
+							"the API servers. After create, after a scale and after every wave of a roll, the load balancer's backend " +
+							"servers are exactly the pool's running nodes: nodes about to be deleted leave it first, replacements join " +
+							"once running, and destroying the pool takes its nodes out before deleting them. Required with `size` 3 or 5. " +
+							"One control-plane pool per load balancer: servers of no node of the pool are removed.",
+						Validators: []validator.String{stringvalidator.RegexMatches(loadBalancerIDPattern, "must be a load balancer id such as lb-2ze7o5h8x9k1 (gpucluster_control_plane_endpoint.<name>.load_balancer_id)")},
 					},
 					"labels": schema.MapAttribute{
 						Optional:            true,
@@ -413,6 +423,13 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	spec.PoolID = state.ID.ValueString()
+	if old := poolLoadBalancer(ctx, &state); old != spec.LoadBalancerID {
+		// Moved to another load balancer, or off one: the old one loses the pool's nodes.
+		if err := r.detachBackends(ctx, old, nodeIDs(state)); err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("updating node pool (%s)", spec.PoolID), err.Error())
+			return
+		}
+	}
 	outcome, err := r.reconcile(ctx, spec, &plan)
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -442,6 +459,11 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	ids := instanceIDs(nodes)
+	// A control plane's nodes leave its load balancer before they are deleted.
+	if err := r.detachBackends(ctx, poolLoadBalancer(ctx, &state), ids); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
 	if err := r.client.DeleteInstances(ctx, ids); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return

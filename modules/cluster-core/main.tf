@@ -18,8 +18,9 @@ locals {
   ]))
 
   versions = { for k, v in var.software_versions : k => v if v != null }
-
-  api_endpoint = var.control_plane.enabled ? "${gpucluster_node_pool.control_plane[0].nodes[0].private_ip}:6443" : var.control_plane.api_endpoint
+  # The control plane's stable address: its internal load balancer's, not any one node's, so a
+  # node replaced by a scale or a roll changes nothing the workers or kubeadm hold.
+  api_endpoint = var.control_plane.enabled ? gpucluster_control_plane_endpoint.api[0].endpoint : var.control_plane.api_endpoint
 
   # Every pool here runs the node bootstrap, which needs a route to the internet whatever
   # package_mirror says: the in-VPC mirror carries Ubuntu and PyPI, not NVIDIA's or Kubernetes'
@@ -35,6 +36,17 @@ check "join_token_secrecy" {
   }
 }
 
+# The internal load balancer in front of the API servers (TCP 6443, health-checked), with the
+# security group rules that traffic needs. Its address is kubeadm's controlPlaneEndpoint and what
+# the workers join; the control-plane pool keeps its backends equal to its nodes.
+resource "gpucluster_control_plane_endpoint" "api" {
+  count = var.control_plane.enabled ? 1 : 0
+
+  name       = "${var.name}-api"
+  network_id = var.network_id
+  tags       = var.tags
+}
+
 data "gpucluster_node_bootstrap" "control_plane" {
   count = var.control_plane.enabled ? 1 : 0
 
@@ -42,8 +54,9 @@ data "gpucluster_node_bootstrap" "control_plane" {
   versions       = length(local.versions) == 0 ? null : local.versions
   package_mirror = var.package_mirror
   kubernetes = {
-    join_token = local.join_token
-    pod_subnet = var.control_plane.pod_subnet
+    api_endpoint = local.api_endpoint
+    join_token   = local.join_token
+    pod_subnet   = var.control_plane.pod_subnet
   }
 }
 
@@ -61,7 +74,8 @@ resource "gpucluster_node_pool" "control_plane" {
   tags          = var.tags
 
   kubernetes = {
-    role = "control_plane"
+    role             = "control_plane"
+    load_balancer_id = gpucluster_control_plane_endpoint.api[0].load_balancer_id
   }
 
   lifecycle {

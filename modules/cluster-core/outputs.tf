@@ -1,10 +1,12 @@
 output "control_plane" {
-  description = "The control-plane pool (id, instance type, nodes) and the API endpoint workers join; pool fields are null when the control plane is external."
+  description = "The control-plane pool (id, instance type, nodes), its load balancer (id, address) and the API endpoint workers join; pool and load balancer fields are null when the control plane is external."
   value = {
-    pool_id       = try(gpucluster_node_pool.control_plane[0].id, null)
-    instance_type = try(gpucluster_node_pool.control_plane[0].instance_type, null)
-    nodes         = try(gpucluster_node_pool.control_plane[0].nodes, [])
-    api_endpoint  = local.api_endpoint
+    pool_id          = try(gpucluster_node_pool.control_plane[0].id, null)
+    instance_type    = try(gpucluster_node_pool.control_plane[0].instance_type, null)
+    nodes            = try(gpucluster_node_pool.control_plane[0].nodes, [])
+    load_balancer_id = try(gpucluster_control_plane_endpoint.api[0].load_balancer_id, null)
+    address          = try(gpucluster_control_plane_endpoint.api[0].address, null)
+    api_endpoint     = local.api_endpoint
   }
 }
 

@@ -36,7 +36,7 @@ variable "nccl_env" {
 }
 
 variable "control_plane" {
-  description = "The Kubernetes control plane: a pool of CPU nodes running kubeadm init (enabled), or an existing API server the workers join (enabled = false with api_endpoint)."
+  description = "The Kubernetes control plane: a pool of 1, 3 or 5 CPU nodes running kubeadm init behind an internal load balancer whose address the workers join (enabled), or an existing API server the workers join (enabled = false with api_endpoint)."
   type = object({
     enabled       = optional(bool, true)
     instance_type = optional(string, "ecs.g7.2xlarge")
@@ -49,8 +49,8 @@ variable "control_plane" {
   nullable = false
 
   validation {
-    condition     = var.control_plane.size >= 1 && var.control_plane.size <= 7 && var.control_plane.size % 2 == 1
-    error_message = "control_plane.size must be 1, 3, 5 or 7: etcd needs an odd number of members to keep quorum."
+    condition     = contains([1, 3, 5], var.control_plane.size)
+    error_message = "control_plane.size must be 1, 3 or 5: etcd needs a majority of an odd number of members to keep quorum, and more than 5 slow every write. 3 survives one node lost, 5 two."
   }
   validation {
     condition     = var.control_plane.enabled || var.control_plane.api_endpoint != null

@@ -28,8 +28,8 @@ run "defaults" {
     error_message = "expected one ecs.g7.2xlarge control-plane node"
   }
   assert {
-    condition     = output.control_plane.api_endpoint == "${[for n in output.nodes : n.private_ip if n.role == "control_plane"][0]}:6443"
-    error_message = "workers must join the control plane's private IP on 6443, got ${output.control_plane.api_endpoint}"
+    condition     = output.control_plane.api_endpoint == "${output.control_plane.address}:6443" && startswith(output.control_plane.load_balancer_id, "lb-") && !contains([for n in output.nodes : "${n.private_ip}:6443"], output.control_plane.api_endpoint)
+    error_message = "workers must join the control plane's load balancer on 6443, not a node, got ${output.control_plane.api_endpoint}"
   }
   assert {
     condition     = output.gpu_count == 16

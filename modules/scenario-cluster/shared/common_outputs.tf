@@ -13,7 +13,7 @@ output "storage_ids" {
 }
 
 output "control_plane" {
-  description = "The control-plane pool and the API endpoint the workers join."
+  description = "The control-plane pool, its load balancer (load_balancer_id, address) and the API endpoint the workers join."
   value       = module.scenario.cluster.control_plane
 }
 
