@@ -173,7 +173,7 @@ func TestSelectRegionFallback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.req.Availability = &RegionAvailability{Region: "cn-test", InstanceTypes: tt.sells}
+			tt.req.Availability = &RegionAvailability{Region: "region cn-test", InstanceTypes: tt.sells}
 			cs, rf, err := Select(tt.req)
 			if err != nil {
 				t.Fatal(err)
@@ -207,7 +207,7 @@ func TestSelectRegionFallback(t *testing.T) {
 
 	// A region that sells none of the fitting types: an error that says so.
 	_, _, err := Select(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "H100",
-		Availability: &RegionAvailability{Region: "cn-test", InstanceTypes: allBut("gn8v", "ebmgn8v", "gn8v-tee")}})
+		Availability: &RegionAvailability{Region: "region cn-test", InstanceTypes: allBut("gn8v", "ebmgn8v", "gn8v-tee")}})
 	var pe *planerr.Error
 	if !errors.Is(err, ErrNoCandidate) || !errors.As(err, &pe) || pe.Path != "offered_instance_types" || !strings.Contains(err.Error(), "region cn-test sells none") {
 		t.Errorf("err = %v", err)

@@ -38,7 +38,8 @@ type SelectRequest struct {
 // region itself answers (DescribeAvailableResource, through the
 // gpucluster_instance_types data source).
 type RegionAvailability struct {
-	// Region names the region in messages, e.g. "cn-wulanchabu".
+	// Region names the region in messages, as a phrase: "region
+	// cn-wulanchabu", "the deployment region".
 	Region string
 	// InstanceTypes the region sells, with or without the "ecs." prefix.
 	InstanceTypes []string
@@ -198,16 +199,16 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 		first := cands[0].InstanceType
 		offered := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return !a.offers(c.InstanceType.Name) })
 		if len(offered) == 0 {
-			why := fmt.Sprintf("region %s sells none of the %d types that fit %s (first choice %s)", a.Region, len(cands), what, first.ShortName())
+			why := fmt.Sprintf("%s sells none of the %d types that fit %s (first choice %s)", a.Region, len(cands), what, first.ShortName())
 			fix := "deploy in a region that sells one of them (gpucluster_instance_types lists what a region sells), or relax gpu_model / gpus_per_node"
 			return nil, reqFindings, planerr.New("offered_instance_types", strings.Join(a.InstanceTypes, ","), why, fix,
 				fmt.Errorf("%w %s: %s; %s", ErrNoCandidate, what, why, fix))
 		}
 		if offered[0].InstanceType.Name != first.Name {
-			fallback = fmt.Sprintf("region %s does not sell the first choice %s; falling back to %s, the best type it sells", a.Region, first.ShortName(), offered[0].InstanceType.ShortName())
+			fallback = fmt.Sprintf("%s does not sell the first choice %s; falling back to %s, the best type it sells", a.Region, first.ShortName(), offered[0].InstanceType.ShortName())
 			reqFindings = append(reqFindings, Finding{Severity: SeverityWarning, Code: CodeRegionFallback,
-				Requirement: "sold in region " + a.Region, Measured: first.ShortName() + " not sold there",
-				Message: "The first choice for " + what + ", " + first.ShortName() + ", is not sold in region " + a.Region + "; the selection falls back to " + offered[0].InstanceType.ShortName(),
+				Requirement: "sold in " + a.Region, Measured: first.ShortName() + " not sold there",
+				Message: "The first choice for " + what + ", " + first.ShortName() + ", is not sold in " + a.Region + "; the selection falls back to " + offered[0].InstanceType.ShortName(),
 				Hint:    "Compare the two candidates' reasons; deploy in a region that sells " + first.ShortName() + " to get it."})
 		}
 		cands = offered
