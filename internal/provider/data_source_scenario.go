@@ -110,8 +110,9 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				},
 			},
 			"candidates": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "Instance types that can work, best first. Types with an error finding are left out.",
+				Computed: true,
+				MarkdownDescription: "Instance types that can work, best first. Types with an error finding are left out, and so are types " +
+					"`offered_instance_types` does not list when it is set.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"instance_type":     computedStr("Instance type, with the `ecs.` prefix."),
 					"rank":              schema.Int64Attribute{Computed: true, MarkdownDescription: "1 for the best candidate."},
@@ -125,8 +126,9 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 					"findings":          findingsAttribute("Check results for this type under the deployment described by `enable_erdma` and `needs_hpc_cluster`; warnings and info only."),
 				}},
 			},
-			"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, and " +
-				"the scenario's recommended models contradicting its own requirements."),
+			"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, " +
+				"the scenario's recommended models contradicting its own requirements, a `region_fallback` when the region does not sell " +
+				"the first choice, and a `network_target` warning when no candidate meets the scenario's RDMA bandwidth target between nodes."),
 			"recommended_instance_type": computedStr("The first candidate's instance type."),
 			"why": computedList("Why `recommended_instance_type` was chosen: the regional fallback when there was one, each scenario " +
 				"requirement met, missed or unknown with the figures (e.g. `network 160 Gbit/s with eRDMA (target >= 100 Gbit/s with " +
