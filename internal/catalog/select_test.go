@@ -323,6 +323,11 @@ func TestSelectRegionLimitedFinding(t *testing.T) {
 	if f.Severity != SeverityInfo || !strings.Contains(f.Measured, "contact Alibaba Cloud sales") || f.Hint == "" {
 		t.Errorf("finding %+v", f)
 	}
+	// The families the vendor sells everywhere carry no such finding.
+	cs, _, err = Select(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100"})
+	if err != nil || !slices.ContainsFunc(cs, func(c Candidate) bool { return c.InstanceType.Family == "gn7e" }) {
+		t.Fatalf("A100 training candidates %s, err %v: want gn7e among them", names(cs), err)
+	}
 	for _, c := range cs {
 		if c.InstanceType.Family == "gn7e" && slices.ContainsFunc(c.Findings, func(f Finding) bool { return f.Code == CodeRegionLimited }) {
 			t.Errorf("gn7e is not region-limited: %v", codes(c.Findings))
