@@ -131,7 +131,8 @@ func scenarioFindings(sc Scenario, t InstanceType, m GPUModel, nodes int, opts C
 		add(Finding{Severity: SeverityInfo, Code: CodeRegionLimited,
 			Requirement: "sold in the deployment region", Measured: t.Family + ": " + t.RegionLimited,
 			Message: fmt.Sprintf("The vendor sells %s only in some regions and through sales", t.Family),
-			Hint:    "Check the region with the gpucluster_instance_types data source (DescribeAvailableResource) and contact Alibaba Cloud sales before relying on it."})
+			Hint: "Check the region with the gpucluster_instance_types data source (DescribeAvailableResource) and pass its names to " +
+				"gpucluster_scenario's offered_instance_types, which then falls back to a type the region sells; contact Alibaba Cloud sales before relying on it."})
 	}
 	if sc.MinGPUMemoryGB > 0 && t.GPUMemoryGB < sc.MinGPUMemoryGB {
 		add(Finding{Severity: SeverityError, Code: CodeGPUMemory,

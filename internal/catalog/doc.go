@@ -40,10 +40,16 @@
 // # Selection and checks
 //
 //	Select(SelectRequest) ([]Candidate, []Finding, error)
+//	Requirements(scenario, instanceType, nodes) []Requirement
 //	InstanceTypeFor(gpuModel, gpusPerNode) (InstanceType, error)
 //	Check(scenario, instanceType, CheckOptions) ([]Finding, error)
 //
-// Select filters and ranks (the order is documented on Select); Check reports
+// Select filters and ranks (the order is documented on Select): first on the
+// scenario's requirements measured with the figures (Requirements: met,
+// missed, unknown), then on published figures only (Scenario.RankBy; the
+// catalog's model order breaks ties last, never before a figure). With
+// SelectRequest.Availability, what the region sells decides what is offered
+// and a fallback from the first choice is reported. Check reports
 // Findings with a Severity (error, warning, info), a stable Code, the
 // requirement, the measured value and a hint. Errors mean "cannot work" and
 // exclude a type from selection; warnings mean "works but misses the
@@ -62,12 +68,17 @@
 //     datasheet's HPC parts have 7.8 and more, the others 1 or less.
 //   - FP64, memory bandwidth, GPU link or ECC not stated -> warning for a
 //     requirement (or info for ECC), never a pass.
-//   - ECC is stated for no model in the published figures, so every model has ECC Unknown
+//   - ECC is stated only for A40 (NVIDIA); every other model has ECC Unknown
 //     and engineering_simulation reports it as info.
 //   - A30 (gn7s) figures other than 24 GB are not published: unknown.
 //   - ERI counts are stated only for ebmgn7ex (2); other ERI types have
 //     ERIQuantity 0 (= supported, count not stated).
-//   - sccgn7ex is not marked bare metal: the vendor does not say it is.
+//   - sccgn7ex is bare metal: the vendor builds SCC on ECS Bare Metal.
+//   - A derived FP64 figure (A10, A40, T4) can decide that a requirement is
+//     missed, never that it is met, and never ranks a type.
+//   - The ai_training network target (100 Gbit/s with RDMA) is measured on
+//     every candidate whatever the node count: a node type is sized for the
+//     cluster it joins.
 //   - Without GPUsPerNode, ai_training prefers 8 GPUs per node (largest NVLink
 //     domain); other scenarios prefer the smallest size.
 //   - Molecular dynamics shortfalls of the scenario's own recommended models (A10, A40) are

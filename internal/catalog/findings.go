@@ -72,6 +72,8 @@ const (
 	CodeLowLatencyLimit     = "low_latency_limit"    // more instances than a LowLatency deployment set holds
 	CodeSingleGPU           = "single_gpu"           // one GPU per node: no GPU-GPU link inside the node
 	CodeRDMAKind            = "rdma_kind"            // which RDMA the type offers and how to enable it
+	CodeRegionFallback      = "region_fallback"      // the region does not sell the first choice; the next is used
+	CodeNetworkTarget       = "network_target"       // no candidate meets the scenario's RDMA bandwidth target between nodes
 )
 
 // Sentinel errors, wrapped by the errors this package returns so callers can

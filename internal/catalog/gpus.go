@@ -39,8 +39,10 @@ type GPUModel struct {
 	// Architecture is NVIDIA's architecture name (Volta, Turing, Ampere, Ada
 	// Lovelace, Hopper).
 	Architecture string
-	// Rank orders models from newer/better (1) to older/weaker; selection
-	// uses it after scenario fit. It is a catalog decision, not a vendor figure.
+	// Rank is the catalog's order of models (1 first). Selection uses it only
+	// to break ties after every scenario requirement and every sourced figure
+	// it ranks on (see Select); it is a catalog decision, not a vendor figure.
+	// Hopper-96GB comes after A100-80GB: its vendor publishes no throughput.
 	Rank int
 	// MemoryGB is memory per GPU in GB; MemoryType is e.g. "HBM2e".
 	MemoryGB   int
@@ -94,7 +96,7 @@ const (
 	srcFamily      = "Alibaba Cloud gn8v family figures (" + urlGPUFamilies + "); the vendor does not name the model"
 )
 
-// gpuModels is the single table of GPU models, best first.
+// gpuModels is the single table of GPU models, in Rank order.
 var gpuModels = []GPUModel{
 	{
 		Name: "H100", Aliases: []string{"H100-SXM", "H100-SXM5", "H100-80GB", "H100SXM5-80GB"},
@@ -107,25 +109,28 @@ var gpuModels = []GPUModel{
 		Source: srcDatasheet,
 	},
 	{
-		Name: "Hopper-96GB", Aliases: []string{"Hopper", "Hopper96", "Hopper-class", "Hopper-class-96GB"},
-		Series: "Hopper", Architecture: "Hopper", Rank: 2,
-		MemoryGB: 96, MemoryType: "HBM3", MemoryBandwidthGBs: 4000,
-		FP32TFLOPS: 39.5,
-		LinkGBs:    900, Link: "NVLink",
-		ECC: Unknown, Offered: true,
-		Unstated: []string{FigureFP64, FigureTensorFP16, FigureECC},
-		Notes:    "Hopper-class 96 GB HBM3 GPU as offered by gn8v / ebmgn8v; the vendor does not name the model and does not state FP64 (far below H100).",
-		Source:   srcFamily,
-	},
-	{
 		Name: "A100-80GB", Aliases: []string{"A100", "A100-80", "A100-80G", "A100-SXM4-80GB"},
-		Series: "A100", Architecture: "Ampere", Rank: 3,
+		Series: "A100", Architecture: "Ampere", Rank: 2,
 		MemoryGB: 80, MemoryType: "HBM2e", MemoryBandwidthGBs: 2039,
 		FP64TFLOPS: 9.7, FP32TFLOPS: 19.5, TensorFP16TFLOPS: 312,
 		LinkGBs: 600, Link: "NVLink",
 		ECC: Unknown, Offered: true, Unstated: []string{FigureECC},
 		Notes:  "A100 80GB SXM4. Alibaba's A100-class families never name the model.",
 		Source: srcDatasheet,
+	},
+	{
+		Name: "Hopper-96GB", Aliases: []string{"Hopper", "Hopper96", "Hopper-class", "Hopper-class-96GB"},
+		Series: "Hopper", Architecture: "Hopper", Rank: 3,
+		MemoryGB: 96, MemoryType: "HBM3", MemoryBandwidthGBs: 4000,
+		FP32TFLOPS: 39.5,
+		LinkGBs:    900, Link: "NVLink",
+		ECC: Unknown, Offered: true,
+		Unstated: []string{FigureFP64, FigureTensorFP16, FigureECC},
+		Notes: "Hopper-class 96 GB HBM3 GPU as offered by gn8v / ebmgn8v. The vendor does not name the model and publishes no tensor (FP16/BF16) " +
+			"or FP64 throughput; it positions gn8v for large language model inference and small and medium-scale training. " +
+			"The catalog ranks it on the figures the vendor publishes (memory, memory bandwidth, NVLink) and never on throughput, " +
+			"so for training it ranks after A100 80GB, whose tensor throughput NVIDIA publishes.",
+		Source: srcFamily,
 	},
 	{
 		Name: "A100-40GB", Aliases: []string{"A100-40", "A100-40G", "A100-SXM4-40GB"},

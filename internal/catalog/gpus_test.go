@@ -94,7 +94,7 @@ func TestParseGPUModel(t *testing.T) {
 	}
 	for _, bad := range []string{"", "h200", "a1000", "rtx4090"} {
 		_, err := ParseGPUModel(bad)
-		if !errors.Is(err, ErrUnknownGPUModel) || !strings.Contains(err.Error(), "A100-80GB, A100-40GB") {
+		if !errors.Is(err, ErrUnknownGPUModel) || !strings.Contains(err.Error(), "A100-80GB, Hopper-96GB, A100-40GB") {
 			t.Errorf("ParseGPUModel(%q) error %v should list the known models", bad, err)
 		}
 	}
@@ -111,14 +111,14 @@ func TestMapGPUModel(t *testing.T) {
 		{"A100", "A100", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex", "gn7", "ebmgn7"}, false, []string{"info:series_request"}},
 		{"a100-40gb", "A100-40GB", []string{"gn7", "ebmgn7"}, false, nil},
 		{"A100-80GB", "A100-80GB", []string{"gn7e", "ebmgn7e", "ebmgn7ex", "sccgn7ex"}, false, nil},
-		{"H100", "H100", []string{"gn8v", "ebmgn8v"}, true, []string{"warning:model_substitute"}},
-		{"Hopper-96GB", "Hopper-96GB", []string{"gn8v", "ebmgn8v"}, false, nil},
-		{"A40", "A40", []string{"gn8is", "ebmgn8ia", "gn7i", "ebmgn7i"}, true, []string{"warning:model_substitute"}},
+		{"H100", "H100", []string{"gn8v", "ebmgn8v", "gn8v-tee"}, true, []string{"warning:model_substitute"}},
+		{"Hopper-96GB", "Hopper-96GB", []string{"gn8v", "ebmgn8v", "gn8v-tee"}, false, nil},
+		{"A40", "A40", []string{"gn8is", "ebmgn8is", "ebmgn8ia", "gn7i", "ebmgn7i"}, true, []string{"warning:model_substitute"}},
 		{"V100S", "V100S", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, true, []string{"warning:model_substitute"}},
 		{"v100", "V100", []string{"gn6e", "ebmgn6e", "gn6v", "ebmgn6v"}, false, []string{"info:series_request"}},
 		{"A10", "A10", []string{"gn7i", "ebmgn7i"}, false, nil},
 		{"T4", "T4", []string{"gn6i", "ebmgn6i"}, false, nil},
-		{"L20", "L20", []string{"gn8is", "ebmgn8ia"}, false, nil},
+		{"L20", "L20", []string{"gn8is", "ebmgn8is", "ebmgn8ia"}, false, nil},
 		{"A30", "A30", []string{"gn7s"}, false, nil},
 		{"V100-16GB", "V100-16GB", []string{"gn6v", "ebmgn6v"}, false, nil},
 		{"V100-32GB", "V100-32GB", []string{"gn6e", "ebmgn6e"}, false, nil},
@@ -133,8 +133,8 @@ func TestMapGPUModel(t *testing.T) {
 		}
 	}
 	mm, _ := MapGPUModel("H100")
-	if !strings.Contains(mm.Findings[0].Message, "FP64 is far below H100") {
-		t.Errorf("H100 warning must say FP64 is far below H100: %q", mm.Findings[0].Message)
+	if f := mm.Findings[0]; !strings.Contains(f.Message, "publishes no FP64 or tensor throughput") || strings.Contains(f.Hint, "Fine for") {
+		t.Errorf("H100 warning must say the vendor publishes no throughput and make no throughput claim: %+v", f)
 	}
 }
 

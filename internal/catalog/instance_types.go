@@ -68,6 +68,11 @@ type InstanceType struct {
 	// AvailabilityNote is set where the vendor restricts the family
 	// (e.g. "by ticket, not recommended").
 	AvailabilityNote string
+	// ConfidentialComputing is set on the heterogeneous confidential computing
+	// family (gn8v-tee): TDX on the CPU with the GPU inside the trusted
+	// execution environment. It is a special-purpose family: selection ranks it
+	// after the general-purpose families whenever the scenario figures tie.
+	ConfidentialComputing bool
 	// RegionLimited holds the vendor's words where it sells the family only
 	// in some regions (through sales); "" where the vendor states no limit.
 	// It is information for the user, not a ranking key: whether a region
@@ -118,6 +123,8 @@ const (
 	urlSCC         = "https://www.alibabacloud.com/help/en/ecs/user-guide/scc-overview"
 	urlCPUFamilies = "https://www.alibabacloud.com/help/en/ecs/user-guide/overview-of-instance-families"
 	urlEphemeral   = "https://www.alibabacloud.com/help/en/ecs/user-guide/elastic-ephemeral-disks"
+	urlTEE         = "https://www.alibabacloud.com/help/en/ecs/user-guide/build-a-heterogeneous-confidential-computing-environment"
+	urlGPUERDMA    = "https://www.alibabacloud.com/help/en/ecs/user-guide/on-the-gpu-instance-configuration-erdma"
 	urlNVIDIA      = "https://www.nvidia.com/en-us/data-center/"
 )
 
@@ -177,12 +184,26 @@ var families = []family{
 		Source: srcSCC,
 		Notes:  "Bare metal: the vendor builds SCC on ECS Bare Metal and adds RDMA. NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId."},
 		sizes: "sccgn7ex.32xlarge 128/1024/8/64"},
+	// gn8v-tee: the heterogeneous confidential computing family, gn8v sizes
+	// with the GPU inside a TDX trusted execution environment (the sizes are on
+	// the GPU family page; what the family is, on the vendor's confidential
+	// computing page). The vendor states no eRDMA for it, and its NVLink
+	// firewall keeps GPUs from reading each other's memory, so the catalog
+	// records neither eRDMA nor an NVLink figure. Selection ranks it after
+	// gn8v whenever the scenario figures tie (ConfidentialComputing).
+	{t: InstanceType{Family: "gn8v-tee", GPU: "Hopper-96GB", GPUVendorName: "model not stated (Hopper class, 96 GB HBM3), in a trusted execution environment", GPUMemoryGB: 96, LocalNVMe: Unknown,
+		ConfidentialComputing: true,
+		Notes: "Confidential computing: Intel TDX on the CPU with the GPU inside the trusted execution environment; an NVLink firewall blocks GPUs from " +
+			"reading each other's memory; eRDMA not stated (" + urlTEE + ")."},
+		sizes: "gn8v-tee.4xlarge 16/96/1/12; gn8v-tee.6xlarge 24/128/1/15; gn8v-tee-8x.16xlarge 64/768/8/32; gn8v-tee-8x.48xlarge 192/1024/8/100"},
 	// Bare-metal families from the "ECS Bare Metal Instance families" part of the
 	// same vendor page, one size each. Each has more vCPUs or memory than the
-	// virtualised size with the same GPU and count, so it ranks below it and no
-	// pick changes. (ebmgn8is and gn8v-tee are left out: with the same vCPU and
-	// memory as gn8is-8x.32xlarge / some gn8v sizes they would win the name
-	// tie-break; see SOURCES.md section 1.)
+	// virtualised size with the same GPU and count, or the same and ranks after
+	// it (virtualised first on a tie), so no pick changes.
+	{t: InstanceType{Family: "ebmgn8is", GPU: "L20", GPUVendorName: "NVIDIA L20", GPUModelStated: true, GPUMemoryGB: 48, ERI: true, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
+		RegionLimited: regionLimitedSales,
+		Notes:         "Bare metal; 8 x L20 over PCIe Gen4; eRDMA (the vendor's eRDMA guide for GPU instances uses ebmgn8is as its example, " + urlGPUERDMA + "). " + notStatedNVMe},
+		sizes: "ebmgn8is.32xlarge 128/1024/8/160"},
 	{t: InstanceType{Family: "ebmgn7", GPU: "A100-40GB", GPUVendorName: "A100 40 GB class, bare metal, MIG (model not stated)", GPUMemoryGB: 40, BareMetal: true, LocalNVMe: Unknown,
 		Notes: "Bare metal; MIG supported (vendor). NVLink between the GPUs is not stated by the vendor."},
 		sizes: "ebmgn7.26xlarge 104/768/8/30"},

@@ -86,6 +86,11 @@ var publishedSizes = []struct {
 	{"ecs.ebmgn6e.24xlarge", "ebmgn6e", 96, 768, 8, 32, 32},
 	{"ecs.ebmgn6v.24xlarge", "ebmgn6v", 96, 384, 8, 30, 16},
 	{"ecs.ebmgn6i.24xlarge", "ebmgn6i", 96, 384, 4, 30, 16},
+	{"ecs.ebmgn8is.32xlarge", "ebmgn8is", 128, 1024, 8, 160, 48},
+	{"ecs.gn8v-tee.4xlarge", "gn8v-tee", 16, 96, 1, 12, 96},
+	{"ecs.gn8v-tee.6xlarge", "gn8v-tee", 24, 128, 1, 15, 96},
+	{"ecs.gn8v-tee-8x.16xlarge", "gn8v-tee", 64, 768, 8, 32, 96},
+	{"ecs.gn8v-tee-8x.48xlarge", "gn8v-tee", 192, 1024, 8, 100, 96},
 }
 
 // publishedFamilies: per family, the catalog GPU key, whether the vendor names the
@@ -120,6 +125,10 @@ var publishedFamilies = map[string]struct {
 	"ebmgn6e":  {"V100-32GB", true, 0, true, false, true, false},
 	"ebmgn6v":  {"V100-16GB", true, 0, true, false, true, false},
 	"ebmgn6i":  {"T4", true, 0, false, false, true, false},
+	"ebmgn8is": {"L20", true, 0, false, true, true, true},
+	// gn8v-tee: the vendor states neither eRDMA nor a region limit for it,
+	// and its NVLink firewall blocks GPU-to-GPU memory access (no NVLink figure).
+	"gn8v-tee": {"Hopper-96GB", false, 0, false, false, false, false},
 }
 
 func TestInstanceTypesMatchSources(t *testing.T) {

@@ -226,9 +226,10 @@ var substitutes = map[string]struct {
 	"H100": {[]string{"Hopper-96GB"}, Finding{
 		Severity: SeverityWarning, Code: CodeModelSubstitute,
 		Requirement: "H100 (FP64 34 TFLOPS, 80 GB HBM3, 3.35 TB/s)",
-		Measured:    "gn8v / ebmgn8v: Hopper-class 96 GB HBM3, 4 TB/s, NVLink 900 GB/s; model and FP64 not stated by the vendor",
-		Message:     "No Alibaba family offers H100; gn8v / ebmgn8v offer a Hopper-class 96 GB GPU whose FP64 is far below H100",
-		Hint:        "Fine for FP16/BF16 training; for double-precision work choose an A100-class family (gn7e, ebmgn7ex, sccgn7ex).",
+		Measured:    "gn8v / ebmgn8v: Hopper-class 96 GB HBM3, 4 TB/s, NVLink 900 GB/s; model, FP64 and tensor throughput not stated by the vendor",
+		Message:     "No Alibaba family offers H100; gn8v / ebmgn8v offer a Hopper-class 96 GB GPU for which the vendor publishes no FP64 or tensor throughput",
+		Hint: "The vendor positions gn8v for large language model inference and small and medium-scale training. For training on published " +
+			"figures or for double precision, choose an A100-class family (ebmgn7ex, gn7e, sccgn7ex; NVIDIA's A100 datasheet: 312 TFLOPS FP16/BF16 tensor, 9.7 TFLOPS FP64).",
 	}},
 	"A40": {[]string{"L20", "A10"}, Finding{
 		Severity: SeverityWarning, Code: CodeModelSubstitute,

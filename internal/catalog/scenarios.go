@@ -36,6 +36,19 @@ type Scenario struct {
 	NeedsECC bool
 	// NeedsInterNodeRDMA: multi-node runs need RDMA between nodes.
 	NeedsInterNodeRDMA bool
+	// MinNetworkGbps is the RDMA bandwidth target between compute nodes in
+	// Gbit/s (the cluster's compute-to-compute target, SOURCES.md section 2).
+	// Where it is set, every candidate is measured against it, whatever the
+	// node count: a type is sized for the cluster it will join. 0 = no target.
+	MinNetworkGbps float64
+	// RankBy lists, most important first, the GPU figures (Figure*
+	// constants) that rank types meeting the same requirements: higher
+	// first, and a figure the vendor publishes before one it does not (a
+	// derived or "n/a" figure counts as not published). Catalog decision:
+	// tensor throughput then memory bandwidth for training; FP64 then memory
+	// bandwidth for the double-precision scenarios (MD and CFD/FEA codes are
+	// bound by both).
+	RankBy []string
 	// MinParallelEfficiency (fraction) and MinMTBFHours are stated targets the
 	// catalog cannot measure; checks report them as info.
 	MinParallelEfficiency float64
@@ -63,6 +76,8 @@ var scenarios = []Scenario{
 		MinGPULinkGBs:        400,
 		Precision:            []string{"FP16", "BF16", "FP32"},
 		NeedsInterNodeRDMA:   true,
+		MinNetworkGbps:       100,
+		RankBy:               []string{FigureTensorFP16, FigureMemoryBandwidth},
 		RecommendedModels:    []string{"A100", "H100"},
 		PreferredGPUsPerNode: 8,
 		GPUUtilAlertPercent:  85,
@@ -77,6 +92,7 @@ var scenarios = []Scenario{
 		MinFP64TFLOPS:         5,
 		Precision:             []string{"FP64"},
 		NeedsInterNodeRDMA:    true,
+		RankBy:                []string{FigureFP64, FigureMemoryBandwidth},
 		MinParallelEfficiency: 0.9,
 		RecommendedModels:     []string{"A40", "A10"},
 		GPUUtilAlertPercent:   70,
@@ -90,6 +106,7 @@ var scenarios = []Scenario{
 		MinFP64TFLOPS:       5,
 		Precision:           []string{"FP64", "mixed"},
 		NeedsECC:            true,
+		RankBy:              []string{FigureFP64, FigureMemoryBandwidth},
 		MinMTBFHours:        5000,
 		RecommendedModels:   []string{"T4", "V100S"},
 		GPUUtilAlertPercent: 70,

@@ -29,6 +29,27 @@ type SelectRequest struct {
 	// more than one node, types without RDMA get a warning where the
 	// scenario needs RDMA between nodes.
 	Nodes int
+	// Availability, when set, is what the deployment region sells; types
+	// it does not list are no candidates. nil: the whole catalog.
+	Availability *RegionAvailability
+}
+
+// RegionAvailability lists the instance types a region sells, as the
+// region itself answers (DescribeAvailableResource, through the
+// gpucluster_instance_types data source).
+type RegionAvailability struct {
+	// Region names the region in messages, as a phrase: "region
+	// cn-wulanchabu", "the deployment region".
+	Region string
+	// InstanceTypes the region sells, with or without the "ecs." prefix.
+	InstanceTypes []string
+}
+
+func (a *RegionAvailability) offers(name string) bool {
+	return slices.ContainsFunc(a.InstanceTypes, func(n string) bool {
+		n = strings.ToLower(strings.TrimSpace(n))
+		return n == name || "ecs."+n == name
+	})
 }
 
 // Candidate is one ranked instance type.
@@ -45,6 +66,9 @@ type Candidate struct {
 	EnableERDMA bool
 	// NeedsHPCCluster: the type needs an HPC cluster (HpcClusterId).
 	NeedsHPCCluster bool
+	// Requirements measures the type against each scenario requirement
+	// (see Requirements); Reasons shows them.
+	Requirements []Requirement
 }
 
 // Select returns the instance types that fit a request, best first, the
@@ -61,14 +85,29 @@ type Candidate struct {
 // enabled where the type has ERI and eRDMA is required or the scenario needs
 // RDMA between several nodes. Types with an error finding are excluded.
 //
-// Ranking, each key breaking ties of the one before:
-//  1. scenario fit: fewer warnings first;
-//  2. newer/better GPU first (GPUModel.Rank: H100, Hopper-96GB, A100-80GB,
-//     A100-40GB, L20, A40, A10, A30, V100S, V100-32GB, V100-16GB, T4);
-//  3. GPU count closest to the target: GPUsPerNode if set, else the
+// Ranking, each key breaking ties of the one before; every key but the
+// last three is a figure or a finding, never the catalog's opinion of a GPU:
+//  1. fewer scenario requirements missed (Requirements: GPU memory, GPU-GPU
+//     link, network and RDMA between nodes, memory bandwidth, FP64, ECC);
+//  2. fewer requirements whose figure the vendor does not publish;
+//  3. fewer warnings in the findings;
+//  4. the scenario's RankBy figures (tensor throughput for training, FP64
+//     for the double-precision scenarios, then memory bandwidth): higher
+//     first, a published figure before an unpublished, derived or n/a one;
+//  5. more memory per GPU;
+//  6. the catalog's model order (GPUModel.Rank);
+//  7. GPU count closest to the target: GPUsPerNode if set, else the
 //     scenario's PreferredGPUsPerNode (8 for ai_training), else 1;
-//  4. less over-provisioning: fewer vCPUs, then less memory;
-//  5. instance type name, so the order is deterministic.
+//  8. general-purpose before confidential computing (gn8v-tee);
+//  9. less over-provisioning: fewer vCPUs, then less memory;
+//  10. virtualised before bare metal, then the name, so the order is
+//     deterministic.
+//
+// With Availability set, the ranking runs over the whole catalog first; types
+// the region does not sell are then dropped, and when that drops the first
+// choice a region_fallback finding names it and the new first candidate's
+// Reasons say so. When the first candidate misses the scenario's network
+// target, a network_target finding says that no candidate meets it.
 func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 	sc, err := LookupScenario(req.Scenario)
 	if err != nil {
@@ -137,7 +176,8 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 			}
 			continue
 		}
-		cands = append(cands, Candidate{InstanceType: t, Findings: fs, EnableERDMA: erdma, NeedsHPCCluster: t.RequiresHPCCluster})
+		cands = append(cands, Candidate{InstanceType: t, Findings: fs, EnableERDMA: erdma, NeedsHPCCluster: t.RequiresHPCCluster,
+			Requirements: Requirements(sc, t, nodes)})
 	}
 	if len(cands) == 0 {
 		var why []string
@@ -153,25 +193,86 @@ func Select(req SelectRequest) ([]Candidate, []Finding, error) {
 	if target == 0 {
 		target = max(sc.PreferredGPUsPerNode, 1)
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return less(cands[i], cands[j], target) })
+	sort.SliceStable(cands, func(i, j int) bool { return less(cands[i], cands[j], sc, target) })
+	var fallback string
+	if a := req.Availability; a != nil {
+		first := cands[0].InstanceType
+		offered := slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return !a.offers(c.InstanceType.Name) })
+		if len(offered) == 0 {
+			why := fmt.Sprintf("%s sells none of the %d types that fit %s (first choice %s)", a.Region, len(cands), what, first.ShortName())
+			fix := "deploy in a region that sells one of them (gpucluster_instance_types lists what a region sells), or relax gpu_model / gpus_per_node"
+			return nil, reqFindings, planerr.New("offered_instance_types", strings.Join(a.InstanceTypes, ","), why, fix,
+				fmt.Errorf("%w %s: %s; %s", ErrNoCandidate, what, why, fix))
+		}
+		if offered[0].InstanceType.Name != first.Name {
+			fallback = fmt.Sprintf("%s does not sell the first choice %s; falling back to %s, the best type it sells", a.Region, first.ShortName(), offered[0].InstanceType.ShortName())
+			reqFindings = append(reqFindings, Finding{Severity: SeverityWarning, Code: CodeRegionFallback,
+				Requirement: "sold in " + a.Region, Measured: first.ShortName() + " not sold there",
+				Message: "The first choice for " + what + ", " + first.ShortName() + ", is not sold in " + a.Region + "; the selection falls back to " + offered[0].InstanceType.ShortName(),
+				Hint:    "Compare the two candidates' reasons; deploy in a region that sells " + first.ShortName() + " to get it."})
+		}
+		cands = offered
+	}
 	for i := range cands {
 		cands[i].Rank = i + 1
 		cands[i].Reasons = reasons(cands[i], sc, req, target, nodes)
 	}
+	if fallback != "" {
+		cands[0].Reasons = append([]string{fallback}, cands[0].Reasons...)
+	}
+	if f, ok := networkShortfall(sc, cands[0], what); ok {
+		reqFindings = append(reqFindings, f)
+	}
 	return cands, reqFindings, nil
 }
 
-// less orders candidates by the ranking documented on Select (keys 1-5).
-func less(a, b Candidate, target int) bool {
-	wa, wb := countSeverity(a.Findings, SeverityWarning), countSeverity(b.Findings, SeverityWarning)
-	if wa != wb {
+// networkShortfall is the finding that the best candidate, and so every
+// candidate, misses the scenario's network target.
+func networkShortfall(sc Scenario, best Candidate, what string) (Finding, bool) {
+	for _, r := range best.Requirements {
+		if r.Name == "network" && r.Status != RequirementMet {
+			return Finding{Severity: SeverityWarning, Code: CodeNetworkTarget,
+				Requirement: r.Target, Measured: best.InstanceType.ShortName() + ": " + r.Measured,
+				Message: fmt.Sprintf("No candidate for %s meets the %s target of %s Gbit/s with RDMA between nodes; the best, %s, has %s",
+					what, sc.Name, num(sc.MinNetworkGbps), best.InstanceType.ShortName(), r.Measured),
+				Hint: "Drop the constraints that exclude them (gpus_per_node, gpu_model, the region) to reach types with eRDMA at 100 Gbit/s or more " +
+					"(" + strings.Join(familiesWhere(func(x InstanceType) bool { return x.RDMA() != "" && InterNodeGbps(x) >= sc.MinNetworkGbps }), ", ") + ")."}, true
+		}
+	}
+	return Finding{}, false
+}
+
+// less orders candidates by the ranking documented on Select (keys 1-5; then lessType).
+func less(a, b Candidate, sc Scenario, target int) bool {
+	for _, st := range []RequirementStatus{RequirementMissed, RequirementUnknown} {
+		if na, nb := countStatus(a.Requirements, st), countStatus(b.Requirements, st); na != nb {
+			return na < nb
+		}
+	}
+	if wa, wb := countSeverity(a.Findings, SeverityWarning), countSeverity(b.Findings, SeverityWarning); wa != wb {
 		return wa < wb
+	}
+	ma, _ := a.InstanceType.Model()
+	mb, _ := b.InstanceType.Model()
+	for _, f := range sc.RankBy {
+		va, oka := sourcedFigure(ma, f)
+		vb, okb := sourcedFigure(mb, f)
+		if oka != okb {
+			return oka
+		}
+		if oka && va != vb {
+			return va > vb
+		}
+	}
+	if a.InstanceType.GPUMemoryGB != b.InstanceType.GPUMemoryGB {
+		return a.InstanceType.GPUMemoryGB > b.InstanceType.GPUMemoryGB
 	}
 	return lessType(a.InstanceType, b.InstanceType, target)
 }
 
-// lessType orders by GPU rank, GPU count distance from target, vCPUs,
-// memory and name.
+// lessType orders by the catalog's model order, GPU count distance from
+// target, general-purpose before confidential computing, vCPUs, memory,
+// virtualised before bare metal, and name (keys 6-10 of Select).
 func lessType(a, b InstanceType, target int) bool {
 	ra, rb := modelRank(a.GPU), modelRank(b.GPU)
 	if ra != rb {
@@ -181,11 +282,17 @@ func lessType(a, b InstanceType, target int) bool {
 	if da != db {
 		return da < db
 	}
+	if a.ConfidentialComputing != b.ConfidentialComputing {
+		return !a.ConfidentialComputing
+	}
 	if a.VCPU != b.VCPU {
 		return a.VCPU < b.VCPU
 	}
 	if a.MemoryGiB != b.MemoryGiB {
 		return a.MemoryGiB < b.MemoryGiB
+	}
+	if a.BareMetal != b.BareMetal {
+		return !a.BareMetal
 	}
 	return a.Name < b.Name
 }
@@ -193,18 +300,35 @@ func lessType(a, b InstanceType, target int) bool {
 func reasons(c Candidate, sc Scenario, req SelectRequest, target, nodes int) []string {
 	t := c.InstanceType
 	var rs []string
+	missed, unknown := requirementNames(c.Requirements, RequirementMissed), requirementNames(c.Requirements, RequirementUnknown)
+	switch {
+	case len(missed) == 0 && len(unknown) == 0:
+		rs = append(rs, fmt.Sprintf("meets every %s requirement the catalog measures (%d)", sc.Name, len(c.Requirements)))
+	case len(missed) == 0:
+		rs = append(rs, fmt.Sprintf("meets the %s requirements with published figures; not stated: %s", sc.Name, strings.Join(unknown, ", ")))
+	default:
+		s := fmt.Sprintf("misses %d of %d %s requirements: %s", len(missed), len(c.Requirements), sc.Name, strings.Join(missed, ", "))
+		if len(unknown) > 0 {
+			s += "; not stated: " + strings.Join(unknown, ", ")
+		}
+		rs = append(rs, s)
+	}
+	for _, r := range c.Requirements {
+		rs = append(rs, r.String())
+	}
+	if s := rankFigures(sc, t); s != "" {
+		rs = append(rs, s)
+	}
 	var warns []string
 	for _, f := range c.Findings {
 		if f.Severity == SeverityWarning {
 			warns = append(warns, f.Code)
 		}
 	}
-	if len(warns) == 0 {
-		rs = append(rs, fmt.Sprintf("meets every %s requirement the catalog can check (no warnings)", sc.Name))
-	} else {
-		rs = append(rs, fmt.Sprintf("falls short of %s on %d point(s): %s", sc.Name, len(warns), strings.Join(warns, ", ")))
+	if len(warns) > 0 {
+		rs = append(rs, "warnings: "+strings.Join(warns, ", "))
 	}
-	gpu := fmt.Sprintf("GPU %s (rank %d of %d), %d GB per GPU", t.GPU, modelRank(t.GPU), len(gpuModels), t.GPUMemoryGB)
+	gpu := fmt.Sprintf("GPU %s, %d GB per GPU", t.GPU, t.GPUMemoryGB)
 	if !t.GPUModelStated {
 		gpu += "; vendor: " + t.GPUVendorName
 	}
@@ -235,7 +359,21 @@ func reasons(c Candidate, sc Scenario, req SelectRequest, target, nodes int) []s
 	if t.BareMetal {
 		rs = append(rs, "bare metal")
 	}
+	if t.ConfidentialComputing {
+		rs = append(rs, "confidential computing (TEE): ranked after general-purpose types")
+	}
 	return rs
+}
+
+// requirementNames lists the names of the requirements with status st.
+func requirementNames(rs []Requirement, st RequirementStatus) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Status == st {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 // InstanceTypeFor returns the best instance type for a GPU model and GPU

@@ -24,13 +24,14 @@ func TestSelectScenarioByModel(t *testing.T) {
 		findings        []string // of the chosen type; on no candidate: none
 		request         []string // request-level (plus the excluding errors, deduplicated per family)
 	}{
-		{ai, "H100", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated", "info:region_limited"}, []string{"warning:model_substitute"}},
-		{ai, "Hopper-96GB", "ecs.gn8v-8x.16xlarge", []string{"info:model_not_stated", "info:region_limited"}, nil},
-		{ai, "A100-80GB", "ecs.gn7e-c16g1.32xlarge", []string{"info:model_not_stated"}, nil},
-		{ai, "A100", "ecs.gn7e-c16g1.32xlarge", []string{"info:model_not_stated"}, []string{"info:series_request"}},
+		// ai_training: the 100 Gbit/s RDMA network target picks the 8-GPU sizes with eRDMA.
+		{ai, "H100", "ecs.gn8v-8x.48xlarge", []string{"info:model_not_stated", "info:region_limited"}, []string{"warning:model_substitute"}},
+		{ai, "Hopper-96GB", "ecs.gn8v-8x.48xlarge", []string{"info:model_not_stated", "info:region_limited"}, nil},
+		{ai, "A100-80GB", "ecs.ebmgn7ex.32xlarge", []string{"info:model_not_stated"}, nil},
+		{ai, "A100", "ecs.ebmgn7ex.32xlarge", []string{"info:model_not_stated"}, []string{"info:series_request"}},
 		{ai, "A100-40GB", "", nil, []string{memErr, memErr}},
-		{ai, "L20", "", nil, []string{memErr, memErr}},
-		{ai, "A40", "", nil, []string{"warning:model_substitute", memErr, memErr, memErr, memErr}},
+		{ai, "L20", "", nil, []string{memErr, memErr, memErr}},
+		{ai, "A40", "", nil, []string{"warning:model_substitute", memErr, memErr, memErr, memErr, memErr}},
 		{ai, "A10", "", nil, []string{memErr, memErr}},
 		{ai, "A30", "", nil, []string{memErr}},
 		{ai, "V100S", "", nil, []string{"warning:model_substitute", memErr, memErr, memErr, memErr}},
@@ -94,7 +95,7 @@ func TestSelectScenarioByModel(t *testing.T) {
 				if !errors.Is(err, ErrNoCandidate) || len(cs) != 0 {
 					t.Fatalf("want ErrNoCandidate, got %d candidates, err %v", len(cs), err)
 				}
-				if !strings.Contains(err.Error(), "80 GB") || !strings.Contains(err.Error(), "families that fit: gn8v") {
+				if !strings.Contains(err.Error(), "80 GB") || !strings.Contains(err.Error(), "families that fit: ebmgn7ex") {
 					t.Errorf("error should say why and what fits: %v", err)
 				}
 				return
@@ -126,7 +127,9 @@ func TestSelectWithoutModel(t *testing.T) {
 		req  SelectRequest
 		want string
 	}{
-		{SelectRequest{Scenario: ScenarioAITraining}, "ecs.gn8v-8x.16xlarge"},
+		// ai_training: A100 80GB (published tensor throughput) with eRDMA at
+		// 160 Gbit/s; sccgn7ex (RoCE) ties on everything but the name.
+		{SelectRequest{Scenario: ScenarioAITraining}, "ecs.ebmgn7ex.32xlarge"},
 		{SelectRequest{Scenario: ScenarioMolecularDynamics}, "ecs.gn7e-c16g1.4xlarge"},
 		{SelectRequest{Scenario: ScenarioEngineeringSimulation}, "ecs.gn7e-c16g1.4xlarge"},
 		// Multi-node molecular dynamics: the A100-class types without RDMA get a
@@ -135,9 +138,15 @@ func TestSelectWithoutModel(t *testing.T) {
 		{SelectRequest{Scenario: ScenarioMolecularDynamics, Nodes: 4}, "ecs.ebmgn7ex.32xlarge"},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", Nodes: 4}, "ecs.ebmgn7ex.32xlarge"},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100-80GB", GPUsPerNode: 4}, "ecs.gn7e-c16g1.16xlarge"},
-		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "H100", GPUsPerNode: 8}, "ecs.gn8v-8x.16xlarge"},
+		// gn8v-8x.16xlarge has 32 Gbit/s; gn8v-8x.48xlarge and ebmgn8v meet 100
+		// Gbit/s with the same vCPU and memory, and virtualised comes first.
+		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "H100", GPUsPerNode: 8}, "ecs.gn8v-8x.48xlarge"},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "H100", RequireBareMetal: true}, "ecs.ebmgn8v.48xlarge"},
-		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", RequireBareMetal: true}, "ecs.ebmgn7e.32xlarge"},
+		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", RequireBareMetal: true}, "ecs.ebmgn7ex.32xlarge"},
+		// gn8is-8x.32xlarge and ebmgn8is.32xlarge tie on every figure: virtualised first.
+		{SelectRequest{Scenario: ScenarioMolecularDynamics, GPUModel: "L20", GPUsPerNode: 8, Nodes: 2}, "ecs.gn8is-8x.32xlarge"},
+		// gn8v.4xlarge and gn8v-tee.4xlarge tie on every figure: general-purpose first.
+		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "H100"}, "ecs.gn8v.4xlarge"},
 		{SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100", RequireERDMA: true}, "ecs.ebmgn7ex.32xlarge"},
 		{SelectRequest{Scenario: ScenarioEngineeringSimulation, GPUModel: "A40", GPUsPerNode: 2}, "ecs.gn8is-2x.8xlarge"},
 		// gn7i's 4x sizes (added from the vendor's full gn7i table) have fewer
@@ -301,7 +310,7 @@ func TestSelectBareMetalKeepsSCC(t *testing.T) {
 // A chosen type from a family the vendor sells only in some regions carries an
 // info finding quoting the vendor; it does not change the ranking (info only).
 func TestSelectRegionLimitedFinding(t *testing.T) {
-	cs, _, err := Select(SelectRequest{Scenario: ScenarioAITraining})
+	cs, _, err := Select(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "H100"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +322,11 @@ func TestSelectRegionLimitedFinding(t *testing.T) {
 	f := top.Findings[i]
 	if f.Severity != SeverityInfo || !strings.Contains(f.Measured, "contact Alibaba Cloud sales") || f.Hint == "" {
 		t.Errorf("finding %+v", f)
+	}
+	// The families the vendor sells everywhere carry no such finding.
+	cs, _, err = Select(SelectRequest{Scenario: ScenarioAITraining, GPUModel: "A100"})
+	if err != nil || !slices.ContainsFunc(cs, func(c Candidate) bool { return c.InstanceType.Family == "gn7e" }) {
+		t.Fatalf("A100 training candidates %s, err %v: want gn7e among them", names(cs), err)
 	}
 	for _, c := range cs {
 		if c.InstanceType.Family == "gn7e" && slices.ContainsFunc(c.Findings, func(f Finding) bool { return f.Code == CodeRegionLimited }) {

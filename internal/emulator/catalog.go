@@ -96,6 +96,11 @@ var gpuFamilies = []*gpuFamily{
 	{Family: "ebmgn6e", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6e.24xlarge 96/768/8/32")},
 	{Family: "ebmgn6v", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6v.24xlarge 96/384/8/30")},
 	{Family: "ebmgn6i", GPUSpec: "NVIDIA T4", Cards: 1, Sizes: sizes("ebmgn6i.24xlarge 96/384/4/30")},
+	{Family: "ebmgn8is", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8is.32xlarge 128/1024/8/160")},
+	// gn8v-tee: confidential computing on gn8v sizes; the vendor states no eRDMA and no NVLink
+	// figure for it (its NVLink firewall blocks GPU-to-GPU memory access).
+	{Family: "gn8v-tee", GPUSpec: "model not stated (Hopper class, 96 GB HBM3, TEE)", Cards: 1, Sizes: sizes(
+		"gn8v-tee.4xlarge 16/96/1/12; gn8v-tee.6xlarge 24/128/1/15; gn8v-tee-8x.16xlarge 64/768/8/32; gn8v-tee-8x.48xlarge 192/1024/8/100")},
 	// General-purpose CPU families for Kubernetes control planes: no GPU. Sizes from the vendor's
 	// g7/c7 family pages; the vendor's bandwidth is not recorded, so it stays 0.
 	{Family: "g7", Cards: 1, Sizes: sizes("g7.xlarge 4/16/0/0; g7.2xlarge 8/32/0/0")},
@@ -139,7 +144,12 @@ func normalizeType(t string) string {
 	return t
 }
 
+// familyOf is the InstanceTypeFamily of a type: its family's own name for a known type (a
+// family name may hold a '-', as gn8v-tee does), else the name up to the first '-' or '.'.
 func familyOf(t string) string {
+	if info := instanceTypes[normalizeType(t)]; info != nil {
+		return "ecs." + info.fam.Family
+	}
 	t = strings.TrimPrefix(t, "ecs.")
 	if i := strings.IndexAny(t, "-."); i > 0 {
 		return "ecs." + t[:i]
@@ -180,7 +190,7 @@ var gpuHourPrice = map[string]float64{
 	"ecs.gn6i": 6, "ecs.gn6v": 14, "ecs.gn6e": 18, "ecs.gn7": 24, "ecs.gn7e": 34, "ecs.gn7i": 9,
 	"ecs.gn7s": 11, "ecs.gn8is": 16, "ecs.gn8v": 42, "ecs.ebmgn7e": 36, "ecs.ebmgn7ex": 38,
 	"ecs.ebmgn8v": 45, "ecs.sccgn7ex": 40, "ecs.ebmgn7": 26, "ecs.ebmgn7i": 10, "ecs.ebmgn8ia": 17,
-	"ecs.ebmgn6e": 19, "ecs.ebmgn6v": 15, "ecs.ebmgn6i": 7,
+	"ecs.ebmgn6e": 19, "ecs.ebmgn6v": 15, "ecs.ebmgn6i": 7, "ecs.ebmgn8is": 17, "ecs.gn8v-tee": 44,
 }
 
 func hourPrice(t *instanceTypeInfo) float64 {

@@ -308,7 +308,7 @@ func badInputs(deadEndpoint string) []badInput {
   scenario = "ai_training"
   gpu_model = "A10"
   size = 2`),
-			attr: `gpu_model`, fix: `families that fit: gn8v`},
+			attr: `gpu_model`, fix: `families that fit: ebmgn7ex`},
 		{name: "pool/spot in a low-latency network", setup: matrixLowLatNet,
 			config: badNodePool("gpucluster_rdma_network.lowlat.id", `name = "bad"
   scenario = "ai_training"

@@ -72,13 +72,13 @@ func TestFilterCatalog(t *testing.T) {
 				}
 			}
 		}},
-		"H100 is served by gn8v and ebmgn8v": {with(func(f *catalogFilterModel) { f.GPUModel = types.StringValue("h100") }), func(t *testing.T, got []catalog.InstanceType) {
-			if fams := familiesOf(got); !slices.Equal(fams, []string{"gn8v", "ebmgn8v"}) {
+		"H100 is served by gn8v, ebmgn8v and gn8v-tee": {with(func(f *catalogFilterModel) { f.GPUModel = types.StringValue("h100") }), func(t *testing.T, got []catalog.InstanceType) {
+			if fams := familiesOf(got); !slices.Equal(fams, []string{"gn8v", "ebmgn8v", "gn8v-tee"}) {
 				t.Errorf("families %v", fams)
 			}
 		}},
 		"memory and GPU minimums": {with(func(f *catalogFilterModel) { f.MinGPUMemoryGB = types.Int64Value(90); f.MinGPUs = types.Int64Value(8) }), func(t *testing.T, got []catalog.InstanceType) {
-			if want := []string{"gn8v-8x.16xlarge", "gn8v-8x.48xlarge", "ebmgn8v.48xlarge"}; !slices.Equal(names(got), want) {
+			if want := []string{"gn8v-8x.16xlarge", "gn8v-8x.48xlarge", "ebmgn8v.48xlarge", "gn8v-tee-8x.16xlarge", "gn8v-tee-8x.48xlarge"}; !slices.Equal(names(got), want) {
 				t.Errorf("got %v, want %v", names(got), want)
 			}
 		}},

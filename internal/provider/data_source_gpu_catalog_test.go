@@ -82,13 +82,13 @@ data "gpucluster_gpu_catalog" "control_plane" {
 				statecheck.ExpectKnownValue("data.gpucluster_gpu_catalog.fp64_vms", tfjsonpath.New("names"), knownvalue.ListSizeExact(4)),
 
 				// H100 is served by gn8v / ebmgn8v, with a warning about FP64; the datasheet figures of both models.
-				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names"), knownvalue.ListSizeExact(9)),
+				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names"), knownvalue.ListSizeExact(13)),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("instance_types").AtSliceIndex(0).AtMapKey("family"), knownvalue.StringExact("gn8v")),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("instance_types").AtSliceIndex(0).AtMapKey("fp64_usable"), knownvalue.Bool(false)),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("findings").AtSliceIndex(0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
 					"severity": knownvalue.StringExact("warning"),
 					"code":     knownvalue.StringExact("model_substitute"),
-					"message":  knownvalue.StringRegexp(regexp.MustCompile(`FP64 is far below H100`)),
+					"message":  knownvalue.StringRegexp(regexp.MustCompile(`publishes no FP64 or tensor throughput`)),
 				})),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("gpu_models"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("H100"), "fp64_tflops": knownvalue.Float64Exact(34), "offered": knownvalue.Bool(false)}),
@@ -117,7 +117,7 @@ data "gpucluster_gpu_catalog" "x" {
   gpu_model = "B200"
 }
 `,
-			ExpectError: regexp.MustCompile(`(?s)Unknown GPU model.*"B200".*known models are H100, Hopper-96GB,\s+A100-80GB.*T4`),
+			ExpectError: regexp.MustCompile(`(?s)Unknown GPU model.*"B200".*known models are H100, A100-80GB,\s+Hopper-96GB, A100-40GB.*T4`),
 		}, {
 			Config: emu.Config() + `
 data "gpucluster_gpu_catalog" "x" {

@@ -157,22 +157,23 @@ data "gpucluster_instance_types" "h100" {
 }
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
-				// gn8v has 8 sizes: two pages of 5 and 3, all collected.
-				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names"), knownvalue.ListSizeExact(8)),
+				// gn8v has 8 sizes: two pages of 5 and 3, all collected; then gn8v-tee's 4 in one page.
+				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names"), knownvalue.ListSizeExact(12)),
+				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names").AtSliceIndex(11), knownvalue.StringExact("ecs.gn8v-tee-8x.48xlarge")),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("names").AtSliceIndex(7), knownvalue.StringExact("ecs.gn8v-8x.48xlarge")),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("instance_types").AtSliceIndex(0).AtMapKey("gpu_spec"),
 					knownvalue.StringRegexp(regexp.MustCompile(`^model not stated \(Hopper class`))),
 				statecheck.ExpectKnownValue(h100, tfjsonpath.New("findings").AtSliceIndex(0).AtMapKey("message"),
-					knownvalue.StringRegexp(regexp.MustCompile(`FP64 is far below H100`))),
+					knownvalue.StringRegexp(regexp.MustCompile(`publishes no FP64 or tensor throughput`))),
 			},
 		}},
 	})
-	// Per read: gn8v in 2 pages, ebmgn8v in 1, and one DescribeAvailableResource.
+	// Per read: gn8v in 2 pages, ebmgn8v and gn8v-tee in 1 each, and one DescribeAvailableResource.
 	stats := emu.Stats()
 	dit, dar := stats.Calls["DescribeInstanceTypes"], stats.Calls["DescribeAvailableResource"]
 	t.Logf("DescribeInstanceTypes %d calls (%d pages served), DescribeAvailableResource %d", dit, pages.Load(), dar)
-	if dar == 0 || dit != 3*dar || pages.Load() != dit {
-		t.Fatalf("DescribeInstanceTypes %d calls (%d pages served), DescribeAvailableResource %d: want 3 pages per read", dit, pages.Load(), dar)
+	if dar == 0 || dit != 4*dar || pages.Load() != dit {
+		t.Fatalf("DescribeInstanceTypes %d calls (%d pages served), DescribeAvailableResource %d: want 4 pages per read", dit, pages.Load(), dar)
 	}
 }
 

@@ -39,9 +39,13 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Requirements of a research scenario and the instance types that meet them, ranked, with the findings " +
-			"that explain each. Offline: computed from the provider's catalog, no API call. Ranking: scenario fit (fewer warnings) " +
-			"first, then newer GPU, then the GPU count closest to the target (`gpus_per_node`, else 8 for `ai_training`, else the " +
-			"smallest size), then fewer vCPUs and less memory.",
+			"that explain each. Offline: computed from the provider's catalog, no API call; pass `offered_instance_types` from " +
+			"`gpucluster_instance_types` to limit it to what the region sells. Ranking: fewer scenario requirements missed " +
+			"(GPU memory, GPU-GPU link, 100 Gbit/s RDMA between nodes for `ai_training`, memory bandwidth, FP64, ECC), then fewer " +
+			"whose figure the vendor does not publish, then fewer warnings, then the scenario's published figures (FP16/BF16 tensor " +
+			"throughput for training, FP64 for the others, then memory bandwidth; an unpublished or derived figure ranks last), then " +
+			"the GPU count closest to the target (`gpus_per_node`, else 8 for `ai_training`, else the smallest size), then fewer " +
+			"vCPUs and less memory. `why` and each candidate's `reasons` show every requirement met, missed or unknown with the figures.",
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
 				Required:            true,
@@ -68,6 +72,14 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"bare_metal": schema.BoolAttribute{
 				Optional:            true,
 				MarkdownDescription: "`true`: only bare-metal (`ebm*`) types. `false` or unset: no restriction.",
+			},
+			"offered_instance_types": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Instance types the deployment region sells, as the region answers: typically " +
+					"`data.gpucluster_instance_types.<name>.names` (with `in_stock_only = true` for what is in stock now). Set: only these " +
+					"are candidates, and when the catalog's first choice is not among them the next one is recommended with a " +
+					"`region_fallback` finding and a line in `why`. Unset: the whole catalog.",
 			},
 			"node_count": schema.Int64Attribute{
 				Optional: true,
@@ -98,8 +110,9 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				},
 			},
 			"candidates": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "Instance types that can work, best first. Types with an error finding are left out.",
+				Computed: true,
+				MarkdownDescription: "Instance types that can work, best first. Types with an error finding are left out, and so are types " +
+					"`offered_instance_types` does not list when it is set.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"instance_type":     computedStr("Instance type, with the `ecs.` prefix."),
 					"rank":              schema.Int64Attribute{Computed: true, MarkdownDescription: "1 for the best candidate."},
@@ -113,9 +126,13 @@ func (d *scenarioDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 					"findings":          findingsAttribute("Check results for this type under the deployment described by `enable_erdma` and `needs_hpc_cluster`; warnings and info only."),
 				}},
 			},
-			"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, and " +
-				"the scenario's recommended models contradicting its own requirements."),
+			"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, " +
+				"the scenario's recommended models contradicting its own requirements, a `region_fallback` when the region does not sell " +
+				"the first choice, and a `network_target` warning when no candidate meets the scenario's RDMA bandwidth target between nodes."),
 			"recommended_instance_type": computedStr("The first candidate's instance type."),
+			"why": computedList("Why `recommended_instance_type` was chosen: the regional fallback when there was one, each scenario " +
+				"requirement met, missed or unknown with the figures (e.g. `network 160 Gbit/s with eRDMA (target >= 100 Gbit/s with " +
+				"RDMA): met`), the published figures it was ranked on, and the rest of its `reasons`."),
 		},
 	}
 }
@@ -127,10 +144,12 @@ type scenarioModel struct {
 	ERDMA                   types.Bool         `tfsdk:"erdma"`
 	BareMetal               types.Bool         `tfsdk:"bare_metal"`
 	NodeCount               types.Int64        `tfsdk:"node_count"`
+	OfferedInstanceTypes    []string           `tfsdk:"offered_instance_types"`
 	Requirements            *requirementsModel `tfsdk:"requirements"`
 	Candidates              []candidateModel   `tfsdk:"candidates"`
 	Findings                []findingModel     `tfsdk:"findings"`
 	RecommendedInstanceType types.String       `tfsdk:"recommended_instance_type"`
+	Why                     []string           `tfsdk:"why"`
 }
 
 type requirementsModel struct {
@@ -185,6 +204,9 @@ func (d *scenarioDataSource) Read(ctx context.Context, req datasource.ReadReques
 		RequireBareMetal: state.BareMetal.ValueBool(),
 		Nodes:            int(max(state.NodeCount.ValueInt64(), 1)),
 	}
+	if state.OfferedInstanceTypes != nil {
+		selReq.Availability = &catalog.RegionAvailability{Region: "the region of offered_instance_types", InstanceTypes: state.OfferedInstanceTypes}
+	}
 	cands, findings, err := catalog.Select(selReq)
 	if err != nil {
 		summary := "Selecting instance types for scenario " + sc.Name
@@ -194,6 +216,8 @@ func (d *scenarioDataSource) Read(ctx context.Context, req datasource.ReadReques
 			resp.Diagnostics.AddAttributeError(path.Root("gpu_model"), summary, detail)
 		case errors.Is(err, catalog.ErrGPUCountNotOffered):
 			resp.Diagnostics.AddAttributeError(path.Root("gpus_per_node"), summary, detail)
+		case planErrorPath(err, path.Empty()).Equal(path.Root("offered_instance_types")):
+			resp.Diagnostics.AddAttributeError(path.Root("offered_instance_types"), summary, detail)
 		default:
 			// The error already carries each excluding finding's message; add their hints.
 			var hints []string
@@ -230,6 +254,7 @@ func (d *scenarioDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	// Select returns at least one candidate or an error.
 	state.RecommendedInstanceType = types.StringValue(cands[0].InstanceType.Name)
+	state.Why = append([]string{}, cands[0].Reasons...)
 	if w := warningsText(findings); w != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Selecting instance types for scenario %s: the request falls short", sc.Name), w)
 	}

@@ -64,7 +64,7 @@ func TestAccFunctionInstanceTypeFor_errors(t *testing.T) {
 		Steps: []resource.TestStep{
 			// Unknown model: names the known ones.
 			step(`provider::gpucluster::instance_type_for("B200", 8)`,
-				`(?s)Invalid value for "gpu_model" parameter.*unknown GPU model "B200":\s+known\s+models\s+are\s+H100,\s+Hopper-96GB,\s+A100-80GB.*T4`),
+				`(?s)Invalid value for "gpu_model" parameter.*unknown GPU model "B200":\s+known\s+models\s+are\s+H100,\s+A100-80GB,\s+Hopper-96GB,\s+A100-40GB.*T4`),
 			// GPU count not offered: names the sizes that exist.
 			step(`provider::gpucluster::instance_type_for("A100", 3)`,
 				`(?s)Invalid value for "gpus_per_node" parameter.*A100 is not offered with 3\s+GPUs\s+per\s+node.*gn7:\s+1,\s+4,\s+8;\s+gn7e:\s+1,\s+2,\s+4,\s+8`),

@@ -663,7 +663,7 @@ func TestAccNodePool_planTimeErrors(t *testing.T) {
 			// Training on a 24 GB GPU.
 			step(badPool("plain", `scenario = "ai_training"
   gpu_model = "A10"`),
-				`(?s)needs at least 80 GB per GPU.*24 GB.*families that fit: gn8v`),
+				`(?s)needs at least 80 GB per GPU.*24 GB.*families that fit: ebmgn7ex`),
 			// Unknown GPU model: the known ones are listed.
 			step(badPool("plain", `scenario = "ai_training"
   gpu_model = "Z900"`),

@@ -68,24 +68,58 @@ func render() ([]byte, error) {
 
 	// Requirements.
 	w("## What each scenario needs\n\n")
-	w("| Scenario | GPU memory per GPU | GPU-GPU link in a node | GPU memory bandwidth | Double precision | ECC | RDMA between nodes | Recommended models |\n")
-	w("|---|---|---|---|---|---|---|---|\n")
+	w("| Scenario | GPU memory per GPU | GPU-GPU link in a node | Network between nodes | GPU memory bandwidth | Double precision | ECC | Ranked by | Recommended models |\n")
+	w("|---|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios {
-		w("| `%s`: %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		w("| `%s`: %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			sc.Name, cell(sc.Title),
 			atLeast(float64(sc.MinGPUMemoryGB), "GB"),
 			atLeast(sc.MinGPULinkGBs, "GB/s"),
+			network(sc),
 			atLeast(sc.MinMemoryBandwidthGBs, "GB/s"),
 			fp64Need(sc),
 			yesNo(sc.NeedsECC, "required", "-"),
-			yesNo(sc.NeedsInterNodeRDMA, "required", "-"),
+			rankedBy(sc),
 			strings.Join(sc.RecommendedModels, ", "))
 	}
 	w("\nA GPU below a minimum is an error (the type is never selected and a plan using it fails); a shortfall\n")
-	w("against a target is a warning. Targets the catalog cannot measure are reported as information:\n\n")
+	w("against a target is a warning (the network target shows as missed in `why`, with a `network_target` finding\n")
+	w("when no candidate meets it). Targets the catalog cannot measure are reported as information:\n\n")
 	for _, sc := range scenarios {
 		if len(sc.Other) > 0 {
 			w("- `%s`: %s.\n", sc.Name, strings.Join(sc.Other, "; "))
+		}
+	}
+
+	// Ranking.
+	w("\n## How the selection ranks\n\n")
+	w("Each candidate type is measured against every requirement above: *met*, *missed*, or *unknown* where the\n")
+	w("vendor publishes no figure (a derived figure can show a miss, never a pass). Types that miss fewer\n")
+	w("requirements rank first, then those with fewer unknowns, then fewer warnings. Among types that meet the\n")
+	w("same requirements the scenario's figures decide (*Ranked by* above): higher first, and a figure the vendor\n")
+	w("publishes before one it does not, so a GPU is never ranked up on a figure nobody published. The\n")
+	w("Hopper-class GPU of `gn8v` has no published tensor or FP64 figure (the vendor positions `gn8v` for large\n")
+	w("language model inference and small and medium-scale training), so it ranks after A100 80GB. Then come\n")
+	w("more memory per GPU, the GPU count closest to the target, general-purpose before confidential computing (`gn8v-tee`), fewer\n")
+	w("vCPUs and less memory, and virtualised before bare metal.\n\n")
+	w("Given the region's own answer (`offered_instance_types = data.gpucluster_instance_types.<name>.names`),\n")
+	w("`gpucluster_scenario` drops what the region does not sell; when that is its first choice, a\n")
+	w("`region_fallback` finding and the first line of `why` name it.\n\n")
+	w("What each scenario picks with no GPU model given, for %d nodes, and why (its `why` list):\n\n", matrixNodes)
+	for _, sc := range scenarios {
+		cands, fs, err := catalog.Select(catalog.SelectRequest{Scenario: sc.Name, Nodes: matrixNodes})
+		if err != nil {
+			return nil, fmt.Errorf("select %s: %w", sc.Name, err)
+		}
+		c := cands[0]
+		w("- `%s`: `%s`\n", sc.Name, c.InstanceType.ShortName())
+		for _, r := range c.Requirements {
+			w("  - %s\n", r)
+		}
+		for _, f := range fs {
+			if f.Code == catalog.CodeNetworkTarget {
+				w("  - %s.\n", sentence(f.Message))
+			}
 		}
 	}
 
@@ -93,8 +127,8 @@ func render() ([]byte, error) {
 	w("\n## Selection matrix\n\n")
 	w("What the catalog selects for each requested GPU model and scenario, for a pool of %d nodes with no\n", matrixNodes)
 	w("GPU count given (as `data \"gpucluster_scenario\"` with `gpu_model` and `node_count = %d`). Each cell is the\n", matrixNodes)
-	w("first-ranked instance type; *fits* means no warning, otherwise the warning codes follow; *no fit* names what\n")
-	w("excludes every type the model is offered in.\n\n")
+	w("first-ranked instance type; *fits* means it meets every requirement with no warning, otherwise the missed and\n")
+	w("unknown requirements and the warning codes follow; *no fit* names what excludes every type the model is offered in.\n\n")
 	w("| Requested GPU |")
 	for _, sc := range scenarios {
 		w(" `%s` |", sc.Name)
@@ -146,7 +180,7 @@ func render() ([]byte, error) {
 	// GPU models.
 	w("\n## GPU models\n\n")
 	w("Dense datasheet figures per GPU. *Offered by* lists the ECS families with that GPU; a model no family\n")
-	w("offers by name is served by a substitute, with a warning (`H100` -> Hopper-class `gn8v`, `A40` -> `gn8is` / `gn7i`,\n")
+	w("offers by name is served by a substitute, with a warning (`H100` -> Hopper-class `gn8v` / `ebmgn8v` / `gn8v-tee`, `A40` -> `gn8is` / `gn7i`,\n")
 	w("`V100S` -> `gn6e` / `gn6v`).\n\n")
 	w("| Model | Architecture | Memory | Memory bandwidth | FP64 | FP32 | FP16 tensor | GPU-GPU link | Offered by |\n")
 	w("|---|---|---|---|---|---|---|---|---|\n")
@@ -199,7 +233,8 @@ func render() ([]byte, error) {
 	// Usage.
 	w("\n## Asking the provider\n\n")
 	w("- `data \"gpucluster_scenario\"` ranks the instance types for a scenario, a GPU model and a node count and\n")
-	w("  explains each rank; its `findings` carry the warnings above.\n")
+	w("  explains each rank (`why`, `reasons`); its `findings` carry the warnings above. Pass it\n")
+	w("  `offered_instance_types` from `gpucluster_instance_types` to rank only what the region sells.\n")
 	w("- `provider::gpucluster::instance_type_for(model, gpus)` gives the scenario-neutral type for a model and a\n")
 	w("  GPU count; `provider::gpucluster::scenario_check(scenario, type, nodes)` returns the errors and warnings a\n")
 	w("  pool of that type would get.\n")
@@ -241,17 +276,57 @@ func selectCell(scenario, model string) (string, error) {
 		return "", fmt.Errorf("select %s with %s: %w", scenario, model, err)
 	}
 	c := cands[0]
+	var parts []string
+	for _, st := range []catalog.RequirementStatus{catalog.RequirementMissed, catalog.RequirementUnknown} {
+		var rs []string
+		for _, r := range c.Requirements {
+			if r.Status == st {
+				rs = append(rs, r.Name)
+			}
+		}
+		if len(rs) > 0 {
+			parts = append(parts, string(st)+": "+strings.Join(rs, ", "))
+		}
+	}
 	var warns []string
 	for _, f := range c.Findings {
 		if f.Severity == catalog.SeverityWarning && !slices.Contains(warns, f.Code) {
 			warns = append(warns, f.Code)
 		}
 	}
+	if len(warns) > 0 {
+		parts = append(parts, "warns: "+strings.Join(warns, ", "))
+	}
 	name := "`" + c.InstanceType.ShortName() + "`"
-	if len(warns) == 0 {
+	if len(parts) == 0 {
 		return name + " fits", nil
 	}
-	return name + " warns: " + strings.Join(warns, ", "), nil
+	return name + " " + strings.Join(parts, "; "), nil
+}
+
+// network is the scenario's target between nodes: a bandwidth with RDMA, or RDMA alone.
+func network(sc catalog.Scenario) string {
+	switch {
+	case sc.MinNetworkGbps > 0:
+		return ">= " + num(sc.MinNetworkGbps) + " Gbit/s with RDMA"
+	case sc.NeedsInterNodeRDMA:
+		return "RDMA (with more than one node)"
+	}
+	return "-"
+}
+
+// rankedBy names the figures that rank types meeting the same requirements.
+func rankedBy(sc catalog.Scenario) string {
+	labels := map[string]string{catalog.FigureTensorFP16: "FP16/BF16 tensor TFLOPS", catalog.FigureFP64: "FP64 TFLOPS",
+		catalog.FigureMemoryBandwidth: "memory bandwidth", catalog.FigureFP32: "FP32 TFLOPS", catalog.FigureLink: "GPU-GPU link"}
+	var out []string
+	for _, f := range sc.RankBy {
+		out = append(out, labels[f])
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", then ")
 }
 
 func atLeast(v float64, unit string) string {
