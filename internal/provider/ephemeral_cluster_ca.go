@@ -47,6 +47,7 @@ func (e *clusterCAEphemeral) Schema(_ context.Context, _ ephemeral.SchemaRequest
 			},
 			"key_algorithm": schema.StringAttribute{
 				Optional:            true,
+				Computed:            true,
 				MarkdownDescription: caAlgorithmDescription() + " Must be the resource's: another algorithm derives another key.",
 				Validators:          []validator.String{caAlgorithmValidator{}},
 			},

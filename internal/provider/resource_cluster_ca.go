@@ -202,7 +202,8 @@ func (r *clusterCAResource) Read(context.Context, resource.ReadRequest, *resourc
 
 // Update keeps the planned state, which is the prior one: every input but the write-only seed
 // replaces the CA, and a changed seed without a new seed_wo_version is refused at plan time.
-func (r *clusterCAResource) Update(context.Context, resource.UpdateRequest, *resource.UpdateResponse) {}
+func (r *clusterCAResource) Update(context.Context, resource.UpdateRequest, *resource.UpdateResponse) {
+}
 
 // Delete forgets the CA. Nodes that trust it keep doing so until they are replaced.
 func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
