@@ -210,33 +210,30 @@ func addKeyLines(ss secretSet, name, keyPEM string) {
 	}
 }
 
-// absentFromState fails when any of its secrets is anywhere in the state, sensitive or not: what
-// is derived from a write-only seed or opened ephemerally must not be stored at all.
+// absentFrom fails when any of the secrets is anywhere in doc (a state or a plan) once encoded,
+// sensitive or not: what is derived from a write-only seed or opened ephemerally must not be
+// stored at all.
+func absentFrom(ss secretSet, what string, doc any) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if found := ss.find(string(b)); len(found) > 0 {
+		return fmt.Errorf("in the %s, though never to be stored: %s", what, strings.Join(found, ", "))
+	}
+	return nil
+}
+
 type absentFromState struct{ secrets secretSet }
 
 func (c absentFromState) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	b, err := json.Marshal(req.State)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	if found := c.secrets.find(string(b)); len(found) > 0 {
-		resp.Error = fmt.Errorf("in the state, though never to be stored: %s", strings.Join(found, ", "))
-	}
+	resp.Error = absentFrom(c.secrets, "state", req.State)
 }
 
-// absentFromPlan is absentFromState for the plan.
 type absentFromPlan struct{ secrets secretSet }
 
 func (c absentFromPlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	b, err := json.Marshal(req.Plan)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	if found := c.secrets.find(string(b)); len(found) > 0 {
-		resp.Error = fmt.Errorf("in the plan, though never to be stored: %s", strings.Join(found, ", "))
-	}
+	resp.Error = absentFrom(c.secrets, "plan", req.Plan)
 }
 
 // seededCASecrets are the secrets a seed derives, which only the ephemeral resource may return.
