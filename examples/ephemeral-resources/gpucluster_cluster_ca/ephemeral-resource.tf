@@ -1,7 +1,8 @@
 variable "ca_seed" {
-  type      = string
-  sensitive = true
-  ephemeral = true
+  description = "The CA's seed, from the secret store (export it as TF_VAR_ca_seed)."
+  type        = string
+  sensitive   = true
+  ephemeral   = true
 }
 
 # The CA, made from the seed: the state holds its certificate and hash only.
@@ -17,8 +18,5 @@ ephemeral "gpucluster_cluster_ca" "cluster" {
   cert_pem = gpucluster_cluster_ca.cluster.cert_pem
 }
 
-# Ephemeral values may go only to write-only arguments, provider configurations, other ephemeral
-# resources and locals (which carry the ephemerality with them).
-locals {
-  bootstrap_token = ephemeral.gpucluster_cluster_ca.cluster.join_token
-}
+# Its private_key_pem, certificate_key and join_token may go only to write-only arguments,
+# provider configurations, other ephemeral resources and locals, never to state.

@@ -4,16 +4,18 @@ resource "gpucluster_cluster_ca" "cluster" {}
 
 # Every joining node pins this hash (kubeadm join --discovery-token-ca-cert-hash).
 output "ca_cert_hash" {
-  value = gpucluster_cluster_ca.cluster.ca_cert_hash
+  description = "The hash every kubeadm join pins."
+  value       = gpucluster_cluster_ca.cluster.ca_cert_hash
 }
 
 # Keeping the secrets out of state (OpenTofu >= 1.11, Terraform >= 1.11): the key follows from a
 # seed kept in a secret store, given write-only. Make one with `openssl rand -hex 32` and export
 # it as TF_VAR_ca_seed from the secret store in every run.
 variable "ca_seed" {
-  type      = string
-  sensitive = true
-  ephemeral = true
+  description = "The CA's seed, from the secret store (export it as TF_VAR_ca_seed)."
+  type        = string
+  sensitive   = true
+  ephemeral   = true
 }
 
 resource "gpucluster_cluster_ca" "seeded" {
