@@ -184,29 +184,69 @@ func rsaKey(bits int, source io.Reader) (*rsa.PrivateKey, error) {
 	return nil, fmt.Errorf("making the RSA-%d key: no usable prime pair in 16 tries", bits)
 }
 
-// rsaPrime draws odd bits-bit numbers with the top two bits set (so that the product of two has
-// exactly 2*bits bits) until one is prime and p-1 is coprime with e.
+// rsaPrime finds a bits-bit prime p with p-1 coprime to e. It draws a start with the top two
+// bits set (so the product of two such primes has exactly 2*bits bits) and walks the odd numbers
+// from there, skipping every one a small prime divides before paying for a probable-prime test:
+// a sieve over the first sievePrimes primes turns away about nine candidates in ten, which makes
+// a seed's RSA-4096 key several times faster to derive than testing each random draw.
 func rsaPrime(bits int, e *big.Int, source io.Reader) (*big.Int, error) {
 	buf := make([]byte, (bits+7)/8)
 	one := big.NewInt(1)
-	for range 100000 {
+	residues := make([]uint64, len(sievePrimes))
+	for range 1000 {
 		if _, err := io.ReadFull(source, buf); err != nil {
 			return nil, fmt.Errorf("making an RSA prime: %w", err)
 		}
 		// bits is a multiple of 8 for every algorithm here.
 		buf[0] |= 0xc0
 		buf[len(buf)-1] |= 1
-		p := new(big.Int).SetBytes(buf)
-		if !p.ProbablyPrime(20) {
-			continue
+		start := new(big.Int).SetBytes(buf)
+		for i, sp := range sievePrimes {
+			residues[i] = new(big.Int).Mod(start, new(big.Int).SetUint64(sp)).Uint64()
 		}
-		if new(big.Int).GCD(nil, nil, new(big.Int).Sub(p, one), e).Cmp(one) != 0 {
-			continue
+	walk:
+		for delta := uint64(0); delta < sieveWalk; delta += 2 {
+			for i, sp := range sievePrimes {
+				if (residues[i]+delta)%sp == 0 {
+					continue walk
+				}
+			}
+			p := new(big.Int).Add(start, new(big.Int).SetUint64(delta))
+			if p.BitLen() != bits {
+				break
+			}
+			if !p.ProbablyPrime(20) {
+				continue
+			}
+			if new(big.Int).GCD(nil, nil, new(big.Int).Sub(p, one), e).Cmp(one) != 0 {
+				continue
+			}
+			return p, nil
 		}
-		return p, nil
 	}
-	return nil, errors.New("making an RSA prime: none found in 100000 draws")
+	return nil, errors.New("making an RSA prime: none found in 1000 walks")
 }
+
+// sieveWalk is how far rsaPrime walks from one start before drawing another: prime gaps near
+// 2^2048 average about 1400, so a walk this long almost always ends on a prime.
+const sieveWalk = 1 << 16
+
+// sievePrimes are the odd primes below 2^13, the small factors rsaPrime rules out cheaply.
+var sievePrimes = func() []uint64 {
+	const limit = 1 << 13
+	composite := make([]bool, limit)
+	var out []uint64
+	for n := 3; n < limit; n += 2 {
+		if composite[n] {
+			continue
+		}
+		out = append(out, uint64(n))
+		for m := n * n; m < limit; m += 2 * n {
+			composite[m] = true
+		}
+	}
+	return out
+}()
 
 // tokenAlphabet is the alphabet of kubeadm bootstrap tokens.
 const tokenAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
