@@ -382,6 +382,12 @@ func badInputs(deadEndpoint string) []badInput {
 			attr: `seed_wo`, fix: `Generate one with .openssl rand -hex 32.`},
 		{name: "cluster_ca/seed_wo_version without seed_wo", config: badCA(`seed_wo_version = 1`),
 			attr: `seed_wo_version`, fix: `"seed_wo" must be specified`},
+		{name: "cluster_ca/import", config: badCA("") + `
+import {
+  to = gpucluster_cluster_ca.bad
+  id = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+}
+`, attr: `gpucluster_cluster_ca cannot be imported`, fix: `let the resource create the CA`},
 		{name: "ephemeral cluster_ca/seed too short", config: badEphemeralCA(`seed = "short"`),
 			attr: `seed`, fix: `Generate one with .openssl rand -hex 32.`},
 		{name: "ephemeral cluster_ca/unknown key_algorithm", config: badEphemeralCA(`seed = "` + matrixSeed + `"

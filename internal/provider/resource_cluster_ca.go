@@ -19,7 +19,10 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
-var _ resource.ResourceWithModifyPlan = (*clusterCAResource)(nil)
+var (
+	_ resource.ResourceWithModifyPlan  = (*clusterCAResource)(nil)
+	_ resource.ResourceWithImportState = (*clusterCAResource)(nil)
+)
 
 func newClusterCAResource() resource.Resource { return &clusterCAResource{} }
 
@@ -207,6 +210,14 @@ func (r *clusterCAResource) Update(context.Context, resource.UpdateRequest, *res
 
 // Delete forgets the CA. Nodes that trust it keep doing so until they are replaced.
 func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
+}
+
+// ImportState refuses with the reason and what to do instead, rather than the framework's
+// generic "not implemented".
+func (r *clusterCAResource) ImportState(_ context.Context, _ resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.AddError("gpucluster_cluster_ca cannot be imported",
+		"The CA exists only in state (and, made from a seed, in your secret store): there is no cloud object to read its key back from. "+
+			"Remove the import and let the resource create the CA; to keep a CA made from a seed across states, give the new resource the same seed_wo.")
 }
 
 // ModifyPlan makes the hash known at plan time in seed mode (it follows from the seed alone, so
