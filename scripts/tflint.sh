@@ -3,10 +3,10 @@
 # on every directory under modules/ and examples/ that holds .tf files. No plugin is downloaded:
 # the terraform ruleset is bundled in the binary.
 #
-# The documentation snippets (examples/provider, resources, data-sources, functions) are fragments
-# shown on registry pages, and modules/*/tests/* hold fixtures for `tofu test`; neither is a root
-# module a user runs, so they are not asked for a terraform block with required_version and
-# provider version constraints. Every other rule applies to them, and any finding, notices
+# The documentation snippets (examples/provider, resources, ephemeral-resources, data-sources,
+# functions) are fragments shown on registry pages, and modules/*/tests/* hold fixtures for
+# `tofu test`; neither is a root module a user runs, so they are not asked for a terraform block
+# with required_version and provider version constraints. Every other rule applies to them, and any finding, notices
 # included, fails.
 set -euo pipefail
 
@@ -21,7 +21,7 @@ checked=0
 while IFS= read -r dir; do
   args=(--config "$root/.tflint.hcl" --chdir "$dir" --no-color --minimum-failure-severity=notice)
   case "$dir" in
-    examples/provider* | examples/resources/* | examples/data-sources/* | examples/functions/* | modules/*/tests/*)
+    examples/provider* | examples/resources/* | examples/ephemeral-resources/* | examples/data-sources/* | examples/functions/* | modules/*/tests/*)
       args+=("${snippet_rules[@]}") ;;
   esac
   checked=$((checked + 1))

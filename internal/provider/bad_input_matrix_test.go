@@ -147,6 +147,18 @@ resource "gpucluster_rdma_network" "closed" {
 	matrixToken = "abcdef.0123456789abcdef"
 )
 
+// matrixSeed is a well-formed cluster CA seed for rows that break something else.
+const matrixSeed = "0123456789abcdef0123456789abcdef"
+
+func badCA(attrs string) string {
+	return "\nresource \"gpucluster_cluster_ca\" \"bad\" {\n  " + attrs + "\n}\n"
+}
+
+// badEphemeralCA is an ephemeral gpucluster_cluster_ca; the CLI opens it during the plan.
+func badEphemeralCA(attrs string) string {
+	return "\nephemeral \"gpucluster_cluster_ca\" \"bad\" {\n  " + attrs + "\n}\n"
+}
+
 // modulesDir is the absolute path of modules/, in go-getter's package//subdir form so that a
 // module's "../storage-tiers" calls stay inside the package tofu copies.
 func modulesDir() string {
@@ -444,6 +456,37 @@ resource "gpucluster_control_plane_endpoint" "bad" {
   tier = "hot"
   capacity_tib = 10`),
 			attr: `No network for the mount target`, fix: `set network_id \(a gpucluster_rdma_network id\) or vswitch_id`},
+
+		// --- gpucluster_cluster_ca (resource and ephemeral resource)
+		{name: "cluster_ca/unknown key_algorithm", config: badCA(`key_algorithm = "RSA-1024"`),
+			attr: `Invalid key_algorithm`, fix: `use one of ECDSA-P256, ECDSA-P384, RSA-2048, RSA-3072, RSA-4096`},
+		{name: "cluster_ca/malformed validity_period", config: badCA(`validity_period = "10y"`),
+			attr: `Invalid validity_period`, fix: `write hours, such as "87600h" for ten years`},
+		{name: "cluster_ca/validity_period under a year", config: badCA(`validity_period = "720h"`),
+			attr: `Invalid validity_period`, fix: `give at least 8760h \(one year\)`},
+		{name: "cluster_ca/seed_wo too short", config: badCA(`seed_wo = "short"`),
+			attr: `seed_wo`, fix: `Generate one with .openssl rand -hex 32.`},
+		{name: "cluster_ca/seed_wo_version without seed_wo", config: badCA(`seed_wo_version = 1`),
+			attr: `seed_wo_version`, fix: `"seed_wo" must be specified`},
+		{name: "cluster_ca/import", config: badCA("") + `
+import {
+  to = gpucluster_cluster_ca.bad
+  id = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+}
+`, attr: `gpucluster_cluster_ca cannot be imported`, fix: `let the resource create the CA`},
+		{name: "ephemeral cluster_ca/seed too short", config: badEphemeralCA(`seed = "short"`),
+			attr: `seed`, fix: `Generate one with .openssl rand -hex 32.`},
+		{name: "ephemeral cluster_ca/unknown key_algorithm", config: badEphemeralCA(`seed = "` + matrixSeed + `"
+  key_algorithm = "ED25519"`),
+			attr: `Invalid key_algorithm`, fix: `use one of ECDSA-P256`},
+		{name: "ephemeral cluster_ca/malformed cert_pem", config: badEphemeralCA(`seed = "` + matrixSeed + `"
+  cert_pem = "not a certificate"`),
+			attr: `Invalid cert_pem`, fix: `give the gpucluster_cluster_ca resource's cert_pem`},
+		{name: "ephemeral cluster_ca/seed of another CA", setup: `
+resource "gpucluster_cluster_ca" "other" {}
+`, config: badEphemeralCA(`seed = "` + matrixSeed + `"
+  cert_pem = gpucluster_cluster_ca.other.cert_pem`),
+			attr: `seed`, fix: `Give the seed and key_algorithm the gpucluster_cluster_ca resource was made with`},
 
 		// --- data sources
 		{name: "data gpu_catalog/unknown GPU model", config: `

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -37,8 +38,9 @@ const (
 )
 
 var (
-	_ provider.Provider              = (*gpuclusterProvider)(nil)
-	_ provider.ProviderWithFunctions = (*gpuclusterProvider)(nil)
+	_ provider.Provider                       = (*gpuclusterProvider)(nil)
+	_ provider.ProviderWithFunctions          = (*gpuclusterProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*gpuclusterProvider)(nil)
 )
 
 // New returns the provider factory for providerserver.Serve and for tests.
@@ -249,6 +251,13 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		newStorageTierResource,
 		newNodePoolResource,
 		newControlPlaneEndpointResource,
+		newClusterCAResource,
+	}
+}
+
+func (p *gpuclusterProvider) EphemeralResources(_ context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		newClusterCAEphemeralResource,
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 // secretSet names the secrets of one run, so a finding says which one leaked.
@@ -170,6 +171,92 @@ func (c sensitiveHolds) CheckState(_ context.Context, req statecheck.CheckStateR
 	resp.Error = fmt.Errorf("%s is not in the state", c.address)
 }
 
+// capturedCA adds the secrets a random-key gpucluster_cluster_ca made at apply to the audit's
+// set, so the checks after it (state, post-apply plans, the log) look for them too. It fails
+// unless all three are there, marked sensitive: an audit of nothing would pass.
+type capturedCA struct {
+	address string
+	secrets secretSet
+}
+
+func (c capturedCA) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	for _, r := range req.State.Values.RootModule.Resources {
+		if r.Address != c.address {
+			continue
+		}
+		mask, _ := rawMask(r.SensitiveValues).(map[string]any)
+		for _, attr := range []string{"private_key_pem", "certificate_key", "join_token"} {
+			v, _ := r.AttributeValues[attr].(string)
+			if v == "" || mask[attr] != true {
+				resp.Error = fmt.Errorf("%s.%s is empty or not marked sensitive", c.address, attr)
+				return
+			}
+			c.secrets["random CA's "+attr] = v
+		}
+		c.secrets["random CA's join token's secret half"] = r.AttributeValues["join_token"].(string)[7:]
+		addKeyLines(c.secrets, "random CA's private key", r.AttributeValues["private_key_pem"].(string))
+		return
+	}
+	resp.Error = fmt.Errorf("%s is not in the state", c.address)
+}
+
+// addKeyLines adds each base64 line of a PEM key: the log and JSON documents escape a PEM's line
+// breaks, so the whole PEM would never match there even when it leaked.
+func addKeyLines(ss secretSet, name, keyPEM string) {
+	for i, line := range strings.Split(keyPEM, "\n") {
+		if len(line) >= 40 && !strings.HasPrefix(line, "-----") {
+			ss[fmt.Sprintf("%s (line %d)", name, i)] = line
+		}
+	}
+}
+
+// absentFrom fails when any of the secrets is anywhere in doc (a state or a plan) once encoded,
+// sensitive or not: what is derived from a write-only seed or opened ephemerally must not be
+// stored at all.
+func absentFrom(ss secretSet, what string, doc any) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if found := ss.find(string(b)); len(found) > 0 {
+		return fmt.Errorf("in the %s, though never to be stored: %s", what, strings.Join(found, ", "))
+	}
+	return nil
+}
+
+type absentFromState struct{ secrets secretSet }
+
+func (c absentFromState) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = absentFrom(c.secrets, "state", req.State)
+}
+
+type absentFromPlan struct{ secrets secretSet }
+
+func (c absentFromPlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	resp.Error = absentFrom(c.secrets, "plan", req.Plan)
+}
+
+// seededCASecrets are the secrets a seed derives, which only the ephemeral resource may return.
+func seededCASecrets(t *testing.T, seed string) secretSet {
+	t.Helper()
+	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := m.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := secretSet{
+		"CA seed":                              seed,
+		"seeded CA's certificate key":          m.CertificateKey,
+		"seeded CA's join token":               m.JoinToken,
+		"seeded CA's join token's secret half": m.JoinToken[7:],
+	}
+	addKeyLines(ss, "seeded CA's private key", keyPEM)
+	return ss
+}
+
 // randomToken is a kubeadm bootstrap token nobody else uses, so any match is this run's.
 func randomToken(t *testing.T) string {
 	t.Helper()
@@ -213,6 +300,32 @@ variable "join_token" {
   type      = string
   sensitive = true
 }
+
+variable "ca_seed" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
+resource "gpucluster_cluster_ca" "random" {}
+
+resource "gpucluster_cluster_ca" "seeded" {
+  seed_wo         = var.ca_seed
+  seed_wo_version = 1
+}
+
+ephemeral "gpucluster_cluster_ca" "seeded" {
+  seed     = var.ca_seed
+  cert_pem = gpucluster_cluster_ca.seeded.cert_pem
+}
+
+# The echo provider stores what it is given: here the ephemeral resource's public hash only, so the
+# resource is opened (and its secrets pass through the provider and the CLI) in every run.
+provider "echo" {
+  data = ephemeral.gpucluster_cluster_ca.seeded.ca_cert_hash
+}
+
+resource "echo" "seeded_hash" {}
 
 resource "gpucluster_rdma_network" "net" {
   name        = "audit-net"
@@ -273,9 +386,11 @@ output "worker_nodes" {
 `
 
 // TestAccSecretsAudit applies and destroys a cluster (network, control plane and worker pools
-// joining with a kubeadm token, a cold storage tier, a bootstrap document) with STS credentials
-// and TF_LOG=TRACE, then looks for the secret key, the security token and the join token in the
-// trace log, in the plan and in the state. They may sit only in values marked sensitive.
+// joining with a kubeadm token, a cold storage tier, a bootstrap document, a cluster CA with a
+// random key and one from a write-only seed opened through the ephemeral resource) with STS
+// credentials and TF_LOG=TRACE, then looks for the secret key, the security token, the join
+// token and the CAs' keys, certificate keys and tokens in the trace log, in the plan and in the
+// state. They may sit only in values marked sensitive, and the seeded CA's nowhere at all.
 func TestAccSecretsAudit(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	creds := stsCredentials(t, emu)
@@ -286,6 +401,12 @@ func TestAccSecretsAudit(t *testing.T) {
 		"join token":                  token,
 		"join token's secret half":    token[7:],
 		"emulator's long-term secret": acctest.SecretKey,
+	}
+	// The seeded CA's secrets may not be anywhere but the ephemeral resource's result: not in
+	// the log, the plan or the state, not even marked sensitive.
+	seeded := seededCASecrets(t, randomSeed(t))
+	for name, v := range seeded {
+		secrets[name] = v
 	}
 
 	logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -298,21 +419,25 @@ func TestAccSecretsAudit(t *testing.T) {
 	t.Setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", creds.AccessKeySecret)
 	t.Setenv("ALIBABA_CLOUD_SECURITY_TOKEN", creds.SecurityToken)
 	t.Setenv("TF_VAR_join_token", token)
+	t.Setenv("TF_VAR_ca_seed", seeded["CA seed"])
 	config := envCredentialsProvider(emu.URL) + secretsAuditConfig
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		ProtoV6ProviderFactories: withEcho(),
 		CheckDestroy:             checkNothingLeft(emu),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{noSecretsInPlan{secrets}},
-					PostApplyPostRefresh: []plancheck.PlanCheck{noSecretsInPlan{secrets}, plancheck.ExpectEmptyPlan()},
+					PreApply:             []plancheck.PlanCheck{noSecretsInPlan{secrets}, absentFromPlan{seeded}},
+					PostApplyPostRefresh: []plancheck.PlanCheck{noSecretsInPlan{secrets}, absentFromPlan{seeded}, plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
+					// First: the random CA's secrets join the set the later checks look for.
+					capturedCA{"gpucluster_cluster_ca.random", secrets},
 					noSecretsInState{secrets},
+					absentFromState{seeded},
 					sensitiveHolds{"gpucluster_node_pool.workers", "kubernetes", token},
 					sensitiveHolds{"gpucluster_node_pool.control", "kubernetes", token},
 					sensitiveHolds{"data.gpucluster_node_bootstrap.worker", "cloud_init", token},

@@ -1,5 +1,5 @@
 // Package testtools finds the command-line tools some unit tests hand their rendered artefacts to
-// (promtool, amtool, cloud-init, python3). `make test-tools` (scripts/install-test-tools.sh)
+// (promtool, amtool, cloud-init, python3, openssl). `make test-tools` (scripts/install-test-tools.sh)
 // installs them and `make test` runs it first, so a missing tool is a broken set-up: the test
 // fails and says how to fix it, instead of skipping and letting an unchecked artefact pass.
 package testtools

@@ -1,7 +1,8 @@
 // Command docscheck fails when the registry docs would be incomplete: an attribute, nested
 // attribute, block, function or parameter without a description, a resource without
-// examples/resources/<type>/resource.tf and import.sh, a data source without
-// examples/data-sources/<type>/data-source.tf, or a function without
+// examples/resources/<type>/resource.tf and import.sh (unless it cannot be imported), an
+// ephemeral resource without examples/ephemeral-resources/<type>/ephemeral-resource.tf, a data
+// source without examples/data-sources/<type>/data-source.tf, or a function without
 // examples/functions/<name>/function.tf. scripts/docs.sh runs it on the schema it hands to
 // tfplugindocs:
 //
@@ -26,6 +27,7 @@ type schemas struct {
 type providerSchema struct {
 	Provider          schema              `json:"provider"`
 	ResourceSchemas   map[string]schema   `json:"resource_schemas"`
+	EphemeralSchemas  map[string]schema   `json:"ephemeral_resource_schemas"`
 	DataSourceSchemas map[string]schema   `json:"data_source_schemas"`
 	Functions         map[string]function `json:"functions"`
 }
@@ -93,6 +95,12 @@ func main() {
 	}
 }
 
+// notImportable are the resources without import, and why; their pages say so instead of
+// showing an import command.
+var notImportable = map[string]string{
+	"gpucluster_cluster_ca": "the CA exists only in state; there is no cloud object to read it back from",
+}
+
 func check(ps providerSchema, examples string) []string {
 	var out []string
 	missing := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
@@ -108,7 +116,13 @@ func check(ps providerSchema, examples string) []string {
 	for _, name := range sortedKeys(ps.ResourceSchemas) {
 		out = append(out, blockProblems("resource "+name, ps.ResourceSchemas[name].Block, true)...)
 		needFile("resource "+name, "resources", name, "resource.tf")
-		needFile("resource "+name, "resources", name, "import.sh")
+		if _, ok := notImportable[name]; !ok {
+			needFile("resource "+name, "resources", name, "import.sh")
+		}
+	}
+	for _, name := range sortedKeys(ps.EphemeralSchemas) {
+		out = append(out, blockProblems("ephemeral resource "+name, ps.EphemeralSchemas[name].Block, true)...)
+		needFile("ephemeral resource "+name, "ephemeral-resources", name, "ephemeral-resource.tf")
 	}
 	for _, name := range sortedKeys(ps.DataSourceSchemas) {
 		out = append(out, blockProblems("data source "+name, ps.DataSourceSchemas[name].Block, true)...)
