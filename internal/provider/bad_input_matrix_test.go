@@ -609,7 +609,7 @@ output "x" {
 			attr: `network\.placement`, fix: `none, low_latency or spread`},
 		{name: "module engineering-simulation/malformed cidr_block", module: true, config: badModule("engineering-simulation", `name = "cfd-lab"
   cidr_block = "10.22.0/16"`),
-			attr: `cidr_block`, fix: `such as "10\.22\.0\.0/16"`},
+			attr: `cidr_block`, fix: `such as "10\.[0-9]+\.0\.0/16"`},
 		{name: "module scenario-cluster/nodes on a network without egress", module: true, config: badModule("scenario-cluster", `scenario = "ai_training"
   name = "sc-closed"
   cidr_block = "10.23.0.0/16"
