@@ -14,6 +14,11 @@ import (
 // SNATEntryStatusAvailable is the status of an SNAT entry that translates traffic.
 const SNATEntryStatusAvailable = "Available"
 
+// SNATEntryStatusDeleting is the status of an entry whose deletion has been accepted: it is still
+// listed for a while but no longer translates, and a new entry for the same source is refused
+// until it is gone.
+const SNATEntryStatusDeleting = "Deleting"
+
 // SNATEntry is one entry of a NAT gateway's SNAT table: traffic from a vSwitch (or a CIDR
 // block) leaves through the listed EIP addresses.
 type SNATEntry struct {
@@ -141,5 +146,10 @@ func (c *Client) DeleteSNATEntry(ctx context.Context, snatTableID, id string) er
 	if err != nil {
 		return fmt.Errorf("deleting SNAT entry %s of table %s: %w", id, snatTableID, err)
 	}
+	return c.WaitSNATEntryGone(ctx, snatTableID, id)
+}
+
+// WaitSNATEntryGone waits until an entry (one being deleted, say) is no longer listed.
+func (c *Client) WaitSNATEntryGone(ctx context.Context, snatTableID, id string) error {
 	return waitGone(ctx, "SNAT entry "+id, func() error { _, err := c.FindSNATEntry(ctx, snatTableID, id); return err })
 }

@@ -366,7 +366,15 @@ func ensureEgress(ctx context.Context, c *cloud.Client, s egressSpec, vswitches 
 	}
 	have := map[string]bool{}
 	for _, e := range entries {
-		have[e.SourceVSwitchID] = true
+		if e.Status != cloud.SNATEntryStatusDeleting {
+			have[e.SourceVSwitchID] = true
+			continue
+		}
+		// An entry deleted outside Terraform is listed while it goes; the service refuses a new
+		// entry for the same vSwitch until then.
+		if err := c.WaitSNATEntryGone(ctx, nat.SnatTableID, e.ID); err != nil {
+			return "SNAT entry for vSwitch " + e.SourceVSwitchID, err
+		}
 	}
 	for _, sw := range vswitches {
 		if have[sw.ID] {
@@ -542,6 +550,9 @@ func readEgress(ctx context.Context, c *cloud.Client, networkID, vpcID string, v
 	// Oldest entry per vSwitch (ids sort by creation in the service and the emulator alike).
 	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
 	for _, e := range entries {
+		if e.Status == cloud.SNATEntryStatusDeleting {
+			continue // being deleted: no longer translates, so not part of the egress
+		}
 		if ours[e.SourceVSwitchID] && out.SnatEntries[e.SourceVSwitchID] == "" && (out.EIPAddress == "" || containsString(e.SnatIPs, out.EIPAddress)) {
 			out.SnatEntries[e.SourceVSwitchID] = e.ID
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
@@ -80,6 +82,24 @@ func TestEgressAdoptsAfterInterruptedApply(t *testing.T) {
 	st, err := readEgress(ctx, c, spec.NetworkID, vpcID, vswitches)
 	if err != nil || st.NATGatewayID != nat.ID || st.EIPID != eip.ID || len(st.SnatEntries) != len(vswitches) {
 		t.Errorf("readEgress = %+v, %v", st, err)
+	}
+
+	// An entry deleted outside Terraform is listed as Deleting for a while: it is no longer part
+	// of the egress, and the next apply waits it out and puts a new one in its place.
+	gone := st.SnatEntries[vswitches[0].ID]
+	del := vpc.CreateDeleteSnatEntryRequest()
+	del.RegionId, del.SnatTableId, del.SnatEntryId = c.Region(), nat.SnatTableID, gone
+	if err := c.Call(ctx, del, vpc.CreateDeleteSnatEntryResponse()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readEgress(ctx, c, spec.NetworkID, vpcID, vswitches); err != nil || st.SnatEntries[vswitches[0].ID] != "" {
+		t.Errorf("readEgress after deleting %s = %+v, %v; want no entry for %s", gone, st, err, vswitches[0].ID)
+	}
+	if step, err := ensureEgress(ctx, c, spec, vswitches); err != nil {
+		t.Fatalf("ensureEgress after an out-of-band delete: %s: %v", step, err)
+	}
+	if st, err := readEgress(ctx, c, spec.NetworkID, vpcID, vswitches); err != nil || len(st.SnatEntries) != len(vswitches) || st.SnatEntries[vswitches[0].ID] == gone {
+		t.Errorf("readEgress after the repair = %+v, %v; want a new entry for %s", st, err, vswitches[0].ID)
 	}
 
 	for i := 0; i < 2; i++ {
