@@ -5,7 +5,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -15,11 +19,23 @@ import (
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
 
+// cpuProfileDirEnv names a directory each provider process writes its CPU profile to
+// (cpu-<pid>.pprof) when it shuts down: how the scale benchmarks see where the provider's time goes
+// while the real CLI drives it. Unset, nothing is profiled.
+const cpuProfileDirEnv = "GPUCLUSTER_CPU_PROFILE_DIR"
+
 func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
+	if dir := os.Getenv(cpuProfileDirEnv); dir != "" {
+		stop, err := startCPUProfile(dir)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         provider.Address,
 		Debug:           debug,
@@ -28,4 +44,19 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+func startCPUProfile(dir string) (stop func(), err error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", os.Getpid())))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cpuProfileDirEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s: %w", cpuProfileDirEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
