@@ -303,9 +303,10 @@ func BenchmarkNodePool(b *testing.B) {
 				stateKB := h.stateKB()
 				plan := h.measure("no-change plan", "plan", "-detailed-exitcode", "-input=false", "-no-color", sizeVar)
 				// New user data rolls every node, max_unavailable (100) at a time.
-				roll := h.measure("rolling update", "apply", "-auto-approve", "-input=false", "-no-color", sizeVar,
-					fmt.Sprintf("-var=user_data=#cloud-config\nbootcmd: [\"echo roll %d\"]\n", i))
-				destroy := h.measure("destroy", "destroy", "-auto-approve", "-input=false", "-no-color", sizeVar)
+				userDataVar := fmt.Sprintf("-var=user_data=#cloud-config\nbootcmd: [\"echo roll %d\"]\n", i)
+				roll := h.measure("rolling update", "apply", "-auto-approve", "-input=false", "-no-color", sizeVar, userDataVar)
+				// The same variables as the last apply, so destroy's refresh plans no change.
+				destroy := h.measure("destroy", "destroy", "-auto-approve", "-input=false", "-no-color", sizeVar, userDataVar)
 				if left := len(h.emu.Resources().Instances); left != 0 {
 					b.Fatalf("%d instances left after destroy", left)
 				}
