@@ -53,12 +53,13 @@ func (i Image) Ref() string {
 
 // table is every image, in the order the guide lists them.
 var table = []Image{
-	// v0.26.3 with its own CNI plugin build v1.6.0-flannel1 (the pair its kube-flannel.yml ships):
-	// the VXLAN backend needs nothing from the VPC (no route entries per node), and flannel leaves
-	// the hosts' eRDMA devices alone, so NCCL over eRDMA in host-network pods is unaffected.
-	{Name: Flannel, Registry: "docker.io", Repository: "flannel/flannel", Tag: "v0.26.3",
+	// v0.27.4 with the CNI plugin build its release manifest names (v1.8.0-flannel1), as listed in
+	// https://github.com/flannel-io/flannel/releases/tag/v0.27.4 (kube-flannel.yml). The VXLAN
+	// backend needs nothing from the VPC (no route entry per node), and flannel leaves the hosts'
+	// eRDMA devices alone, so NCCL over eRDMA in host-network pods is unaffected.
+	{Name: Flannel, Registry: "ghcr.io", Repository: "flannel-io/flannel", Tag: "v0.27.4",
 		Purpose: "Pod network (CNI): a VXLAN overlay over the VPC for the pod CIDR the network reserves."},
-	{Name: FlannelCNIPlugin, Registry: "docker.io", Repository: "flannel/flannel-cni-plugin", Tag: "v1.6.0-flannel1",
+	{Name: FlannelCNIPlugin, Registry: "ghcr.io", Repository: "flannel-io/flannel-cni-plugin", Tag: "v1.8.0-flannel1",
 		Purpose: "Installs the flannel CNI binary on each node (init container of the flannel DaemonSet)."},
 	// v0.17.0: the release the manifests were written against; it takes the DEVICE_LIST_STRATEGY
 	// and FAIL_ON_INIT_ERROR settings the DaemonSet sets.
