@@ -42,8 +42,6 @@ type Image struct {
 	Tag string
 	// Purpose says in one sentence what the image does on the cluster (for the guide).
 	Purpose string
-	// Validation marks images only the validation jobs use (deployed only when validation is asked for).
-	Validation bool
 }
 
 // Ref is the image reference a pod spec names: registry/repository:tag.
@@ -92,13 +90,13 @@ var table = []Image{
 		Purpose: "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
 	// CUDA 12.2 and NCCL 2.19.3, built by CoreWeave with all_reduce_perf and friends.
 	{Name: NCCLTests, Registry: "ghcr.io", Repository: "coreweave/nccl-tests", Tag: "12.2.2-cudnn8-devel-ubuntu22.04-nccl2.19.3-1-868dc3d",
-		Purpose: "Runs all_reduce_perf on every node (NVLink/PCIe bus bandwidth) and the training pod template.", Validation: true},
+		Purpose: "Runs all_reduce_perf on every node (NVLink/PCIe bus bandwidth) and the training pod template."},
 	// NVIDIA's HPCG build for the simulation scenarios (memory-bandwidth-bound like MD and CFD).
 	{Name: HPCG, Registry: "nvcr.io", Repository: "nvidia/hpc-benchmarks", Tag: "24.03",
-		Purpose: "Runs HPCG on every node of a simulation pool.", Validation: true},
+		Purpose: "Runs HPCG on every node of a simulation pool."},
 	// 24.03: torchrun, torch with CUDA 12 and NCCL; the same release as the HPCG image.
 	{Name: PyTorch, Registry: "nvcr.io", Repository: "nvidia/pytorch", Tag: "24.03-py3",
-		Purpose: "Runs the all-reduce across the pool's nodes (the fabric between them).", Validation: true},
+		Purpose: "Runs the all-reduce across the pool's nodes (the fabric between them)."},
 }
 
 // All returns every pinned image, in the guide's order.
