@@ -106,7 +106,7 @@ func clusterRoleBinding(name, role, sa string) *rbacv1.ClusterRoleBinding {
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role}}
 }
 
-// readOnly is get/list/watch on core resources, what Prometheus discovery and the adapter need.
+// readOnly is get/list/watch on core resources, what Prometheus discovery and the adapter read.
 func readOnly(name string, resources ...string) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{TypeMeta: tm("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(name, "", nil),
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources, Verbs: []string{"get", "list", "watch"}}}}
@@ -178,9 +178,10 @@ func prometheusConfig(o Options) promConfig {
 		RuleFiles: []string{PrometheusRulesFile},
 		ScrapeConfigs: []promScrape{
 			{JobName: "dcgm-exporter", HonorLabels: true,
-				KubernetesSD: []promKubeSD{{Role: "endpoints", Namespaces: map[string][]string{"names": {o.Namespace}}}},
+				// EndpointSlices, not Endpoints: the Endpoints API is deprecated since Kubernetes 1.33.
+				KubernetesSD: []promKubeSD{{Role: "endpointslice", Namespaces: map[string][]string{"names": {o.Namespace}}}},
 				RelabelConfig: []promRelabel{
-					{SourceLabels: []string{"__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"}, Regex: "dcgm-exporter;metrics", Action: "keep"},
+					{SourceLabels: []string{"__meta_kubernetes_service_name", "__meta_kubernetes_endpointslice_port_name"}, Regex: "dcgm-exporter;metrics", Action: "keep"},
 					node,
 				}},
 			{JobName: "node-exporter",
@@ -205,7 +206,8 @@ func prometheus(o Options, th alerting.Thresholds) ([]object, error) {
 		return nil, err
 	}
 	name := prometheusName
-	role := readOnly(name, "nodes", "services", "endpoints", "pods")
+	role := readOnly(name, "nodes", "services", "pods")
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}})
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil),
 		Data: map[string]string{"prometheus.yml": cfg, PrometheusRulesFile: rules}}
 	dep := deployment(name, name, 65534, corev1.Container{
