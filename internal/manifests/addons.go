@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
@@ -79,7 +80,7 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		if IsSimulation(sc.Name) {
 			v = append(v, hpcg(o))
 		}
-		files[AddonValidation] = v
+		files[AddonValidation] = runOnce(v)
 	}
 	out := make([]AddonFile, 0, len(files))
 	for _, name := range slices.Sorted(maps.Keys(files)) {
@@ -90,6 +91,19 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		out = append(out, AddonFile{Name: name, Docs: docs})
 	}
 	return out, nil
+}
+
+// runOnce drops the validation Jobs' time-to-live. The init node applies the add-ons at every
+// boot: a Job deleted a day after it finished would be created again and run again after a reboot,
+// while a Job that stays is left as it is by the next apply. So each validation runs once per
+// cluster and its result stays readable; delete the Jobs to run them again.
+func runOnce(objs []object) []object {
+	for _, obj := range objs {
+		if j, ok := obj.(*batchv1.Job); ok {
+			j.Spec.TTLSecondsAfterFinished = nil
+		}
+	}
+	return objs
 }
 
 // AddonsYAML is Addons as file name -> multi-document YAML, the shape the node pool's

@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/yaml"
@@ -67,6 +68,12 @@ func TestAddonsFiles(t *testing.T) {
 				_, hasHPCG := files[AddonValidation]["Job/hpcg"]
 				if hasHPCG != IsSimulation(sc.Name) || files[AddonValidation]["Job/"+PoolAllReduceName] == nil {
 					t.Errorf("%s: validation objects %v", sc.Name, slices.Sorted(maps.Keys(files[AddonValidation])))
+				}
+				// Applied at every boot: a Job with a time-to-live would come back and run again.
+				for k, obj := range files[AddonValidation] {
+					if j, ok := obj.(*batchv1.Job); ok && j.Spec.TTLSecondsAfterFinished != nil {
+						t.Errorf("%s: %s has ttlSecondsAfterFinished, so a reboot after it expires runs it again", sc.Name, k)
+					}
 				}
 			}
 		}

@@ -133,7 +133,7 @@ func render() ([]byte, error) {
 		case cniFile:
 			note = " (written by the node bootstrap)"
 		case manifests.AddonValidation:
-			note = " (only with `addons_validation = true`)"
+			note = " (only with `addons_validation = true`; the Jobs run once per cluster and stay, with their logs, until you delete them, and a deleted Job runs again at the next apply)"
 		}
 		w("- `%s`%s\n", f, note)
 	}
