@@ -329,3 +329,15 @@ func TestInventoryFindsEveryImage(t *testing.T) {
 		t.Errorf("inventory images %v, rendered YAML names %v", fromInv, grep)
 	}
 }
+
+// TestMonitoringHasMemoryLimits: every monitoring container may land on a control-plane node, so
+// each requests what it needs and has a memory limit.
+func TestMonitoringHasMemoryLimits(t *testing.T) {
+	mon := addons(t, catalog.ScenarioAITraining, false)[AddonMonitoring]
+	for _, k := range []string{"Deployment/prometheus", "Deployment/alertmanager", "Deployment/grafana", "Deployment/prometheus-adapter", "DaemonSet/node-exporter"} {
+		r := container(t, mon, k).Resources
+		if r.Limits.Memory().IsZero() || r.Requests.Memory().IsZero() || r.Requests.Cpu().IsZero() {
+			t.Errorf("%s: resources %+v; give CPU and memory requests and a memory limit", k, r)
+		}
+	}
+}

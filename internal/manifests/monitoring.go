@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -54,6 +55,15 @@ func nonRoot(uid int64) *corev1.PodSecurityContext {
 
 func hardened() *corev1.SecurityContext {
 	return &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+}
+
+// footprint requests CPU and memory and caps memory: the stack may share a control-plane node with
+// etcd and the API server, and a Prometheus that grows without bound must be killed before they are.
+func footprint(cpu, memory, memoryLimit string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)},
+	}
 }
 
 func readyProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Probe {
@@ -211,7 +221,7 @@ func prometheus(o Options, th alerting.Thresholds) ([]object, error) {
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil),
 		Data: map[string]string{"prometheus.yml": cfg, PrometheusRulesFile: rules}}
 	dep := deployment(name, name, 65534, corev1.Container{
-		Image: images.Ref(images.Prometheus),
+		Image: images.Ref(images.Prometheus), Resources: footprint("200m", "512Mi", "2Gi"),
 		// 15 days on an emptyDir: enough to see a week's training runs; the store is lost when the pod moves.
 		Args:           []string{"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus", "--storage.tsdb.retention.time=15d"},
 		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: prometheusPort}},
@@ -229,7 +239,7 @@ func alertmanager(_ Options, th alerting.Thresholds) ([]object, error) {
 	name := alertmanagerName
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil), Data: map[string]string{"alertmanager.yml": cfg}}
 	dep := deployment(name, "", 65534, corev1.Container{
-		Image: images.Ref(images.Alertmanager),
+		Image: images.Ref(images.Alertmanager), Resources: footprint("20m", "64Mi", "256Mi"),
 		Args: []string{"--config.file=/etc/alertmanager/alertmanager.yml", "--storage.path=/alertmanager",
 			// One replica: no gossip peers to find.
 			"--cluster.listen-address="},
@@ -282,7 +292,7 @@ func grafana(_ Options, th alerting.Thresholds) ([]object, error) {
 		{Name: "dashboards", MountPath: "/var/lib/grafana/dashboards"}, {Name: "admin", MountPath: "/run/grafana-admin"},
 	}
 	dep := deployment(name, "", 472, corev1.Container{
-		Image: images.Ref(images.Grafana), Env: env,
+		Image: images.Ref(images.Grafana), Env: env, Resources: footprint("50m", "128Mi", "512Mi"),
 		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: grafanaPort}},
 		ReadinessProbe: readyProbe("/api/health", grafanaPort, corev1.URISchemeHTTP),
 		VolumeMounts:   mounts,
@@ -312,7 +322,7 @@ func nodeExporter(_ Options, _ alerting.Thresholds) ([]object, error) {
 					SecurityContext: nonRoot(65534), PriorityClassName: "system-node-critical",
 					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
-						Name: name, Image: images.Ref(images.NodeExporter), SecurityContext: hardened(),
+						Name: name, Image: images.Ref(images.NodeExporter), SecurityContext: hardened(), Resources: footprint("20m", "32Mi", "128Mi"),
 						Args:           []string{"--path.sysfs=/host/sys", "--path.rootfs=/host/root", fmt.Sprintf("--web.listen-address=:%d", nodeExporterPort)},
 						Ports:          []corev1.ContainerPort{{Name: "metrics", ContainerPort: nodeExporterPort}},
 						ReadinessProbe: readyProbe("/", nodeExporterPort, corev1.URISchemeHTTP),
@@ -343,7 +353,7 @@ func prometheusAdapter(o Options, _ alerting.Thresholds) ([]object, error) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: MonitoringNamespace}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "extension-apiserver-authentication-reader"}}
 	dep := deployment(name, name, 65534, corev1.Container{
-		Image: images.Ref(images.PrometheusAdapter),
+		Image: images.Ref(images.PrometheusAdapter), Resources: footprint("50m", "128Mi", "512Mi"),
 		Args: []string{"--prometheus-url=" + svcURL(prometheusName, prometheusPort) + "/", "--config=/etc/adapter/config.yaml",
 			fmt.Sprintf("--secure-port=%d", adapterPort), "--cert-dir=/var/run/serving-cert", "--metrics-relist-interval=1m"},
 		Ports:          []corev1.ContainerPort{{Name: "https", ContainerPort: adapterPort}},
