@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
@@ -47,10 +49,14 @@ const (
 	CFDJobName               = "cfd-openfoam"
 	HorovodJobName           = "horovod-synthetic"
 	ScalingJobName           = "md-scaling-efficiency"
-	// ScalingTargetPercent is the research scenarios' parallel-efficiency target
-	// (internal/catalog/SOURCES.md): the scaling job reports against it.
-	ScalingTargetPercent = 90
 )
+
+// ScalingTargetPercent is the molecular-dynamics scenario's parallel-efficiency target (its
+// catalog row, MinParallelEfficiency): the scaling job reports against it.
+func ScalingTargetPercent() int {
+	sc, _ := catalog.LookupScenario(catalog.ScenarioMolecularDynamics) // a catalog constant; TestScalingEfficiencyScript checks the 90
+	return int(math.Round(sc.MinParallelEfficiency * 100))
+}
 
 // MPIImages are the images of the MPI operator and the job templates.
 type MPIImages struct {
@@ -170,7 +176,7 @@ func withMPIDefaults(o Options, m MPIOptions) (MPIOptions, error) {
 	}
 	if m.MinParallelEfficiencyPercent < 0 || m.MinParallelEfficiencyPercent > 100 {
 		return m, &InputError{"mpi.min_parallel_efficiency_percent", fmt.Sprint(m.MinParallelEfficiencyPercent), "is not a percentage",
-			fmt.Sprintf("use 0 to report only, or a threshold such as %d (the scenario's target)", ScalingTargetPercent)}
+			fmt.Sprintf("use 0 to report only, or a threshold such as %d (the scenario's target)", ScalingTargetPercent())}
 	}
 	d := DefaultMPIImages()
 	for _, img := range []struct {

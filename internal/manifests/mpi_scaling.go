@@ -33,7 +33,7 @@ one=$(%[3]s /tmp/one.log)
 `, g, shellJoin(one), rate)
 	if n == 1 {
 		script += fmt.Sprintf(`echo "parallel efficiency: one node (${one} timesteps/s), nothing to compare; the pool needs 2 or more nodes (target %d%%)"
-`, ScalingTargetPercent)
+`, ScalingTargetPercent())
 	} else {
 		script += fmt.Sprintf(`echo "%[1]d nodes (%[2]d ranks):"
 %[3]s 2>&1 | tee /tmp/all.log
@@ -43,7 +43,7 @@ awk -v one="$one" -v all="$all" -v n=%[1]d -v target=%[5]d -v min=%[6]g 'BEGIN {
   printf "parallel efficiency %%.1f%%%% on %%d nodes vs 1 (target %%d%%%%): 1 node %%s timesteps/s, %%d nodes %%s timesteps/s\n", e, n, target, one, n, all
   if (min > 0 && e < min) { printf "FAIL: below the threshold %%g%%%%\n", min; exit 1 }
 }'
-`, n, n*g, shellJoin(all), rate, ScalingTargetPercent, j.m.MinParallelEfficiencyPercent)
+`, n, n*g, shellJoin(all), rate, ScalingTargetPercent(), j.m.MinParallelEfficiencyPercent)
 	}
 	job := j.job(name, j.m.Images.LAMMPS, n, script, []corev1.Volume{vol}, []corev1.VolumeMount{mount})
 	// A validation, not a workload: it is deleted a day after it ends and never retried.
