@@ -139,9 +139,9 @@ func withTeamDefaults(o Options, pools []Pool, teams map[string]Team) (map[strin
 	out := make(map[string]Team, len(teams))
 	for _, name := range slices.Sorted(maps.Keys(teams)) {
 		t := teams[name]
-		field := "teams[" + name + "]"
+		field := "mpi.teams[" + name + "]"
 		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-			return nil, &InputError{"teams", name, "is not a team name: " + strings.Join(errs, "; "), "use lower case letters, digits and '-', such as chem"}
+			return nil, &InputError{"mpi.teams", name, "is not a team name: " + strings.Join(errs, "; "), "use lower case letters, digits and '-', such as chem"}
 		}
 		if t.GPUs < 0 {
 			return nil, &InputError{field + ".gpus", fmt.Sprint(t.GPUs), "is negative", "give the GPUs the team is guaranteed, or 0 to only borrow"}
@@ -163,7 +163,7 @@ func withTeamDefaults(o Options, pools []Pool, teams map[string]Team) (map[strin
 	}
 	for _, p := range pools {
 		if sum := byPool[p.Name]; sum > p.GPUs() {
-			return nil, &InputError{"teams", teamQuotaList(out, p.Name),
+			return nil, &InputError{"mpi.teams", teamQuotaList(out, p.Name),
 				fmt.Sprintf("guarantees %d GPUs on pool %s, which has %d (%d nodes x %d GPUs)", sum, p.Name, p.GPUs(), p.Nodes, p.GPUsPerNode),
 				fmt.Sprintf("lower the teams' gpus to a sum of at most %d, or add nodes to the pool; a team may borrow beyond its quota when others leave GPUs unused", p.GPUs())}
 		}

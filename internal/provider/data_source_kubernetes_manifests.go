@@ -124,6 +124,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				manifests.PoolAllReduceName + "`; also in `documents` and `yaml`), to apply when the pool is up and delete after. " +
 				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
 				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
+			"mpi":                       mpiManifestsAttribute(), // MPI jobs and team queues: data_source_kubernetes_manifests_mpi.go
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 		},
 	}
@@ -147,6 +148,7 @@ type kubernetesManifestsModel struct {
 	AntiAffinityYAML   types.String        `tfsdk:"anti_affinity_yaml"`
 	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
 	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
+	MPI                *manifestsMPI       `tfsdk:"mpi"`
 }
 
 type manifestsHPA struct {
@@ -225,6 +227,10 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	allReduce, err := manifests.RenderPoolAllReduce(o)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if err := renderMPI(o, m.MPI); err != nil {
+		addManifestsError(&resp.Diagnostics, err, summary)
 		return
 	}
 
