@@ -45,15 +45,16 @@ func mpiManifestsAttribute() schema.Attribute {
 				}},
 			},
 			"teams": schema.MapNestedAttribute{
-				Optional: true,
+				Optional: true, Computed: true,
 				MarkdownDescription: "Research teams by name, such as `{ chem = { gpus = 32 }, cfd = { gpus = 16 } }`: each gets a namespace, a " +
 					"LocalQueue and a ClusterQueue with `gpus` as its guaranteed `nvidia.com/gpu` quota in the cohort `" + manifests.TeamsCohort +
 					"`, so a team borrows GPUs others leave idle and gets its own back by preemption. The quotas on a pool may add up to at most " +
-					"its nodes x GPUs per node. Unset: one team `" + manifests.DefaultTeam + "` with every GPU, in `workload_namespace`.",
+					"its nodes x GPUs per node. Unset: one team `" + manifests.DefaultTeam + "` with every GPU of every pool, in `workload_namespace`. " +
+					"Read back with the defaults filled in.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"gpus":      schema.Int64Attribute{Required: true, MarkdownDescription: "GPUs the team is guaranteed; 0 to only borrow.", Validators: []validator.Int64{int64validator.AtLeast(0)}},
-					"namespace": schema.StringAttribute{Optional: true, MarkdownDescription: "The team's namespace. Default: the team's name."},
-					"pool":      schema.StringAttribute{Optional: true, MarkdownDescription: "The pool the quota is on. Default: the first pool by name."},
+					"namespace": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "The team's namespace. Default: the team's name."},
+					"pool":      schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: "The pool the quota is on. Default: the first pool by name."},
 				}},
 			},
 			"job_team": schema.StringAttribute{Optional: true, MarkdownDescription: "The team the job templates are submitted as (namespace and queue). Default: the first team by name."},
@@ -164,6 +165,10 @@ func renderMPI(o manifests.Options, m *manifestsMPI) error {
 	m.CFDYAML = types.StringValue(manifests.Join(r.CFD))
 	m.HorovodYAML = types.StringValue(manifests.Join(r.Horovod))
 	m.ScalingYAML = types.StringValue(manifests.Join(r.Scaling))
+	m.Teams = make(map[string]manifestsMPITeam, len(r.Teams))
+	for name, t := range r.Teams {
+		m.Teams[name] = manifestsMPITeam{GPUs: types.Int64Value(int64(t.GPUs)), Namespace: types.StringValue(t.Namespace), Pool: types.StringValue(t.Pool)}
+	}
 	m.Ranks, m.Workers, m.SlotsPerWorker = types.Int64Value(int64(r.Ranks)), types.Int64Value(int64(r.Workers)), types.Int64Value(int64(r.SlotsPerWorker))
 	return nil
 }

@@ -47,6 +47,10 @@ data "gpucluster_kubernetes_manifests" "tcp" {
 			Config: emu.Config() + config,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("ranks"), knownvalue.Int64Exact(32)),
+				statecheck.ExpectKnownValue(md, mpi.AtMapKey("teams").AtMapKey("cfd").AtMapKey("namespace"), knownvalue.StringExact("cfd")),
+				statecheck.ExpectKnownValue(md, mpi.AtMapKey("teams").AtMapKey("cfd").AtMapKey("pool"), knownvalue.StringExact("md-gpu")),
+				statecheck.ExpectKnownValue(tcp, mpi.AtMapKey("teams").AtMapKey("default").AtMapKey("gpus"), knownvalue.Int64Exact(8)),
+				statecheck.ExpectKnownValue(tcp, mpi.AtMapKey("teams").AtMapKey("default").AtMapKey("namespace"), knownvalue.StringExact("gpu-workloads")),
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("workers"), knownvalue.Int64Exact(4)),
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("slots_per_worker"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("molecular_dynamics_yaml"), knownvalue.StringRegexp(regexp.MustCompile(
