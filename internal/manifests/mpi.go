@@ -274,9 +274,12 @@ func mpiOperator(m MPIOptions) []object {
 						Containers: []corev1.Container{{
 							Name: name, Image: m.Images.Operator,
 							Args: []string{"-alsologtostderr", "--lock-namespace=" + ns},
+							// The release runs it with no security context; it needs no capability
+							// (it only talks to the API server), so it gets none. Its user stays the
+							// image's.
 							SecurityContext: &corev1.SecurityContext{
-								AllowPrivilegeEscalation: ptr(false), RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65534)),
-								Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+								AllowPrivilegeEscalation: ptr(false),
+								Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 							},
 						}},
 					},

@@ -310,9 +310,10 @@ func kueueConfigMap() (object, error) {
 		return nil, err
 	}
 	m := meta(KueueConfigMapName, KueueNamespace, nil)
-	// The release manifest labels its ConfigMap so; keep it, so the release's kustomization and
-	// this object describe the same thing.
+	// The release manifest's labels on its ConfigMap (config/default/kustomization.yaml), so this
+	// object replaces that one and selects the same.
 	m.Labels["control-plane"] = "controller-manager"
+	m.Labels["app.kubernetes.io/name"] = "kueue"
 	return &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: m,
 		Data: map[string]string{"controller_manager_config.yaml": string(b)}}, nil
 }
