@@ -374,7 +374,6 @@ func poolAffinity(pool string) *corev1.Affinity {
 func (j mpiJobContext) job(name, image string, nodes int, script string, extra []corev1.Volume, mounts []corev1.VolumeMount) *mpiJob {
 	labels := map[string]string{QueueNameLabel: j.queue, ReapLabel: "true"}
 	m := meta(name, j.namespace, labels)
-	podLabels := map[string]string{"app.kubernetes.io/name": name, ReapLabel: "true", ReplicaGroupLabel: name}
 	env := append(ncclEnv(j.o), rdmaEnv(j.o)...)
 	volumes := append([]corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}, extra...)
 	workerMounts := append([]corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}, mounts...)
@@ -388,16 +387,20 @@ func (j mpiJobContext) job(name, image string, nodes int, script string, extra [
 			}},
 			Volumes: volumes,
 		}
+		labels := map[string]string{"app.kubernetes.io/name": name, ReapLabel: "true"}
 		if gpus > 0 {
 			spec.Containers[0].Resources = gpuLimits(gpus)
-			// One worker per node: each gets the node's NVLink domain and eRDMA device.
+			// One worker per node: each gets the node's NVLink domain and eRDMA device. Only
+			// workers carry the group label: a launcher carrying it would keep a worker off the
+			// launcher's node, and a pool with as many nodes as workers could never place them all.
+			labels[ReplicaGroupLabel] = name
 			spec.Affinity.PodAntiAffinity = antiAffinity(name).PodAntiAffinity
 			// eRDMA verbs need /dev/infiniband and locked memory (see rdmaSecurityContext).
 			if j.o.ERDMA {
 				spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
 			}
 		}
-		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: spec}
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
 	}
 	return &mpiJob{
 		TypeMeta: tm("kubeflow.org/v2beta1", "MPIJob"), ObjectMeta: m,

@@ -13,6 +13,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -134,8 +136,20 @@ func TestMPIRanksMatchPool(t *testing.T) {
 			if gpu := w.Template.Spec.Containers[0].Resources.Limits[GPUResource]; gpu.Value() != int64(c.gpus) {
 				t.Errorf("%s: worker GPU limit %s, want %d", name, gpu.String(), c.gpus)
 			}
-			if l := j.Spec.MPIReplicaSpecs["Launcher"].Template.Spec.Containers[0].Resources.Limits; len(l) != 0 {
+			launcher := j.Spec.MPIReplicaSpecs["Launcher"].Template
+			if l := launcher.Spec.Containers[0].Resources.Limits; len(l) != 0 {
 				t.Errorf("%s: the launcher holds %v; it only runs mpirun", name, l)
+			}
+			// Workers spread one per node; the launcher must not count as one of them, or the
+			// last worker has no node left.
+			for _, term := range w.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sel.Matches(labels.Set(launcher.Labels)) || !sel.Matches(labels.Set(w.Template.Labels)) {
+					t.Errorf("%s: worker anti-affinity %v against launcher labels %v / worker labels %v", name, sel, launcher.Labels, w.Template.Labels)
+				}
 			}
 			script := launcherScript(t, j)
 			runs := npRE.FindAllStringSubmatch(script, -1)
