@@ -44,11 +44,17 @@ variable "mpi_min_parallel_efficiency_percent" {
   }
 }
 
+# GPUs per instance type, to size pinned-type pools.
+data "gpucluster_gpu_catalog" "mpi" {}
+
 locals {
-  # Pools by the name their nodes carry in the gpucluster.io/pool label.
-  mpi_pools = { for k, p in module.scenario.cluster.worker_pools : p.name => {
-    node_count    = var.worker_pools[k].size
-    gpus_per_node = floor(p.gpu_count / var.worker_pools[k].size)
+  mpi_type_gpus = { for t in data.gpucluster_gpu_catalog.mpi.instance_types : t.name => t.gpus }
+  # Pools by the name their nodes carry in the gpucluster.io/pool label, sized from the inputs
+  # (as scenario-cluster fills them) rather than from the pools' gpu_count, which is unknown until
+  # the nodes exist: so team quotas that do not fit fail the plan, before anything is created.
+  mpi_pools = { for k, p in var.worker_pools : module.scenario.cluster.worker_pools[k].name => {
+    node_count    = p.size
+    gpus_per_node = try(p.instance_type, null) != null ? local.mpi_type_gpus[p.instance_type] : coalesce(try(p.gpus_per_node, null), var.gpus_per_node)
   } }
 }
 
