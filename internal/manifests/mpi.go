@@ -481,10 +481,12 @@ func (j mpiJobContext) molecularDynamics() []object {
 func (j mpiJobContext) cfd() []object {
 	name := CFDJobName
 	ranks := j.pool.GPUs()
+	// The decomposition is written whole rather than edited: a tutorial's own decomposeParDict
+	// may use a method (simple, hierarchical) whose coefficients fit another rank count; scotch
+	// needs none.
 	prepare := fmt.Sprintf(`. "$FOAM_BASHRC" && rm -rf /tmp/case && cp -r "$FOAM_TUTORIALS/incompressible/simpleFoam/pitzDaily" /tmp/case && cd /tmp/case && `+
-		`foamDictionary -entry numberOfSubdomains -set %d system/decomposeParDict >/dev/null 2>&1 || `+
-		`printf 'FoamFile { version 2.0; format ascii; class dictionary; object decomposeParDict; }\nnumberOfSubdomains %d;\nmethod scotch;\n' > system/decomposeParDict; `+
-		`blockMesh >log.blockMesh && decomposePar -force >log.decomposePar`, ranks, ranks)
+		`printf 'FoamFile { version 2.0; format ascii; class dictionary; object decomposeParDict; }\nnumberOfSubdomains %d;\nmethod scotch;\n' > system/decomposeParDict && `+
+		`blockMesh >log.blockMesh && decomposePar -force >log.decomposePar`, ranks)
 	// One process per node for the preparation, not one per slot.
 	perNode := j.mpirun(name, j.pool.Nodes, j.pool.Nodes, "ppr:1:node", []string{"FOAM_BASHRC"}, "bash", "-c", prepare)
 	solve := j.mpirunAll(name, []string{"FOAM_BASHRC"}, "bash", "-c", `. "$FOAM_BASHRC" && exec simpleFoam -parallel -case /tmp/case`)

@@ -162,6 +162,10 @@ func TestMPIRanksMatchPool(t *testing.T) {
 			if last[1] != fmt.Sprint(c.nodes*c.gpus) || len(hosts) != c.nodes {
 				t.Errorf("%s %dx%d: mpirun -np %s over %d hosts", name, c.nodes, c.gpus, last[1], len(hosts))
 			}
+			// OpenFOAM decomposes the case into exactly one subdomain per rank.
+			if name == CFDJobName && !strings.Contains(script, fmt.Sprintf(`numberOfSubdomains %d;`, c.nodes*c.gpus)) {
+				t.Errorf("%s: decomposition is not one subdomain per rank:\n%s", name, script)
+			}
 			for i, h := range hosts {
 				if want := fmt.Sprintf("%s:%d", WorkerHost(name, "chem", i), c.gpus); h != want {
 					t.Errorf("%s: host %d = %s, want %s", name, i, h, want)
