@@ -324,3 +324,18 @@ func TestMPIOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// Every launcher script is valid bash (the quoting of the nested bash -c commands included).
+func TestMPILauncherScriptsParse(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not found: the launcher scripts cannot be parsed here")
+	}
+	for _, erdma := range []bool{true, false} {
+		o, m := mpiOpts(3, 4, erdma)
+		for name, j := range mpiJobs(t, renderMPI(t, o, m)) {
+			if out, err := exec.Command("bash", "-n", "-c", launcherScript(t, j)).CombinedOutput(); err != nil {
+				t.Errorf("%s erdma=%v: %v\n%s", name, erdma, err, out)
+			}
+		}
+	}
+}
