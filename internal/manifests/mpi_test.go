@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,16 +326,59 @@ func TestMPIOptionErrors(t *testing.T) {
 	}
 }
 
-// Every launcher script is valid bash (the quoting of the nested bash -c commands included).
-func TestMPILauncherScriptsParse(t *testing.T) {
+// Every launcher script runs under bash and hands mpirun the argv meant: a stand-in mpirun
+// records each call's arguments, and the nested commands arrive as one argument each.
+func TestMPILauncherScriptsRun(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not found: the launcher scripts cannot be parsed here")
+		t.Skip("bash not found: the launcher scripts cannot be run here")
+	}
+	bin := t.TempDir()
+	fake := `#!/bin/bash
+for a in "$@"; do printf '%s\0' "$a"; done >>"$ARGV_LOG"
+printf '\n' >>"$ARGV_LOG"
+echo "Performance: 1.0 tau/day, 10 timesteps/s, 1.0 Matom-step/s"
+`
+	if err := os.WriteFile(filepath.Join(bin, "mpirun"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, erdma := range []bool{true, false} {
 		o, m := mpiOpts(3, 4, erdma)
 		for name, j := range mpiJobs(t, renderMPI(t, o, m)) {
-			if out, err := exec.Command("bash", "-n", "-c", launcherScript(t, j)).CombinedOutput(); err != nil {
+			log := filepath.Join(t.TempDir(), "argv")
+			cmd := exec.Command("bash", "-c", launcherScript(t, j))
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "ARGV_LOG="+log)
+			cmd.Dir = t.TempDir()
+			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("%s erdma=%v: %v\n%s", name, erdma, err, out)
+				continue
+			}
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			last := strings.Split(strings.TrimSuffix(calls[len(calls)-1], "\x00"), "\x00")
+			if i := slices.Index(last, "-np"); i < 0 || last[i+1] != "12" {
+				t.Errorf("%s: the job's mpirun is not -np 12: %q", name, last)
+			}
+			if i := slices.Index(last, "-x"); i < 0 {
+				t.Errorf("%s: no -x in %q", name, last)
+			}
+			if want := "UCX_NET_DEVICES=erdma_0:1"; slices.Contains(last, want) != erdma {
+				t.Errorf("%s erdma=%v: %s as one argument: %v", name, erdma, want, slices.Contains(last, want))
+			}
+			switch name {
+			case CFDJobName:
+				prep := strings.Split(strings.TrimSuffix(calls[0], "\x00"), "\x00")
+				script := prep[len(prep)-1]
+				if prep[len(prep)-3] != "bash" || prep[len(prep)-2] != "-c" || !strings.HasPrefix(script, `. "$FOAM_BASHRC" && rm -rf /tmp/case`) ||
+					!strings.HasSuffix(script, "decomposePar -force >log.decomposePar") || !strings.Contains(script, "numberOfSubdomains 12;") {
+					t.Errorf("%s: the per-node preparation is not one bash -c argument: %q", name, prep)
+				}
+			case MolecularDynamicsJobName, ScalingJobName:
+				if !slices.Equal(last[len(last)-2:], []string{"-in", "/opt/lammps/in.lj"}) {
+					t.Errorf("%s: LAMMPS input not last: %q", name, last)
+				}
 			}
 		}
 	}
