@@ -1,9 +1,13 @@
 // Package manifestcheck decodes the Kueue objects internal/manifests renders strictly into
 // Kueue's own Go types (sigs.k8s.io/kueue). It is a module of its own so that Kueue's
-// dependencies (controller-runtime, client-go) stay out of the provider's build.
+// dependencies (controller-runtime, client-go) stay out of the provider's build; it gets the
+// objects from the provider's module by running tools/mpirender there, so it needs none of the
+// provider's dependencies either.
 package manifestcheck
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 
 	kueueconfig "sigs.k8s.io/kueue/apis/config/v1beta2"
@@ -11,22 +15,38 @@ import (
 	"sigs.k8s.io/yaml"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
-func TestKueueObjectsDecodeStrictly(t *testing.T) {
-	r, err := manifests.RenderMPI(
-		manifests.Options{Scenario: "molecular_dynamics", Nodes: 4, GPUsPerNode: 8, ERDMA: true},
-		manifests.MPIOptions{
-			Pools: []manifests.Pool{{Name: "md-a", Nodes: 4, GPUsPerNode: 8}, {Name: "md-b", Nodes: 2, GPUsPerNode: 4}},
-			Teams: map[string]manifests.Team{"chem": {GPUs: 16}, "cfd": {GPUs: 8, Pool: "md-b", Namespace: "cfd-team"}},
-		})
+// kueueDoc is one rendered object: its kind, name and YAML.
+type kueueDoc struct{ Kind, Name, YAML string }
+
+func renderQueues(t *testing.T) []kueueDoc {
+	t.Helper()
+	cmd := exec.Command("go", "run", "./tools/mpirender")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("go run ./tools/mpirender: %v", err)
 	}
+	var docs []kueueDoc
+	for _, y := range strings.Split(string(out), "---\n") {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(y), &head); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, kueueDoc{head.Kind, head.Metadata.Name, y})
+	}
+	return docs
+}
+
+func TestKueueObjectsDecodeStrictly(t *testing.T) {
 	seen := map[string]int{}
-	for _, d := range r.Queues {
+	for _, d := range renderQueues(t) {
 		var obj any
 		switch d.Kind {
 		case "ResourceFlavor":
