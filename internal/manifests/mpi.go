@@ -25,14 +25,16 @@ import (
 // pkg/apis/kubeflow/v2beta1/types.go at MPIOperatorVersion; the tests check the rendered objects
 // against the MPIJob CRD's schema kept in testdata.
 
-// MPI images, pinned to tested tags in one place.
+// MPI images, pinned in one place. The job images have not been run on a GPU pool by this
+// project's tests (which have no GPU); they are the vendors' published builds, and each can be
+// replaced through MPIOptions.Images (the data source's mpi.images).
 const (
 	// MPIOperatorVersion is the MPI Operator release; its CRD must be applied from the same
 	// release (https://github.com/kubeflow/mpi-operator/blob/v0.8.0/manifests/base/kubeflow.org_mpijobs.yaml).
 	MPIOperatorVersion = "v0.8.0"
 	// DefaultMPIOperatorImage is the operator of deploy/v2beta1/mpi-operator.yaml at MPIOperatorVersion.
 	DefaultMPIOperatorImage = "mpioperator/mpi-operator:0.8.0"
-	// DefaultLAMMPSImage is NVIDIA's LAMMPS build (Kokkos CUDA, OpenMPI 4.1), for molecular dynamics.
+	// DefaultLAMMPSImage is NVIDIA's NGC LAMMPS build (Kokkos CUDA, `lmp`), for molecular dynamics.
 	DefaultLAMMPSImage = "nvcr.io/hpc/lammps:patch_15Jun2023"
 	// DefaultOpenFOAMImage is OpenCFD's OpenFOAM (with OpenMPI), for CFD.
 	DefaultOpenFOAMImage = "opencfd/openfoam-default:2406"
