@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -72,15 +73,7 @@ func SortInstances(in []Instance) {
 // ListInstancesByTags returns every instance carrying all the given tags, in pages of 100: a pool
 // of N nodes costs N/100 calls, never one per node.
 func (c *Client) ListInstancesByTags(ctx context.Context, tags map[string]string) ([]Instance, error) {
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	filter := make([]ecs.DescribeInstancesTag, 0, len(keys))
-	for _, k := range keys {
-		filter = append(filter, ecs.DescribeInstancesTag{Key: k, Value: tags[k]})
-	}
+	filter := instanceTagFilter(tags)
 	var out []Instance
 	next := ""
 	for {
@@ -103,6 +96,67 @@ func (c *Client) ListInstancesByTags(ctx context.Context, tags map[string]string
 	}
 	SortInstances(out)
 	return out, nil
+}
+
+func instanceTagFilter(tags map[string]string) []ecs.DescribeInstancesTag {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	filter := make([]ecs.DescribeInstancesTag, 0, len(keys))
+	for _, k := range keys {
+		filter = append(filter, ecs.DescribeInstancesTag{Key: k, Value: tags[k]})
+	}
+	return filter
+}
+
+// CountInstancesByTags returns how many instances carry all of tags, in one call: the TotalCount
+// of a one-instance page (page-number paging; the NextToken mode's count is not documented as
+// exact).
+func (c *Client) CountInstancesByTags(ctx context.Context, tags map[string]string) (int, error) {
+	filter := instanceTagFilter(tags)
+	req := ecs.CreateDescribeInstancesRequest()
+	req.RegionId = c.region
+	req.Tag = &filter
+	req.PageNumber = requests.NewInteger(1)
+	req.PageSize = requests.NewInteger(1)
+	resp := ecs.CreateDescribeInstancesResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return 0, err
+	}
+	return resp.TotalCount, nil
+}
+
+// ErrInstancesStalled is WaitTaggedInstancesGone's answer when the count stopped falling: some
+// instance with the tags is not being deleted.
+var ErrInstancesStalled = errors.New("instances carrying the tags stopped going")
+
+// WaitTaggedInstancesGone polls the number of instances carrying tags until it is zero: one call a
+// round however many there are. When the count has not fallen for stallRounds rounds it returns
+// ErrInstancesStalled, so the caller can look for an instance nobody asked to delete.
+func (c *Client) WaitTaggedInstancesGone(ctx context.Context, tags map[string]string, stallRounds int) error {
+	last, same := -1, 0
+	for attempt := 0; ; attempt++ {
+		n, err := c.CountInstancesByTags(ctx, tags)
+		if err != nil {
+			return fmt.Errorf("waiting for the nodes to be deleted: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if n == last {
+			if same++; same >= stallRounds {
+				return fmt.Errorf("%d nodes left: %w", n, ErrInstancesStalled)
+			}
+		} else {
+			last, same = n, 0
+		}
+		tflog.Info(ctx, fmt.Sprintf("%d nodes still deleting", n))
+		if err := sleep(ctx, backoff(instancePollMin, instancePollMax, attempt)); err != nil {
+			return fmt.Errorf("waiting for %d nodes to be deleted: %w", n, err)
+		}
+	}
 }
 
 // DescribeInstancesByID returns the instances among ids that exist, 100 ids a call.

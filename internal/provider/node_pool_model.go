@@ -198,6 +198,22 @@ func (m *nodePoolModel) nodesDrifted(size int) bool {
 	return false
 }
 
+// nodeIDs are the ids of the nodes the model records (none when they are unknown).
+func (m *nodePoolModel) nodeIDs() []string {
+	if m.Nodes.IsNull() || m.Nodes.IsUnknown() {
+		return nil
+	}
+	var ids []string
+	for _, e := range m.Nodes.Elements() {
+		if obj, ok := e.(types.Object); ok {
+			if id, ok := obj.Attributes()["id"].(types.String); ok && id.ValueString() != "" {
+				ids = append(ids, id.ValueString())
+			}
+		}
+	}
+	return ids
+}
+
 // forgetNodes marks what depends on the nodes unknown: the plan then shows the repair, and the
 // apply (Update) brings the pool back to its size.
 func (m *nodePoolModel) forgetNodes() {

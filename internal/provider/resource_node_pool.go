@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -457,23 +458,50 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	defer cancel()
 	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
 
-	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
+	if err := r.deleteNodes(ctx, &state); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	}
+}
+
+// deleteStallRounds is how many polls without progress make a delete look for nodes it missed.
+const deleteStallRounds = 10
+
+// deleteNodes deletes every node carrying the pool's tag and waits until none is left. The nodes
+// the state lists (just refreshed, in a destroy) are used when the cloud counts as many tagged
+// nodes, which spares listing a 10,000-node pool again (100 calls); otherwise, or when the count
+// stops falling while waiting (a node the state did not know), the pool is listed by its tag.
+func (r *nodePoolResource) deleteNodes(ctx context.Context, state *nodePoolModel) error {
+	tags := map[string]string{tagPool: state.ID.ValueString()}
+	ids := state.nodeIDs()
+	count, err := r.client.CountInstancesByTags(ctx, tags)
 	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
+		return err
 	}
-	ids := instanceIDs(nodes)
-	// A control plane's nodes leave its load balancer before they are deleted.
-	if err := r.detachBackends(ctx, poolLoadBalancer(ctx, &state), ids); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
+	if count != len(ids) {
+		nodes, err := r.client.ListInstancesByTags(ctx, tags)
+		if err != nil {
+			return err
+		}
+		ids = instanceIDs(nodes)
 	}
-	if err := r.client.DeleteInstances(ctx, ids); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
-	}
-	if err := r.client.WaitInstancesGone(ctx, ids); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+	lb := poolLoadBalancer(ctx, state)
+	for {
+		// A control plane's nodes leave its load balancer before they are deleted.
+		if err := r.detachBackends(ctx, lb, ids); err != nil {
+			return err
+		}
+		if err := r.client.DeleteInstances(ctx, ids); err != nil {
+			return err
+		}
+		err := r.client.WaitTaggedInstancesGone(ctx, tags, deleteStallRounds)
+		if !errors.Is(err, cloud.ErrInstancesStalled) {
+			return err
+		}
+		nodes, err := r.client.ListInstancesByTags(ctx, tags)
+		if err != nil {
+			return err
+		}
+		ids = instanceIDs(nodes)
 	}
 }
 
