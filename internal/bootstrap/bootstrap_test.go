@@ -31,15 +31,22 @@ func worker() Options {
 		Kubernetes: Kubernetes{
 			APIEndpoint: "10.0.0.10:6443", JoinToken: testToken,
 			CACertHash: "sha256:" + strings.Repeat("ab", 32),
-			Labels:     map[string]string{"gpucluster.io/scenario": "ai_training"},
-			Taints:     []Taint{{Key: "gpucluster.io/dedicated", Value: "training", Effect: "NoExecute"}},
+			Labels:     workerIdentity().Labels(),
+			Taints:     workerIdentity().Taints(),
 		},
 		NCCLEnv: map[string]string{"NCCL_DEBUG": "WARN"},
 	}
 }
 
+func workerIdentity() NodeIdentity {
+	return NodeIdentity{Role: RoleGPUWorker, Scenario: "ai_training", GPU: true, GPUProduct: "A100-SXM4-80GB",
+		UserTaints: []Taint{{Key: "gpucluster.io/dedicated", Value: "training", Effect: "NoExecute"}}}
+}
+
 func controlPlane() Options {
-	return Options{Role: RoleControlPlane, Kubernetes: Kubernetes{APIEndpoint: "10.0.0.10:6443", JoinToken: testToken, PodSubnet: "10.244.0.0/16"}}
+	id := NodeIdentity{Role: RoleControlPlane}
+	return Options{Role: RoleControlPlane, Kubernetes: Kubernetes{APIEndpoint: "10.0.0.10:6443", JoinToken: testToken, PodSubnet: "10.244.0.0/16",
+		Labels: id.Labels(), Taints: id.Taints()}}
 }
 
 func TestVersionsCheck(t *testing.T) {

@@ -57,8 +57,10 @@ type Kubernetes struct {
 	CACertHash string
 	// PodSubnet is the control plane's pod network CIDR (optional).
 	PodSubnet string
-	Labels    map[string]string
-	Taints    []Taint
+	// Labels and Taints are exactly what the node registers with: compute them with
+	// NodeIdentity so the node pool reports what kubelet applies.
+	Labels map[string]string
+	Taints []Taint
 }
 
 // Options describe one node role.
@@ -243,28 +245,6 @@ func Validate(o Options) (warnings []string, err error) {
 		warnings = append(warnings, "nccl_env is ignored for control_plane nodes: they run no GPU workloads")
 	}
 	return warnings, nil
-}
-
-// Labels returns the node's labels: NodeRoleLabel plus the caller's.
-func (o Options) labels() map[string]string {
-	out := map[string]string{NodeRoleLabel: RoleLabelValue(o.Role)}
-	maps.Copy(out, o.Kubernetes.Labels)
-	return out
-}
-
-// taints returns the node's taints: the GPU taint on workers unless the caller set that key,
-// plus the caller's.
-func (o Options) taints() []Taint {
-	out := slices.Clone(o.Kubernetes.Taints)
-	if o.Role == RoleGPUWorker && !slices.ContainsFunc(out, func(t Taint) bool { return t.Key == GPUTaintKey }) {
-		out = append([]Taint{{Key: GPUTaintKey, Value: "present", Effect: GPUTaintEffect}}, out...)
-	}
-	return out
-}
-
-// DefaultWorkerTaints is the taint every GPU worker gets unless the caller overrides its key.
-func DefaultWorkerTaints() []Taint {
-	return Options{Role: RoleGPUWorker}.taints()
 }
 
 // cloudConfig is the subset of cloud-config this package writes.

@@ -87,7 +87,7 @@ func kubeadmConfig(o Options) (string, error) {
 	if o.Versions.k8sMinorNumber() >= 31 {
 		apiVersion = "kubeadm.k8s.io/v1beta4"
 	}
-	labels := o.labels()
+	labels := o.Kubernetes.Labels
 	var pairs []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		pairs = append(pairs, k+"="+labels[k])
@@ -102,7 +102,7 @@ func kubeadmConfig(o Options) (string, error) {
 		// An explicit taint list replaces kubeadm's default, so the control-plane taint is kept here.
 		reg.Taints = append(reg.Taints, kubeadmTaint{Key: controlPlaneKey, Effect: "NoSchedule"})
 	}
-	for _, t := range o.taints() {
+	for _, t := range o.Kubernetes.Taints {
 		reg.Taints = append(reg.Taints, kubeadmTaint(t))
 	}
 

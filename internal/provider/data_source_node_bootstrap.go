@@ -87,12 +87,12 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					},
 					"labels": schema.MapAttribute{
 						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>`. " +
+						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
 							"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
 					},
 					"taints": schema.ListNestedAttribute{
 						Optional: true,
-						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaintKey + "=present:" + bootstrap.GPUTaintEffect +
+						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
 							"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 							"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
@@ -186,11 +186,14 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
 	}
 	if k := m.Kubernetes; k != nil {
-		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
-			CACertHash: k.CACertHash.ValueString(), PodSubnet: k.PodSubnet.ValueString(), Labels: k.Labels}
+		// A gpu_worker rendered here is a GPU node: the same NodeIdentity as a node pool's gives it
+		// the GPU labels and taint.
+		identity := bootstrap.NodeIdentity{Role: role, GPU: role == bootstrap.RoleGPUWorker, UserLabels: k.Labels}
 		for _, t := range k.Taints {
-			opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
+			identity.UserTaints = append(identity.UserTaints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
 		}
+		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
+			CACertHash: k.CACertHash.ValueString(), PodSubnet: k.PodSubnet.ValueString(), Labels: identity.Labels(), Taints: identity.Taints()}
 	}
 	userEnv := map[string]string{}
 	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {

@@ -67,9 +67,11 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					// A control plane is no GPU node: no GPU labels, no GPU taint.
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_taints"), knownvalue.ListSizeExact(0)),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_labels"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"gpucluster.io/scenario": knownvalue.StringExact("engineering_simulation"),
-						"gpucluster.io/pool":     knownvalue.StringExact("control"),
+						"gpucluster.io/node-role": knownvalue.StringExact("control-plane"),
+						"gpucluster.io/scenario":  knownvalue.StringExact("engineering_simulation"),
+						"gpucluster.io/pool":      knownvalue.StringExact("control"),
 					})),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_taints"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("nvidia.com/gpu:NoSchedule")})),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_labels").AtMapKey("example.org/team"), knownvalue.StringExact("cfd")),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_labels").AtMapKey("nvidia.com/gpu.product"), knownvalue.StringExact("T4")),
 				},

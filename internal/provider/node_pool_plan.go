@@ -369,27 +369,27 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		plan.Findings = list
 	}
 
-	// Labels and taints nodes join Kubernetes with.
+	// Labels and taints nodes join Kubernetes with: bootstrap.NodeIdentity decides them, so
+	// node_labels/node_taints are what the kubeadm configuration registers.
 	it, _ := catalog.LookupInstanceType(spec.Types[0])
-	spec.Labels = map[string]string{
-		"gpucluster.io/scenario": spec.Scenario,
-		"gpucluster.io/pool":     spec.Name,
-	}
-	spec.Taints = []string{}
-	if spec.Role == bootstrap.RoleGPUWorker && it.IsGPU() {
-		spec.Labels["nvidia.com/gpu.present"] = "true"
-		spec.Labels["nvidia.com/gpu.product"] = gpuProductLabel(it)
-		spec.Taints = append(spec.Taints, defaultGPUTaint)
+	identity := bootstrap.NodeIdentity{Role: spec.Role, Scenario: spec.Scenario, Pool: spec.Name, GPU: it.IsGPU()}
+	if identity.GPU {
+		identity.GPUProduct = gpuProductLabel(it)
 	}
 	if k := nested.Kubernetes; k != nil {
 		extra, d := mapOf(ctx, k.Labels)
 		diags.Append(d...)
-		for key, v := range extra {
-			spec.Labels[key] = v
-		}
+		identity.UserLabels = extra
 		taints, d := listOf(ctx, k.Taints)
 		diags.Append(d...)
-		spec.Taints = append(spec.Taints, taints...)
+		for _, t := range taints {
+			identity.UserTaints = append(identity.UserTaints, bootstrap.ParseTaint(t))
+		}
+	}
+	spec.Labels = identity.Labels()
+	spec.Taints = []string{}
+	for _, t := range identity.Taints() {
+		spec.Taints = append(spec.Taints, t.String())
 	}
 	plan.NodeLabels = stringMap(spec.Labels)
 	plan.NodeTaints = stringList(spec.Taints)
@@ -502,9 +502,7 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 		PackageMirror: plan.PackageMirror.ValueString(),
 	}
 	for _, t := range spec.Taints {
-		kv, effect, _ := strings.Cut(t, ":")
-		key, value, _ := strings.Cut(kv, "=")
-		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: key, Value: value, Effect: effect})
+		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.ParseTaint(t))
 	}
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {

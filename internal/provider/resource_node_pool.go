@@ -48,8 +48,7 @@ var (
 	spotStrategies  = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
 	diskCategories  = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
 	essdLevels      = []string{"PL0", "PL1", "PL2", "PL3"}
-	defaultImageID  = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
-	defaultGPUTaint = "nvidia.com/gpu=true:NoSchedule"
+	defaultImageID = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
 )
 
 // Defaults for timeouts: a thousand nodes boot in minutes, but stock can make it slower.
@@ -238,7 +237,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"taints": schema.ListAttribute{
 						Optional:            true,
 						ElementType:         types.StringType,
-						MarkdownDescription: "Extra taints, written `key=value:Effect` (Effect is NoSchedule, PreferNoSchedule or NoExecute).",
+						MarkdownDescription: "Extra taints, written `key=value:Effect` or `key:Effect` (Effect is NoSchedule, PreferNoSchedule or NoExecute).",
 						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(taintPattern, "must be key=value:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute"))},
 					},
 				},
@@ -264,12 +263,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"node_labels": schema.MapAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: "Labels every node joins Kubernetes with: `nvidia.com/gpu.present=true`, `nvidia.com/gpu.product=<model>`, `gpucluster.io/scenario`, `gpucluster.io/pool`, plus `kubernetes.labels`.",
+				MarkdownDescription: "Labels every node joins Kubernetes with, exactly as the kubeadm configuration registers them: `gpucluster.io/node-role`, `gpucluster.io/scenario`, `gpucluster.io/pool`, on GPU workers `nvidia.com/gpu.present=true` and `nvidia.com/gpu.product=<model>`, plus `kubernetes.labels`.",
 			},
 			"node_taints": schema.ListAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: fmt.Sprintf("Taints every node joins with: `%s` plus `kubernetes.taints`.", defaultGPUTaint),
+				MarkdownDescription: fmt.Sprintf("Taints every node joins with, exactly as the kubeadm configuration registers them: on GPU workers `%s` (unless `kubernetes.taints` has that key), plus `kubernetes.taints`. A control plane also keeps kubeadm's own `node-role.kubernetes.io/control-plane:NoSchedule`, not listed here.", bootstrap.GPUTaint()),
 			},
 			"user_data": schema.StringAttribute{
 				Optional:            true,
