@@ -45,9 +45,9 @@ type nodePoolResource struct {
 
 // Values users choose from; the validators and the descriptions read the same slices.
 var (
-	spotStrategies  = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
-	diskCategories  = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
-	essdLevels      = []string{"PL0", "PL1", "PL2", "PL3"}
+	spotStrategies = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
+	diskCategories = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
+	essdLevels     = []string{"PL0", "PL1", "PL2", "PL3"}
 	defaultImageID = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
 )
 
