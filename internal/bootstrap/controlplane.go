@@ -6,14 +6,12 @@ package bootstrap
 // the cluster CA by its hash.
 
 import (
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 // DefaultPodSubnet is the pod network when none is given: Flannel's own default, outside the
@@ -42,26 +40,6 @@ func (o Options) podSubnet() string {
 	}
 	return o.Kubernetes.PodSubnet
 }
-
-// CACertHash is kubeadm's hash of a CA certificate: sha256 of its SubjectPublicKeyInfo.
-func CACertHash(certPEM string) (string, error) {
-	block, _ := pem.Decode([]byte(certPEM))
-	if block == nil || block.Type != "CERTIFICATE" {
-		return "", errNotPEM
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
-type pemError string
-
-func (e pemError) Error() string { return string(e) }
-
-const errNotPEM = pemError("is not a PEM CERTIFICATE block")
 
 // validateControlPlane checks the HA, CA and join settings. Secret values never appear in errors.
 func validateControlPlane(o Options) (warning string, err error) {
@@ -96,16 +74,19 @@ func validateControlPlane(o Options) (warning string, err error) {
 			return "", &InputError{"kubernetes.ca_key_pem", "", "is only for the first control-plane node (control_plane_init = true): other nodes get the CA by joining",
 				"remove ca_cert_pem and ca_key_pem here and keep ca_cert_hash"}
 		}
-		hash, err := CACertHash(k.CACertPEM)
+		cert, err := clusterca.ParseCertPEM(k.CACertPEM)
 		if err != nil {
-			return "", &InputError{"kubernetes.ca_cert_pem", "", "cannot be read: " + err.Error(), "pass gpucluster_cluster_ca.<name>.ca_cert_pem"}
+			return "", &InputError{"kubernetes.ca_cert_pem", "", "cannot be read: " + err.Error(), "pass gpucluster_cluster_ca.<name>.cert_pem"}
 		}
-		if block, _ := pem.Decode([]byte(k.CAKeyPEM)); block == nil || !strings.HasSuffix(block.Type, "PRIVATE KEY") {
-			return "", &InputError{"kubernetes.ca_key_pem", "", "is not a PEM private key", "pass gpucluster_cluster_ca.<name>.ca_key_pem"}
+		// The key's parse error could quote key material: only say that it failed.
+		key, err := clusterca.ParseKeyPEM(k.CAKeyPEM)
+		if err != nil || !clusterca.KeyMatches(cert, key) {
+			return "", &InputError{"kubernetes.ca_key_pem", "", "is not a PEM private key of kubernetes.ca_cert_pem", "pass cert_pem and private_key_pem of the same gpucluster_cluster_ca"}
 		}
+		hash := clusterca.CertHash(cert)
 		if k.CACertHash != "" && k.CACertHash != hash {
 			return "", &InputError{"kubernetes.ca_cert_hash", k.CACertHash, "is not the hash of kubernetes.ca_cert_pem (" + hash + ")",
-				"take ca_cert_hash and ca_cert_pem from the same gpucluster_cluster_ca"}
+				"take ca_cert_hash and cert_pem from the same gpucluster_cluster_ca"}
 		}
 	}
 	if o.joins() && k.CACertHash == "" {

@@ -78,8 +78,13 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					},
 					"ca_cert_hash": schema.StringAttribute{
 						Optional: true,
-						MarkdownDescription: "`sha256:<hex>` of the cluster CA, pinned by workers. Unset: workers join without pinning " +
-							"(`unsafeSkipCAVerification`) and the data source warns.",
+						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
+							"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
+					},
+					"insecure_skip_ca_verification": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
+							"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
 					},
 					"pod_subnet": schema.StringAttribute{
 						Optional:            true,
@@ -161,6 +166,7 @@ type bootstrapKubernetes struct {
 	APIEndpoint types.String      `tfsdk:"api_endpoint"`
 	JoinToken   types.String      `tfsdk:"join_token"`
 	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
+	Insecure    types.Bool        `tfsdk:"insecure_skip_ca_verification"`
 	PodSubnet   types.String      `tfsdk:"pod_subnet"`
 	Labels      map[string]string `tfsdk:"labels"`
 	Taints      []bootstrapTaint  `tfsdk:"taints"`
@@ -193,7 +199,8 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 			identity.UserTaints = append(identity.UserTaints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
 		}
 		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
-			CACertHash: k.CACertHash.ValueString(), PodSubnet: k.PodSubnet.ValueString(), Labels: identity.Labels(), Taints: identity.Taints()}
+			CACertHash: k.CACertHash.ValueString(), InsecureSkipCAVerification: k.Insecure.ValueBool(), PodSubnet: k.PodSubnet.ValueString(),
+			Labels: identity.Labels(), Taints: identity.Taints()}
 	}
 	userEnv := map[string]string{}
 	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {

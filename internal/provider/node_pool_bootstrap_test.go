@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,10 +20,19 @@ import (
 
 const testJoinToken = "abcdef.0123456789abcdef"
 
-// clusterPoolsConfig is a control plane and a GPU worker pool that joins it, with the node
-// bootstrap rendered by the provider and the user's own user_data after it.
+// clusterPoolsConfig is a highly available control plane (a first pool of 1 that runs kubeadm
+// init with the provider-made CA, a joining pool of 2, both behind the endpoint's load balancer)
+// and a GPU worker pool that joins it pinning the CA, with the node bootstrap rendered by the
+// provider and the user's own user_data after it.
 func clusterPoolsConfig(token string) string {
 	return fmt.Sprintf(`
+resource "gpucluster_cluster_ca" "ca" {}
+
+resource "gpucluster_control_plane_endpoint" "api" {
+  name       = "api"
+  network_id = gpucluster_rdma_network.net.id
+}
+
 resource "gpucluster_node_pool" "control" {
   name          = "control"
   network_id    = gpucluster_rdma_network.net.id
@@ -30,9 +40,32 @@ resource "gpucluster_node_pool" "control" {
   instance_type = "ecs.g7.2xlarge"
   size          = 1
   kubernetes = {
-    role        = "control_plane"
-    join_token  = %[1]q
-    pod_subnet  = "10.244.0.0/16"
+    role               = "control_plane"
+    control_plane_init = true
+    join_token         = %[1]q
+    pod_subnet         = "10.244.0.0/16"
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }
+  }
+}
+
+resource "gpucluster_node_pool" "control_join" {
+  name          = "control-join"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 2
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = false
+    join_token         = %[1]q
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
   }
 }
 
@@ -46,9 +79,12 @@ resource "gpucluster_node_pool" "workers" {
   mounts        = ["nas-1.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
   user_data     = "#!/bin/bash\necho user-part-ran\n"
   kubernetes = {
-    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
     join_token   = %[1]q
+    ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash
     labels       = { "example.org/team" = "cfd" }
+    versions     = { kubernetes = "1.33.2" }
+    nccl_env     = { NCCL_DEBUG = "WARN" }
   }
 }
 `, token)
@@ -76,13 +112,47 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_labels").AtMapKey("nvidia.com/gpu.product"), knownvalue.StringExact("T4")),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "kubeadm", "InitConfiguration", "10.244.0.0/16"}, []string{"JoinConfiguration"}),
-					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu", "NCCL_", "user-part-ran"}, []string{"InitConfiguration"}),
+					// Exactly one node runs kubeadm init, with the provider's CA and --upload-certs;
+					// it also carries the control-plane join it uses if it replaces a lost first node.
+					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "InitConfiguration", "10.244.0.0/16", "--upload-certs",
+						"/etc/kubernetes/pki/ca.key", "gpucluster-addons.service", "encoding: gz+b64", "/etc/gpucluster/addons/20-hello.yaml",
+						"gpucluster-upload-certs.timer", "certificateKey"}, nil),
+					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443"},
+						[]string{"InitConfiguration", "kubeadm init", "unsafeSkipCAVerification", "ca.key"}),
+					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
+						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey"}),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
+					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),
 			},
 		},
 	})
+}
+
+// checkBackends fails unless the load balancer's backend servers are the nodes of the pools
+// together: two pools share one load balancer without removing each other's nodes.
+func checkBackends(emu *acctest.Emulator, pools ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		var want []string
+		for _, p := range pools {
+			ids, err := poolNodeIDs(s, p)
+			if err != nil {
+				return err
+			}
+			want = append(want, ids...)
+		}
+		lbs := emu.Resources().LoadBalancers
+		if len(lbs) != 1 {
+			return fmt.Errorf("%d load balancers, want 1", len(lbs))
+		}
+		got := slices.Clone(lbs[0]["backend_server_ids"].([]string))
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("backend servers %v, want the nodes of %v: %v", got, pools, want)
+		}
+		return nil
+	}
 }
 
 // checkUserData decodes the user data ECS holds for the pool's first node (DescribeUserData)

@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
@@ -125,7 +128,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
-	checkControlPlane(cfg.Size, nested.Kubernetes, &resp.Diagnostics)
+	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
@@ -216,7 +219,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		network = &n
 	}
-	spec, diags := planSpec(ctx, &plan, network, "", false)
+	spec, diags := planSpec(ctx, &plan, network, "", false, r.loadBalancerEndpoint(ctx, &plan))
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -238,7 +241,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // network is nil when it is not known yet; then the values that depend on it stay unknown.
 // keepType, at apply time, is the instance type the plan showed.
 // atApply is true when called from Create or Update: the node bootstrap is then rendered.
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool) (poolSpec, diag.Diagnostics) {
+// lbEndpoint is the address:6443 of kubernetes.load_balancer_id when it is known and
+// kubernetes.api_endpoint is not set: a control plane's nodes use it as the API endpoint.
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, lbEndpoint string) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	nested, _, d := plan.nested(ctx)
 	diags.Append(d...)
@@ -458,29 +463,47 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)
 	}
+	// The same for the control-plane and software settings: only when set, so pools made before
+	// them keep their hash. Secrets (certificate key, CA key) and add-ons are left out: changing
+	// them must not replace machines.
+	versions, nccl, d := k8sSoftware(ctx, k8s)
+	diags.Append(d...)
+	if extra := softwareHashInput(k8s, versions, nccl); extra != "" {
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
+	}
 
-	diags.Append(renderBootstrap(&spec, plan, k8s, mounts, atApply)...)
+	diags.Append(renderBootstrap(ctx, &spec, plan, k8s, mounts, atApply, lbEndpoint)...)
 	return spec, diags
 }
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
 // workers when they have an API endpoint to join, control planes always. Input mistakes are
 // plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
-func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool) diag.Diagnostics {
+func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, lbEndpoint string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
 		return diags
 	}
+	endpoint := k8s.APIEndpoint
+	if endpoint.IsNull() && spec.Role == bootstrap.RoleControlPlane && !k8s.LoadBalancerID.IsNull() {
+		// A control plane behind a gpucluster_control_plane_endpoint: its address is the endpoint.
+		endpoint = types.StringUnknown()
+		if lbEndpoint != "" {
+			endpoint = types.StringValue(lbEndpoint)
+		}
+	}
 	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
-	rendered := spec.Role == bootstrap.RoleControlPlane || k8s.APIEndpoint.IsUnknown() || k8s.APIEndpoint.ValueString() != ""
+	rendered := spec.Role == bootstrap.RoleControlPlane || endpoint.IsUnknown() || endpoint.ValueString() != ""
 	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() {
 		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
 		return diags
 	}
-	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) {
+	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
-	if spec.Role == bootstrap.RoleGPUWorker && k8s.APIEndpoint.ValueString() == "" {
+	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
 		if !final {
 			diags.AddAttributeWarning(path.Root("kubernetes").AtName("api_endpoint"), "GPU nodes will not join Kubernetes",
 				"Without kubernetes.api_endpoint and join_token the nodes get no bootstrap (driver, CUDA, NCCL, kubeadm join). "+
@@ -488,17 +511,29 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 		}
 		return diags
 	}
+	addons, d := mapOf(ctx, k8s.Addons)
+	diags.Append(d...)
+	versions, nccl, d := k8sSoftware(ctx, k8s)
+	diags.Append(d...)
 	opts := bootstrap.Options{
-		Role: spec.Role,
+		Role:     spec.Role,
+		Versions: versions,
 		Kubernetes: bootstrap.Kubernetes{
-			APIEndpoint: k8s.APIEndpoint.ValueString(),
-			JoinToken:   k8s.JoinToken.ValueString(),
-			CACertHash:  k8s.CACertHash.ValueString(),
-			PodSubnet:   k8s.PodSubnet.ValueString(),
-			Labels:      spec.Labels,
+			APIEndpoint:                endpoint.ValueString(),
+			JoinToken:                  k8s.JoinToken.ValueString(),
+			CACertHash:                 k8s.CACertHash.ValueString(),
+			InsecureSkipCAVerification: k8s.InsecureSkipCAVerification.ValueBool(),
+			PodSubnet:                  k8s.PodSubnet.ValueString(),
+			JoinControlPlane:           k8s.joinsControlPlane(),
+			CertificateKey:             k8s.CertificateKey.ValueString(),
+			CACertPEM:                  k8s.CACertPEM.ValueString(),
+			CAKeyPEM:                   k8s.CAKeyPEM.ValueString(),
+			Addons:                     addons,
+			Labels:                     spec.Labels,
 		},
 		Mounts:        mounts,
 		ERDMA:         spec.ERDMA,
+		NCCLEnv:       nccl,
 		PackageMirror: plan.PackageMirror.ValueString(),
 	}
 	for _, t := range spec.Taints {
@@ -506,6 +541,11 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 	}
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
+		var ve *bootstrap.VersionError
+		if errors.As(err, &ve) {
+			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
+			return diags
+		}
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
 		return diags
 	}
@@ -518,6 +558,9 @@ func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts 
 	doc, err := bootstrap.Render(opts)
 	if err == nil {
 		doc, err = bootstrap.Merge(doc, spec.UserData)
+	}
+	if err == nil && len(doc) > bootstrap.MaxUserDataBytes {
+		err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data) is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
@@ -599,7 +642,7 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
 		keep = plan.InstanceType.ValueString()
 	}
-	return planSpec(ctx, plan, &network, keep, true)
+	return planSpec(ctx, plan, &network, keep, true, r.loadBalancerEndpoint(ctx, plan))
 }
 
 // poolSelectErrorPath is the attribute a catalog.Select error is about, from the error's data:
@@ -611,4 +654,59 @@ func poolSelectErrorPath(err error, gpusPerNodeSet bool) path.Path {
 		return path.Root("gpu_model")
 	}
 	return p
+}
+
+// k8sSoftware reads kubernetes.versions and kubernetes.nccl_env.
+func k8sSoftware(ctx context.Context, k8s *k8sModel) (bootstrap.Versions, map[string]string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var v bootstrap.Versions
+	if !k8s.Versions.IsNull() && !k8s.Versions.IsUnknown() {
+		var bv bootstrapVersions
+		diags.Append(k8s.Versions.As(ctx, &bv, basetypes.ObjectAsOptions{})...)
+		v = bootstrap.Versions{Driver: bv.Driver.ValueString(), CUDA: bv.CUDA.ValueString(), NCCL: bv.NCCL.ValueString(), Kubernetes: bv.Kubernetes.ValueString()}
+	}
+	nccl, d := mapOf(ctx, k8s.NCCLEnv)
+	diags.Append(d...)
+	return v, nccl, diags
+}
+
+// softwareHashInput is what the control-plane role and the software settings add to a pool's spec
+// hash, "" when none is set.
+func softwareHashInput(k8s *k8sModel, v bootstrap.Versions, nccl map[string]string) string {
+	var parts []string
+	if k8s.joinsControlPlane() {
+		parts = append(parts, "control_plane_join")
+	}
+	if v != (bootstrap.Versions{}) {
+		parts = append(parts, fmt.Sprintf("versions=%+v", v))
+	}
+	for _, k := range slices.Sorted(maps.Keys(nccl)) {
+		parts = append(parts, "nccl_env."+k+"="+nccl[k])
+	}
+	return strings.Join(parts, "\n")
+}
+
+// hasUnknownMap reports whether a map or one of its values is not known yet.
+func hasUnknownMap(m types.Map) bool {
+	return m.IsUnknown() || slices.ContainsFunc(slices.Collect(maps.Values(m.Elements())), attr.Value.IsUnknown)
+}
+
+// loadBalancerEndpoint is address:6443 of the pool's kubernetes.load_balancer_id when the pool
+// has no api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
+func (r *nodePoolResource) loadBalancerEndpoint(ctx context.Context, plan *nodePoolModel) string {
+	if r.client == nil || plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
+		return ""
+	}
+	var k k8sModel
+	if d := plan.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{}); d.HasError() {
+		return ""
+	}
+	if !k.APIEndpoint.IsNull() || k.LoadBalancerID.IsNull() || k.LoadBalancerID.IsUnknown() {
+		return ""
+	}
+	lb, err := r.client.FindLoadBalancer(ctx, k.LoadBalancerID.ValueString())
+	if err != nil || lb.Address == "" {
+		return ""
+	}
+	return apiEndpoint(lb.Address)
 }
