@@ -325,12 +325,13 @@ func TestRenderWholeClusterCloudInitSchema(t *testing.T) {
 const kubeadmTestdata = "../../tools/kubeadmcheck/testdata"
 
 // TestKubeadmTestdataCurrent keeps tools/kubeadmcheck's copies of the rendered kubeadm documents
-// equal to what the package renders (v1beta4, Kubernetes 1.33, and v1beta3, 1.30): a change here
-// that kubeadm's own types would refuse fails there. UPDATE_KUBEADM_TESTDATA=1 rewrites them.
+// equal to what the package renders: a change here that kubeadm's own types would refuse fails
+// there. Kubernetes 1.33, so v1beta4: the kubeadm release kubeadmcheck builds against (1.37) no
+// longer has v1beta3, which nodes before 1.31 get. UPDATE_KUBEADM_TESTDATA=1 rewrites them.
 func TestKubeadmTestdataCurrent(t *testing.T) {
 	pools, _, _ := wholeCluster(t)
 	files := map[string]string{}
-	for _, version := range []string{"1.33.2", "1.30.4"} {
+	for _, version := range []string{"1.33.2"} {
 		for _, p := range pools {
 			p.opts.Versions.Kubernetes = version
 			_, cd := render(t, p)

@@ -90,13 +90,14 @@ func checkControlPlane(size types.Int64, k *k8sModel, bootstrapped bool, diags *
 	}
 	if !lbSet && k.APIEndpoint.IsNull() {
 		diags.AddAttributeError(lbPath, "Joining control-plane pool without an endpoint",
-			"control_plane_init = false: the nodes join the control plane through its load balancer. Set kubernetes.load_balancer_id = "+
+			"kubernetes.load_balancer_id and kubernetes.api_endpoint are both unset: with control_plane_init = false the nodes join the control plane "+
+				"through its load balancer. Set kubernetes.load_balancer_id = "+
 				"gpucluster_control_plane_endpoint.<name>.load_balancer_id (the same as on the first pool), or kubernetes.api_endpoint.")
 	}
 	if k.CertificateKey.IsNull() {
 		diags.AddAttributeError(k8sPath.AtName("certificate_key"), "Joining control-plane pool without a certificate key",
-			"control_plane_init = false: the nodes download the control-plane certificates the first node uploaded, encrypted with the certificate "+
-				"key. Set kubernetes.certificate_key = gpucluster_cluster_ca.<name>.certificate_key here and on the first pool.")
+			"kubernetes.certificate_key is unset: with control_plane_init = false the nodes download the control-plane certificates the first node "+
+				"uploaded, encrypted with the certificate key. Set kubernetes.certificate_key = gpucluster_cluster_ca.<name>.certificate_key here and on the first pool.")
 	}
 	checkFirstNodeOnly(k, "a joining control-plane pool (control_plane_init = false)", diags)
 }
