@@ -104,7 +104,7 @@ run "ha_control_plane" {
     error_message = "the outputs' labels and taints must be the pool's"
   }
   assert {
-    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/node-role"] == "gpu-worker" && output.worker_pools["gpu"].node_taints == ["nvidia.com/gpu:NoSchedule"]
+    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/node-role"] == "gpu-worker" && jsonencode(output.worker_pools["gpu"].node_taints) == jsonencode(["nvidia.com/gpu:NoSchedule"])
     error_message = "GPU workers register nvidia.com/gpu.present=true, the worker role label and the taint nvidia.com/gpu:NoSchedule, got ${jsonencode(output.worker_pools["gpu"])}"
   }
   # The first node applies the cluster's manifests itself.
