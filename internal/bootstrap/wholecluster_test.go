@@ -222,6 +222,7 @@ func TestRenderWholeCluster(t *testing.T) {
 		if len(doc) > bootstrap.MaxUserDataBytes {
 			t.Errorf("%s: user data is %d bytes, over the ECS limit of %d", p.name, len(doc), bootstrap.MaxUserDataBytes)
 		}
+		t.Logf("%s: user data %d bytes (ECS limit %d)", p.name, len(doc), bootstrap.MaxUserDataBytes)
 		script := cd.file(t, bootstrap.ScriptPath)
 		docs := kubeadmDocs(t, cd.file(t, bootstrap.KubeadmPath))
 		if strings.Contains(script, "kubeadm init --config") {
