@@ -224,3 +224,43 @@ func TestAccNodePool_bootstrapBadToken(t *testing.T) {
 		t.Fatalf("a bad join token reached RunInstances %d times; it must stop the plan", got)
 	}
 }
+
+// A worker pool that would join without pinning the cluster CA is refused at plan time, naming
+// the attribute and the opt-in; with the opt-in it plans, with a warning.
+func TestAccNodePool_bootstrapRequiresCAHash(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	workers := func(extra string) string {
+		return emu.Config() + poolNetworkConfig("") + `
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 1
+  kubernetes = {
+    api_endpoint = "10.20.0.200:6443"
+    join_token   = "` + testJoinToken + `"
+    ` + extra + `
+  }
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: emu.Config() + poolNetworkConfig("")},
+			{
+				Config:      workers(""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)kubernetes\.ca_cert_hash is empty.*impersonates.*insecure_skip_ca_verification\s+=\s+true`),
+			},
+			{Config: workers("insecure_skip_ca_verification = true"), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+	if got := emu.Stats().Calls["RunInstances"]; got != 0 {
+		t.Fatalf("RunInstances called %d times by plans", got)
+	}
+}
