@@ -329,10 +329,11 @@ func script(o Options) string {
 	w("")
 	ep := o.Kubernetes.APIEndpoint
 	if o.joins() {
-		// Nodes boot together: the joining ones wait for the first control-plane node, and a
-		// failed join (certificates not uploaded yet, the load balancer not healthy yet) is
-		// reset and tried again.
-		w(`wait_for_api() { local n=0; until curl -ksf --max-time 5 'https://%s/livez' >/dev/null; do n=$((n+1)); if [ "$n" -ge 120 ]; then echo "the API server at %s did not answer in 20 minutes" >&2; return 1; fi; sleep 10; done; }`, ep, ep)
+		// Nodes boot together, or before the first control-plane node (cluster-core creates it
+		// after the GPU pools, whose sizes its add-ons need): the joining ones wait for the API,
+		// up to 45 minutes, and a failed join (certificates not uploaded yet, the load balancer
+		// not healthy yet) is reset and tried again.
+		w(`wait_for_api() { local n=0; until curl -ksf --max-time 5 'https://%s/livez' >/dev/null; do n=$((n+1)); if [ "$n" -ge 270 ]; then echo "the API server at %s did not answer in 45 minutes" >&2; return 1; fi; sleep 10; done; }`, ep, ep)
 		w(`join() { local n=0; until kubeadm join --config "$1"; do n=$((n+1)); if [ "$n" -ge 20 ]; then return 1; fi; kubeadm reset -f >/dev/null 2>&1 || true; sleep 30; done; }`)
 	}
 	switch {
