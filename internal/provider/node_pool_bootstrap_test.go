@@ -11,11 +11,13 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 const testJoinToken = "abcdef.0123456789abcdef"
@@ -255,7 +257,7 @@ resource "gpucluster_node_pool" "workers" {
 			{
 				Config:      workers(""),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)kubernetes\.ca_cert_hash is empty.*impersonates.*insecure_skip_ca_verification\s+=\s+true`),
+				ExpectError: regexp.MustCompile(`(?s)kubernetes\.ca_cert_hash is empty.*answers at the API\s+endpoint.*insecure_skip_ca_verification\s+=\s+true`),
 			},
 			{Config: workers("insecure_skip_ca_verification = true"), PlanOnly: true, ExpectNonEmptyPlan: true},
 		},
@@ -263,4 +265,68 @@ resource "gpucluster_node_pool" "workers" {
 	if got := emu.Stats().Calls["RunInstances"]; got != 0 {
 		t.Fatalf("RunInstances called %d times by plans", got)
 	}
+}
+
+// With a seeded CA opened through the ephemeral resource and kubernetes.ca_key_pem_wo, the CA key
+// reaches the first control-plane node's user data and no plan or state at all.
+func TestAccNodePool_caKeyWriteOnly(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	seed := randomSeed(t)
+	seeded := seededCASecrets(t, seed)
+	t.Setenv("TF_VAR_ca_seed", seed)
+	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := m.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := emu.Config() + poolNetworkConfig("") + `
+variable "ca_seed" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
+resource "gpucluster_cluster_ca" "ca" {
+  seed_wo         = var.ca_seed
+  seed_wo_version = 1
+}
+
+ephemeral "gpucluster_cluster_ca" "ca" {
+  seed     = var.ca_seed
+  cert_pem = gpucluster_cluster_ca.ca.cert_pem
+}
+
+resource "gpucluster_node_pool" "control" {
+  name          = "control"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 1
+  kubernetes = {
+    role          = "control_plane"
+    join_token    = "` + testJoinToken + `"
+    ca_cert_pem   = gpucluster_cluster_ca.ca.cert_pem
+    ca_cert_hash  = gpucluster_cluster_ca.ca.ca_cert_hash
+    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{absentFromPlan{seeded}},
+				PostApplyPostRefresh: []plancheck.PlanCheck{absentFromPlan{seeded}, plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{absentFromState{seeded}},
+			Check: checkUserData(emu, "gpucluster_node_pool.control",
+				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(keyPEM, "\n")[1], "InitConfiguration"}, nil),
+		}},
+	})
 }

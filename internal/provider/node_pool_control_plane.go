@@ -104,7 +104,7 @@ func checkControlPlane(size types.Int64, k *k8sModel, bootstrapped bool, diags *
 
 // checkFirstNodeOnly refuses the settings only the first control-plane node uses.
 func checkFirstNodeOnly(k *k8sModel, what string, diags *diag.Diagnostics) {
-	for name, v := range map[string]attr.Value{"addons": k.Addons, "ca_cert_pem": k.CACertPEM, "ca_key_pem": k.CAKeyPEM} {
+	for name, v := range map[string]attr.Value{"addons": k.Addons, "ca_cert_pem": k.CACertPEM, "ca_key_pem": k.CAKeyPEM, "ca_key_pem_wo": k.CAKeyPEMWO} {
 		if !v.IsNull() {
 			diags.AddAttributeError(path.Root("kubernetes").AtName(name), name+" is for the first control-plane pool",
 				fmt.Sprintf("kubernetes.%s is set on %s: only the first control-plane node (role control_plane, control_plane_init = true) "+

@@ -84,6 +84,7 @@ type k8sModel struct {
 	CertificateKey             types.String `tfsdk:"certificate_key"`
 	CACertPEM                  types.String `tfsdk:"ca_cert_pem"`
 	CAKeyPEM                   types.String `tfsdk:"ca_key_pem"`
+	CAKeyPEMWO                 types.String `tfsdk:"ca_key_pem_wo"`
 	InsecureSkipCAVerification types.Bool   `tfsdk:"insecure_skip_ca_verification"`
 	Addons                     types.Map    `tfsdk:"addons"`
 	Versions                   types.Object `tfsdk:"versions"`
@@ -150,7 +151,7 @@ var (
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
-		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType,
+		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
 		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -219,7 +220,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		network = &n
 	}
-	spec, diags := planSpec(ctx, &plan, network, "", false, r.loadBalancerEndpoint(ctx, &plan))
+	in, d := r.bootstrapInputs(ctx, &plan, req.Config)
+	resp.Diagnostics.Append(d...)
+	spec, diags := planSpec(ctx, &plan, network, "", false, in)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -241,9 +244,8 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // network is nil when it is not known yet; then the values that depend on it stay unknown.
 // keepType, at apply time, is the instance type the plan showed.
 // atApply is true when called from Create or Update: the node bootstrap is then rendered.
-// lbEndpoint is the address:6443 of kubernetes.load_balancer_id when it is known and
-// kubernetes.api_endpoint is not set: a control plane's nodes use it as the API endpoint.
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, lbEndpoint string) (poolSpec, diag.Diagnostics) {
+// in carries what the bootstrap needs beyond the plan (see bootstrapInputs).
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, in bootstrapInputs) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	nested, _, d := plan.nested(ctx)
 	diags.Append(d...)
@@ -472,14 +474,14 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
 	}
 
-	diags.Append(renderBootstrap(ctx, &spec, plan, k8s, mounts, atApply, lbEndpoint)...)
+	diags.Append(renderBootstrap(ctx, &spec, plan, k8s, mounts, atApply, in)...)
 	return spec, diags
 }
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
 // workers when they have an API endpoint to join, control planes always. Input mistakes are
 // plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
-func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, lbEndpoint string) diag.Diagnostics {
+func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
 		return diags
@@ -488,8 +490,8 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	if endpoint.IsNull() && spec.Role == bootstrap.RoleControlPlane && !k8s.LoadBalancerID.IsNull() {
 		// A control plane behind a gpucluster_control_plane_endpoint: its address is the endpoint.
 		endpoint = types.StringUnknown()
-		if lbEndpoint != "" {
-			endpoint = types.StringValue(lbEndpoint)
+		if in.lbEndpoint != "" {
+			endpoint = types.StringValue(in.lbEndpoint)
 		}
 	}
 	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
@@ -499,7 +501,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		return diags
 	}
 	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
-		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.caKeyWO.IsUnknown() || hasUnknownMap(k8s.Addons) ||
 		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
@@ -527,7 +529,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 			JoinControlPlane:           k8s.joinsControlPlane(),
 			CertificateKey:             k8s.CertificateKey.ValueString(),
 			CACertPEM:                  k8s.CACertPEM.ValueString(),
-			CAKeyPEM:                   k8s.CAKeyPEM.ValueString(),
+			CAKeyPEM:                   k8s.CAKeyPEM.ValueString() + in.caKeyWO.ValueString(), // at most one is set (ConflictsWith)
 			Addons:                     addons,
 			Labels:                     spec.Labels,
 		},
@@ -631,7 +633,7 @@ func findingDetail(f catalog.Finding) string {
 }
 
 // resolveSpec is planSpec at apply time, when the network must exist.
-func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel) (poolSpec, diag.Diagnostics) {
+func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	network, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 	if err != nil {
@@ -642,7 +644,9 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
 		keep = plan.InstanceType.ValueString()
 	}
-	return planSpec(ctx, plan, &network, keep, true, r.loadBalancerEndpoint(ctx, plan))
+	in, d := r.bootstrapInputs(ctx, plan, config)
+	diags.Append(d...)
+	return planSpec(ctx, plan, &network, keep, true, in)
 }
 
 // poolSelectErrorPath is the attribute a catalog.Select error is about, from the error's data:
@@ -691,22 +695,38 @@ func hasUnknownMap(m types.Map) bool {
 	return m.IsUnknown() || slices.ContainsFunc(slices.Collect(maps.Values(m.Elements())), attr.Value.IsUnknown)
 }
 
-// loadBalancerEndpoint is address:6443 of the pool's kubernetes.load_balancer_id when the pool
-// has no api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
-func (r *nodePoolResource) loadBalancerEndpoint(ctx context.Context, plan *nodePoolModel) string {
-	if r.client == nil || plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
-		return ""
+// bootstrapInputs is what the node bootstrap needs besides the plan: the endpoint of
+// kubernetes.load_balancer_id, and the write-only CA key, which is null in every plan and state
+// and known only from the configuration.
+type bootstrapInputs struct {
+	// lbEndpoint is address:6443 of kubernetes.load_balancer_id when the pool has no
+	// api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
+	lbEndpoint string
+	caKeyWO    types.String
+}
+
+func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (bootstrapInputs, diag.Diagnostics) {
+	in := bootstrapInputs{caKeyWO: types.StringNull()}
+	var diags diag.Diagnostics
+	if plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
+		return in, diags
+	}
+	var cfg types.Object
+	diags.Append(config.GetAttribute(ctx, path.Root("kubernetes"), &cfg)...)
+	if !cfg.IsNull() && !cfg.IsUnknown() {
+		if v, ok := cfg.Attributes()["ca_key_pem_wo"].(types.String); ok {
+			in.caKeyWO = v
+		}
 	}
 	var k k8sModel
-	if d := plan.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{}); d.HasError() {
-		return ""
+	if d := plan.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{}); d.HasError() || r.client == nil {
+		return in, diags
 	}
 	if !k.APIEndpoint.IsNull() || k.LoadBalancerID.IsNull() || k.LoadBalancerID.IsUnknown() {
-		return ""
+		return in, diags
 	}
-	lb, err := r.client.FindLoadBalancer(ctx, k.LoadBalancerID.ValueString())
-	if err != nil || lb.Address == "" {
-		return ""
+	if lb, err := r.client.FindLoadBalancer(ctx, k.LoadBalancerID.ValueString()); err == nil && lb.Address != "" {
+		in.lbEndpoint = apiEndpoint(lb.Address)
 	}
-	return apiEndpoint(lb.Address)
+	return in, diags
 }

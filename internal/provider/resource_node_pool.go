@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -254,6 +255,15 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						Sensitive:           true,
 						MarkdownDescription: "First control-plane pool only: the CA's private key (`gpucluster_cluster_ca.<name>.private_key_pem`), written to `/etc/kubernetes/pki/ca.key` (mode 0600) before `kubeadm init`. Sensitive: never in plan output or logs.",
 					},
+					"ca_key_pem_wo": schema.StringAttribute{
+						Optional:  true,
+						Sensitive: true,
+						WriteOnly: true,
+						MarkdownDescription: "Write-only form of `ca_key_pem` (OpenTofu and Terraform >= 1.11): never stored in plan or state. Pass " +
+							"`ephemeral.gpucluster_cluster_ca.<name>.private_key_pem` of a seeded CA so the key is in no state at all. Needed in " +
+							"every run that creates the first node (create, replacement). Conflicts with `ca_key_pem`.",
+						Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("ca_key_pem"))},
+					},
 					"insecure_skip_ca_verification": schema.BoolAttribute{
 						Optional: true,
 						MarkdownDescription: "Let joining nodes skip pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when `ca_cert_hash` is " +
@@ -399,7 +409,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	spec, diags := r.resolveSpec(ctx, &plan)
+	spec, diags := r.resolveSpec(ctx, &plan, req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -470,7 +480,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	defer cancel()
 
 	plan.ID = state.ID
-	spec, diags := r.resolveSpec(ctx, &plan)
+	spec, diags := r.resolveSpec(ctx, &plan, req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
