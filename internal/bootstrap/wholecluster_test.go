@@ -375,3 +375,26 @@ func redact(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestRenderWholeClusterBashSyntax hands every script of the cluster (bootstrap and add-ons) to
+// bash -n.
+func TestRenderWholeClusterBashSyntax(t *testing.T) {
+	bash := testtools.Require(t, "bash", "bash")
+	pools, _, _ := wholeCluster(t)
+	for _, p := range pools {
+		_, cd := render(t, p)
+		scripts := []string{bootstrap.ScriptPath}
+		if cd.has(bootstrap.AddonsScriptPath) {
+			scripts = append(scripts, bootstrap.AddonsScriptPath)
+		}
+		for _, s := range scripts {
+			path := filepath.Join(t.TempDir(), filepath.Base(s))
+			if err := os.WriteFile(path, []byte(cd.file(t, s)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(bash, "-n", path).CombinedOutput(); err != nil {
+				t.Errorf("%s %s: bash -n: %v\n%s", p.name, s, err, out)
+			}
+		}
+	}
+}
