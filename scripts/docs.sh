@@ -13,8 +13,9 @@
 # registry.terraform.io/gpucluster/gpucluster), so the key is renamed before tfplugindocs reads it.
 #
 # Generation happens in a scratch copy of examples/ and templates/, plus the "Choosing a GPU" guide
-# rendered from internal/catalog by tools/gpumatrix, so templates/ holds only hand-written pages
-# and a check never touches the working tree.
+# rendered from internal/catalog by tools/gpumatrix and the "What runs on the cluster after apply"
+# guide rendered from internal/images and internal/manifests by tools/addonguide, so templates/
+# holds only hand-written pages and a check never touches the working tree.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -84,6 +85,7 @@ if [[ -d templates ]]; then
   cp -R templates/. "$site/templates/"
 fi
 go run ./tools/gpumatrix -o "$site/templates/guides/choosing-a-gpu.md.tmpl"
+go run ./tools/addonguide -o "$site/templates/guides/after-apply.md.tmpl"
 
 go build -o "$work/tfplugindocs" github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs
 tfplugindocs() { "$work/tfplugindocs" "$@"; }

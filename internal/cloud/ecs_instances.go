@@ -259,58 +259,75 @@ func (c *Client) DeleteInstances(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// WaitInstancesRunning polls ids (100 per call) until every one is Running, logging progress.
-// Instances the service does not show yet (eventual consistency right after RunInstances) are
-// waited for, not treated as gone.
+// WaitInstancesRunning polls ids until every one is Running, logging progress, and returns them
+// as last seen. Instances the service does not show yet (eventual consistency right after
+// RunInstances) are waited for, not treated as gone.
 func (c *Client) WaitInstancesRunning(ctx context.Context, ids []string) ([]Instance, error) {
-	pending := slices.Clone(ids)
 	done := map[string]Instance{}
-	for attempt := 0; ; attempt++ {
-		got, err := c.DescribeInstancesByID(ctx, pending)
-		if err != nil {
-			// Say what was awaited: a deadline that passes mid-call otherwise reads like a failed
-			// describe.
-			return nil, fmt.Errorf("waiting for %d of %d nodes to reach Running (%s...): %w", len(pending), len(ids), strings.Join(pending[:min(3, len(pending))], ", "), err)
-		}
+	err := c.waitInstances(ctx, ids, "reach Running", func(got []Instance, chunk []string) []string {
 		for _, in := range got {
 			if in.Status == "Running" {
 				done[in.ID] = in
 			}
 		}
-		pending = slices.DeleteFunc(pending, func(id string) bool { _, ok := done[id]; return ok })
-		tflog.Info(ctx, fmt.Sprintf("%d/%d nodes running", len(done), len(ids)))
-		if len(pending) == 0 {
-			out := make([]Instance, 0, len(done))
-			for _, in := range done {
-				out = append(out, in)
-			}
-			SortInstances(out)
-			return out, nil
-		}
-		if err := sleep(ctx, backoff(instancePollMin, instancePollMax, attempt)); err != nil {
-			return nil, fmt.Errorf("waiting for %d of %d nodes to reach Running (%s...): %w", len(pending), len(ids), strings.Join(pending[:min(3, len(pending))], ", "), err)
-		}
+		return slices.DeleteFunc(slices.Clone(chunk), func(id string) bool { _, ok := done[id]; return ok })
+	})
+	if err != nil {
+		return nil, err
 	}
+	out := make([]Instance, 0, len(done))
+	for _, in := range done {
+		out = append(out, in)
+	}
+	SortInstances(out)
+	return out, nil
 }
 
 // WaitInstancesGone polls until none of ids exists any more.
 func (c *Client) WaitInstancesGone(ctx context.Context, ids []string) error {
-	pending := slices.Clone(ids)
-	for attempt := 0; ; attempt++ {
-		got, err := c.DescribeInstancesByID(ctx, pending)
-		if err != nil {
-			return fmt.Errorf("waiting for %d nodes to be deleted: %w", len(pending), err)
-		}
-		pending = pending[:0]
+	return c.waitInstances(ctx, ids, "be deleted", func(got []Instance, _ []string) []string {
+		left := make([]string, 0, len(got))
 		for _, in := range got {
-			pending = append(pending, in.ID)
+			left = append(left, in.ID)
 		}
-		if len(pending) == 0 {
+		return left
+	})
+}
+
+// waitInstances polls ids, one DescribeInstances of up to 100 ids (a chunk) at a time, until
+// unfinished, given a chunk's answer, leaves none of it. Each round goes through the chunks in
+// order and stops at the first one with an id not finished yet: the nodes of one pool boot (or
+// go) together, so while the first chunk is not done the others are hardly worth a call. A wait
+// of N nodes thus costs about N/100 calls plus one per round, not N/100 per round.
+func (c *Client) waitInstances(ctx context.Context, ids []string, goal string, unfinished func(got []Instance, chunk []string) []string) error {
+	chunks := slices.Collect(slices.Chunk(slices.Clone(ids), MaxBatch))
+	left := func() int {
+		n := 0
+		for _, ch := range chunks {
+			n += len(ch)
+		}
+		return n
+	}
+	for attempt := 0; len(chunks) > 0; attempt++ {
+		for len(chunks) > 0 {
+			got, err := c.DescribeInstancesByID(ctx, chunks[0])
+			if err != nil {
+				// Say what was awaited: a deadline that passes mid-call otherwise reads like a
+				// failed describe.
+				return fmt.Errorf("waiting for %d of %d nodes to %s (%s...): %w", left(), len(ids), goal, strings.Join(chunks[0][:min(3, len(chunks[0]))], ", "), err)
+			}
+			if chunks[0] = unfinished(got, chunks[0]); len(chunks[0]) > 0 {
+				break
+			}
+			chunks = chunks[1:]
+		}
+		if len(chunks) == 0 {
 			return nil
 		}
-		tflog.Info(ctx, fmt.Sprintf("%d nodes still deleting", len(pending)))
+		tflog.Info(ctx, fmt.Sprintf("%d/%d nodes yet to %s", left(), len(ids), goal))
 		if err := sleep(ctx, backoff(instancePollMin, instancePollMax, attempt)); err != nil {
-			return fmt.Errorf("waiting for %d nodes to be deleted: %w", len(pending), err)
+			return fmt.Errorf("waiting for %d of %d nodes to %s (%s...): %w", left(), len(ids), goal, strings.Join(chunks[0][:min(3, len(chunks[0]))], ", "), err)
 		}
 	}
+	return nil
 }

@@ -75,7 +75,7 @@ var waiterCases = []waiterCase{
 		return err
 	}, "waiting for 2 of 2 nodes to reach Running"},
 	{"WaitInstancesGone", "DescribeInstances", func(ctx context.Context, c *Client) error { return c.WaitInstancesGone(ctx, []string{"i-1", "i-2"}) },
-		"waiting for 2 nodes to be deleted"},
+		"waiting for 2 of 2 nodes to be deleted"},
 	{"WaitBucketDeleted", "oss:bucketInfo", func(ctx context.Context, c *Client) error { return c.WaitBucketDeleted(ctx, "ckpt") },
 		"waiting for bucket ckpt to be deleted"},
 }

@@ -15,6 +15,10 @@ type Stats struct {
 	Calls  map[string]int64 `json:"calls"`
 	Total  int64            `json:"total"`
 	Errors map[string]int64 `json:"errors"`
+	// ServeSeconds is the time spent answering RPC calls, summed over calls (concurrent calls
+	// count each): what benchmarks set beside the provider's time to show whether the emulator
+	// is the bottleneck.
+	ServeSeconds float64 `json:"serve_seconds"`
 }
 
 type statsCounter struct {
@@ -22,6 +26,7 @@ type statsCounter struct {
 	calls  map[string]int64
 	errors map[string]int64
 	total  int64
+	serve  time.Duration
 }
 
 func (c *statsCounter) record(action, code string) {
@@ -38,10 +43,17 @@ func (c *statsCounter) record(action, code string) {
 	c.mu.Unlock()
 }
 
+// served adds one answered RPC call's time.
+func (c *statsCounter) served(d time.Duration) {
+	c.mu.Lock()
+	c.serve += d
+	c.mu.Unlock()
+}
+
 func (c *statsCounter) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := Stats{Calls: map[string]int64{}, Errors: map[string]int64{}, Total: c.total}
+	st := Stats{Calls: map[string]int64{}, Errors: map[string]int64{}, Total: c.total, ServeSeconds: c.serve.Seconds()}
 	for k, v := range c.calls {
 		st.Calls[k] = v
 	}
@@ -53,7 +65,7 @@ func (c *statsCounter) snapshot() Stats {
 
 func (c *statsCounter) reset() {
 	c.mu.Lock()
-	c.calls, c.errors, c.total = map[string]int64{}, map[string]int64{}, 0
+	c.calls, c.errors, c.total, c.serve = map[string]int64{}, map[string]int64{}, 0, 0
 	c.mu.Unlock()
 }
 

@@ -150,6 +150,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body)
 	}
 	s.stats.record(action, code)
+	s.stats.served(time.Since(start))
 	if s.cfg.Logf != nil {
 		// Parameters are not logged: they carry signatures, tokens and user data.
 		s.cfg.Logf("rpc %s %s region=%s -> %s (%s)", version, action, p["RegionId"], orOK(code), time.Since(start).Round(time.Microsecond))

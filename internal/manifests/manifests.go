@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 )
 
 // Defaults.
@@ -43,7 +44,8 @@ const (
 	HeartbeatFile = "/var/run/gpucluster/heartbeat"
 )
 
-// Images are the container images; DefaultImages pins tested tags.
+// Images are the container images a user may override (a mirror, a newer tag); DefaultImages
+// takes them from the project's one table of pinned images, internal/images.
 type Images struct {
 	DevicePlugin string
 	DCGMExporter string
@@ -54,15 +56,15 @@ type Images struct {
 	PyTorch string
 }
 
-// DefaultImages returns the default images.
+// DefaultImages returns the pinned images of internal/images.
 func DefaultImages() Images {
 	return Images{
-		DevicePlugin: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
-		DCGMExporter: "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
-		NCCLTests:    "ghcr.io/coreweave/nccl-tests:12.2.2-cudnn8-devel-ubuntu22.04-nccl2.19.3-1-868dc3d",
-		HPCG:         "nvcr.io/nvidia/hpc-benchmarks:24.03",
-		Reaper:       "python:3.12-alpine",
-		PyTorch:      "nvcr.io/nvidia/pytorch:24.03-py3",
+		DevicePlugin: images.Ref(images.DevicePlugin),
+		DCGMExporter: images.Ref(images.DCGMExporter),
+		NCCLTests:    images.Ref(images.NCCLTests),
+		HPCG:         images.Ref(images.HPCG),
+		Reaper:       images.Ref(images.Reaper),
+		PyTorch:      images.Ref(images.PyTorch),
 	}
 }
 

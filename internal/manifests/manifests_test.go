@@ -21,6 +21,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -54,6 +55,14 @@ func newObject(t *testing.T, apiVersion, kind string) any {
 		return &rbacv1.RoleBinding{}
 	case "autoscaling/v2 HorizontalPodAutoscaler":
 		return &autoscalingv2.HorizontalPodAutoscaler{}
+	case "apps/v1 Deployment":
+		return &appsv1.Deployment{}
+	case "rbac.authorization.k8s.io/v1 ClusterRole":
+		return &rbacv1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+		return &rbacv1.ClusterRoleBinding{}
+	case "apiregistration.k8s.io/v1 APIService":
+		return &apiregv1.APIService{}
 	}
 	t.Fatalf("no k8s.io/api type for %s %s", apiVersion, kind)
 	return nil

@@ -272,12 +272,12 @@ func badInputs(deadEndpoint string) []badInput {
   scenario = "ai_training"
   gpu_model = "A100"
   size = 0`),
-			attr: `Attribute size`, fix: `must be between 1 and 5000`},
+			attr: `Attribute size`, fix: `must be between 1 and 10000`},
 		{name: "pool/size above the limit", config: badNodePool(`"`+planOnlyNetworkID+`"`, `name = "bad"
   scenario = "ai_training"
   gpu_model = "A100"
-  size = 6000`),
-			attr: `Attribute size`, fix: `must be between 1 and 5000`},
+  size = 10001`),
+			attr: `Attribute size`, fix: `must be between 1 and 10000`},
 		{name: "pool/min_size above size", config: a100Pool(`min_size = 3`),
 			attr: `min_size`, fix: `Lower min_size or raise size`},
 		{name: "pool/PL3 below its minimum size", config: a100Pool(`data_disks = [{ category = "cloud_essd", performance_level = "PL3", size_gib = 1000 }]`),

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -38,4 +39,33 @@ func timeoutsAttribute(ctx context.Context) schema.Attribute {
 	nested.MarkdownDescription = "How long create, update and delete may take, as Go durations such as `\"45m\"`. " +
 		"A wait cut short leaves the resource in the state (tainted when it was being created), never orphaned in the cloud."
 	return nested
+}
+
+// clientConfigured reports whether the provider handed this resource or data source a client;
+// without one (only a bug in the provider gets here) the operation stops with an error.
+func clientConfigured(c *cloud.Client, what string, diags *diag.Diagnostics) bool {
+	if c != nil {
+		return true
+	}
+	diags.AddError(what+": provider not configured", "The provider was not configured; this is a bug.")
+	return false
+}
+
+// startOperation begins a create, update or delete: it needs a configured client and bounds ctx
+// by the resource's timeout for the operation (timeout is the model's Timeouts.Create, .Update or
+// .Delete; def applies when the configuration sets none). cancel is always safe to defer; ok is
+// false when diags holds an error.
+func startOperation(ctx context.Context, c *cloud.Client, what string,
+	timeout func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), def time.Duration,
+	diags *diag.Diagnostics) (_ context.Context, cancel context.CancelFunc, ok bool) {
+	if !clientConfigured(c, what, diags) {
+		return ctx, func() {}, false
+	}
+	d, tdiags := timeout(ctx, def)
+	diags.Append(tdiags...)
+	if diags.HasError() {
+		return ctx, func() {}, false
+	}
+	ctx, cancel = context.WithTimeout(ctx, d)
+	return ctx, cancel, true
 }

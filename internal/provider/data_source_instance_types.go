@@ -149,8 +149,7 @@ type zoneStockModel struct {
 }
 
 func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.client == nil {
-		resp.Diagnostics.AddError("Reading instance types: provider not configured", "The provider was not configured; this is a bug.")
+	if !clientConfigured(d.client, "Reading instance types", &resp.Diagnostics) {
 		return
 	}
 	var state instanceTypesModel

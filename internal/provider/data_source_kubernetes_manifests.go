@@ -125,6 +125,15 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
 				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
+			"addons_validation": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Include the validation jobs in `addons` (file `" + manifests.AddonValidation + "`): nccl-tests on every node, the cross-node all-reduce and, on simulation pools, HPCG. Default `false`."},
+			"addons": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Everything the cluster needs after `kubeadm init`, as file name -> multi-document YAML, for the node pool's `kubernetes.addons` " +
+					"(the init control-plane node applies the files in name order with `kubectl apply --server-side`): `" + manifests.AddonNamespaces + "` (this data source's namespaces and `" +
+					manifests.MonitoringNamespace + "`), `" + manifests.AddonDevicePlugin + "`, `" + manifests.AddonDCGMExporter + "`, `" + manifests.AddonMonitoring +
+					"` (Prometheus with the scenario's alert rules, Alertmanager with its routing, Grafana with its dashboard and anonymous read-only access, node-exporter, " +
+					"prometheus-adapter serving the HPA's metric), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA) and, with `addons_validation`, `" +
+					manifests.AddonValidation + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
 		},
 	}
 }
@@ -147,6 +156,8 @@ type kubernetesManifestsModel struct {
 	AntiAffinityYAML   types.String        `tfsdk:"anti_affinity_yaml"`
 	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
 	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
+	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
+	Addons             map[string]string   `tfsdk:"addons"`
 }
 
 type manifestsHPA struct {
@@ -227,6 +238,11 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool()})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
 
 	if m.MaxRuntime.IsNull() || m.MaxRuntime.IsUnknown() {
 		m.MaxRuntime = types.StringValue(formatHours(manifests.DefaultMaxRuntime))
@@ -258,6 +274,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	m.AntiAffinityYAML = types.StringValue(affinity)
 	m.AdapterConfig = types.StringValue(adapter)
 	m.AllReduceYAML = types.StringValue(manifests.Join(allReduce))
+	m.Addons = addons
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -1,13 +1,25 @@
 package provider_test
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 )
@@ -113,6 +125,84 @@ data "gpucluster_kubernetes_manifests" "x" {
 			PreCheck:                 func() { acctest.PreCheck(t) },
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 			Steps:                    []resource.TestStep{step},
+		})
+	}
+}
+
+// addonsDecoder strictly decodes add-on documents into their registered Go types (k8s.io/api and
+// the APIService of k8s.io/kube-aggregator): an unknown kind or field fails.
+func addonsDecoder(t *testing.T) runtime.Decoder {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, rbacv1.AddToScheme,
+		autoscalingv2.AddToScheme, apiregv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme, scheme, k8sjson.SerializerOptions{Yaml: true, Strict: true})
+}
+
+// checkAddons checks the addons map in state: exactly the wanted file names, and every document
+// of every file decodes strictly.
+func checkAddons(t *testing.T, ds string, want []string) resource.TestCheckFunc {
+	dec := addonsDecoder(t)
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[ds]
+		if !ok {
+			return fmt.Errorf("%s not in state", ds)
+		}
+		var got []string
+		for k, v := range rs.Primary.Attributes {
+			name, ok := strings.CutPrefix(k, "addons.")
+			if !ok || name == "%" {
+				continue
+			}
+			got = append(got, name)
+			for i, doc := range strings.Split(v, "---\n") {
+				if _, gvk, err := dec.Decode([]byte(doc), nil, nil); err != nil {
+					return fmt.Errorf("addons[%q] document %d (%v): %w", name, i, gvk, err)
+				}
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("addons files %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+func TestAccKubernetesManifests_addons(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	base := []string{"00-namespaces.yaml", "10-device-plugin.yaml", "20-dcgm-exporter.yaml", "30-monitoring.yaml", "40-reaper.yaml", "45-workloads.yaml"}
+	for _, tc := range []struct {
+		validation string
+		want       []string
+	}{
+		{"", base},
+		{"addons_validation = true", append(slices.Clone(base), "50-validation.yaml")},
+	} {
+		ds := "data.gpucluster_kubernetes_manifests.md"
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+			Steps: []resource.TestStep{{
+				Config: emu.Config() + `
+data "gpucluster_kubernetes_manifests" "md" {
+  scenario      = "molecular_dynamics"
+  node_count    = 2
+  gpus_per_node = 8
+  hpa           = { deployment = "inference", min_replicas = 1, max_replicas = 4 }
+  ` + tc.validation + `
+}
+`,
+				Check: checkAddons(t, ds, tc.want),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(ds, tfjsonpath.New("addons").AtMapKey("30-monitoring.yaml"), knownvalue.StringRegexp(regexp.MustCompile(
+						`(?s)scenario: molecular_dynamics.*kind: Deployment.*image: quay.io/prometheus/prometheus:.*name: v1beta1.custom.metrics.k8s.io`))),
+				},
+			}},
 		})
 	}
 }

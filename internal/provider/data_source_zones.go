@@ -65,8 +65,7 @@ type zoneModel struct {
 }
 
 func (d *zonesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.client == nil {
-		resp.Diagnostics.AddError("Reading zones: provider not configured", "The provider was not configured; this is a bug.")
+	if !clientConfigured(d.client, "Reading zones", &resp.Diagnostics) {
 		return
 	}
 	zones, err := d.client.Zones(ctx)

@@ -72,11 +72,20 @@ func (r *nodePoolResource) grow(ctx context.Context, spec poolSpec, operation st
 	if len(out.IDs) == 0 {
 		return out, r.shortfall(spec, out)
 	}
-	running, err := r.client.WaitInstancesRunning(ctx, out.IDs)
+	// Only new nodes and existing ones not seen Running are waited for: describing the whole
+	// pool on every wave of a rolling update made the update's calls grow with size x waves.
+	var known []cloud.Instance
+	for _, in := range existing {
+		if in.Status == "Running" {
+			known = append(known, in)
+		}
+	}
+	running, err := r.client.WaitInstancesRunning(ctx, idsNotIn(out.IDs, known))
 	if err != nil {
 		return out, err
 	}
-	out.Running = running
+	out.Running = append(running, known...)
+	cloud.SortInstances(out.Running)
 	if len(out.IDs) < spec.MinSize {
 		return out, r.shortfall(spec, out)
 	}
@@ -270,9 +279,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 		if err != nil {
 			return out, err
 		}
-		if current, err = r.client.DescribeInstancesByID(ctx, waveOut.IDs); err != nil {
-			return out, err
-		}
+		current = waveOut.Running // every node of the pool, as the wave's wait saw it
 		if err := r.syncBackends(ctx, spec.LoadBalancerID, spec.PoolID, current); err != nil {
 			return out, err
 		}
@@ -322,6 +329,15 @@ func toPlanNodes(in []cloud.Instance, specHash string) []poolplan.Node {
 		out = append(out, poolplan.Node{ID: i.ID, CreationTime: i.CreationTime, Outdated: i.Tags[tagSpec] != specHash})
 	}
 	return out
+}
+
+// idsNotIn is ids without those of nodes.
+func idsNotIn(ids []string, nodes []cloud.Instance) []string {
+	skip := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		skip[n.ID] = true
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return skip[id] })
 }
 
 func withoutIDs(in []cloud.Instance, ids []string) []cloud.Instance {

@@ -163,10 +163,10 @@ func TestAccRDMANetwork_egress(t *testing.T) {
 	})
 }
 
-// noEgressControlPlane is a network without egress and a control-plane pool on it, whose
-// bootstrap (always rendered for a control plane) downloads from the internet.
-func noEgressControlPlane(providerBlock, mirror string) string {
-	return providerBlock + poolNetworkConfig(`egress = { mode = "none" }`) + fmt.Sprintf(`
+// mirroredControlPlanePool is a one-node control-plane pool on gpucluster_rdma_network.net whose
+// bootstrap (always rendered for a control plane) downloads through the given package_mirror.
+func mirroredControlPlanePool(mirror string) string {
+	return fmt.Sprintf(`
 resource "gpucluster_node_pool" "control" {
   name           = "control"
   network_id     = gpucluster_rdma_network.net.id
@@ -180,6 +180,11 @@ resource "gpucluster_node_pool" "control" {
   }
 }
 `, mirror)
+}
+
+// noEgressControlPlane is a network without egress and a control-plane pool on it.
+func noEgressControlPlane(providerBlock, mirror string) string {
+	return providerBlock + poolNetworkConfig(`egress = { mode = "none" }`) + mirroredControlPlanePool(mirror)
 }
 
 // bothAttributes matches the refusal: it names the pool's package_mirror, the network's
@@ -249,22 +254,7 @@ data "gpucluster_node_bootstrap" "cp" {
 // A pool's package_mirror reaches its nodes' user data, and changing it rolls them.
 func TestAccNodePool_packageMirror(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	pool := func(mirror string) string {
-		return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
-resource "gpucluster_node_pool" "control" {
-  name           = "control"
-  network_id     = gpucluster_rdma_network.net.id
-  scenario       = "engineering_simulation"
-  instance_type  = "ecs.g7.2xlarge"
-  size           = 1
-  package_mirror = %q
-  kubernetes = {
-    role       = "control_plane"
-    join_token = "abcdef.0123456789abcdef"
-  }
-}
-`, mirror)
-	}
+	pool := func(mirror string) string { return emu.Config() + poolNetworkConfig("") + mirroredControlPlanePool(mirror) }
 	const addr = "gpucluster_node_pool.control"
 	mirrored := []string{"mirrors.cloud.aliyuncs.com/ubuntu/ jammy", "/etc/pip.conf"}
 	resource.Test(t, resource.TestCase{

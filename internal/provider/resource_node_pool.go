@@ -52,6 +52,10 @@ var (
 	defaultImageID = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
 )
 
+// maxPoolSize is the most nodes one pool holds: the largest research clusters' GPU node counts.
+// The account's ECS quota, not this number, is what usually stops a pool first.
+const maxPoolSize = 10000
+
 // Defaults for timeouts: a thousand nodes boot in minutes, but stock can make it slower.
 const (
 	nodePoolCreateTimeout = 60 * time.Minute
@@ -132,7 +136,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Required: true,
 				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place. A control plane " +
 					"(`kubernetes.role = \"control_plane\"`) is 1, 3 or 5 nodes, the etcd member counts that keep quorum; 3 and 5 need `kubernetes.load_balancer_id`.",
-				Validators: []validator.Int64{int64validator.Between(1, 5000)},
+				Validators: []validator.Int64{int64validator.Between(1, maxPoolSize)},
 			},
 			"min_size": schema.Int64Attribute{
 				Optional: true,

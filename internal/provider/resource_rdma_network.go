@@ -243,18 +243,12 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client
-	if c == nil {
-		resp.Diagnostics.AddError("Creating RDMA network: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, networkCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Creating RDMA network", plan.Timeouts.Create, networkCreateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
+	c := r.client
 
 	in, diags := plan.inputs(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -354,8 +348,7 @@ func (r *rdmaNetworkResource) Read(ctx context.Context, req resource.ReadRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.client == nil {
-		resp.Diagnostics.AddError("Reading RDMA network: provider not configured", "The provider was not configured; this is a bug.")
+	if !clientConfigured(r.client, "Reading RDMA network", &resp.Diagnostics) {
 		return
 	}
 	id := prior.ID.ValueString()
@@ -380,18 +373,12 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client
-	if c == nil {
-		resp.Diagnostics.AddError("Updating RDMA network: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, networkUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Updating RDMA network", plan.Timeouts.Update, networkUpdateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
+	c := r.client
 
 	in, diags := plan.inputs(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -461,18 +448,12 @@ func (r *rdmaNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client
-	if c == nil {
-		resp.Diagnostics.AddError("Deleting RDMA network: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, diags := prior.Timeouts.Delete(ctx, networkDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Deleting RDMA network", prior.Timeouts.Delete, networkDeleteTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
+	c := r.client
 
 	sgID := prior.ID.ValueString()
 	what := fmt.Sprintf("deleting RDMA network %q (%s)", prior.Name.ValueString(), sgID)

@@ -264,17 +264,11 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.client == nil {
-		resp.Diagnostics.AddError("Creating storage tier: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, d := plan.Timeouts.Create(ctx, storageCreateTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Creating storage tier", plan.Timeouts.Create, storageCreateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
 	backend, _ := storageplan.LookupBackend(plan.Backend.ValueString())
 	tags := tierStringMap(ctx, plan.Tags, &resp.Diagnostics)
 	if !r.store(backend).create(ctx, &plan, tags, &resp.State, &resp.Diagnostics) {
@@ -289,8 +283,7 @@ func (r *storageTierResource) Read(ctx context.Context, req resource.ReadRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.client == nil {
-		resp.Diagnostics.AddError("Reading storage tier: provider not configured", "The provider was not configured; this is a bug.")
+	if !clientConfigured(r.client, "Reading storage tier", &resp.Diagnostics) {
 		return
 	}
 	id := state.ID.ValueString()
@@ -331,17 +324,11 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.client == nil {
-		resp.Diagnostics.AddError("Updating storage tier: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, d := plan.Timeouts.Update(ctx, storageUpdateTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Updating storage tier", plan.Timeouts.Update, storageUpdateTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
 	backend, _ := storageplan.LookupBackend(plan.Backend.ValueString())
 	oldTags := tierStringMap(ctx, prior.Tags, &resp.Diagnostics)
 	newTags := tierStringMap(ctx, plan.Tags, &resp.Diagnostics)
@@ -359,17 +346,11 @@ func (r *storageTierResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.client == nil {
-		resp.Diagnostics.AddError("Deleting storage tier: provider not configured", "The provider was not configured; this is a bug.")
-		return
-	}
-	timeout, d := state.Timeouts.Delete(ctx, storageDeleteTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, ok := startOperation(ctx, r.client, "Deleting storage tier", state.Timeouts.Delete, storageDeleteTimeout, &resp.Diagnostics)
 	defer cancel()
+	if !ok {
+		return
+	}
 	backend, _ := storageplan.LookupBackend(state.Backend.ValueString())
 	r.store(backend).delete(ctx, &state, &resp.Diagnostics)
 }

@@ -14,6 +14,19 @@ data "gpucluster_kubernetes_manifests" "training" {
     min_replicas = 1
     max_replicas = 4
   }
+
+  # Put the validation jobs in the add-on set too (50-validation.yaml).
+  addons_validation = true
+}
+
+# Everything the cluster applies to itself after kubeadm init (device plugin, dcgm-exporter, the
+# monitoring stack, reaper, validation), one file per map entry. Give the map to the first
+# control-plane pool (kubernetes = { ..., addons = data.gpucluster_kubernetes_manifests.training.addons }),
+# or write it out and run `kubectl apply --server-side -f addons/`, which applies the files in name order.
+resource "local_file" "addons" {
+  for_each = data.gpucluster_kubernetes_manifests.training.addons
+  filename = "${path.module}/addons/${each.key}"
+  content  = each.value
 }
 
 # Apply with `kubectl apply -f manifests.yaml`, or one kubernetes_manifest per document.

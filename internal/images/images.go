@@ -1,0 +1,126 @@
+// Package images pins every container image the project deploys on a cluster: the add-ons the
+// init control-plane node applies (CNI, GPU device plugin, monitoring stack, reaper) and the
+// validation jobs. One table, so a version is raised in one place and the "What runs on the
+// cluster after apply" guide, generated from it, cannot drift from what is deployed.
+//
+// Why each version is in the comment next to its row. Tags, not digests: the nodes pull from the
+// vendors' registries (or a mirror the user configures through the manifests' image options), and
+// a tag is what a user compares with the vendor's release notes.
+package images
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Names of the images, the keys of the table.
+const (
+	Flannel           = "flannel"
+	FlannelCNIPlugin  = "flannel-cni-plugin"
+	DevicePlugin      = "nvidia-device-plugin"
+	DCGMExporter      = "dcgm-exporter"
+	Prometheus        = "prometheus"
+	Alertmanager      = "alertmanager"
+	Grafana           = "grafana"
+	NodeExporter      = "node-exporter"
+	PrometheusAdapter = "prometheus-adapter"
+	Reaper            = "reaper"
+	NCCLTests         = "nccl-tests"
+	HPCG              = "hpcg"
+	PyTorch           = "pytorch"
+)
+
+// Image is one pinned container image.
+type Image struct {
+	// Name is the table key (one of the constants above).
+	Name string
+	// Registry is the host the image is pulled from.
+	Registry string
+	// Repository is the path inside the registry.
+	Repository string
+	// Tag is the pinned version.
+	Tag string
+	// Purpose says in one sentence what the image does on the cluster (for the guide).
+	Purpose string
+}
+
+// Ref is the image reference a pod spec names: registry/repository:tag.
+func (i Image) Ref() string {
+	return fmt.Sprintf("%s/%s:%s", i.Registry, i.Repository, i.Tag)
+}
+
+// table is every image, in the order the guide lists them.
+var table = []Image{
+	// v0.27.4 with the CNI plugin build its release manifest names (v1.8.0-flannel1), as listed in
+	// https://github.com/flannel-io/flannel/releases/tag/v0.27.4 (kube-flannel.yml). The VXLAN
+	// backend needs nothing from the VPC (no route entry per node), and flannel leaves the hosts'
+	// eRDMA devices alone, so NCCL over eRDMA in host-network pods is unaffected.
+	{Name: Flannel, Registry: "ghcr.io", Repository: "flannel-io/flannel", Tag: "v0.27.4",
+		Purpose: "Pod network (CNI): a VXLAN overlay over the VPC for the pod CIDR the network reserves."},
+	{Name: FlannelCNIPlugin, Registry: "ghcr.io", Repository: "flannel-io/flannel-cni-plugin", Tag: "v1.8.0-flannel1",
+		Purpose: "Installs the flannel CNI binary on each node (init container of the flannel DaemonSet)."},
+	// v0.17.0: the release the manifests were written against; it takes the DEVICE_LIST_STRATEGY
+	// and FAIL_ON_INIT_ERROR settings the DaemonSet sets.
+	{Name: DevicePlugin, Registry: "nvcr.io", Repository: "nvidia/k8s-device-plugin", Tag: "v0.17.0",
+		Purpose: "Advertises each node's GPUs to the kubelet as nvidia.com/gpu, so pods can request them."},
+	// DCGM 3.3.9 / exporter 3.6.1: Kubernetes mode (DCGM_EXPORTER_KUBERNETES) labels each GPU's
+	// series with the pod and namespace holding it, which the alert rules and the adapter select on.
+	{Name: DCGMExporter, Registry: "nvcr.io", Repository: "nvidia/k8s/dcgm-exporter", Tag: "3.3.9-3.6.1-ubuntu22.04",
+		Purpose: "Exports GPU utilisation, memory, temperature and XID errors per GPU and per pod."},
+	// 2.x (not 3.x): the rules are checked by promtool 2.x in the tests, and 2.55 is the last 2.x
+	// feature release.
+	{Name: Prometheus, Registry: "quay.io", Repository: "prometheus/prometheus", Tag: "v2.55.1",
+		Purpose: "Scrapes dcgm-exporter and node-exporter and evaluates the scenario's GPU alert rules."},
+	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25).
+	{Name: Alertmanager, Registry: "quay.io", Repository: "prometheus/alertmanager", Tag: "v0.27.0",
+		Purpose: "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
+	// 11.3: reads the dashboard's schemaVersion 39 and file provisioning unchanged.
+	{Name: Grafana, Registry: "docker.io", Repository: "grafana/grafana", Tag: "11.3.0",
+		Purpose: "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
+	// 1.8.2: the stable release when this table was written.
+	{Name: NodeExporter, Registry: "quay.io", Repository: "prometheus/node-exporter", Tag: "v1.8.2",
+		Purpose: "Exports each node's CPU, memory, disk and network metrics."},
+	// 0.12.0: serves custom.metrics.k8s.io/v1beta2 and external.metrics.k8s.io/v1beta1, which the
+	// autoscaling/v2 HPA reads.
+	{Name: PrometheusAdapter, Registry: "registry.k8s.io", Repository: "prometheus-adapter/prometheus-adapter", Tag: "v0.12.0",
+		Purpose: "Serves gpu_utilization (per pod) and gpu_pool_utilization to the GPU autoscaler."},
+	// The reaper is a standard-library Python script mounted from a ConfigMap: any small python3
+	// image runs it; 3.12 has datetime.fromisoformat with offsets.
+	{Name: Reaper, Registry: "docker.io", Repository: "library/python", Tag: "3.12-alpine",
+		Purpose: "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
+	// CUDA 12.2 and NCCL 2.19.3, built by CoreWeave with all_reduce_perf and friends.
+	{Name: NCCLTests, Registry: "ghcr.io", Repository: "coreweave/nccl-tests", Tag: "12.2.2-cudnn8-devel-ubuntu22.04-nccl2.19.3-1-868dc3d",
+		Purpose: "Runs all_reduce_perf on every node (NVLink/PCIe bus bandwidth) and the training pod template."},
+	// NVIDIA's HPCG build for the simulation scenarios (memory-bandwidth-bound like MD and CFD).
+	{Name: HPCG, Registry: "nvcr.io", Repository: "nvidia/hpc-benchmarks", Tag: "24.03",
+		Purpose: "Runs HPCG on every node of a simulation pool."},
+	// 24.03: torchrun, torch with CUDA 12 and NCCL; the same release as the HPCG image.
+	{Name: PyTorch, Registry: "nvcr.io", Repository: "nvidia/pytorch", Tag: "24.03-py3",
+		Purpose: "Runs the all-reduce across the pool's nodes (the fabric between them)."},
+}
+
+// All returns every pinned image, in the guide's order.
+func All() []Image { return slices.Clone(table) }
+
+// Get returns the image called name; it panics on a name not in the table, which is a programming
+// error caught by any test that renders.
+func Get(name string) Image {
+	for _, i := range table {
+		if i.Name == name {
+			return i
+		}
+	}
+	panic("images: no image named " + name)
+}
+
+// Ref is Get(name).Ref().
+func Ref(name string) string { return Get(name).Ref() }
+
+// Refs returns the set of every pinned reference.
+func Refs() map[string]bool {
+	m := make(map[string]bool, len(table))
+	for _, i := range table {
+		m[i.Ref()] = true
+	}
+	return m
+}
