@@ -150,8 +150,9 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 		t.Fatal(err)
 	}
 	caHash, certKey = clusterca.CertHash(cert), m.CertificateKey
-	docs, err := manifests.Render(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: 4, GPUsPerNode: 8, ERDMA: true,
-		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 4}})
+	// The whole add-on set cluster-core passes, validation jobs included: the largest user data.
+	addons, err := manifests.AddonsYAML(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: 5, GPUsPerNode: 8, ERDMA: true,
+		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 4}}, manifests.AddonOptions{Validation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 		if !join {
 			k.PodSubnet = "10.244.0.0/16"
 			k.CACertPEM, k.CAKeyPEM = certPEM, keyPEM
-			k.Addons = map[string]string{"10-gpucluster-manifests.yaml": manifests.Join(docs)}
+			k.Addons = addons
 		}
 		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: k}}
 	}
@@ -256,8 +257,13 @@ func TestRenderWholeCluster(t *testing.T) {
 				!strings.Contains(script, "systemctl enable gpucluster-addons.service") {
 				t.Errorf("%s: the add-ons (CNI included) are not applied by the enabled unit", p.name)
 			}
-			if !strings.Contains(cd.file(t, bootstrap.AddonsDir+"/10-gpucluster-manifests.yaml"), "nvidia-device-plugin") {
-				t.Errorf("%s: the cluster's manifests are not among the add-ons", p.name)
+			for name := range p.opts.Kubernetes.Addons {
+				if cd.file(t, bootstrap.AddonsDir+"/"+name) != p.opts.Kubernetes.Addons[name] {
+					t.Errorf("%s: add-on %s is not written as given", p.name, name)
+				}
+			}
+			if !strings.Contains(cd.file(t, bootstrap.AddonsDir+"/"+manifests.AddonDevicePlugin), "nvidia-device-plugin") {
+				t.Errorf("%s: the device plugin is not among the add-ons", p.name)
 			}
 			reg = init.NodeRegistration
 		case "JoinConfiguration":

@@ -204,10 +204,10 @@ moved {
 locals {
   workers = gpucluster_node_pool.worker
   pools   = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
-  # What the first control-plane node applies once the API answers: the cluster's manifests
-  # (device plugin, dcgm-exporter, the idle reaper, the validation jobs, ...) as one file, in
-  # their apply order.
-  addons = { "10-gpucluster-manifests.yaml" = data.gpucluster_kubernetes_manifests.cluster.yaml }
+  # What the first control-plane node applies once the API answers, file by file in name order:
+  # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
+  # templates (gpucluster_kubernetes_manifests.addons).
+  addons = data.gpucluster_kubernetes_manifests.cluster.addons
 }
 
 # Why the catalog chose each pool's type: the ranking the pool itself uses.

@@ -84,7 +84,7 @@ output "nccl_env" {
 }
 
 output "manifests_yaml" {
-  description = "Kubernetes manifests for the cluster as one multi-document YAML stream (device plugin, dcgm-exporter, training template, idle reaper, validation jobs). The first control-plane node applies them itself once the API answers (and after every boot)."
+  description = "Kubernetes manifests for the cluster as one multi-document YAML stream (device plugin, dcgm-exporter, training template, idle reaper, validation jobs). The first control-plane node applies the cluster's add-ons itself once the API answers (and after every boot)."
   value       = data.gpucluster_kubernetes_manifests.cluster.yaml
 }
 

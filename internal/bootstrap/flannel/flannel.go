@@ -21,14 +21,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 )
 
-// The pinned release and its images, as its release manifest lists them:
-// https://github.com/flannel-io/flannel/releases/tag/v0.27.4 (kube-flannel.yml).
+// The pinned release and its images, from the project's one table of images (internal/images,
+// which cites the release manifest).
+var (
+	Image          = images.Ref(images.Flannel)
+	CNIPluginImage = images.Ref(images.FlannelCNIPlugin)
+)
+
 const (
-	Version         = "v0.27.4"
-	Image           = "ghcr.io/flannel-io/flannel:" + Version
-	CNIPluginImage  = "ghcr.io/flannel-io/flannel-cni-plugin:v1.8.0-flannel1"
 	Namespace       = "kube-flannel"
 	DaemonSetName   = "kube-flannel-ds"
 	ConfigMapName   = "kube-flannel-cfg"

@@ -109,8 +109,8 @@ run "ha_control_plane" {
   }
   # The first node applies the cluster's manifests itself.
   assert {
-    condition     = gpucluster_node_pool.control_plane[0].kubernetes.addons["10-gpucluster-manifests.yaml"] == output.manifests_yaml
-    error_message = "the first control-plane node must apply the cluster's manifests"
+    condition     = gpucluster_node_pool.control_plane[0].kubernetes.addons == data.gpucluster_kubernetes_manifests.cluster.addons && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["10-device-plugin.yaml"], "nvidia-device-plugin")
+    error_message = "the first control-plane node must apply the cluster's add-ons (device plugin, dcgm-exporter, monitoring, reaper)"
   }
 }
 
