@@ -534,6 +534,17 @@ data "gpucluster_kubernetes_manifests" "x" {
   workload_namespace = "GPU_Work"
 }
 `, attr: `workload_namespace`, fix: `use lower case letters, digits and '-', such as gpu-system`},
+		{name: "data kubernetes_manifests/team quotas over the pool", config: `
+data "gpucluster_kubernetes_manifests" "x" {
+  scenario      = "molecular_dynamics"
+  node_count    = 2
+  gpus_per_node = 8
+  mpi = {
+    pools = { md-gpu = { node_count = 2, gpus_per_node = 8 } }
+    teams = { chem = { gpus = 12 }, bio = { gpus = 8 } }
+  }
+}
+`, attr: `mpi\.teams`, fix: `lower the teams' gpus to a sum of at most 16`},
 		{name: "data node_bootstrap/malformed join token", config: `
 data "gpucluster_node_bootstrap" "x" {
   role       = "gpu_worker"
@@ -612,6 +623,12 @@ output "x" {
 		{name: "module ai-training/IOPS beyond one disk", module: true, config: badModule("ai-training", `name = "llm-train"
   hot_storage = { min_iops = 2000000 }`),
 			attr: `min_iops`, fix: `stripe several disks yourself`},
+		{name: "module molecular-dynamics/team quotas over the pool", module: true, config: badModule("molecular-dynamics", `name = "md-lab"
+  teams = { chem = { gpus = 12 }, bio = { gpus = 8 } }`),
+			attr: `mpi\.teams`, fix: `lower the teams' gpus to a sum of at most 16`},
+		{name: "module engineering-simulation/team on no pool", module: true, config: badModule("engineering-simulation", `name = "cfd-lab"
+  teams = { cfd = { gpus = 4, pool = "a100" } }`),
+			attr: `var\.teams|teams`, fix: `must be a key of worker_pools`},
 		{name: "module molecular-dynamics/unknown placement", module: true, config: badModule("molecular-dynamics", `name = "md-lab"
   network = { placement = "tight" }`),
 			attr: `network\.placement`, fix: `none, low_latency or spread`},

@@ -124,6 +124,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				manifests.PoolAllReduceName + "`; also in `documents` and `yaml`), to apply when the pool is up and delete after. " +
 				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
 				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
+			"mpi":                       mpiManifestsAttribute(), // MPI jobs and team queues: data_source_kubernetes_manifests_mpi.go
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 			"addons_validation": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "Include the validation jobs in `addons` (file `" + manifests.AddonValidation + "`): nccl-tests on every node, the cross-node all-reduce and, on simulation pools, HPCG. Default `false`."},
@@ -158,6 +159,7 @@ type kubernetesManifestsModel struct {
 	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
 	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
 	Addons             map[string]string   `tfsdk:"addons"`
+	MPI                *manifestsMPI       `tfsdk:"mpi"`
 }
 
 type manifestsHPA struct {
@@ -241,6 +243,10 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if err := renderMPI(o, m.MPI); err != nil {
+		addManifestsError(&resp.Diagnostics, err, summary)
 		return
 	}
 

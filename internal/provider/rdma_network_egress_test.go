@@ -254,7 +254,9 @@ data "gpucluster_node_bootstrap" "cp" {
 // A pool's package_mirror reaches its nodes' user data, and changing it rolls them.
 func TestAccNodePool_packageMirror(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	pool := func(mirror string) string { return emu.Config() + poolNetworkConfig("") + mirroredControlPlanePool(mirror) }
+	pool := func(mirror string) string {
+		return emu.Config() + poolNetworkConfig("") + mirroredControlPlanePool(mirror)
+	}
 	const addr = "gpucluster_node_pool.control"
 	mirrored := []string{"mirrors.cloud.aliyuncs.com/ubuntu/ jammy", "/etc/pip.conf"}
 	resource.Test(t, resource.TestCase{

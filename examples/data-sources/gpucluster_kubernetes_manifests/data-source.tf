@@ -42,3 +42,33 @@ resource "local_file" "all_reduce" {
   filename = "${path.module}/all-reduce.yaml"
   content  = data.gpucluster_kubernetes_manifests.training.validation_all_reduce_yaml
 }
+
+# Multi-node MPI for a molecular-dynamics pool shared by two teams: the MPI Operator, Kueue team
+# queues with gang admission, MPIJob templates and the scaling-efficiency check (guide: Running
+# MPI jobs). Team quotas on a pool may add up to at most its nodes x GPUs per node.
+data "gpucluster_kubernetes_manifests" "md" {
+  scenario      = "molecular_dynamics"
+  node_count    = 4
+  gpus_per_node = 8
+  erdma         = true
+
+  mpi = {
+    pools = { md-gpu = { node_count = 4, gpus_per_node = 8 } } # the node pool's name
+    teams = { chem = { gpus = 16 }, cfd = { gpus = 16 } }
+
+    min_parallel_efficiency_percent = 90 # fail the scaling check below the scenario's target
+  }
+}
+
+# Apply in this order: the MPIJob CRD of the operator's release, operator.yaml, Kueue's release
+# manifest, queues.yaml (then restart Kueue's manager); then submit a template in its team's namespace.
+resource "local_file" "mpi" {
+  for_each = {
+    "operator.yaml"           = data.gpucluster_kubernetes_manifests.md.mpi.operator_yaml
+    "queues.yaml"             = data.gpucluster_kubernetes_manifests.md.mpi.queues_yaml
+    "lammps.yaml"             = data.gpucluster_kubernetes_manifests.md.mpi.molecular_dynamics_yaml
+    "scaling-efficiency.yaml" = data.gpucluster_kubernetes_manifests.md.mpi.validation_scaling_yaml
+  }
+  filename = "${path.module}/mpi/${each.key}"
+  content  = each.value
+}

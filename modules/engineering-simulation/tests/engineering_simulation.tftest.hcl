@@ -34,6 +34,15 @@ run "defaults" {
     condition     = length(output.network.deployment_set_ids) == 1
     error_message = "spread placement needs one placement group for three nodes"
   }
+  # MPI: 2 nodes x 8 GPUs, and no eRDMA on this scenario's network, so OpenMPI uses TCP.
+  assert {
+    condition     = output.mpi.ranks == 16 && strcontains(output.mpi.cfd_yaml, "-np 16 -H cfd-openfoam-worker-0") && strcontains(output.mpi.cfd_yaml, "--mca btl tcp,vader,self") && !strcontains(output.mpi.cfd_yaml, "pml ucx")
+    error_message = "the OpenFOAM MPIJob must run 16 ranks over TCP: ${output.mpi.cfd_yaml}"
+  }
+  assert {
+    condition     = strcontains(output.mpi.cfd_yaml, "gpucluster.io/pool") && strcontains(output.mpi.cfd_yaml, "- es-test-gpu") && strcontains(output.mpi.operator_yaml, "kind: Deployment")
+    error_message = "the MPIJob must require the pool's nodes: ${output.mpi.cfd_yaml}"
+  }
 }
 
 run "pinned_type" {

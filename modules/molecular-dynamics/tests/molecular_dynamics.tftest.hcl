@@ -30,6 +30,45 @@ run "defaults" {
     condition     = output.estimated_hourly_price > 0
     error_message = "the price must be known"
   }
+  # MPI: without teams, one default team has the pool's 2 x 8 GPUs; the templates run one rank
+  # per GPU, over UCX on eRDMA (the scenario's network).
+  assert {
+    condition     = output.mpi.ranks == 16 && output.mpi.workers == 2 && output.mpi.slots_per_worker == 8
+    error_message = "ranks must be 2 nodes x 8 GPUs: ${jsonencode({ for k, v in output.mpi : k => v if !endswith(k, "_yaml") })}"
+  }
+  assert {
+    condition     = output.mpi.teams["default"].gpus == 16 && output.mpi.teams["default"].pool == "md-test-gpu"
+    error_message = "the default team must hold every GPU of the pool: ${jsonencode(output.mpi.teams)}"
+  }
+  assert {
+    condition     = strcontains(output.mpi.molecular_dynamics_yaml, "-np 16 -H md-lammps-worker-0.md-lammps.gpu-workloads.svc:8,md-lammps-worker-1.md-lammps.gpu-workloads.svc:8") && strcontains(output.mpi.molecular_dynamics_yaml, "--mca pml ucx")
+    error_message = "the LAMMPS MPIJob must run 16 ranks over UCX: ${output.mpi.molecular_dynamics_yaml}"
+  }
+  assert {
+    condition     = strcontains(output.mpi.molecular_dynamics_yaml, "kueue.x-k8s.io/queue-name: default") && strcontains(output.mpi.queues_yaml, "kind: LocalQueue") && strcontains(output.mpi.validation_scaling_yaml, "-v target=90 -v min=0")
+    error_message = "jobs must be queued on the team's LocalQueue and the scaling job report against 90%"
+  }
+}
+
+# Two teams sharing the pool: a ClusterQueue each with its quota, in one cohort.
+run "mpi_teams" {
+  variables {
+    teams                               = { chem = { gpus = 10 }, bio = { gpus = 6, namespace = "biology" } }
+    mpi_min_parallel_efficiency_percent = 90
+  }
+
+  assert {
+    condition     = output.mpi.teams["bio"].namespace == "biology" && output.mpi.teams["chem"].namespace == "chem"
+    error_message = "team namespaces: ${jsonencode(output.mpi.teams)}"
+  }
+  assert {
+    condition     = length(regexall("kind: ClusterQueue", output.mpi.queues_yaml)) == 2 && strcontains(output.mpi.queues_yaml, "nominalQuota: \"10\"") && strcontains(output.mpi.queues_yaml, "cohortName: gpucluster-teams")
+    error_message = "two ClusterQueues with the teams' quotas: ${output.mpi.queues_yaml}"
+  }
+  assert {
+    condition     = strcontains(output.mpi.horovod_yaml, "queue-name: bio") && strcontains(output.mpi.horovod_yaml, "namespace: biology") && strcontains(output.mpi.validation_scaling_yaml, "-v min=90")
+    error_message = "templates go to the first team by name (bio) with the threshold: ${output.mpi.horovod_yaml}"
+  }
 }
 
 run "matrix_budget_option" {

@@ -1,0 +1,1 @@
+../scenario-cluster/shared/mpi_jobs.tf

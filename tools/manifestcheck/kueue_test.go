@@ -1,0 +1,90 @@
+// Package manifestcheck decodes the Kueue objects internal/manifests renders strictly into
+// Kueue's own Go types (sigs.k8s.io/kueue). It is a module of its own so that Kueue's
+// dependencies (controller-runtime, client-go) stay out of the provider's build; it gets the
+// objects from the provider's module by running tools/mpirender there, so it needs none of the
+// provider's dependencies either.
+package manifestcheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	kueueconfig "sigs.k8s.io/kueue/apis/config/v1beta2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// kueueDoc is one rendered object: its kind, name and YAML.
+type kueueDoc struct{ Kind, Name, YAML string }
+
+func renderQueues(t *testing.T) []kueueDoc {
+	t.Helper()
+	cmd := exec.Command("go", "run", "./tools/mpirender")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go run ./tools/mpirender: %v", err)
+	}
+	var docs []kueueDoc
+	for _, y := range strings.Split(string(out), "---\n") {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(y), &head); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, kueueDoc{head.Kind, head.Metadata.Name, y})
+	}
+	return docs
+}
+
+func TestKueueObjectsDecodeStrictly(t *testing.T) {
+	seen := map[string]int{}
+	for _, d := range renderQueues(t) {
+		var obj any
+		switch d.Kind {
+		case "ResourceFlavor":
+			obj = &kueue.ResourceFlavor{}
+		case "ClusterQueue":
+			obj = &kueue.ClusterQueue{}
+		case "LocalQueue":
+			obj = &kueue.LocalQueue{}
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			if err := yaml.UnmarshalStrict([]byte(d.YAML), &cm); err != nil {
+				t.Fatal(err)
+			}
+			var cfg kueueconfig.Configuration
+			if err := yaml.UnmarshalStrict([]byte(cm.Data["controller_manager_config.yaml"]), &cfg); err != nil {
+				t.Errorf("Kueue configuration: %v", err)
+			}
+			if cfg.WaitForPodsReady == nil || cfg.WaitForPodsReady.BlockAdmission == nil || !*cfg.WaitForPodsReady.BlockAdmission {
+				t.Errorf("waitForPodsReady %+v", cfg.WaitForPodsReady)
+			}
+			seen[d.Kind]++
+			continue
+		case "Namespace":
+			continue
+		default:
+			t.Fatalf("no Kueue type for %s", d.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(d.YAML), obj); err != nil {
+			t.Errorf("%s %s: %v\n%s", d.Kind, d.Name, err, d.YAML)
+		}
+		if cq, ok := obj.(*kueue.ClusterQueue); ok && cq.Spec.CohortName == "" {
+			t.Errorf("ClusterQueue %s has no cohort", cq.Name)
+		}
+		seen[d.Kind]++
+	}
+	for kind, n := range map[string]int{"ConfigMap": 1, "ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2} {
+		if seen[kind] != n {
+			t.Errorf("%d %s, want %d", seen[kind], kind, n)
+		}
+	}
+}

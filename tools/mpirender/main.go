@@ -1,0 +1,28 @@
+// Command mpirender prints the Kueue objects gpucluster_kubernetes_manifests renders for a
+// sample of two pools and two teams, as one multi-document YAML stream. tools/manifestcheck, a
+// module of its own with Kueue's Go types, runs it and decodes the output: that module then
+// needs Kueue's dependencies only, not the provider's.
+//
+//	go run ./tools/mpirender
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+)
+
+func main() {
+	r, err := manifests.RenderMPI(
+		manifests.Options{Scenario: "molecular_dynamics", Nodes: 4, GPUsPerNode: 8, ERDMA: true},
+		manifests.MPIOptions{
+			Pools: []manifests.Pool{{Name: "md-a", Nodes: 4, GPUsPerNode: 8}, {Name: "md-b", Nodes: 2, GPUsPerNode: 4}},
+			Teams: map[string]manifests.Team{"chem": {GPUs: 16}, "cfd": {GPUs: 8, Pool: "md-b", Namespace: "cfd-team"}},
+		})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mpirender:", err)
+		os.Exit(1)
+	}
+	fmt.Print(manifests.Join(r.Queues))
+}
