@@ -31,15 +31,22 @@ func worker() Options {
 		Kubernetes: Kubernetes{
 			APIEndpoint: "10.0.0.10:6443", JoinToken: testToken,
 			CACertHash: "sha256:" + strings.Repeat("ab", 32),
-			Labels:     map[string]string{"gpucluster.io/scenario": "ai_training"},
-			Taints:     []Taint{{Key: "gpucluster.io/dedicated", Value: "training", Effect: "NoExecute"}},
+			Labels:     workerIdentity().Labels(),
+			Taints:     workerIdentity().Taints(),
 		},
 		NCCLEnv: map[string]string{"NCCL_DEBUG": "WARN"},
 	}
 }
 
+func workerIdentity() NodeIdentity {
+	return NodeIdentity{Role: RoleGPUWorker, Scenario: "ai_training", GPU: true, GPUProduct: "A100-SXM4-80GB",
+		UserTaints: []Taint{{Key: "gpucluster.io/dedicated", Value: "training", Effect: "NoExecute"}}}
+}
+
 func controlPlane() Options {
-	return Options{Role: RoleControlPlane, Kubernetes: Kubernetes{APIEndpoint: "10.0.0.10:6443", JoinToken: testToken, PodSubnet: "10.244.0.0/16"}}
+	id := NodeIdentity{Role: RoleControlPlane}
+	return Options{Role: RoleControlPlane, Kubernetes: Kubernetes{APIEndpoint: "10.0.0.10:6443", JoinToken: testToken, PodSubnet: "10.244.0.0/16",
+		Labels: id.Labels(), Taints: id.Taints()}}
 }
 
 func TestVersionsCheck(t *testing.T) {
@@ -149,12 +156,17 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestValidateWarnsWithoutCAHash(t *testing.T) {
+func TestValidateCAHashOrExplicitOptOut(t *testing.T) {
 	o := worker()
 	o.Kubernetes.CACertHash = ""
+	var ie *InputError
+	if _, err := Validate(o); !errors.As(err, &ie) || ie.Field != "kubernetes.ca_cert_hash" || !strings.Contains(ie.Fix, "insecure_skip_ca_verification") {
+		t.Fatalf("Validate() without a CA hash = %v, want an error on kubernetes.ca_cert_hash naming the opt-in", err)
+	}
+	o.Kubernetes.InsecureSkipCAVerification = true
 	warnings, err := Validate(o)
-	if err != nil || !strings.Contains(strings.Join(warnings, " "), "ca_cert_hash") {
-		t.Fatalf("Validate() = %v, %v; want a ca_cert_hash warning", warnings, err)
+	if err != nil || !strings.Contains(strings.Join(warnings, " "), "insecure_skip_ca_verification") {
+		t.Fatalf("Validate() with the opt-in = %v, %v; want a warning", warnings, err)
 	}
 }
 
@@ -197,7 +209,7 @@ func TestRender(t *testing.T) {
 			kinds: []string{"JoinConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta4",
 			script: []string{"NVIDIA-Linux-x86_64-535.183.01.run", "cuda-toolkit-11-8", "libnccl2=2.15.5-1+cuda11.8",
 				"nvidia-container-toolkit", "nvidia-ctk runtime configure --runtime=containerd --set-as-default",
-				"env_setup.sh --egs", "nfs-common", "mkdir -p '/mnt/warm'", "mount -a", "kubeadm join --config " + KubeadmPath,
+				"env_setup.sh --egs", "nfs-common", "mkdir -p '/mnt/warm'", "mount -a", "join " + KubeadmPath, "wait_for_api",
 				"https://pkgs.k8s.io/core:/stable:/v1.33/deb/"},
 			notInScript: []string{testToken, "kubeadm init"},
 			files:       []string{KubeadmPath, ScriptPath, NCCLConfPath, NCCLProfilePath},
@@ -205,9 +217,9 @@ func TestRender(t *testing.T) {
 		{
 			name: "control plane, Kubernetes 1.30.4 pinned", opts: func() Options { o := controlPlane(); o.Versions.Kubernetes = "1.30.4"; return o }(),
 			kinds: []string{"InitConfiguration", "ClusterConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta3",
-			script:      []string{"kubeadm init --config " + KubeadmPath, "kubelet=1.30.4-1.1", "v1.30/deb/"},
-			notInScript: []string{testToken, "nvidia", "cuda", "erdma", "nfs-common", "kubeadm join"},
-			files:       []string{KubeadmPath, ScriptPath},
+			script:      []string{"kubeadm init --config " + KubeadmPath, "kubelet=1.30.4-1.1", "v1.30/deb/", "systemctl enable " + addonsService},
+			notInScript: []string{testToken, "nvidia", "cuda", "erdma", "nfs-common", "kubeadm join", "upload-certs"},
+			files:       []string{KubeadmPath, ScriptPath, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService},
 		},
 	}
 	for _, tt := range tests {
@@ -357,7 +369,7 @@ func TestRenderScriptBashSyntax(t *testing.T) {
 func TestRenderCloudInitSchema(t *testing.T) {
 	ci := requireTool(t, "cloud-init", "cloud-init")
 	noERDMA := worker()
-	noERDMA.ERDMA, noERDMA.Mounts, noERDMA.Kubernetes.CACertHash = false, nil, ""
+	noERDMA.ERDMA, noERDMA.Mounts, noERDMA.Kubernetes.CACertHash, noERDMA.Kubernetes.InsecureSkipCAVerification = false, nil, "", true
 	for name, o := range map[string]Options{"worker": worker(), "worker_plain": noERDMA, "control_plane": controlPlane()} {
 		t.Run(name, func(t *testing.T) {
 			doc, err := Render(o)

@@ -52,13 +52,34 @@ type Kubernetes struct {
 	APIEndpoint string
 	// JoinToken is a kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Secret.
 	JoinToken string
-	// CACertHash pins the cluster CA for workers ("sha256:<hex>"). Empty: workers skip CA
-	// pinning, which Warnings reports.
+	// CACertHash pins the cluster CA for every joining node ("sha256:<hex>"). Empty is an error
+	// on a joining node unless InsecureSkipCAVerification is set.
 	CACertHash string
-	// PodSubnet is the control plane's pod network CIDR (optional).
+	// InsecureSkipCAVerification lets joining nodes trust whichever server answers at
+	// APIEndpoint (kubeadm's unsafeSkipCAVerification). An explicit opt-in; Validate warns.
+	InsecureSkipCAVerification bool
+	// PodSubnet is the control plane's pod network CIDR; the first control-plane node gives it
+	// to kubeadm and to the CNI. Default DefaultPodSubnet.
 	PodSubnet string
-	Labels    map[string]string
-	Taints    []Taint
+	// JoinControlPlane makes a control-plane node join the existing control plane (kubeadm join
+	// --control-plane, stacked etcd) instead of creating it; false is the first node, which runs
+	// kubeadm init.
+	JoinControlPlane bool
+	// CertificateKey is kubeadm's key for the control-plane certificates the first node uploads
+	// (64 hex digits). Secret. With it the first node runs kubeadm init --upload-certs and the
+	// other control-plane nodes download the certificates when they join.
+	CertificateKey string
+	// CACertPEM and CAKeyPEM are the cluster CA the first control-plane node's kubeadm uses
+	// instead of making its own, so its hash is known before any node boots. CAKeyPEM is
+	// secret. First control-plane node only.
+	CACertPEM, CAKeyPEM string
+	// Addons are manifests (file name -> YAML) the first control-plane node applies once the API
+	// answers, and again on every boot (server-side apply: idempotent).
+	Addons map[string]string
+	// Labels and Taints are exactly what the node registers with: compute them with
+	// NodeIdentity so the node pool reports what kubelet applies.
+	Labels map[string]string
+	Taints []Taint
 }
 
 // Options describe one node role.
@@ -190,9 +211,10 @@ func Validate(o Options) (warnings []string, err error) {
 	if k.CACertHash != "" && !caHashRE.MatchString(k.CACertHash) {
 		return nil, &InputError{"kubernetes.ca_cert_hash", k.CACertHash, "is not sha256:<64 hex digits>", "use the hash `kubeadm token create --print-join-command` prints"}
 	}
-	if o.Role == RoleGPUWorker && k.CACertHash == "" {
-		warnings = append(warnings, "kubernetes.ca_cert_hash is empty: workers join without pinning the cluster CA (unsafeSkipCAVerification), "+
-			"so a machine that impersonates the API endpoint could take them over; pass the control plane's CA hash once it is known")
+	if w, err := validateControlPlane(o); err != nil {
+		return nil, err
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	if k.PodSubnet != "" {
 		if _, perr := netplan.ParseIPv4CIDR(k.PodSubnet); perr != nil {
@@ -239,32 +261,13 @@ func Validate(o Options) (warnings []string, err error) {
 			return nil, &InputError{"nccl_env[" + name + "]", v, "contains a newline, quote, backslash or $", "give a plain value such as INFO or eth0"}
 		}
 	}
+	if err := validateAddons(o); err != nil {
+		return nil, err
+	}
 	if o.Role == RoleControlPlane && len(o.NCCLEnv) > 0 {
 		warnings = append(warnings, "nccl_env is ignored for control_plane nodes: they run no GPU workloads")
 	}
 	return warnings, nil
-}
-
-// Labels returns the node's labels: NodeRoleLabel plus the caller's.
-func (o Options) labels() map[string]string {
-	out := map[string]string{NodeRoleLabel: RoleLabelValue(o.Role)}
-	maps.Copy(out, o.Kubernetes.Labels)
-	return out
-}
-
-// taints returns the node's taints: the GPU taint on workers unless the caller set that key,
-// plus the caller's.
-func (o Options) taints() []Taint {
-	out := slices.Clone(o.Kubernetes.Taints)
-	if o.Role == RoleGPUWorker && !slices.ContainsFunc(out, func(t Taint) bool { return t.Key == GPUTaintKey }) {
-		out = append([]Taint{{Key: GPUTaintKey, Value: "present", Effect: GPUTaintEffect}}, out...)
-	}
-	return out
-}
-
-// DefaultWorkerTaints is the taint every GPU worker gets unless the caller overrides its key.
-func DefaultWorkerTaints() []Taint {
-	return Options{Role: RoleGPUWorker}.taints()
 }
 
 // cloudConfig is the subset of cloud-config this package writes.
@@ -277,6 +280,7 @@ type writeFile struct {
 	Path        string `json:"path"`
 	Permissions string `json:"permissions"`
 	Owner       string `json:"owner"`
+	Encoding    string `json:"encoding,omitempty"`
 	Content     string `json:"content"`
 }
 
@@ -296,15 +300,22 @@ func Render(o Options) (string, error) {
 		return "", err
 	}
 	o.Versions = o.Versions.WithDefaults()
-	kubeadm, err := kubeadmConfig(o)
+	kubeadm, err := kubeadmFiles(o)
 	if err != nil {
 		return "", err
 	}
 	cc := cloudConfig{}
-	cc.WriteFiles = append(cc.WriteFiles,
-		writeFile{Path: KubeadmPath, Permissions: "0600", Owner: "root:root", Content: kubeadm},
-		writeFile{Path: ScriptPath, Permissions: "0700", Owner: "root:root", Content: script(o)},
-	)
+	for _, p := range slices.Sorted(maps.Keys(kubeadm)) {
+		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: p, Permissions: "0600", Owner: "root:root", Content: kubeadm[p]})
+	}
+	cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: ScriptPath, Permissions: "0700", Owner: "root:root", Content: script(o)})
+	if o.initNode() {
+		files, err := firstNodeFiles(o)
+		if err != nil {
+			return "", err
+		}
+		cc.WriteFiles = append(cc.WriteFiles, files...)
+	}
 	if o.Role == RoleGPUWorker {
 		env := ResolvedNCCLEnv(o.ERDMA, o.NCCLEnv)
 		var conf, profile strings.Builder

@@ -60,6 +60,7 @@ type initConfiguration struct {
 	kubeadmMeta
 	BootstrapTokens  []bootstrapToken `json:"bootstrapTokens"`
 	NodeRegistration nodeRegistration `json:"nodeRegistration"`
+	CertificateKey   string           `json:"certificateKey,omitempty"`
 }
 
 type clusterConfiguration struct {
@@ -67,6 +68,18 @@ type clusterConfiguration struct {
 	KubernetesVersion    string            `json:"kubernetesVersion,omitempty"`
 	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint,omitempty"`
 	Networking           map[string]string `json:"networking,omitempty"`
+	Etcd                 etcdConfiguration `json:"etcd"`
+}
+
+// etcdConfiguration is stacked etcd: a member on every control-plane node, the data on its disk.
+type etcdConfiguration struct {
+	Local struct {
+		DataDir string `json:"dataDir"`
+	} `json:"local"`
+}
+
+type joinControlPlane struct {
+	CertificateKey string `json:"certificateKey"`
 }
 
 type joinConfiguration struct {
@@ -79,21 +92,27 @@ type joinConfiguration struct {
 			UnsafeSkipCAVerification bool     `json:"unsafeSkipCAVerification,omitempty"`
 		} `json:"bootstrapToken"`
 	} `json:"discovery"`
-	NodeRegistration nodeRegistration `json:"nodeRegistration"`
+	NodeRegistration nodeRegistration  `json:"nodeRegistration"`
+	ControlPlane     *joinControlPlane `json:"controlPlane,omitempty"`
 }
 
-func kubeadmConfig(o Options) (string, error) {
-	apiVersion := "kubeadm.k8s.io/v1beta3"
+func (o Options) kubeadmAPIVersion() string {
 	if o.Versions.k8sMinorNumber() >= 31 {
-		apiVersion = "kubeadm.k8s.io/v1beta4"
+		return "kubeadm.k8s.io/v1beta4"
 	}
-	labels := o.labels()
+	return "kubeadm.k8s.io/v1beta3"
+}
+
+// nodeRegistration registers exactly Kubernetes.Labels and Kubernetes.Taints (a control-plane
+// node keeps kubeadm's control-plane taint too).
+func (o Options) nodeRegistration() nodeRegistration {
+	labels := o.Kubernetes.Labels
 	var pairs []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		pairs = append(pairs, k+"="+labels[k])
 	}
 	reg := nodeRegistration{CRISocket: criSocket, Taints: []kubeadmTaint{}}
-	if apiVersion == "kubeadm.k8s.io/v1beta4" {
+	if o.kubeadmAPIVersion() == "kubeadm.k8s.io/v1beta4" {
 		reg.KubeletExtraArgs = []kubeadmArg{{Name: "node-labels", Value: strings.Join(pairs, ",")}}
 	} else {
 		reg.KubeletExtraArgs = map[string]string{"node-labels": strings.Join(pairs, ",")}
@@ -102,42 +121,84 @@ func kubeadmConfig(o Options) (string, error) {
 		// An explicit taint list replaces kubeadm's default, so the control-plane taint is kept here.
 		reg.Taints = append(reg.Taints, kubeadmTaint{Key: controlPlaneKey, Effect: "NoSchedule"})
 	}
-	for _, t := range o.taints() {
+	for _, t := range o.Kubernetes.Taints {
 		reg.Taints = append(reg.Taints, kubeadmTaint(t))
 	}
+	return reg
+}
 
-	var docs []any
-	if o.Role == RoleControlPlane {
-		cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint}
-		if strings.Count(o.Versions.Kubernetes, ".") == 2 {
-			cc.KubernetesVersion = "v" + o.Versions.Kubernetes
-		}
-		if o.Kubernetes.PodSubnet != "" {
-			cc.Networking = map[string]string{"podSubnet": o.Kubernetes.PodSubnet}
-		}
-		docs = append(docs, initConfiguration{
-			kubeadmMeta: kubeadmMeta{apiVersion, "InitConfiguration"},
-			// ttl 0s: the token never expires, so a node pool can grow months later. It lives in
-			// Terraform state either way; rotate it by changing the module's token.
-			BootstrapTokens: []bootstrapToken{{
-				Token: o.Kubernetes.JoinToken, TTL: "0s",
-				Usages: []string{"signing", "authentication"},
-				Groups: []string{"system:bootstrappers:kubeadm:default-node-token"},
-			}},
-			NodeRegistration: reg,
-		}, cc)
+// initConfig is the first control-plane node's InitConfiguration and ClusterConfiguration.
+func (o Options) initConfig() []any {
+	apiVersion := o.kubeadmAPIVersion()
+	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint,
+		Networking: map[string]string{"podSubnet": o.podSubnet()}}
+	cc.Etcd.Local.DataDir = "/var/lib/etcd"
+	if strings.Count(o.Versions.Kubernetes, ".") == 2 {
+		cc.KubernetesVersion = "v" + o.Versions.Kubernetes
 	} else {
-		j := joinConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "JoinConfiguration"}, NodeRegistration: reg}
-		bt := &j.Discovery.BootstrapToken
-		bt.APIServerEndpoint = o.Kubernetes.APIEndpoint
-		bt.Token = o.Kubernetes.JoinToken
-		if o.Kubernetes.CACertHash != "" {
-			bt.CACertHashes = []string{o.Kubernetes.CACertHash}
-		} else {
-			bt.UnsafeSkipCAVerification = true
-		}
-		docs = append(docs, j)
+		// The latest patch of the minor whose packages are installed: without a version kubeadm
+		// would look up the latest stable release of any minor, newer than itself.
+		cc.KubernetesVersion = "stable-" + strings.TrimPrefix(o.Versions.k8sMinor(), "v")
 	}
+	return []any{initConfiguration{
+		kubeadmMeta: kubeadmMeta{apiVersion, "InitConfiguration"},
+		// ttl 0s: the token never expires, so a node pool can grow months later. It lives in
+		// Terraform state either way; rotate it by changing the module's token.
+		BootstrapTokens: []bootstrapToken{{
+			Token: o.Kubernetes.JoinToken, TTL: "0s",
+			Usages: []string{"signing", "authentication"},
+			Groups: []string{"system:bootstrappers:kubeadm:default-node-token"},
+		}},
+		NodeRegistration: o.nodeRegistration(),
+		CertificateKey:   o.Kubernetes.CertificateKey,
+	}, cc}
+}
+
+// joinConfig is the JoinConfiguration of a worker or, with the certificate key, of a
+// control-plane node. Discovery pins the CA unless the caller opted out.
+func (o Options) joinConfig(controlPlane bool) joinConfiguration {
+	j := joinConfiguration{kubeadmMeta: kubeadmMeta{o.kubeadmAPIVersion(), "JoinConfiguration"}, NodeRegistration: o.nodeRegistration()}
+	bt := &j.Discovery.BootstrapToken
+	bt.APIServerEndpoint = o.Kubernetes.APIEndpoint
+	bt.Token = o.Kubernetes.JoinToken
+	if o.Kubernetes.CACertHash != "" {
+		bt.CACertHashes = []string{o.Kubernetes.CACertHash}
+	} else {
+		bt.UnsafeSkipCAVerification = true // only with InsecureSkipCAVerification (Validate)
+	}
+	if controlPlane {
+		j.ControlPlane = &joinControlPlane{CertificateKey: o.Kubernetes.CertificateKey}
+	}
+	return j
+}
+
+// kubeadmFiles are the kubeadm configuration files of the node, path -> YAML: KubeadmPath
+// always; on the first node of a highly available control plane also KubeadmJoinPath, the
+// control-plane join it uses when it replaces a lost first node.
+func kubeadmFiles(o Options) (map[string]string, error) {
+	var docs []any
+	switch {
+	case o.initNode():
+		docs = o.initConfig()
+	default:
+		docs = []any{o.joinConfig(o.Role == RoleControlPlane)}
+	}
+	main, err := marshalDocs(docs)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{KubeadmPath: main}
+	if o.highlyAvailable() {
+		join, err := marshalDocs([]any{o.joinConfig(true)})
+		if err != nil {
+			return nil, err
+		}
+		files[KubeadmJoinPath] = join
+	}
+	return files, nil
+}
+
+func marshalDocs(docs []any) (string, error) {
 	var parts []string
 	for _, d := range docs {
 		b, err := yaml.Marshal(d)
@@ -266,17 +327,54 @@ func script(o Options) string {
 		w("retry mount -a")
 	}
 	w("")
-	if worker {
+	ep := o.Kubernetes.APIEndpoint
+	if o.joins() {
+		// Nodes boot together, or before the first control-plane node (cluster-core creates it
+		// after the GPU pools, whose sizes its add-ons need): the joining ones wait for the API,
+		// up to 45 minutes, and a failed join (certificates not uploaded yet, the load balancer
+		// not healthy yet) is reset and tried again.
+		w(`wait_for_api() { local n=0; until curl -ksf --max-time 5 'https://%s/livez' >/dev/null; do n=$((n+1)); if [ "$n" -ge 270 ]; then echo "the API server at %s did not answer in 45 minutes" >&2; return 1; fi; sleep 10; done; }`, ep, ep)
+		w(`join() { local n=0; until kubeadm join --config "$1"; do n=$((n+1)); if [ "$n" -ge 20 ]; then return 1; fi; kubeadm reset -f >/dev/null 2>&1 || true; sleep 30; done; }`)
+	}
+	switch {
+	case worker:
 		w("step 'GPU check'")
 		w("nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv")
 		w("")
-		w("step 'kubeadm join %s'", o.Kubernetes.APIEndpoint)
-		w("kubeadm join --config %s", KubeadmPath)
-	} else {
-		w("step 'kubeadm init'")
-		w("kubeadm init --config %s", KubeadmPath)
+		w("step 'kubeadm join %s'", ep)
+		w("wait_for_api")
+		w("join %s", KubeadmPath)
+	case !o.initNode():
+		w("step 'kubeadm join --control-plane %s (stacked etcd)'", ep)
+		w("wait_for_api")
+		w("join %s", KubeadmPath)
 		w("mkdir -p /root/.kube")
 		w("install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")
+	default:
+		if o.highlyAvailable() {
+			// A first node that replaces a lost one finds the cluster answering at the load
+			// balancer: it joins it instead of creating a second cluster behind the same address.
+			w("if curl -ksf --max-time 10 'https://%s/livez' >/dev/null; then", ep)
+			w("  step 'the API at %s already answers: this node replaces the first control-plane node and joins the control plane'", ep)
+			w("  join %s", KubeadmJoinPath)
+			w("else")
+			w("  step 'kubeadm init --upload-certs (controlPlaneEndpoint %s, stacked etcd)'", ep)
+			w("  kubeadm init --config %s --upload-certs", KubeadmPath)
+			w("fi")
+		} else {
+			w("step 'kubeadm init'")
+			w("kubeadm init --config %s", KubeadmPath)
+		}
+		w("mkdir -p /root/.kube")
+		w("install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")
+		w("systemctl daemon-reload")
+		if o.highlyAvailable() {
+			w("step 'timer that uploads the control-plane certificates again every hour (kubeadm deletes them after 2 hours)'")
+			w("systemctl enable --now %s", uploadCertsTimer)
+		}
+		w("step 'add-ons (CNI %s and the cluster add-ons) applied by %s'", "flannel", addonsService)
+		w("systemctl enable %s", addonsService)
+		w("systemctl start --no-block %s", addonsService)
 	}
 	w("mkdir -p /var/lib/gpucluster")
 	w(`touch "$DONE"`)

@@ -378,6 +378,23 @@ func (c *Client) SetBackendServers(ctx context.Context, lbID string, want []Back
 	return c.changeBackends(ctx, lbID, "AddBackendServers", reweigh)
 }
 
+// DetachBackendServers removes the servers among ids that are backends of the load balancer and
+// leaves every other one as it is, whatever changed since the caller last looked: pools that
+// share a load balancer detach their own nodes while another pool changes its.
+func (c *Client) DetachBackendServers(ctx context.Context, lbID string, ids []string) error {
+	lb, err := c.FindLoadBalancer(ctx, lbID)
+	if err != nil {
+		return err
+	}
+	var remove []BackendServer
+	for _, b := range lb.Backends {
+		if slices.Contains(ids, b.ServerID) {
+			remove = append(remove, b)
+		}
+	}
+	return c.changeBackends(ctx, lbID, "RemoveBackendServers", remove)
+}
+
 // changeBackends sends AddBackendServers or RemoveBackendServers for servers, in chunks.
 func (c *Client) changeBackends(ctx context.Context, lbID, action string, servers []BackendServer) error {
 	for chunk := range slices.Chunk(servers, MaxBackendServersPerCall) {

@@ -78,8 +78,13 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					},
 					"ca_cert_hash": schema.StringAttribute{
 						Optional: true,
-						MarkdownDescription: "`sha256:<hex>` of the cluster CA, pinned by workers. Unset: workers join without pinning " +
-							"(`unsafeSkipCAVerification`) and the data source warns.",
+						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
+							"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
+					},
+					"insecure_skip_ca_verification": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
+							"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
 					},
 					"pod_subnet": schema.StringAttribute{
 						Optional:            true,
@@ -87,12 +92,12 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					},
 					"labels": schema.MapAttribute{
 						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>`. " +
+						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
 							"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
 					},
 					"taints": schema.ListNestedAttribute{
 						Optional: true,
-						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaintKey + "=present:" + bootstrap.GPUTaintEffect +
+						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
 							"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 							"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
@@ -161,6 +166,7 @@ type bootstrapKubernetes struct {
 	APIEndpoint types.String      `tfsdk:"api_endpoint"`
 	JoinToken   types.String      `tfsdk:"join_token"`
 	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
+	Insecure    types.Bool        `tfsdk:"insecure_skip_ca_verification"`
 	PodSubnet   types.String      `tfsdk:"pod_subnet"`
 	Labels      map[string]string `tfsdk:"labels"`
 	Taints      []bootstrapTaint  `tfsdk:"taints"`
@@ -186,11 +192,15 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
 	}
 	if k := m.Kubernetes; k != nil {
-		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
-			CACertHash: k.CACertHash.ValueString(), PodSubnet: k.PodSubnet.ValueString(), Labels: k.Labels}
+		// A gpu_worker rendered here is a GPU node: the same NodeIdentity as a node pool's gives it
+		// the GPU labels and taint.
+		identity := bootstrap.NodeIdentity{Role: role, GPU: role == bootstrap.RoleGPUWorker, UserLabels: k.Labels}
 		for _, t := range k.Taints {
-			opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
+			identity.UserTaints = append(identity.UserTaints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
 		}
+		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
+			CACertHash: k.CACertHash.ValueString(), InsecureSkipCAVerification: k.Insecure.ValueBool(), PodSubnet: k.PodSubnet.ValueString(),
+			Labels: identity.Labels(), Taints: identity.Taints()}
 	}
 	userEnv := map[string]string{}
 	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {

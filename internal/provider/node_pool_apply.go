@@ -249,7 +249,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 	if extra := len(current) - spec.Size; extra > 0 {
 		victims := poolplan.ScaleDownVictims(toPlanNodes(current, spec.SpecHash), extra)
 		tflog.Info(ctx, fmt.Sprintf("scaling node pool %s down by %d nodes", spec.PoolID, len(victims)))
-		if err := r.syncBackends(ctx, spec.LoadBalancerID, withoutIDs(current, victims)); err != nil {
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, victims)); err != nil {
 			return out, err
 		}
 		if err := r.removeNodes(ctx, victims); err != nil {
@@ -264,7 +264,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 		tflog.Info(ctx, fmt.Sprintf("rolling node pool %s: wave %d replaces %d nodes", spec.PoolID, i+1, len(wave)))
 		// The wave's nodes leave the load balancer before they go, their replacements join it
 		// once running: the API is never sent to a node that is being deleted.
-		if err := r.syncBackends(ctx, spec.LoadBalancerID, withoutIDs(current, wave)); err != nil {
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, wave)); err != nil {
 			return out, err
 		}
 		if err := r.removeNodes(ctx, wave); err != nil {
@@ -280,7 +280,7 @@ func (r *nodePoolResource) reconcile(ctx context.Context, spec poolSpec, plan *n
 			return out, err
 		}
 		current = waveOut.Running // every node of the pool, as the wave's wait saw it
-		if err := r.syncBackends(ctx, spec.LoadBalancerID, current); err != nil {
+		if err := r.syncBackends(ctx, spec.LoadBalancerID, spec.PoolID, current); err != nil {
 			return out, err
 		}
 	}
@@ -353,7 +353,7 @@ func withoutIDs(in []cloud.Instance, ids []string) []cloud.Instance {
 // balancer gets the running nodes as its backend servers.
 func (r *nodePoolResource) finish(ctx context.Context, spec poolSpec, plan *nodePoolModel, out growOutcome, diags *diag.Diagnostics) {
 	nodes := r.recordNodes(ctx, spec, plan, out, diags)
-	if err := r.syncBackends(ctx, spec.LoadBalancerID, nodes); err != nil {
+	if err := r.syncBackends(ctx, spec.LoadBalancerID, spec.PoolID, nodes); err != nil {
 		diags.AddError(fmt.Sprintf("node pool (%s)", spec.PoolID), err.Error())
 	}
 }

@@ -3,26 +3,43 @@ package provider_test
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"mime/multipart"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 const testJoinToken = "abcdef.0123456789abcdef"
 
-// clusterPoolsConfig is a control plane and a GPU worker pool that joins it, with the node
-// bootstrap rendered by the provider and the user's own user_data after it.
+// clusterPoolsConfig is a highly available control plane (a first pool of 1 that runs kubeadm
+// init with the provider-made CA, a joining pool of 2, both behind the endpoint's load balancer)
+// and a GPU worker pool that joins it pinning the CA, with the node bootstrap rendered by the
+// provider and the user's own user_data after it.
 func clusterPoolsConfig(token string) string {
 	return fmt.Sprintf(`
+resource "gpucluster_cluster_ca" "ca" {}
+
+resource "gpucluster_control_plane_endpoint" "api" {
+  name       = "api"
+  network_id = gpucluster_rdma_network.net.id
+}
+
 resource "gpucluster_node_pool" "control" {
   name          = "control"
   network_id    = gpucluster_rdma_network.net.id
@@ -30,9 +47,32 @@ resource "gpucluster_node_pool" "control" {
   instance_type = "ecs.g7.2xlarge"
   size          = 1
   kubernetes = {
-    role        = "control_plane"
-    join_token  = %[1]q
-    pod_subnet  = "10.244.0.0/16"
+    role               = "control_plane"
+    control_plane_init = true
+    join_token         = %[1]q
+    pod_subnet         = "10.244.0.0/16"
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }
+  }
+}
+
+resource "gpucluster_node_pool" "control_join" {
+  name          = "control-join"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 2
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = false
+    join_token         = %[1]q
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
   }
 }
 
@@ -46,9 +86,12 @@ resource "gpucluster_node_pool" "workers" {
   mounts        = ["nas-1.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
   user_data     = "#!/bin/bash\necho user-part-ran\n"
   kubernetes = {
-    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
     join_token   = %[1]q
+    ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash
     labels       = { "example.org/team" = "cfd" }
+    versions     = { kubernetes = "1.33.2" }
+    nccl_env     = { NCCL_DEBUG = "WARN" }
   }
 }
 `, token)
@@ -67,20 +110,59 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					// A control plane is no GPU node: no GPU labels, no GPU taint.
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_taints"), knownvalue.ListSizeExact(0)),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_labels"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"gpucluster.io/scenario": knownvalue.StringExact("engineering_simulation"),
-						"gpucluster.io/pool":     knownvalue.StringExact("control"),
+						"gpucluster.io/node-role": knownvalue.StringExact("control-plane"),
+						"gpucluster.io/scenario":  knownvalue.StringExact("engineering_simulation"),
+						"gpucluster.io/pool":      knownvalue.StringExact("control"),
 					})),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_taints"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("nvidia.com/gpu:NoSchedule")})),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_labels").AtMapKey("example.org/team"), knownvalue.StringExact("cfd")),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.workers", tfjsonpath.New("node_labels").AtMapKey("nvidia.com/gpu.product"), knownvalue.StringExact("T4")),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "kubeadm", "InitConfiguration", "10.244.0.0/16"}, []string{"JoinConfiguration"}),
-					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu", "NCCL_", "user-part-ran"}, []string{"InitConfiguration"}),
+					// Exactly one node runs kubeadm init, with the provider's CA and --upload-certs;
+					// it also carries the control-plane join it uses if it replaces a lost first node.
+					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "InitConfiguration", "10.244.0.0/16", "--upload-certs",
+						"/etc/kubernetes/pki/ca.key", "gpucluster-addons.service", "encoding: gz+b64", "/etc/gpucluster/addons/20-hello.yaml",
+						"gpucluster-upload-certs.timer", "certificateKey"}, nil),
+					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443"},
+						[]string{"InitConfiguration", "kubeadm init", "unsafeSkipCAVerification", "ca.key"}),
+					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
+						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey"}),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
+					checkRegisteredIsReported(emu, "gpucluster_node_pool.workers"),
+					checkRegisteredIsReported(emu, "gpucluster_node_pool.control"),
+					checkRegisteredIsReported(emu, "gpucluster_node_pool.control_join"),
+					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),
 			},
 		},
 	})
+}
+
+// checkBackends fails unless the load balancer's backend servers are the nodes of the pools
+// together: two pools share one load balancer without removing each other's nodes.
+func checkBackends(emu *acctest.Emulator, pools ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		var want []string
+		for _, p := range pools {
+			ids, err := poolNodeIDs(s, p)
+			if err != nil {
+				return err
+			}
+			want = append(want, ids...)
+		}
+		lbs := emu.Resources().LoadBalancers
+		if len(lbs) != 1 {
+			return fmt.Errorf("%d load balancers, want 1", len(lbs))
+		}
+		got := slices.Clone(lbs[0]["backend_server_ids"].([]string))
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("backend servers %v, want the nodes of %v: %v", got, pools, want)
+		}
+		return nil
+	}
 }
 
 // checkUserData decodes the user data ECS holds for the pool's first node (DescribeUserData)
@@ -150,5 +232,197 @@ func TestAccNodePool_bootstrapBadToken(t *testing.T) {
 	})
 	if got := emu.Stats().Calls["RunInstances"]; got != 0 {
 		t.Fatalf("a bad join token reached RunInstances %d times; it must stop the plan", got)
+	}
+}
+
+// A worker pool that would join without pinning the cluster CA is refused at plan time, naming
+// the attribute and the opt-in; with the opt-in it plans, with a warning.
+func TestAccNodePool_bootstrapRequiresCAHash(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	workers := func(extra string) string {
+		return emu.Config() + poolNetworkConfig("") + `
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 1
+  kubernetes = {
+    api_endpoint = "10.20.0.200:6443"
+    join_token   = "` + testJoinToken + `"
+    ` + extra + `
+  }
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: emu.Config() + poolNetworkConfig("")},
+			{
+				Config:      workers(""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)kubernetes\.ca_cert_hash is empty.*answers at the API\s+endpoint.*insecure_skip_ca_verification\s+=\s+true`),
+			},
+			{Config: workers("insecure_skip_ca_verification = true"), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+	if got := emu.Stats().Calls["RunInstances"]; got != 0 {
+		t.Fatalf("RunInstances called %d times by plans", got)
+	}
+}
+
+// With a seeded CA opened through the ephemeral resource and kubernetes.ca_key_pem_wo, the CA key
+// reaches the first control-plane node's user data and no plan or state at all.
+func TestAccNodePool_caKeyWriteOnly(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	seed := randomSeed(t)
+	seeded := seededCASecrets(t, seed)
+	t.Setenv("TF_VAR_ca_seed", seed)
+	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := m.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := emu.Config() + poolNetworkConfig("") + `
+variable "ca_seed" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
+resource "gpucluster_cluster_ca" "ca" {
+  seed_wo         = var.ca_seed
+  seed_wo_version = 1
+}
+
+ephemeral "gpucluster_cluster_ca" "ca" {
+  seed     = var.ca_seed
+  cert_pem = gpucluster_cluster_ca.ca.cert_pem
+}
+
+resource "gpucluster_node_pool" "control" {
+  name          = "control"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 1
+  kubernetes = {
+    role          = "control_plane"
+    join_token    = "` + testJoinToken + `"
+    ca_cert_pem   = gpucluster_cluster_ca.ca.cert_pem
+    ca_cert_hash  = gpucluster_cluster_ca.ca.ca_cert_hash
+    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{absentFromPlan{seeded}},
+				PostApplyPostRefresh: []plancheck.PlanCheck{absentFromPlan{seeded}, plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{absentFromState{seeded}},
+			Check: checkUserData(emu, "gpucluster_node_pool.control",
+				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(keyPEM, "\n")[1], "InitConfiguration"}, nil),
+		}},
+	})
+}
+
+// checkRegisteredIsReported reads the kubeadm configuration out of the user data ECS holds for
+// the pool's first node and fails unless the labels and taints kubelet registers with are
+// exactly the pool's node_labels and node_taints (a control plane also keeps kubeadm's own
+// control-plane taint).
+func checkRegisteredIsReported(emu *acctest.Emulator, pool string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[pool]
+		if !ok {
+			return fmt.Errorf("%s not in state", pool)
+		}
+		req := ecs.CreateDescribeUserDataRequest()
+		req.RegionId, req.InstanceId = acctest.Region, rs.Primary.Attributes["nodes.0.id"]
+		resp, err := emulatorECS(emu).DescribeUserData(req)
+		if err != nil {
+			return err
+		}
+		raw, err := base64.StdEncoding.DecodeString(resp.UserData)
+		if err != nil {
+			return err
+		}
+		doc := string(raw)
+		if strings.HasPrefix(doc, "Content-Type: multipart/mixed") {
+			// The bootstrap is the first part of the merged document.
+			_, params, _ := mime.ParseMediaType(strings.TrimPrefix(strings.SplitN(doc, "\r\n", 2)[0], "Content-Type: "))
+			part, err := multipart.NewReader(strings.NewReader(doc), params["boundary"]).NextPart()
+			if err != nil {
+				return err
+			}
+			b, _ := io.ReadAll(part)
+			doc = string(b)
+		}
+		var cc struct {
+			WriteFiles []struct{ Path, Content string } `json:"write_files"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
+			return err
+		}
+		var reg struct {
+			NodeRegistration struct {
+				KubeletExtraArgs []struct{ Name, Value string } `json:"kubeletExtraArgs"`
+				Taints           []struct{ Key, Value, Effect string }
+			} `json:"nodeRegistration"`
+		}
+		for _, f := range cc.WriteFiles {
+			if f.Path == "/etc/gpucluster/kubeadm.yaml" {
+				if err := yaml.Unmarshal([]byte(strings.Split(f.Content, "---\n")[0]), &reg); err != nil {
+					return err
+				}
+			}
+		}
+		labels := map[string]string{}
+		for _, a := range reg.NodeRegistration.KubeletExtraArgs {
+			for _, kv := range strings.Split(a.Value, ",") {
+				if k, v, ok := strings.Cut(kv, "="); a.Name == "node-labels" && ok {
+					labels[k] = v
+				}
+			}
+		}
+		var taints []string
+		for _, t := range reg.NodeRegistration.Taints {
+			if t.Key == "node-role.kubernetes.io/control-plane" {
+				continue
+			}
+			if t.Value == "" {
+				taints = append(taints, t.Key+":"+t.Effect)
+			} else {
+				taints = append(taints, t.Key+"="+t.Value+":"+t.Effect)
+			}
+		}
+		reported := map[string]string{}
+		var reportedTaints []string
+		for k, v := range rs.Primary.Attributes {
+			if name, ok := strings.CutPrefix(k, "node_labels."); ok && name != "%" {
+				reported[name] = v
+			}
+		}
+		for i := range len(taints) + 1 {
+			if v, ok := rs.Primary.Attributes[fmt.Sprintf("node_taints.%d", i)]; ok {
+				reportedTaints = append(reportedTaints, v)
+			}
+		}
+		if len(labels) == 0 || !maps.Equal(labels, reported) || !slices.Equal(taints, reportedTaints) {
+			return fmt.Errorf("%s: kubelet registers labels %v and taints %v; the pool reports %v and %v", pool, labels, taints, reported, reportedTaints)
+		}
+		return nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -21,12 +22,20 @@ import (
 // majority through the loss of (n-1)/2 members, and more than 5 only slows writes down.
 var controlPlaneSizes = []int64{1, 3, 5}
 
-// checkControlPlane is the plan-time check of a pool's role, size and load balancer.
-func checkControlPlane(size types.Int64, k *k8sModel, diags *diag.Diagnostics) {
+// joinControlPlaneSizes are the sizes of a control-plane pool that joins the first node's: with
+// it, 3 or 5 etcd members.
+var joinControlPlaneSizes = []int64{2, 4}
+
+// checkControlPlane is the plan-time check of a pool's role, size, load balancer and the
+// first-node-only settings. bootstrapped is false when the pool renders no node bootstrap
+// (bootstrap = false): then the user's own image decides who runs kubeadm init, and only etcd's
+// sizes are checked.
+func checkControlPlane(size types.Int64, k *k8sModel, bootstrapped bool, diags *diag.Diagnostics) {
 	if k == nil || k.Role.IsUnknown() {
 		return
 	}
-	lbPath := path.Root("kubernetes").AtName("load_balancer_id")
+	k8sPath := path.Root("kubernetes")
+	lbPath := k8sPath.AtName("load_balancer_id")
 	lbSet := !k.LoadBalancerID.IsNull()
 	if k.Role.ValueString() != bootstrap.RoleControlPlane {
 		if lbSet {
@@ -34,24 +43,73 @@ func checkControlPlane(size types.Int64, k *k8sModel, diags *diag.Diagnostics) {
 				fmt.Sprintf("kubernetes.load_balancer_id is set on a pool with role %q: only the API servers of a control plane sit behind the "+
 					"endpoint's load balancer. Remove it here, or set kubernetes.role = %q.", orDefaultRole(k.Role.ValueString()), bootstrap.RoleControlPlane))
 		}
+		if !k.ControlPlaneInit.IsNull() {
+			diags.AddAttributeError(k8sPath.AtName("control_plane_init"), "control_plane_init is for a control plane",
+				fmt.Sprintf("kubernetes.control_plane_init is set on a pool with role %q: it says whether a control-plane pool creates the cluster "+
+					"or joins it. Remove it here, or set kubernetes.role = %q.", orDefaultRole(k.Role.ValueString()), bootstrap.RoleControlPlane))
+		}
+		checkFirstNodeOnly(k, "a "+orDefaultRole(k.Role.ValueString())+" pool", diags)
 		return
 	}
-	if size.IsNull() || size.IsUnknown() {
+	if k.ControlPlaneInit.IsUnknown() || size.IsNull() || size.IsUnknown() {
 		return
 	}
 	n := size.ValueInt64()
-	if !slices.Contains(controlPlaneSizes, n) {
-		diags.AddAttributeError(path.Root("size"), fmt.Sprintf("Control plane of %d nodes", n),
-			fmt.Sprintf("size = %d: a control plane runs etcd, which needs a majority of its members to work, so an even count "+
-				"survives no more failures than the odd count below it, and more than 5 members slow every write. "+
-				"Use size = 1 (no high availability), 3 (survives one node lost) or 5 (survives two); 3 and 5 need kubernetes.load_balancer_id.", n))
+	if !bootstrapped {
+		if !slices.Contains(controlPlaneSizes, n) {
+			diags.AddAttributeError(path.Root("size"), fmt.Sprintf("Control plane of %d nodes", n),
+				fmt.Sprintf("size = %d: a control plane runs etcd, which needs a majority of its members to work, so an even count "+
+					"survives no more failures than the odd count below it, and more than 5 members slow every write. "+
+					"Use size = 1 (no high availability), 3 (survives one node lost) or 5 (survives two); 3 and 5 need kubernetes.load_balancer_id.", n))
+			return
+		}
+		if n > 1 && !lbSet {
+			diags.AddAttributeError(lbPath, fmt.Sprintf("Control plane of %d nodes without a load balancer", n),
+				fmt.Sprintf("size = %d with no kubernetes.load_balancer_id: the API servers need one stable address in front of them, or "+
+					"every node is its own one-node cluster. Add a gpucluster_control_plane_endpoint and set kubernetes.load_balancer_id = "+
+					"gpucluster_control_plane_endpoint.<name>.load_balancer_id, or use size = 1.", n))
+		}
 		return
 	}
-	if n > 1 && !lbSet {
-		diags.AddAttributeError(lbPath, fmt.Sprintf("Control plane of %d nodes without a load balancer", n),
-			fmt.Sprintf("size = %d with no kubernetes.load_balancer_id: the API servers need one stable address in front of them, or "+
-				"every node is its own one-node cluster. Add a gpucluster_control_plane_endpoint and set kubernetes.load_balancer_id = "+
-				"gpucluster_control_plane_endpoint.<name>.load_balancer_id, or use size = 1.", n))
+	if !k.joinsControlPlane() {
+		if n != 1 {
+			diags.AddAttributeError(path.Root("size"), fmt.Sprintf("First control-plane pool of %d nodes", n),
+				fmt.Sprintf("size = %d on the first control-plane pool (kubernetes.control_plane_init = true, the default for a control plane): "+
+					"every node of a pool gets the same bootstrap, and kubeadm init must run once per cluster, or each node is its own cluster. "+
+					"Use size = 1 here; for a highly available control plane of %d, add a second control-plane pool of size = %d with "+
+					"control_plane_init = false, the same load_balancer_id and certificate_key (gpucluster_cluster_ca.<name>.certificate_key) "+
+					"on both pools.", n, n, n-1))
+		}
+		return
+	}
+	if !slices.Contains(joinControlPlaneSizes, n) {
+		diags.AddAttributeError(path.Root("size"), fmt.Sprintf("Joining control-plane pool of %d nodes", n),
+			fmt.Sprintf("size = %d with control_plane_init = false: with the first control-plane node that makes %d etcd members. etcd needs a "+
+				"majority of its members, so an even count survives no more failures than the odd count below it, and more than 5 slow every "+
+				"write. Use size = 2 (3 members, survives one lost) or 4 (5 members, survives two).", n, n+1))
+	}
+	if !lbSet && k.APIEndpoint.IsNull() {
+		diags.AddAttributeError(lbPath, "Joining control-plane pool without an endpoint",
+			"kubernetes.load_balancer_id and kubernetes.api_endpoint are both unset: with control_plane_init = false the nodes join the control plane "+
+				"through its load balancer. Set kubernetes.load_balancer_id = "+
+				"gpucluster_control_plane_endpoint.<name>.load_balancer_id (the same as on the first pool), or kubernetes.api_endpoint.")
+	}
+	if k.CertificateKey.IsNull() {
+		diags.AddAttributeError(k8sPath.AtName("certificate_key"), "Joining control-plane pool without a certificate key",
+			"kubernetes.certificate_key is unset: with control_plane_init = false the nodes download the control-plane certificates the first node "+
+				"uploaded, encrypted with the certificate key. Set kubernetes.certificate_key = gpucluster_cluster_ca.<name>.certificate_key here and on the first pool.")
+	}
+	checkFirstNodeOnly(k, "a joining control-plane pool (control_plane_init = false)", diags)
+}
+
+// checkFirstNodeOnly refuses the settings only the first control-plane node uses.
+func checkFirstNodeOnly(k *k8sModel, what string, diags *diag.Diagnostics) {
+	for name, v := range map[string]attr.Value{"addons": k.Addons, "ca_cert_pem": k.CACertPEM, "ca_key_pem": k.CAKeyPEM, "ca_key_pem_wo": k.CAKeyPEMWO} {
+		if !v.IsNull() {
+			diags.AddAttributeError(path.Root("kubernetes").AtName(name), name+" is for the first control-plane pool",
+				fmt.Sprintf("kubernetes.%s is set on %s: only the first control-plane node (role control_plane, control_plane_init = true) "+
+					"uses it. Move it to that pool; other nodes pin the CA with ca_cert_hash.", name, what))
+		}
 	}
 }
 
@@ -62,28 +120,72 @@ func orDefaultRole(role string) string {
 	return role
 }
 
-// syncBackends makes the load balancer's backend servers the running nodes among nodes, no more,
-// no less. No call without a load balancer.
-func (r *nodePoolResource) syncBackends(ctx context.Context, lbID string, nodes []cloud.Instance) error {
+// syncBackends makes the pool's running nodes among nodes the load balancer's backend servers
+// for this pool: they are added, the pool's other instances (about to be deleted, not running)
+// and servers that no longer exist are removed, and the nodes of another pool behind the same
+// load balancer (the joining control-plane pool next to the first one) are kept. No call without
+// a load balancer.
+func (r *nodePoolResource) syncBackends(ctx context.Context, lbID, poolID string, nodes []cloud.Instance) error {
 	if lbID == "" {
 		return nil
 	}
 	want := make([]cloud.BackendServer, 0, len(nodes))
+	mine := map[string]bool{}
 	for _, n := range nodes {
+		mine[n.ID] = true
 		if n.Status == "Running" {
 			want = append(want, cloud.BackendServer{ServerID: n.ID})
 		}
 	}
-	err := r.client.SetBackendServers(ctx, lbID, want)
+	set := func() error {
+		others, err := r.otherPoolsBackends(ctx, lbID, poolID, mine)
+		if err != nil {
+			return err
+		}
+		return r.client.SetBackendServers(ctx, lbID, append(slices.Clone(want), others...))
+	}
+	err := set()
 	if err != nil && ctx.Err() == nil {
 		// Once more from a fresh read: an answer lost after the service acted (an add that did
 		// happen) makes the first attempt's next step fail, and the second sees it done.
-		err = r.client.SetBackendServers(ctx, lbID, want)
+		err = set()
 	}
 	if err != nil {
 		return fmt.Errorf("keeping the backend servers of load balancer %s equal to the pool's nodes: %w", lbID, err)
 	}
 	return nil
+}
+
+// otherPoolsBackends are the load balancer's backend servers that are instances of another pool
+// (or of none): existing, not among mine, not tagged with this pool. One DescribeInstances call
+// for the servers not among mine, none when there are none.
+func (r *nodePoolResource) otherPoolsBackends(ctx context.Context, lbID, poolID string, mine map[string]bool) ([]cloud.BackendServer, error) {
+	lb, err := r.client.FindLoadBalancer(ctx, lbID)
+	if err != nil {
+		return nil, err
+	}
+	weights := map[string]int{}
+	var ids []string
+	for _, b := range lb.Backends {
+		if !mine[b.ServerID] {
+			weights[b.ServerID] = b.Weight
+			ids = append(ids, b.ServerID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	existing, err := r.client.DescribeInstancesByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []cloud.BackendServer
+	for _, in := range existing {
+		if in.Tags[tagPool] != poolID {
+			out = append(out, cloud.BackendServer{ServerID: in.ID, Weight: weights[in.ID]})
+		}
+	}
+	return out, nil
 }
 
 // detachBackends takes the pool's nodes ids out of the load balancer's backend servers, leaving
@@ -92,26 +194,20 @@ func (r *nodePoolResource) detachBackends(ctx context.Context, lbID string, ids 
 	if lbID == "" || len(ids) == 0 {
 		return nil
 	}
-	lb, err := r.client.FindLoadBalancer(ctx, lbID)
+	err := r.client.DetachBackendServers(ctx, lbID, ids)
 	if cloud.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	keep := slices.DeleteFunc(slices.Clone(lb.Backends), func(b cloud.BackendServer) bool { return slices.Contains(ids, b.ServerID) })
-	if len(keep) == len(lb.Backends) {
-		return nil
-	}
-	if err := r.client.SetBackendServers(ctx, lbID, keep); err != nil {
 		return fmt.Errorf("taking the pool's nodes out of load balancer %s: %w", lbID, err)
 	}
 	return nil
 }
 
-// backendsDrifted reports whether the load balancer of a control-plane pool's state has other
-// backend servers than the pool's nodes (one changed outside Terraform). An error counts as no
-// drift: the refresh already read the nodes, and the next plan looks again.
+// backendsDrifted reports whether a node of a control-plane pool's state is missing from its
+// load balancer's backend servers (taken out outside Terraform). Servers that are no node of
+// this pool may be another pool's behind the same load balancer, so they are not drift. An
+// error counts as no drift: the refresh already read the nodes, and the next plan looks again.
 func (r *nodePoolResource) backendsDrifted(ctx context.Context, state *nodePoolModel) bool {
 	lbID := poolLoadBalancer(ctx, state)
 	if lbID == "" || r.client == nil || state.Nodes.IsNull() || state.Nodes.IsUnknown() {
@@ -121,14 +217,16 @@ func (r *nodePoolResource) backendsDrifted(ctx context.Context, state *nodePoolM
 	if err != nil {
 		return false
 	}
-	nodes := nodeIDs(*state)
-	var backends []string
+	backends := map[string]bool{}
 	for _, b := range lb.Backends {
-		backends = append(backends, b.ServerID)
+		backends[b.ServerID] = true
 	}
-	slices.Sort(nodes)
-	slices.Sort(backends)
-	return !slices.Equal(nodes, backends)
+	for _, id := range nodeIDs(*state) {
+		if !backends[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // poolLoadBalancer is kubernetes.load_balancer_id of a pool's model, or "".

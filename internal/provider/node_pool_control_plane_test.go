@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -12,7 +13,8 @@ import (
 func TestCheckControlPlane(t *testing.T) {
 	const lb = "lb-0123456789"
 	k8s := func(role, lbID string) *k8sModel {
-		k := &k8sModel{Role: types.StringValue(role), LoadBalancerID: types.StringNull()}
+		k := &k8sModel{Role: types.StringValue(role), LoadBalancerID: types.StringNull(), ControlPlaneInit: types.BoolNull(), APIEndpoint: types.StringNull(),
+			CertificateKey: types.StringNull(), CACertPEM: types.StringNull(), CAKeyPEM: types.StringNull(), Addons: types.MapNull(types.StringType)}
 		if role == "" {
 			k.Role = types.StringNull()
 		}
@@ -47,7 +49,7 @@ func TestCheckControlPlane(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var diags diag.Diagnostics
-			checkControlPlane(types.Int64Value(c.size), c.k, &diags)
+			checkControlPlane(types.Int64Value(c.size), c.k, false, &diags)
 			if c.wantPath.Equal(path.Empty()) {
 				if diags.HasError() {
 					t.Fatalf("unexpected error: %v", diags)
@@ -70,8 +72,74 @@ func TestCheckControlPlane(t *testing.T) {
 	}
 	// An unknown size (a variable not yet known) is checked at apply, not refused now.
 	var diags diag.Diagnostics
-	checkControlPlane(types.Int64Unknown(), k8s("control_plane", ""), &diags)
+	checkControlPlane(types.Int64Unknown(), k8s("control_plane", ""), true, &diags)
 	if diags.HasError() {
 		t.Errorf("unknown size refused: %v", diags)
+	}
+}
+
+// With the node bootstrap on, a control plane is a first pool of 1 (kubeadm init) and a joining
+// pool of 2 or 4 with the certificate key and the load balancer.
+func TestCheckControlPlaneBootstrapped(t *testing.T) {
+	const lb = "lb-0123456789"
+	k8s := func(role string, init *bool, lbID, certKey string) *k8sModel {
+		k := &k8sModel{Role: types.StringValue(role), LoadBalancerID: types.StringNull(), ControlPlaneInit: types.BoolNull(), APIEndpoint: types.StringNull(),
+			CertificateKey: types.StringNull(), CACertPEM: types.StringNull(), CAKeyPEM: types.StringNull(), Addons: types.MapNull(types.StringType)}
+		if init != nil {
+			k.ControlPlaneInit = types.BoolValue(*init)
+		}
+		if lbID != "" {
+			k.LoadBalancerID = types.StringValue(lbID)
+		}
+		if certKey != "" {
+			k.CertificateKey = types.StringValue(certKey)
+		}
+		return k
+	}
+	yes, no := true, false
+	key := strings.Repeat("ab", 32)
+	withAddons := k8s("control_plane", &no, lb, key)
+	withAddons.Addons = types.MapValueMust(types.StringType, map[string]attr.Value{"a.yaml": types.StringValue("x")})
+	cases := []struct {
+		name      string
+		size      int64
+		k         *k8sModel
+		wantPath  path.Path
+		wantWords []string
+	}{
+		{"first pool of 1 by default", 1, k8s("control_plane", nil, lb, key), path.Empty(), nil},
+		{"first pool of 1", 1, k8s("control_plane", &yes, lb, key), path.Empty(), nil},
+		{"first pool of 3", 3, k8s("control_plane", nil, lb, key), path.Root("size"), []string{"size = 3", "kubeadm init must run once", "size = 2", "control_plane_init = false"}},
+		{"joining pool of 2", 2, k8s("control_plane", &no, lb, key), path.Empty(), nil},
+		{"joining pool of 4", 4, k8s("control_plane", &no, lb, key), path.Empty(), nil},
+		{"joining pool of 3", 3, k8s("control_plane", &no, lb, key), path.Root("size"), []string{"size = 3", "4 etcd members", "size = 2"}},
+		{"joining pool without a load balancer", 2, k8s("control_plane", &no, "", key), path.Root("kubernetes").AtName("load_balancer_id"), []string{"load_balancer_id", "api_endpoint"}},
+		{"joining pool without a certificate key", 2, k8s("control_plane", &no, lb, ""), path.Root("kubernetes").AtName("certificate_key"), []string{"gpucluster_cluster_ca.<name>.certificate_key"}},
+		{"addons on the joining pool", 2, withAddons, path.Root("kubernetes").AtName("addons"), []string{"first control-plane node", "Move it"}},
+		{"control_plane_init on workers", 4, k8s("gpu_worker", &yes, "", ""), path.Root("kubernetes").AtName("control_plane_init"), []string{`role "gpu_worker"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var diags diag.Diagnostics
+			checkControlPlane(types.Int64Value(c.size), c.k, true, &diags)
+			if c.wantPath.Equal(path.Empty()) {
+				if diags.HasError() {
+					t.Fatalf("unexpected error: %v", diags)
+				}
+				return
+			}
+			if diags.ErrorsCount() != 1 {
+				t.Fatalf("want one error on %s, got %v", c.wantPath, diags)
+			}
+			d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
+			if !ok || !d.Path().Equal(c.wantPath) {
+				t.Fatalf("error not on %s: %v", c.wantPath, diags.Errors()[0])
+			}
+			for _, w := range c.wantWords {
+				if !strings.Contains(d.Detail(), w) {
+					t.Errorf("detail lacks %q: %s", w, d.Detail())
+				}
+			}
+		})
 	}
 }

@@ -78,6 +78,22 @@ type k8sModel struct {
 	// LoadBalancerID: a control plane's gpucluster_control_plane_endpoint, whose backend servers
 	// the pool keeps equal to its running nodes.
 	LoadBalancerID types.String `tfsdk:"load_balancer_id"`
+	// ControlPlaneInit: the first control-plane pool (kubeadm init); false joins it. Unset on a
+	// control plane means true.
+	ControlPlaneInit           types.Bool   `tfsdk:"control_plane_init"`
+	CertificateKey             types.String `tfsdk:"certificate_key"`
+	CACertPEM                  types.String `tfsdk:"ca_cert_pem"`
+	CAKeyPEM                   types.String `tfsdk:"ca_key_pem"`
+	CAKeyPEMWO                 types.String `tfsdk:"ca_key_pem_wo"`
+	InsecureSkipCAVerification types.Bool   `tfsdk:"insecure_skip_ca_verification"`
+	Addons                     types.Map    `tfsdk:"addons"`
+	Versions                   types.Object `tfsdk:"versions"`
+	NCCLEnv                    types.Map    `tfsdk:"nccl_env"`
+}
+
+// joinsControlPlane reports whether the pool is a control-plane pool that joins the first one.
+func (k *k8sModel) joinsControlPlane() bool {
+	return k != nil && k.Role.ValueString() == bootstrap.RoleControlPlane && !k.ControlPlaneInit.IsNull() && !k.ControlPlaneInit.IsUnknown() && !k.ControlPlaneInit.ValueBool()
 }
 
 type updateModel struct {
@@ -135,7 +151,11 @@ var (
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
+		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
+		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
+		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},
 	}
+	versionAttrTypes = map[string]attr.Type{"driver": types.StringType, "cuda": types.StringType, "nccl": types.StringType, "kubernetes": types.StringType}
 )
 
 // Object types of the computed nested lists, written once so values and schema agree.

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -125,7 +125,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
-	checkControlPlane(cfg.Size, nested.Kubernetes, &resp.Diagnostics)
+	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
@@ -216,7 +216,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 		network = &n
 	}
-	spec, diags := planSpec(ctx, &plan, network, "", false)
+	in, d := r.bootstrapInputs(ctx, &plan, req.Config)
+	resp.Diagnostics.Append(d...)
+	spec, diags := planSpec(ctx, &plan, network, "", false, in)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -238,7 +240,8 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // network is nil when it is not known yet; then the values that depend on it stay unknown.
 // keepType, at apply time, is the instance type the plan showed.
 // atApply is true when called from Create or Update: the node bootstrap is then rendered.
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool) (poolSpec, diag.Diagnostics) {
+// in carries what the bootstrap needs beyond the plan (see bootstrapInputs).
+func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, in bootstrapInputs) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	nested, _, d := plan.nested(ctx)
 	diags.Append(d...)
@@ -369,27 +372,27 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		plan.Findings = list
 	}
 
-	// Labels and taints nodes join Kubernetes with.
+	// Labels and taints nodes join Kubernetes with: bootstrap.NodeIdentity decides them, so
+	// node_labels/node_taints are what the kubeadm configuration registers.
 	it, _ := catalog.LookupInstanceType(spec.Types[0])
-	spec.Labels = map[string]string{
-		"gpucluster.io/scenario": spec.Scenario,
-		"gpucluster.io/pool":     spec.Name,
-	}
-	spec.Taints = []string{}
-	if spec.Role == bootstrap.RoleGPUWorker && it.IsGPU() {
-		spec.Labels["nvidia.com/gpu.present"] = "true"
-		spec.Labels["nvidia.com/gpu.product"] = gpuProductLabel(it)
-		spec.Taints = append(spec.Taints, defaultGPUTaint)
+	identity := bootstrap.NodeIdentity{Role: spec.Role, Scenario: spec.Scenario, Pool: spec.Name, GPU: it.IsGPU()}
+	if identity.GPU {
+		identity.GPUProduct = gpuProductLabel(it)
 	}
 	if k := nested.Kubernetes; k != nil {
 		extra, d := mapOf(ctx, k.Labels)
 		diags.Append(d...)
-		for key, v := range extra {
-			spec.Labels[key] = v
-		}
+		identity.UserLabels = extra
 		taints, d := listOf(ctx, k.Taints)
 		diags.Append(d...)
-		spec.Taints = append(spec.Taints, taints...)
+		for _, t := range taints {
+			identity.UserTaints = append(identity.UserTaints, bootstrap.ParseTaint(t))
+		}
+	}
+	spec.Labels = identity.Labels()
+	spec.Taints = []string{}
+	for _, t := range identity.Taints() {
+		spec.Taints = append(spec.Taints, t.String())
 	}
 	plan.NodeLabels = stringMap(spec.Labels)
 	plan.NodeTaints = stringList(spec.Taints)
@@ -458,110 +461,17 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)
 	}
+	// The same for the control-plane and software settings: only when set, so pools made before
+	// them keep their hash. Secrets (certificate key, CA key) and add-ons are left out: changing
+	// them must not replace machines.
+	versions, nccl, d := k8sSoftware(ctx, k8s)
+	diags.Append(d...)
+	if extra := softwareHashInput(k8s, versions, nccl); extra != "" {
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
+	}
 
-	diags.Append(renderBootstrap(&spec, plan, k8s, mounts, atApply)...)
+	diags.Append(renderBootstrap(ctx, &spec, plan, k8s, mounts, atApply, in)...)
 	return spec, diags
-}
-
-// renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
-// workers when they have an API endpoint to join, control planes always. Input mistakes are
-// plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
-func renderBootstrap(spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if plan.Bootstrap.Equal(types.BoolValue(false)) {
-		return diags
-	}
-	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
-	rendered := spec.Role == bootstrap.RoleControlPlane || k8s.APIEndpoint.IsUnknown() || k8s.APIEndpoint.ValueString() != ""
-	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() {
-		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
-		return diags
-	}
-	if k8s.APIEndpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) {
-		return diags // known at apply time; checked then
-	}
-	if spec.Role == bootstrap.RoleGPUWorker && k8s.APIEndpoint.ValueString() == "" {
-		if !final {
-			diags.AddAttributeWarning(path.Root("kubernetes").AtName("api_endpoint"), "GPU nodes will not join Kubernetes",
-				"Without kubernetes.api_endpoint and join_token the nodes get no bootstrap (driver, CUDA, NCCL, kubeadm join). "+
-					"Set them, or set bootstrap = false to silence this and bring your own image or user_data.")
-		}
-		return diags
-	}
-	opts := bootstrap.Options{
-		Role: spec.Role,
-		Kubernetes: bootstrap.Kubernetes{
-			APIEndpoint: k8s.APIEndpoint.ValueString(),
-			JoinToken:   k8s.JoinToken.ValueString(),
-			CACertHash:  k8s.CACertHash.ValueString(),
-			PodSubnet:   k8s.PodSubnet.ValueString(),
-			Labels:      spec.Labels,
-		},
-		Mounts:        mounts,
-		ERDMA:         spec.ERDMA,
-		PackageMirror: plan.PackageMirror.ValueString(),
-	}
-	for _, t := range spec.Taints {
-		kv, effect, _ := strings.Cut(t, ":")
-		key, value, _ := strings.Cut(kv, "=")
-		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.Taint{Key: key, Value: value, Effect: effect})
-	}
-	warnings, err := bootstrap.Validate(opts)
-	if err != nil {
-		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
-		return diags
-	}
-	if !final {
-		for _, w := range warnings {
-			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
-		}
-		return diags
-	}
-	doc, err := bootstrap.Render(opts)
-	if err == nil {
-		doc, err = bootstrap.Merge(doc, spec.UserData)
-	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
-		return diags
-	}
-	spec.UserData = doc
-	return diags
-}
-
-// bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
-// a network that gives its members no route out: every node's cloud-init would fail.
-func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
-	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
-		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, role %s) downloads from the internet: %s. "+
-			"Its network %s has egress.mode = \"none\" (gpucluster_rdma_network), which gives members no route out, so every node's "+
-			"cloud-init would fail.\nFix: set egress = { mode = \"nat\" } on the network (or \"existing\" when a NAT gateway or transit "+
-			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves the Ubuntu packages from inside the VPC, "+
-			"but not the NVIDIA and Kubernetes downloads: without egress, use an image with all of them preinstalled and set bootstrap = false.",
-			mirror, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
-	return diags
-}
-
-// bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
-func bootstrapErrorPath(err error) path.Path {
-	var in *bootstrap.InputError
-	if !errors.As(err, &in) {
-		return path.Root("kubernetes")
-	}
-	field := in.Field
-	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
-		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
-			return path.Root("mounts").AtListIndex(i)
-		}
-		return path.Root("mounts")
-	}
-	if rest, ok := strings.CutPrefix(field, "kubernetes."); ok {
-		name, _, _ := strings.Cut(rest, "[")
-		return path.Root("kubernetes").AtName(name)
-	}
-	return path.Root("kubernetes")
 }
 
 // gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names
@@ -590,7 +500,7 @@ func findingDetail(f catalog.Finding) string {
 }
 
 // resolveSpec is planSpec at apply time, when the network must exist.
-func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel) (poolSpec, diag.Diagnostics) {
+func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (poolSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	network, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 	if err != nil {
@@ -601,7 +511,9 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel)
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
 		keep = plan.InstanceType.ValueString()
 	}
-	return planSpec(ctx, plan, &network, keep, true)
+	in, d := r.bootstrapInputs(ctx, plan, config)
+	diags.Append(d...)
+	return planSpec(ctx, plan, &network, keep, true, in)
 }
 
 // poolSelectErrorPath is the attribute a catalog.Select error is about, from the error's data:

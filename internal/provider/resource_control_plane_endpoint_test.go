@@ -41,6 +41,9 @@ resource "gpucluster_node_pool" "control" {
   instance_type   = "ecs.g7.2xlarge"
   size            = %d
   update_strategy = { max_unavailable = 2 }
+  # One pool of 3 or 5 behind the load balancer: what this test is about. The node bootstrap
+  # splits a control plane into a first pool and a joining one (see node_pool_ha_test.go).
+  bootstrap       = false
   %s
   kubernetes = {
     role             = "control_plane"

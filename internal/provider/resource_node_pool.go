@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -46,11 +47,10 @@ type nodePoolResource struct {
 
 // Values users choose from; the validators and the descriptions read the same slices.
 var (
-	spotStrategies  = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
-	diskCategories  = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
-	essdLevels      = []string{"PL0", "PL1", "PL2", "PL3"}
-	defaultImageID  = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
-	defaultGPUTaint = "nvidia.com/gpu=true:NoSchedule"
+	spotStrategies = []string{"NoSpot", "SpotAsPriceGo", "SpotWithPriceLimit"}
+	diskCategories = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
+	essdLevels     = []string{"PL0", "PL1", "PL2", "PL3"}
+	defaultImageID = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
 )
 
 // maxPoolSize is the most nodes one pool holds: the largest research clusters' GPU node counts.
@@ -220,20 +220,83 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					},
 					"ca_cert_hash": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: "`sha256:<hex>` of the cluster CA, pinned by joining workers. Without it workers skip CA pinning (a warning says so).",
+						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by every joining node. Required on joining pools unless `insecure_skip_ca_verification = true`.",
 					},
 					"pod_subnet": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only).",
+						MarkdownDescription: "Pod network CIDR for `kubeadm init` and the Flannel CNI (first control-plane pool), such as the network's reserved pod CIDR. Default `10.244.0.0/16`.",
 					},
 					"load_balancer_id": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "Control plane only: the `load_balancer_id` of the `gpucluster_control_plane_endpoint` in front of " +
 							"the API servers. After create, after a scale and after every wave of a roll, the load balancer's backend " +
-							"servers are exactly the pool's running nodes: nodes about to be deleted leave it first, replacements join " +
-							"once running, and destroying the pool takes its nodes out before deleting them. Required with `size` 3 or 5. " +
-							"One control-plane pool per load balancer: servers of no node of the pool are removed.",
+							"servers include exactly the pool's running nodes: nodes about to be deleted leave it first, replacements join " +
+							"once running, and destroying the pool takes its nodes out before deleting them. The first control-plane pool and the " +
+							"joining one share it: servers that are instances of another pool are kept, servers that no longer exist are removed. " +
+							"Without `api_endpoint`, its address:6443 is the endpoint the nodes use.",
 						Validators: []validator.String{stringvalidator.RegexMatches(loadBalancerIDPattern, "must be a load balancer id such as lb-2ze7o5h8x9k1 (gpucluster_control_plane_endpoint.<name>.load_balancer_id)")},
+					},
+					"control_plane_init": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Control plane only. `true` (the default for a control plane): this pool of 1 node creates the cluster " +
+							"(`kubeadm init`, with `--upload-certs` when `certificate_key` is set), applies the CNI and `addons`, and re-uploads the " +
+							"control-plane certificates hourly. `false`: the pool's 2 or 4 nodes join it (`kubeadm join --control-plane`, stacked etcd) " +
+							"through the load balancer, so the control plane has 3 or 5 members. A replaced first node finds the API answering at the " +
+							"endpoint and joins instead of creating a second cluster.",
+					},
+					"certificate_key": schema.StringAttribute{
+						Optional:  true,
+						Sensitive: true,
+						MarkdownDescription: "kubeadm certificate key (64 hex digits, `gpucluster_cluster_ca.<name>.certificate_key`) that encrypts the " +
+							"control-plane certificates the first node uploads. Required on a joining control-plane pool; on the first pool it turns on " +
+							"`--upload-certs`. Sensitive.",
+					},
+					"ca_cert_pem": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "First control-plane pool only: the cluster CA certificate (`gpucluster_cluster_ca.<name>.cert_pem`) kubeadm uses instead of making one, so `ca_cert_hash` is known before any node boots. Must match `ca_cert_hash`.",
+					},
+					"ca_key_pem": schema.StringAttribute{
+						Optional:            true,
+						Sensitive:           true,
+						MarkdownDescription: "First control-plane pool only: the CA's private key (`gpucluster_cluster_ca.<name>.private_key_pem`), written to `/etc/kubernetes/pki/ca.key` (mode 0600) before `kubeadm init`. Sensitive: never in plan output or logs.",
+					},
+					"ca_key_pem_wo": schema.StringAttribute{
+						Optional:  true,
+						Sensitive: true,
+						WriteOnly: true,
+						MarkdownDescription: "Write-only form of `ca_key_pem` (OpenTofu and Terraform >= 1.11): never stored in plan or state. Pass " +
+							"`ephemeral.gpucluster_cluster_ca.<name>.private_key_pem` of a seeded CA so the key is in no state at all. Needed in " +
+							"every run that creates the first node (create, replacement). Conflicts with `ca_key_pem`.",
+						Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("ca_key_pem"))},
+					},
+					"insecure_skip_ca_verification": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Let joining nodes skip pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when `ca_cert_hash` is " +
+							"empty. Without it an empty `ca_cert_hash` on a joining pool is a plan-time error: a machine that impersonates the API " +
+							"endpoint could take the nodes over. Default false; a warning says when it is on.",
+					},
+					"addons": schema.MapAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: "First control-plane pool only: manifests (file name such as `20-device-plugin.yaml` -> YAML) written " +
+							"gzip-compressed to `/etc/gpucluster/addons/` and applied by `gpucluster-addons.service` once the API answers and after every " +
+							"boot (`kubectl apply --server-side`, idempotent), with the Flannel CNI (`00-cni-flannel.yaml`). Changing them does not replace " +
+							"the node: a new first node applies the new ones.",
+					},
+					"versions": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Software versions of the node bootstrap, as in `gpucluster_node_bootstrap`; unset fields take its defaults. Changing them rolls the nodes.",
+						Attributes: map[string]schema.Attribute{
+							"driver":     schema.StringAttribute{Optional: true, MarkdownDescription: "NVIDIA data-centre driver."},
+							"cuda":       schema.StringAttribute{Optional: true, MarkdownDescription: "CUDA toolkit `MAJOR.MINOR`."},
+							"nccl":       schema.StringAttribute{Optional: true, MarkdownDescription: "NCCL `MAJOR.MINOR.PATCH`."},
+							"kubernetes": schema.StringAttribute{Optional: true, MarkdownDescription: "Kubernetes `1.MINOR` or `1.MINOR.PATCH`."},
+						},
+					},
+					"nccl_env": schema.MapAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "NCCL environment overrides for GPU workers, on top of the network's defaults (see `gpucluster_node_bootstrap`). Changing them rolls the nodes.",
 					},
 					"labels": schema.MapAttribute{
 						Optional:            true,
@@ -243,7 +306,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"taints": schema.ListAttribute{
 						Optional:            true,
 						ElementType:         types.StringType,
-						MarkdownDescription: "Extra taints, written `key=value:Effect` (Effect is NoSchedule, PreferNoSchedule or NoExecute).",
+						MarkdownDescription: "Extra taints, written `key=value:Effect` or `key:Effect` (Effect is NoSchedule, PreferNoSchedule or NoExecute).",
 						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(taintPattern, "must be key=value:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute"))},
 					},
 				},
@@ -269,12 +332,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"node_labels": schema.MapAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: "Labels every node joins Kubernetes with: `nvidia.com/gpu.present=true`, `nvidia.com/gpu.product=<model>`, `gpucluster.io/scenario`, `gpucluster.io/pool`, plus `kubernetes.labels`.",
+				MarkdownDescription: "Labels every node joins Kubernetes with, exactly as the kubeadm configuration registers them: `gpucluster.io/node-role`, `gpucluster.io/scenario`, `gpucluster.io/pool`, on GPU workers `nvidia.com/gpu.present=true` and `nvidia.com/gpu.product=<model>`, plus `kubernetes.labels`.",
 			},
 			"node_taints": schema.ListAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: fmt.Sprintf("Taints every node joins with: `%s` plus `kubernetes.taints`.", defaultGPUTaint),
+				MarkdownDescription: fmt.Sprintf("Taints every node joins with, exactly as the kubeadm configuration registers them: on GPU workers `%s` (unless `kubernetes.taints` has that key), plus `kubernetes.taints`. A control plane also keeps kubeadm's own `node-role.kubernetes.io/control-plane:NoSchedule`, not listed here.", bootstrap.GPUTaint()),
 			},
 			"user_data": schema.StringAttribute{
 				Optional:            true,
@@ -351,7 +414,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	spec, diags := r.resolveSpec(ctx, &plan)
+	spec, diags := r.resolveSpec(ctx, &plan, req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -422,7 +485,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	defer cancel()
 
 	plan.ID = state.ID
-	spec, diags := r.resolveSpec(ctx, &plan)
+	spec, diags := r.resolveSpec(ctx, &plan, req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -99,7 +99,7 @@ func TestAccNodePool_basicScaleAndImport(t *testing.T) {
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("gpu_count"), knownvalue.Int64Exact(24)),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("min_size"), knownvalue.Int64Exact(3)),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("node_labels").AtMapKey("nvidia.com/gpu.present"), knownvalue.StringExact("true")),
-					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("node_taints").AtSliceIndex(0), knownvalue.StringExact("nvidia.com/gpu=true:NoSchedule")),
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("node_taints").AtSliceIndex(0), knownvalue.StringExact("nvidia.com/gpu:NoSchedule")),
 				},
 				Check: resource.ComposeTestCheckFunc(
 					checkInstances(emu, 3),

@@ -171,6 +171,29 @@ func (c sensitiveHolds) CheckState(_ context.Context, req statecheck.CheckStateR
 	resp.Error = fmt.Errorf("%s is not in the state", c.address)
 }
 
+// caKeyHeld proves the CA key audit looks at real data: the pool's kubernetes.ca_key_pem is the
+// CA's private key, and the pool's kubernetes block is marked sensitive there.
+type caKeyHeld struct{ pool, ca string }
+
+func (c caKeyHeld) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	values := map[string]map[string]any{}
+	masks := map[string]any{}
+	for _, r := range req.State.Values.RootModule.Resources {
+		values[r.Address] = r.AttributeValues
+		masks[r.Address] = rawMask(r.SensitiveValues)
+	}
+	key, _ := values[c.ca]["private_key_pem"].(string)
+	k8s, _ := values[c.pool]["kubernetes"].(map[string]any)
+	if key == "" || k8s == nil || k8s["ca_key_pem"] != key {
+		resp.Error = fmt.Errorf("%s.kubernetes.ca_key_pem is not %s.private_key_pem: the CA key audit would prove nothing", c.pool, c.ca)
+		return
+	}
+	mask, _ := masks[c.pool].(map[string]any)
+	if km, _ := mask["kubernetes"].(map[string]any); km == nil || km["ca_key_pem"] != true {
+		resp.Error = fmt.Errorf("%s.kubernetes.ca_key_pem is not marked sensitive", c.pool)
+	}
+}
+
 // capturedCA adds the secrets a random-key gpucluster_cluster_ca made at apply to the audit's
 // set, so the checks after it (state, post-apply plans, the log) look for them too. It fails
 // unless all three are there, marked sensitive: an audit of nothing would pass.
@@ -344,6 +367,13 @@ resource "gpucluster_node_pool" "control" {
     role       = "control_plane"
     join_token = var.join_token
     pod_subnet = "10.244.0.0/16"
+    # The provider-made CA goes to the first control-plane node: its key and the certificate
+    # key are audited like the token.
+    ca_cert_pem     = gpucluster_cluster_ca.random.cert_pem
+    ca_key_pem      = gpucluster_cluster_ca.random.private_key_pem
+    ca_cert_hash    = gpucluster_cluster_ca.random.ca_cert_hash
+    certificate_key = gpucluster_cluster_ca.random.certificate_key
+    api_endpoint    = "10.50.0.10:6443"
   }
 }
 
@@ -358,6 +388,7 @@ resource "gpucluster_node_pool" "workers" {
   kubernetes = {
     api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
     join_token   = var.join_token
+    ca_cert_hash = gpucluster_cluster_ca.random.ca_cert_hash
   }
 }
 
@@ -373,6 +404,7 @@ data "gpucluster_node_bootstrap" "worker" {
   kubernetes = {
     api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
     join_token   = var.join_token
+    ca_cert_hash = gpucluster_cluster_ca.random.ca_cert_hash
   }
 }
 
@@ -441,6 +473,8 @@ func TestAccSecretsAudit(t *testing.T) {
 					sensitiveHolds{"gpucluster_node_pool.workers", "kubernetes", token},
 					sensitiveHolds{"gpucluster_node_pool.control", "kubernetes", token},
 					sensitiveHolds{"data.gpucluster_node_bootstrap.worker", "cloud_init", token},
+					// The CA key is really in the first control-plane pool, marked sensitive.
+					caKeyHeld{"gpucluster_node_pool.control", "gpucluster_cluster_ca.random"},
 				},
 			},
 		},

@@ -1,10 +1,11 @@
-# The Kubernetes part of a scenario cluster on an existing gpucluster_rdma_network: a control-plane
-# pool running kubeadm init, GPU worker pools that join it, the cluster's Kubernetes manifests and
-# its alert rules.
+# The Kubernetes part of a scenario cluster on an existing gpucluster_rdma_network: the cluster CA,
+# a first control-plane node that runs kubeadm init behind an internal load balancer (and, for a
+# control plane of 3 or 5, a pool of the others that join it), GPU worker pools that join it
+# pinning the CA, the add-ons the first node applies, and the alert rules.
 #
-# Node bootstrap comes from gpucluster_node_bootstrap into user_data, with the pool's own rendering
-# off (bootstrap = false): the pool's built-in bootstrap cannot yet plan mounts that are unknown
-# until the storage tiers exist, and it takes no software versions.
+# Every pool renders the provider's own node bootstrap: labels and taints come from one place in
+# the provider, so the pools' node_labels/node_taints (and this module's outputs) are what the
+# kubelets register.
 
 locals {
   # The kubeadm join token. Given, or derived: sha256 of the network id, the cluster name and a
@@ -21,6 +22,8 @@ locals {
   # The control plane's stable address: its internal load balancer's, not any one node's, so a
   # node replaced by a scale or a roll changes nothing the workers or kubeadm hold.
   api_endpoint = var.control_plane.enabled ? gpucluster_control_plane_endpoint.api[0].endpoint : var.control_plane.api_endpoint
+  # The CA every join pins: the one made here, or the external control plane's.
+  ca_cert_hash = var.control_plane.enabled ? gpucluster_cluster_ca.cluster[0].ca_cert_hash : var.ca_cert_hash
 
   # Every pool here runs the node bootstrap, which needs a route to the internet whatever
   # package_mirror says: the in-VPC mirror carries Ubuntu and PyPI, not NVIDIA's or Kubernetes'
@@ -47,35 +50,39 @@ resource "gpucluster_control_plane_endpoint" "api" {
   tags       = var.tags
 }
 
-data "gpucluster_node_bootstrap" "control_plane" {
+# The cluster CA, made before any node boots so that every join pins its hash. Its private key and
+# certificate key are sensitive in state; only the first control-plane node receives the key.
+resource "gpucluster_cluster_ca" "cluster" {
   count = var.control_plane.enabled ? 1 : 0
-
-  role           = "control_plane"
-  versions       = length(local.versions) == 0 ? null : local.versions
-  package_mirror = var.package_mirror
-  kubernetes = {
-    api_endpoint = local.api_endpoint
-    join_token   = local.join_token
-    pod_subnet   = var.control_plane.pod_subnet
-  }
 }
 
+# The first control-plane node: kubeadm init --upload-certs with the CA above, the load balancer's
+# address as controlPlaneEndpoint, the Flannel CNI on control_plane.pod_subnet and the add-ons
+# (kubernetes.addons) applied by a systemd unit once the API answers.
 resource "gpucluster_node_pool" "control_plane" {
   count = var.control_plane.enabled ? 1 : 0
 
-  name          = "${var.name}-cp"
-  network_id    = var.network_id
-  scenario      = var.scenario
-  instance_type = var.control_plane.instance_type
-  size          = var.control_plane.size
-  image_id      = var.control_plane.image_id
-  bootstrap     = false
-  user_data     = data.gpucluster_node_bootstrap.control_plane[0].cloud_init
-  tags          = var.tags
+  name           = "${var.name}-cp"
+  network_id     = var.network_id
+  scenario       = var.scenario
+  instance_type  = var.control_plane.instance_type
+  size           = 1
+  image_id       = var.control_plane.image_id
+  package_mirror = var.package_mirror
+  tags           = var.tags
 
   kubernetes = {
-    role             = "control_plane"
-    load_balancer_id = gpucluster_control_plane_endpoint.api[0].load_balancer_id
+    role               = "control_plane"
+    control_plane_init = true
+    load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
+    join_token         = local.join_token
+    pod_subnet         = var.control_plane.pod_subnet
+    ca_cert_hash       = local.ca_cert_hash
+    ca_cert_pem        = gpucluster_cluster_ca.cluster[0].cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.cluster[0].private_key_pem
+    certificate_key    = gpucluster_cluster_ca.cluster[0].certificate_key
+    versions           = length(local.versions) == 0 ? null : local.versions
+    addons             = local.addons
   }
 
   lifecycle {
@@ -86,24 +93,35 @@ resource "gpucluster_node_pool" "control_plane" {
   }
 }
 
-data "gpucluster_node_bootstrap" "worker" {
-  for_each = var.worker_pools
+# The other 2 or 4 control-plane nodes: kubeadm join --control-plane through the load balancer
+# with the certificate key (stacked etcd). The two pools share the load balancer.
+resource "gpucluster_node_pool" "control_plane_join" {
+  count = var.control_plane.enabled && var.control_plane.size > 1 ? 1 : 0
 
-  role           = "gpu_worker"
-  versions       = length(local.versions) == 0 ? null : local.versions
+  name           = "${var.name}-cp-join"
+  network_id     = var.network_id
+  scenario       = var.scenario
+  instance_type  = var.control_plane.instance_type
+  size           = var.control_plane.size - 1
+  image_id       = var.control_plane.image_id
   package_mirror = var.package_mirror
-  erdma          = var.erdma
-  nccl_env       = length(var.nccl_env) == 0 ? null : var.nccl_env
-  mounts         = var.mounts
+  tags           = var.tags
+
   kubernetes = {
-    api_endpoint = local.api_endpoint
-    join_token   = local.join_token
-    ca_cert_hash = var.ca_cert_hash
-    labels = merge(each.value.labels, {
-      "gpucluster.io/scenario" = var.scenario
-      "gpucluster.io/pool"     = "${var.name}-${each.key}"
-    })
-    taints = length(each.value.taints) == 0 ? null : each.value.taints
+    role               = "control_plane"
+    control_plane_init = false
+    load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
+    join_token         = local.join_token
+    ca_cert_hash       = local.ca_cert_hash
+    certificate_key    = gpucluster_cluster_ca.cluster[0].certificate_key
+    versions           = length(local.versions) == 0 ? null : local.versions
+  }
+
+  lifecycle {
+    precondition {
+      condition     = var.network_egress_mode != "none"
+      error_message = local.no_egress_message
+    }
   }
 }
 
@@ -124,8 +142,8 @@ resource "gpucluster_node_pool" "worker" {
   zone_ids               = each.value.zone_ids
   image_id               = each.value.image_id
   auto_release_after     = each.value.auto_release_after
-  bootstrap              = false
-  user_data              = data.gpucluster_node_bootstrap.worker[each.key].cloud_init
+  mounts                 = length(var.mounts) == 0 ? null : var.mounts
+  package_mirror         = var.package_mirror
   tags                   = merge(var.tags, each.value.tags)
 
   system_disk = {
@@ -142,9 +160,15 @@ resource "gpucluster_node_pool" "worker" {
     max_unavailable = each.value.max_unavailable
   }
   kubernetes = {
-    role   = "gpu_worker"
-    labels = each.value.labels
-    taints = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
+    role                          = "gpu_worker"
+    api_endpoint                  = local.api_endpoint
+    join_token                    = local.join_token
+    ca_cert_hash                  = local.ca_cert_hash
+    insecure_skip_ca_verification = local.ca_cert_hash == null ? var.insecure_skip_ca_verification : null
+    versions                      = length(local.versions) == 0 ? null : local.versions
+    nccl_env                      = length(var.nccl_env) == 0 ? null : var.nccl_env
+    labels                        = length(each.value.labels) == 0 ? null : each.value.labels
+    taints                        = [for t in each.value.taints : t.value == "" ? "${t.key}:${t.effect}" : "${t.key}=${t.value}:${t.effect}"]
   }
 
   lifecycle {
@@ -152,6 +176,21 @@ resource "gpucluster_node_pool" "worker" {
       condition     = var.network_egress_mode != "none"
       error_message = local.no_egress_message
     }
+  }
+}
+
+# The GPU workers' NCCL environment as their bootstrap writes it (the network's defaults for the
+# erdma setting with nccl_env over them), for the nccl_env output: rendered offline, applied to
+# nothing.
+data "gpucluster_node_bootstrap" "nccl" {
+  role     = "gpu_worker"
+  erdma    = var.erdma
+  nccl_env = length(var.nccl_env) == 0 ? null : var.nccl_env
+  kubernetes = {
+    # Placeholders: this document joins nothing.
+    api_endpoint = "127.0.0.1:6443"
+    join_token   = local.join_token
+    ca_cert_hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
   }
 }
 
@@ -164,7 +203,11 @@ moved {
 
 locals {
   workers = gpucluster_node_pool.worker
-  pools   = concat(gpucluster_node_pool.control_plane, values(local.workers))
+  pools   = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
+  # What the first control-plane node applies once the API answers, file by file in name order:
+  # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
+  # templates (gpucluster_kubernetes_manifests.addons).
+  addons = data.gpucluster_kubernetes_manifests.cluster.addons
 }
 
 # Why the catalog chose each pool's type: the ranking the pool itself uses.

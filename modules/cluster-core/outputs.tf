@@ -1,9 +1,11 @@
 output "control_plane" {
-  description = "The control-plane pool (id, instance type, nodes), its load balancer (id, address) and the API endpoint workers join; pool and load balancer fields are null when the control plane is external."
+  description = "The control plane: the first pool's id (kubeadm init), the joining pool's id (null for a control plane of 1), instance type, every control-plane node (first node first), its load balancer (id, address), the API endpoint workers join and the CA hash every join pins; pool and load balancer fields are null when the control plane is external."
   value = {
     pool_id          = try(gpucluster_node_pool.control_plane[0].id, null)
+    join_pool_id     = try(gpucluster_node_pool.control_plane_join[0].id, null)
     instance_type    = try(gpucluster_node_pool.control_plane[0].instance_type, null)
-    nodes            = try(gpucluster_node_pool.control_plane[0].nodes, [])
+    nodes            = concat(try(gpucluster_node_pool.control_plane[0].nodes, []), try(gpucluster_node_pool.control_plane_join[0].nodes, []))
+    ca_cert_hash     = local.ca_cert_hash
     load_balancer_id = try(gpucluster_control_plane_endpoint.api[0].load_balancer_id, null)
     address          = try(gpucluster_control_plane_endpoint.api[0].address, null)
     api_endpoint     = local.api_endpoint
@@ -11,7 +13,7 @@ output "control_plane" {
 }
 
 output "worker_pools" {
-  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints, price per hour."
+  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints (exactly what the nodes' kubelets register), price per hour."
   value = { for k, p in local.workers : k => {
     id                     = p.id
     name                   = p.name
@@ -40,10 +42,10 @@ output "instance_type_reasons" {
 output "nodes" {
   description = "Every node of the cluster: role, pool, instance id, zone, private IP, status and instance type."
   value = concat(
-    [for n in try(gpucluster_node_pool.control_plane[0].nodes, []) : {
-      role = "control_plane", pool = gpucluster_node_pool.control_plane[0].name
+    flatten([for p in concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join) : [for n in p.nodes : {
+      role = "control_plane", pool = p.name
       id   = n.id, zone_id = n.zone_id, private_ip = n.private_ip, status = n.status, instance_type = n.instance_type
-    }],
+    }]]),
     flatten([for k, p in local.workers : [for n in p.nodes : {
       role = "gpu_worker", pool = p.name
       id   = n.id, zone_id = n.zone_id, private_ip = n.private_ip, status = n.status, instance_type = n.instance_type
@@ -78,11 +80,11 @@ output "gpu_count" {
 
 output "nccl_env" {
   description = "NCCL environment of the GPU workers and their jobs: the network's defaults with nccl_env applied."
-  value       = data.gpucluster_node_bootstrap.worker[keys(var.worker_pools)[0]].nccl_env
+  value       = data.gpucluster_node_bootstrap.nccl.nccl_env
 }
 
 output "manifests_yaml" {
-  description = "Kubernetes manifests for the cluster as one multi-document YAML stream (device plugin, dcgm-exporter, training template, idle reaper, validation jobs): kubectl apply -f."
+  description = "Kubernetes manifests for the cluster as one multi-document YAML stream (device plugin, dcgm-exporter, training template, idle reaper, validation jobs). The first control-plane node applies the cluster's add-ons itself once the API answers (and after every boot)."
   value       = data.gpucluster_kubernetes_manifests.cluster.yaml
 }
 

@@ -36,7 +36,7 @@ variable "nccl_env" {
 }
 
 variable "control_plane" {
-  description = "The Kubernetes control plane: a pool of 1, 3 or 5 CPU nodes running kubeadm init behind an internal load balancer whose address the workers join (enabled), or an existing API server the workers join (enabled = false with api_endpoint)."
+  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash)."
   type = object({
     enabled       = optional(bool, true)
     instance_type = optional(string, "ecs.g7.2xlarge")
@@ -167,7 +167,7 @@ variable "join_token_salt" {
 }
 
 variable "ca_cert_hash" {
-  description = "sha256:<hex> of the cluster CA that workers pin when they join. Null: workers skip CA pinning (the bootstrap warns)."
+  description = "External control plane only (control_plane.enabled = false): sha256:<hex> of its CA, which the workers pin when they join. With the module's own control plane the CA is made here (gpucluster_cluster_ca) and this is ignored. Null with an external control plane is refused unless insecure_skip_ca_verification = true."
   type        = string
   default     = null
 
@@ -175,6 +175,13 @@ variable "ca_cert_hash" {
     condition     = var.ca_cert_hash == null || can(regex("^sha256:[0-9a-f]{64}$", var.ca_cert_hash))
     error_message = "ca_cert_hash must be sha256: followed by 64 hex digits, as `kubeadm token create --print-join-command` prints it."
   }
+}
+
+variable "insecure_skip_ca_verification" {
+  description = "External control plane without ca_cert_hash: let the workers join without pinning its CA (kubeadm's unsafeSkipCAVerification). A machine that impersonates the API endpoint could then take them over: use only for a throwaway test cluster."
+  type        = bool
+  default     = false
+  nullable    = false
 }
 
 variable "idle_reclaim_after" {

@@ -15,6 +15,10 @@ locals {
   join_token = "${random_string.token_id.result}.${random_string.token_secret.result}"
 }
 
+# The cluster CA (give its cert_pem and private_key_pem to the control plane's kubeadm as
+# /etc/kubernetes/pki/ca.crt and ca.key, as gpucluster_node_pool does).
+resource "gpucluster_cluster_ca" "cluster" {}
+
 data "gpucluster_node_bootstrap" "control_plane" {
   role = "control_plane"
   # Ubuntu packages and PyPI from Alibaba Cloud's in-VPC mirror; internet_sources lists what
@@ -32,6 +36,7 @@ data "gpucluster_node_bootstrap" "gpu_worker" {
   kubernetes = {
     api_endpoint = "10.0.0.10:6443"
     join_token   = local.join_token
+    ca_cert_hash = gpucluster_cluster_ca.cluster.ca_cert_hash # the worker pins the cluster CA
     labels       = { "gpucluster.io/scenario" = "ai_training" }
   }
   mounts   = ["0a1b2c-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]

@@ -1,6 +1,6 @@
 # A highly available Kubernetes control plane: three API servers behind an internal load
-# balancer. The endpoint's address is kubeadm's controlPlaneEndpoint and what the workers join;
-# the control-plane pool keeps the load balancer's backend servers equal to its nodes through
+# balancer. The endpoint's address is kubeadm's controlPlaneEndpoint and what every node joins;
+# each control-plane pool keeps its own nodes among the load balancer's backend servers through
 # scaling and rolling updates.
 resource "gpucluster_control_plane_endpoint" "api" {
   name       = "llm-train-api"
@@ -12,18 +12,44 @@ resource "gpucluster_control_plane_endpoint" "api" {
   }
 }
 
+# The cluster CA, made before any node boots: every join pins its hash.
+resource "gpucluster_cluster_ca" "cluster" {}
+
+# The first control-plane node: kubeadm init --upload-certs with the CA above.
 resource "gpucluster_node_pool" "control_plane" {
   name          = "llm-train-cp"
   network_id    = gpucluster_rdma_network.training.id
   scenario      = "ai_training"
   instance_type = "ecs.g7.2xlarge"
-  size          = 3 # 1, 3 or 5: etcd quorum
+  size          = 1 # kubeadm init runs once
 
   kubernetes = {
-    role             = "control_plane"
-    api_endpoint     = gpucluster_control_plane_endpoint.api.endpoint
-    join_token       = var.join_token
-    load_balancer_id = gpucluster_control_plane_endpoint.api.load_balancer_id
+    role               = "control_plane"
+    control_plane_init = true
+    join_token         = gpucluster_cluster_ca.cluster.join_token
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.cluster.certificate_key
+    ca_cert_pem        = gpucluster_cluster_ca.cluster.cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.cluster.private_key_pem
+    ca_cert_hash       = gpucluster_cluster_ca.cluster.ca_cert_hash
+  }
+}
+
+# The other two: kubeadm join --control-plane through the load balancer (stacked etcd).
+resource "gpucluster_node_pool" "control_plane_join" {
+  name          = "llm-train-cp-join"
+  network_id    = gpucluster_rdma_network.training.id
+  scenario      = "ai_training"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 2 # with the first node, 3 etcd members
+
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = false
+    join_token         = gpucluster_cluster_ca.cluster.join_token
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    certificate_key    = gpucluster_cluster_ca.cluster.certificate_key
+    ca_cert_hash       = gpucluster_cluster_ca.cluster.ca_cert_hash
   }
 }
 
@@ -37,6 +63,7 @@ resource "gpucluster_node_pool" "workers" {
 
   kubernetes = {
     api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
-    join_token   = var.join_token
+    join_token   = gpucluster_cluster_ca.cluster.join_token
+    ca_cert_hash = gpucluster_cluster_ca.cluster.ca_cert_hash
   }
 }

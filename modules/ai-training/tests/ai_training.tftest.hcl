@@ -31,6 +31,16 @@ run "defaults" {
     condition     = output.control_plane.api_endpoint == "${output.control_plane.address}:6443" && startswith(output.control_plane.load_balancer_id, "lb-") && !contains([for n in output.nodes : "${n.private_ip}:6443"], output.control_plane.api_endpoint)
     error_message = "workers must join the control plane's load balancer on 6443, not a node, got ${output.control_plane.api_endpoint}"
   }
+  # What the module reports is what the nodes' kubelets register (the pool's own bootstrap
+  # renders the pool's node_labels/node_taints into kubeadm; internal/bootstrap checks that).
+  assert {
+    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/scenario"] == "ai_training" && jsonencode(output.worker_pools["gpu"].node_taints) == jsonencode(["nvidia.com/gpu:NoSchedule"])
+    error_message = "GPU workers register nvidia.com/gpu.present=true and the taint nvidia.com/gpu:NoSchedule: ${jsonencode(output.worker_pools)}"
+  }
+  assert {
+    condition     = output.control_plane.ca_cert_hash != null && startswith(output.control_plane.ca_cert_hash, "sha256:")
+    error_message = "the module makes the cluster CA that every join pins"
+  }
   assert {
     condition     = output.gpu_count == 16
     error_message = "two 8-GPU nodes make 16 GPUs, got ${output.gpu_count}"

@@ -18,6 +18,7 @@ run "refuses_nodes_without_egress" {
     package_mirror      = "alibaba_vpc"
     join_token_salt     = "test-salt"
     control_plane       = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+    ca_cert_hash        = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
     worker_pools        = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }
   }
 
@@ -35,6 +36,7 @@ run "external_control_plane" {
       enabled      = false
       api_endpoint = "10.61.0.10:6443"
     }
+    ca_cert_hash    = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
     node_local_disk = { category = "cloud_essd", performance_level = "PL3", size_gib = 2000 }
     worker_pools = {
       gpu = {
@@ -84,9 +86,31 @@ run "ha_control_plane" {
     condition     = output.control_plane.api_endpoint == "${output.control_plane.address}:6443" && gpucluster_node_pool.control_plane[0].kubernetes.load_balancer_id == output.control_plane.load_balancer_id
     error_message = "the workers must join the load balancer's address on 6443, got ${output.control_plane.api_endpoint}"
   }
+  # One kubeadm init: the first pool has one node, the other two join it.
   assert {
-    condition     = strcontains(data.gpucluster_node_bootstrap.control_plane[0].cloud_init, output.control_plane.api_endpoint)
-    error_message = "kubeadm's controlPlaneEndpoint must be the load balancer's address"
+    condition     = gpucluster_node_pool.control_plane[0].size == 1 && gpucluster_node_pool.control_plane[0].kubernetes.control_plane_init && gpucluster_node_pool.control_plane_join[0].size == 2 && !gpucluster_node_pool.control_plane_join[0].kubernetes.control_plane_init
+    error_message = "expected a first control-plane pool of 1 (kubeadm init) and a joining pool of 2"
+  }
+  # Every join pins the module's CA.
+  assert {
+    condition     = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) : p.kubernetes.ca_cert_hash == gpucluster_cluster_ca.cluster[0].ca_cert_hash]) && output.control_plane.ca_cert_hash == gpucluster_cluster_ca.cluster[0].ca_cert_hash
+    error_message = "every pool must pin the cluster CA made by the module"
+  }
+  # The outputs' labels and taints are the pools' node_labels/node_taints, which the provider
+  # renders into each node's kubeadm NodeRegistration (internal/bootstrap TestRenderWholeCluster):
+  # the GPU ones included.
+  assert {
+    condition     = output.worker_pools["gpu"].node_labels == gpucluster_node_pool.worker["gpu"].node_labels && output.worker_pools["gpu"].node_taints == gpucluster_node_pool.worker["gpu"].node_taints
+    error_message = "the outputs' labels and taints must be the pool's"
+  }
+  assert {
+    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/node-role"] == "gpu-worker" && jsonencode(output.worker_pools["gpu"].node_taints) == jsonencode(["nvidia.com/gpu:NoSchedule"])
+    error_message = "GPU workers register nvidia.com/gpu.present=true, the worker role label and the taint nvidia.com/gpu:NoSchedule, got ${jsonencode(output.worker_pools["gpu"])}"
+  }
+  # The first node applies the cluster's manifests itself.
+  assert {
+    condition     = gpucluster_node_pool.control_plane[0].kubernetes.addons == data.gpucluster_kubernetes_manifests.cluster.addons && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["10-device-plugin.yaml"], "nvidia-device-plugin")
+    error_message = "the first control-plane node must apply the cluster's add-ons (device plugin, dcgm-exporter, monitoring, reaper)"
   }
 }
 

@@ -20,6 +20,7 @@ variables {
     enabled      = false
     api_endpoint = "10.61.0.10:6443"
   }
+  ca_cert_hash = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
   worker_pools = {
     gpu = {
       size            = 2

@@ -67,7 +67,7 @@ variable "join_token_salt" {
 }
 
 variable "ca_cert_hash" {
-  description = "sha256:<hex> of the cluster CA that workers pin when they join; null: no pinning (a warning says so)."
+  description = "External control plane only (control_plane.enabled = false): sha256:<hex> of its CA, which the workers pin when they join. The module's own control plane makes its CA (gpucluster_cluster_ca) and ignores this."
   type        = string
   default     = null
 }

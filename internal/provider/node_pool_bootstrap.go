@@ -1,0 +1,224 @@
+package provider
+
+// The node bootstrap of a pool: what internal/bootstrap renders into each node's cloud-init, from
+// the pool's kubernetes block, its labels and taints, and what only the configuration holds (the
+// write-only CA key).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+)
+
+// renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
+// workers when they have an API endpoint to join, control planes always. Input mistakes are
+// plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
+func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if plan.Bootstrap.Equal(types.BoolValue(false)) {
+		return diags
+	}
+	endpoint := k8s.APIEndpoint
+	if endpoint.IsNull() && spec.Role == bootstrap.RoleControlPlane && !k8s.LoadBalancerID.IsNull() {
+		// A control plane behind a gpucluster_control_plane_endpoint: its address is the endpoint.
+		endpoint = types.StringUnknown()
+		if in.lbEndpoint != "" {
+			endpoint = types.StringValue(in.lbEndpoint)
+		}
+	}
+	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
+	rendered := spec.Role == bootstrap.RoleControlPlane || endpoint.IsUnknown() || endpoint.ValueString() != ""
+	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() {
+		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
+		return diags
+	}
+	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.caKeyWO.IsUnknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
+		return diags // known at apply time; checked then
+	}
+	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
+		if !final {
+			diags.AddAttributeWarning(path.Root("kubernetes").AtName("api_endpoint"), "GPU nodes will not join Kubernetes",
+				"Without kubernetes.api_endpoint and join_token the nodes get no bootstrap (driver, CUDA, NCCL, kubeadm join). "+
+					"Set them, or set bootstrap = false to silence this and bring your own image or user_data.")
+		}
+		return diags
+	}
+	addons, d := mapOf(ctx, k8s.Addons)
+	diags.Append(d...)
+	versions, nccl, d := k8sSoftware(ctx, k8s)
+	diags.Append(d...)
+	opts := bootstrap.Options{
+		Role:     spec.Role,
+		Versions: versions,
+		Kubernetes: bootstrap.Kubernetes{
+			APIEndpoint:                endpoint.ValueString(),
+			JoinToken:                  k8s.JoinToken.ValueString(),
+			CACertHash:                 k8s.CACertHash.ValueString(),
+			InsecureSkipCAVerification: k8s.InsecureSkipCAVerification.ValueBool(),
+			PodSubnet:                  k8s.PodSubnet.ValueString(),
+			JoinControlPlane:           k8s.joinsControlPlane(),
+			CertificateKey:             k8s.CertificateKey.ValueString(),
+			CACertPEM:                  k8s.CACertPEM.ValueString(),
+			CAKeyPEM:                   k8s.CAKeyPEM.ValueString() + in.caKeyWO.ValueString(), // at most one is set (ConflictsWith)
+			Addons:                     addons,
+			Labels:                     spec.Labels,
+		},
+		Mounts:        mounts,
+		ERDMA:         spec.ERDMA,
+		NCCLEnv:       nccl,
+		PackageMirror: plan.PackageMirror.ValueString(),
+	}
+	for _, t := range spec.Taints {
+		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.ParseTaint(t))
+	}
+	warnings, err := bootstrap.Validate(opts)
+	if err != nil {
+		var ve *bootstrap.VersionError
+		if errors.As(err, &ve) {
+			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
+			return diags
+		}
+		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
+		return diags
+	}
+	if !final {
+		for _, w := range warnings {
+			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
+		}
+		return diags
+	}
+	doc, err := bootstrap.Render(opts)
+	if err == nil {
+		doc, err = bootstrap.Merge(doc, spec.UserData)
+	}
+	if err == nil && len(doc) > bootstrap.MaxUserDataBytes {
+		err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data) is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
+		return diags
+	}
+	spec.UserData = doc
+	return diags
+}
+
+// bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
+// a network that gives its members no route out: every node's cloud-init would fail.
+func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
+	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
+		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, role %s) downloads from the internet: %s. "+
+			"Its network %s has egress.mode = \"none\" (gpucluster_rdma_network), which gives members no route out, so every node's "+
+			"cloud-init would fail.\nFix: set egress = { mode = \"nat\" } on the network (or \"existing\" when a NAT gateway or transit "+
+			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves the Ubuntu packages from inside the VPC, "+
+			"but not the NVIDIA and Kubernetes downloads: without egress, use an image with all of them preinstalled and set bootstrap = false.",
+			mirror, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
+	return diags
+}
+
+// bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
+func bootstrapErrorPath(err error) path.Path {
+	var in *bootstrap.InputError
+	if !errors.As(err, &in) {
+		return path.Root("kubernetes")
+	}
+	field := in.Field
+	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
+		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
+			return path.Root("mounts").AtListIndex(i)
+		}
+		return path.Root("mounts")
+	}
+	if rest, ok := strings.CutPrefix(field, "kubernetes."); ok {
+		name, _, _ := strings.Cut(rest, "[")
+		return path.Root("kubernetes").AtName(name)
+	}
+	return path.Root("kubernetes")
+}
+
+// k8sSoftware reads kubernetes.versions and kubernetes.nccl_env.
+func k8sSoftware(ctx context.Context, k8s *k8sModel) (bootstrap.Versions, map[string]string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var v bootstrap.Versions
+	if !k8s.Versions.IsNull() && !k8s.Versions.IsUnknown() {
+		var bv bootstrapVersions
+		diags.Append(k8s.Versions.As(ctx, &bv, basetypes.ObjectAsOptions{})...)
+		v = bootstrap.Versions{Driver: bv.Driver.ValueString(), CUDA: bv.CUDA.ValueString(), NCCL: bv.NCCL.ValueString(), Kubernetes: bv.Kubernetes.ValueString()}
+	}
+	nccl, d := mapOf(ctx, k8s.NCCLEnv)
+	diags.Append(d...)
+	return v, nccl, diags
+}
+
+// softwareHashInput is what the control-plane role and the software settings add to a pool's spec
+// hash, "" when none is set.
+func softwareHashInput(k8s *k8sModel, v bootstrap.Versions, nccl map[string]string) string {
+	var parts []string
+	if k8s.joinsControlPlane() {
+		parts = append(parts, "control_plane_join")
+	}
+	if v != (bootstrap.Versions{}) {
+		parts = append(parts, fmt.Sprintf("versions=%+v", v))
+	}
+	for _, k := range slices.Sorted(maps.Keys(nccl)) {
+		parts = append(parts, "nccl_env."+k+"="+nccl[k])
+	}
+	return strings.Join(parts, "\n")
+}
+
+// hasUnknownMap reports whether a map or one of its values is not known yet.
+func hasUnknownMap(m types.Map) bool {
+	return m.IsUnknown() || slices.ContainsFunc(slices.Collect(maps.Values(m.Elements())), attr.Value.IsUnknown)
+}
+
+// bootstrapInputs is what the node bootstrap needs besides the plan: the endpoint of
+// kubernetes.load_balancer_id, and the write-only CA key, which is null in every plan and state
+// and known only from the configuration.
+type bootstrapInputs struct {
+	// lbEndpoint is address:6443 of kubernetes.load_balancer_id when the pool has no
+	// api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
+	lbEndpoint string
+	caKeyWO    types.String
+}
+
+func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (bootstrapInputs, diag.Diagnostics) {
+	in := bootstrapInputs{caKeyWO: types.StringNull()}
+	var diags diag.Diagnostics
+	if plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
+		return in, diags
+	}
+	var cfg types.Object
+	diags.Append(config.GetAttribute(ctx, path.Root("kubernetes"), &cfg)...)
+	if !cfg.IsNull() && !cfg.IsUnknown() {
+		if v, ok := cfg.Attributes()["ca_key_pem_wo"].(types.String); ok {
+			in.caKeyWO = v
+		}
+	}
+	var k k8sModel
+	if d := plan.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{}); d.HasError() || r.client == nil {
+		return in, diags
+	}
+	if !k.APIEndpoint.IsNull() || k.LoadBalancerID.IsNull() || k.LoadBalancerID.IsUnknown() {
+		return in, diags
+	}
+	if lb, err := r.client.FindLoadBalancer(ctx, k.LoadBalancerID.ValueString()); err == nil && lb.Address != "" {
+		in.lbEndpoint = apiEndpoint(lb.Address)
+	}
+	return in, diags
+}
