@@ -150,6 +150,15 @@ func (s *Server) Reset() {
 // available. Types not listed in a zone have plenty; an empty map restores
 // plenty everywhere.
 func (s *Server) SetCapacity(c map[string]map[string]int) {
+	cp := stockTable(c)
+	s.mu.Lock()
+	s.db.Capacity = cp
+	s.mu.Unlock()
+	s.markDirty()
+}
+
+// stockTable copies a zone -> instance type -> count table with the type names normalized.
+func stockTable(c map[string]map[string]int) map[string]map[string]int {
 	cp := map[string]map[string]int{}
 	for z, m := range c {
 		cp[z] = map[string]int{}
@@ -157,10 +166,7 @@ func (s *Server) SetCapacity(c map[string]map[string]int) {
 			cp[z][normalizeType(t)] = n
 		}
 	}
-	s.mu.Lock()
-	s.db.Capacity = cp
-	s.mu.Unlock()
-	s.markDirty()
+	return cp
 }
 
 // stockOutCodes are the answers the vendor gives RunInstances when a zone cannot supply a type:
@@ -243,6 +249,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/capacity":
 		serveTable(s, w, r, func() any { return s.db.Capacity },
 			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
+	case "/_emulator/spot_capacity":
+		serveTable(s, w, r, func() any { return s.db.ESS.SpotCapacity },
+			func(c map[string]map[string]int) error { s.SetSpotCapacity(c); return nil })
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
 	case "/_emulator/health":
