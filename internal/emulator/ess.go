@@ -237,6 +237,14 @@ func modifyScalingGroup(c *call) (any, *apiError) {
 	if v := c.p["ScalingGroupName"]; v != "" {
 		ng.Name = v
 	}
+	if v := c.p["MultiAZPolicy"]; v != "" {
+		ng.MultiAZ = v
+	}
+	if disable, e := c.p.boolv("DisableDesiredCapacity", false); e != nil {
+		return nil, e
+	} else if disable {
+		ng.Desired = -1
+	}
 	if id := c.p["ActiveScalingConfigurationId"]; id != "" {
 		cf := c.s.db.ESS.Configs[id]
 		if cf == nil || cf.Group != g.ID {

@@ -64,9 +64,21 @@ func (c *call) readConfig(cf *scalingConfig, g *scalingGroup, modify bool) *apiE
 	}
 	launch := launchParams(p)
 	if modify {
+		// A repeated parameter (DataDisk.N, SecurityGroupIds.N, ...) given again replaces the
+		// whole list, not the entries it names.
+		replaced := map[string]bool{}
+		for k := range launch {
+			for _, pre := range launchParamPrefixes {
+				if strings.HasSuffix(pre, ".") && strings.HasPrefix(k, pre) {
+					replaced[pre] = true
+				}
+			}
+		}
 		merged := map[string]string{}
 		for k, v := range cf.Launch {
-			merged[k] = v
+			if pre, _, ok := strings.Cut(k, "."); !ok || !replaced[pre+"."] {
+				merged[k] = v
+			}
 		}
 		for k, v := range launch {
 			merged[k] = v
