@@ -266,6 +266,8 @@ type ScalingConfigurationInput struct {
 	// UserData is sent base64-encoded.
 	UserData    string
 	KeyPairName string
+	// HPCClusterID is the HPC cluster super computing cluster types join ("" for none).
+	HPCClusterID string
 	// SpotStrategy is "" or NoSpot for pay-as-you-go, SpotAsPriceGo, or SpotWithPriceLimit with
 	// SpotPriceLimit (per hour) for every type.
 	SpotStrategy   string
@@ -304,6 +306,7 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 		req.UserData = base64.StdEncoding.EncodeToString([]byte(in.UserData))
 	}
 	req.KeyPairName = in.KeyPairName
+	req.HpcClusterId = in.HPCClusterID
 	req.Tags = tagsJSON(in.Tags)
 	req.SpotStrategy = in.SpotStrategy
 	if in.SpotStrategy == "SpotWithPriceLimit" {
@@ -318,6 +321,24 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 		return "", fmt.Errorf("creating the scaling configuration of group %s: %w", in.GroupID, err)
 	}
 	return resp.ScalingConfigurationId, nil
+}
+
+// WaitScalingGroupSettled waits until a group holds at least min instances and none is still
+// starting (an activity launching them has ended).
+func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, min int) error {
+	var g *ScalingGroup
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		g, err = c.FindScalingGroup(ctx, id)
+		return err == nil && g.TotalCapacity >= min && g.PendingCapacity == 0, err
+	})
+	if err != nil && g != nil {
+		return fmt.Errorf("waiting for scaling group %s to hold %d running instances (it has %d, %d starting): %w", id, min, g.ActiveCapacity, g.PendingCapacity, err)
+	}
+	if err != nil {
+		return fmt.Errorf("waiting for scaling group %s: %w", id, err)
+	}
+	return nil
 }
 
 // ScalingConfiguration is what the provider reads back of a configuration.

@@ -75,6 +75,7 @@ type Resources struct {
 	SnatEntries    []map[string]any `json:"snat_entries"`
 	EIPs           []map[string]any `json:"eips"`
 	LoadBalancers  []map[string]any `json:"load_balancers"`
+	ScalingGroups  []map[string]any `json:"scaling_groups"`
 }
 
 // Resources lists every live resource, sorted by id.
@@ -86,6 +87,7 @@ func (s *Server) Resources() Resources {
 		SecurityGroups: []map[string]any{}, DeploymentSets: []map[string]any{}, HpcClusters: []map[string]any{},
 		FileSystems: []map[string]any{}, Buckets: []map[string]any{},
 		NatGateways: []map[string]any{}, SnatEntries: []map[string]any{}, EIPs: []map[string]any{}, LoadBalancers: []map[string]any{},
+		ScalingGroups: []map[string]any{},
 	}
 	for _, in := range s.db.order {
 		r.Instances = append(r.Instances, map[string]any{
@@ -120,13 +122,14 @@ func (s *Server) Resources() Resources {
 			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
+	s.essResources(now, &r)
 	s.mu.RUnlock()
 	if s.oss != nil {
 		if b := s.oss.Buckets(); b != nil {
 			r.Buckets = b
 		}
 	}
-	for _, l := range [][]map[string]any{r.Vpcs, r.VSwitches, r.SecurityGroups, r.DeploymentSets, r.HpcClusters, r.FileSystems} {
+	for _, l := range [][]map[string]any{r.Vpcs, r.VSwitches, r.SecurityGroups, r.DeploymentSets, r.HpcClusters, r.FileSystems, r.ScalingGroups} {
 		sort.Slice(l, func(i, j int) bool { return l[i]["id"].(string) < l[j]["id"].(string) })
 	}
 	return r

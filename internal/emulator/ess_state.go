@@ -1,5 +1,7 @@
 package emulator
 
+import "time"
+
 // Records of Auto Scaling (ESS, API 2014-08-28). A scaling group keeps the ids of its
 // instances; the instances themselves are ordinary ECS records launched through RunInstances
 // (same lifecycle, stock, quota and zone rules), so DescribeInstances sees them too.
@@ -133,6 +135,24 @@ func (d *db) initESS() {
 	}
 	if e.SpotCapacity == nil {
 		e.SpotCapacity = map[string]map[string]int{}
+	}
+}
+
+// essResources lists the scaling groups not yet gone (Deleting ones included) for
+// /_emulator/resources. Caller holds s.mu.
+func (s *Server) essResources(now time.Time, r *Resources) {
+	for _, g := range s.db.ESS.Groups {
+		if s.groupGone(g, now) {
+			continue
+		}
+		live := 0
+		for _, m := range g.Members {
+			if s.db.Instances[m.Instance] != nil {
+				live++
+			}
+		}
+		r.ScalingGroups = append(r.ScalingGroups, map[string]any{"id": g.ID, "region": g.Region, "name": g.Name,
+			"state": s.groupState(g), "min_size": g.Min, "max_size": g.Max, "instances": live, "tags": tagMap(g.Tags)})
 	}
 }
 

@@ -128,9 +128,11 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"catalog's best candidate for `scenario`, `gpu_model` and `gpus_per_node` is planned here. With " +
 					"`instance_type_fallback`, nodes may land on the next candidate: `nodes[*].instance_type` shows what each got.",
 			},
+			"autoscaling":      autoscalingSchema(),
+			"scaling_group_id": scalingGroupIDSchema(),
 			"size": schema.Int64Attribute{
-				Required: true,
-				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place. A control plane " +
+				Optional: true,
+				MarkdownDescription: "Number of nodes of a fixed-size pool (exactly one of `size` and `autoscaling`). Changing it adds nodes or removes the newest ones in place. A control plane " +
 					"(`kubernetes.role = \"control_plane\"`) is 1, 3 or 5 nodes, the etcd member counts that keep quorum; 3 and 5 need `kubernetes.load_balancer_id`.",
 				Validators: []validator.Int64{int64validator.Between(1, 5000)},
 			},
@@ -354,6 +356,15 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	poolID := newPoolID()
 	spec.PoolID = poolID
 	plan.ID = types.StringValue(poolID)
+	if spec.Autoscale != nil {
+		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		if !plan.ScalingGroupID.IsUnknown() {
+			// Whatever happened after the group exists, state records it: never an orphan.
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		}
+		return
+	}
+	plan.ScalingGroupID = types.StringNull()
 	summary := fmt.Sprintf("creating node pool %q (%s)", plan.Name.ValueString(), poolID)
 
 	// Nodes of an earlier apply of this pool that was killed before it could save state carry
@@ -386,6 +397,14 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.ScalingGroupID.IsNull() {
+		if !r.readAutoscaled(ctx, &state, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
 	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
@@ -423,6 +442,11 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	spec.PoolID = state.ID.ValueString()
+	if spec.Autoscale != nil {
+		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if old := poolLoadBalancer(ctx, &state); old != spec.LoadBalancerID {
 		// Moved to another load balancer, or off one: the old one loses the pool's nodes.
 		if err := r.detachBackends(ctx, old, nodeIDs(state)); err != nil {
@@ -452,6 +476,12 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
+	if !state.ScalingGroupID.IsNull() {
+		if err := r.deleteAutoscaled(ctx, &state); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+		}
+		return
+	}
 
 	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
 	if err != nil {
