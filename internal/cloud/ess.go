@@ -325,12 +325,30 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 
 // WaitScalingGroupSettled waits until a group holds at least min instances and none is still
 // starting (an activity launching them has ended).
+// A group whose last activity ended short of min (no stock anywhere, quota) is an error naming
+// what the vendor said, not a wait until the timeout.
 func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, min int) error {
 	var g *ScalingGroup
 	err := poll(ctx, func() (bool, error) {
 		var err error
-		g, err = c.FindScalingGroup(ctx, id)
-		return err == nil && g.TotalCapacity >= min && g.PendingCapacity == 0, err
+		if g, err = c.FindScalingGroup(ctx, id); err != nil {
+			return false, err
+		}
+		if g.PendingCapacity > 0 {
+			return false, nil
+		}
+		if g.TotalCapacity >= min {
+			return true, nil
+		}
+		last, err := c.lastActivity(ctx, id)
+		if err != nil || last == nil || last.Status == ActivityInProgress {
+			return false, err
+		}
+		if last.Status == ActivityFailed || last.Status == ActivityWarning {
+			return false, fmt.Errorf("scaling group %s holds %d of its minimum %d instances: its last scaling activity ended %s: %s (%s)",
+				id, g.TotalCapacity, min, last.Status, last.StatusMessage, last.ErrorCode)
+		}
+		return false, nil
 	})
 	if err != nil && g != nil {
 		return fmt.Errorf("waiting for scaling group %s to hold %d running instances (it has %d, %d starting): %w", id, min, g.ActiveCapacity, g.PendingCapacity, err)
@@ -439,11 +457,31 @@ func (c *Client) FindScalingActivity(ctx context.Context, groupID, id string) (*
 	}
 	for _, a := range resp.ScalingActivities.ScalingActivity {
 		if a.ScalingActivityId == id {
-			return &ScalingActivity{ID: a.ScalingActivityId, Status: a.StatusCode, Cause: a.Cause, StatusMessage: a.StatusMessage,
-				ErrorCode: a.ErrorCode, Created: a.CreatedInstances.CreatedInstance, Destroyed: a.DestroyedInstances.DestroyedInstance}, nil
+			return activityOf(a), nil
 		}
 	}
 	return nil, notFound(ProductESS, "DescribeScalingActivities", "InvalidScalingActivityId.NotFound", "scaling activity "+id)
+}
+
+// lastActivity answers the group's newest activity (nil when it has none).
+func (c *Client) lastActivity(ctx context.Context, groupID string) (*ScalingActivity, error) {
+	req := ess.CreateDescribeScalingActivitiesRequest()
+	req.RegionId = c.region
+	req.ScalingGroupId = groupID
+	req.PageSize = requests.NewInteger(1)
+	resp := ess.CreateDescribeScalingActivitiesResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	for _, a := range resp.ScalingActivities.ScalingActivity {
+		return activityOf(a), nil
+	}
+	return nil, nil
+}
+
+func activityOf(a ess.ScalingActivity) *ScalingActivity {
+	return &ScalingActivity{ID: a.ScalingActivityId, Status: a.StatusCode, Cause: a.Cause, StatusMessage: a.StatusMessage,
+		ErrorCode: a.ErrorCode, Created: a.CreatedInstances.CreatedInstance, Destroyed: a.DestroyedInstances.DestroyedInstance}
 }
 
 // WaitActivity waits until an activity has ended and returns it. A Failed activity is an error

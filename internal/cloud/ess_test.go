@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -124,5 +125,34 @@ func TestScalingGroupLifecycle(t *testing.T) {
 	}
 	if err := c.DeleteScalingGroup(ctx, id); err != nil {
 		t.Fatalf("deleting a group already gone: %v", err)
+	}
+}
+
+// A group that cannot reach its minimum (no stock in any zone) fails the wait with the
+// activity's error instead of waiting until the timeout.
+func TestWaitScalingGroupSettledFailsOnStockOut(t *testing.T) {
+	c, srv := startEmulator(t)
+	ctx := testCtx(t)
+	net := createTestNetwork(ctx, t, c, "10.0.1.0/24")
+	sgID, err := c.CreateSecurityGroup(ctx, SecurityGroupInput{VPCID: net.vpcID, Name: "pool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetCapacity(map[string]map[string]int{testRegion + "-a": {"ecs.gn7i-c8g1.2xlarge": 0}})
+	id, err := c.CreateScalingGroup(ctx, ScalingGroupInput{Name: "empty", MinSize: 2, MaxSize: 4, VSwitchIDs: []string{net.vswitches[0].ID}, Spot: AllOnDemand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := c.CreateScalingConfiguration(ctx, ScalingConfigurationInput{GroupID: id, ImageID: "ubuntu_22_04_x64_20G_alibase_20240101.vhd",
+		InstanceTypes: []string{"ecs.gn7i-c8g1.2xlarge"}, SecurityGroupIDs: []string{sgID}, SystemDisk: Disk{Category: "cloud_essd", SizeGiB: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnableScalingGroup(ctx, id, cfg); err != nil {
+		t.Fatal(err)
+	}
+	err = c.WaitScalingGroupSettled(ctx, id, 2)
+	if err == nil || !strings.Contains(err.Error(), "OperationDenied.NoStock") || ctx.Err() != nil {
+		t.Fatalf("WaitScalingGroupSettled = %v; want the stock-out named before the context ends", err)
 	}
 }
