@@ -323,11 +323,11 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 	return resp.ScalingConfigurationId, nil
 }
 
-// WaitScalingGroupSettled waits until a group holds at least min instances and none is still
+// WaitScalingGroupSettled waits until a group holds at least minimum instances and none is still
 // starting (an activity launching them has ended).
-// A group whose last activity ended short of min (no stock anywhere, quota) is an error naming
+// A group whose last activity ended short of the minimum (no stock anywhere, quota) is an error naming
 // what the vendor said, not a wait until the timeout.
-func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, min int) error {
+func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, minimum int) error {
 	var g *ScalingGroup
 	err := poll(ctx, func() (bool, error) {
 		var err error
@@ -337,7 +337,7 @@ func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, min int
 		if g.PendingCapacity > 0 {
 			return false, nil
 		}
-		if g.TotalCapacity >= min {
+		if g.TotalCapacity >= minimum {
 			return true, nil
 		}
 		last, err := c.lastActivity(ctx, id)
@@ -346,12 +346,12 @@ func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, min int
 		}
 		if last.Status == ActivityFailed || last.Status == ActivityWarning {
 			return false, fmt.Errorf("scaling group %s holds %d of its minimum %d instances: its last scaling activity ended %s: %s (%s)",
-				id, g.TotalCapacity, min, last.Status, last.StatusMessage, last.ErrorCode)
+				id, g.TotalCapacity, minimum, last.Status, last.StatusMessage, last.ErrorCode)
 		}
 		return false, nil
 	})
 	if err != nil && g != nil {
-		return fmt.Errorf("waiting for scaling group %s to hold %d running instances (it has %d, %d starting): %w", id, min, g.ActiveCapacity, g.PendingCapacity, err)
+		return fmt.Errorf("waiting for scaling group %s to hold %d running instances (it has %d, %d starting): %w", id, minimum, g.ActiveCapacity, g.PendingCapacity, err)
 	}
 	if err != nil {
 		return fmt.Errorf("waiting for scaling group %s: %w", id, err)

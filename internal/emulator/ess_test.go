@@ -25,7 +25,7 @@ func (e *env) essClient() *ess.Client {
 }
 
 // essGroup builds a group (min, max) whose configuration lists types in priority order.
-func (e *env) essGroup(min, max int, types []string, spot func(*ess.CreateScalingGroupRequest, *ess.CreateScalingConfigurationRequest)) essFixture {
+func (e *env) essGroup(minSize, maxSize int, types []string, spot func(*ess.CreateScalingGroupRequest, *ess.CreateScalingConfigurationRequest)) essFixture {
 	e.t.Helper()
 	f := essFixture{fixture: e.network("10.0.0.0/16", "10.0.1.0/24")}
 	cs := vpc.CreateCreateVSwitchRequest()
@@ -36,7 +36,7 @@ func (e *env) essGroup(min, max int, types []string, spot func(*ess.CreateScalin
 	c := e.essClient()
 	g := ess.CreateCreateScalingGroupRequest()
 	g.RegionId = testRegion
-	g.MinSize, g.MaxSize = requests.NewInteger(min), requests.NewInteger(max)
+	g.MinSize, g.MaxSize = requests.NewInteger(minSize), requests.NewInteger(maxSize)
 	g.VSwitchIds = &[]string{f.vswID, f.vswB}
 	g.ScalingGroupName = "pool"
 	cfg := ess.CreateCreateScalingConfigurationRequest()
