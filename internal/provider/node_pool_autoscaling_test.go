@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -258,5 +260,64 @@ func TestAccNodePoolAutoscaling_badInput(t *testing.T) {
 				t.Fatalf("%d scaling groups created by a refused plan", n)
 			}
 		})
+	}
+}
+
+// Must show: OpenTofu killed (SIGKILL, with its provider) once the scaling group exists, while the
+// create waits for its nodes; the next apply adopts the group (no second one) and its pool id,
+// the plan after it is empty, and destroy leaves nothing.
+func TestAccNodePoolAutoscaling_crashMidCreate(t *testing.T) {
+	run := newTofuRun(t)
+	// Three seconds of boot keep the create waiting for its minimum long enough to kill.
+	emu := acctest.StartEmulator(t, acctest.WithBootTime(3*time.Second))
+	network := crashProviders + emu.Config() + poolNetworkConfig("")
+	run.write(network)
+	run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	run.write(network + autoscalingPoolConfig(`autoscaling = { min_size = 10, max_size = 50 }`))
+	cmd, out := run.command("apply", "-auto-approve", "-no-color", "-input=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	deadline := time.After(2 * time.Minute)
+	for poolInstances(emu, "train") == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("tofu apply ended (%v) before the group launched a node; the crash test needs it in flight:\n%s", err, out)
+		case <-deadline:
+			t.Fatalf("no node was launched within 2 minutes:\n%s", out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing tofu and its provider: %v", err)
+	}
+	t.Logf("tofu after SIGKILL: %v", <-exited)
+	groups := emu.Resources().ScalingGroups
+	if len(groups) != 1 {
+		t.Fatalf("%d scaling groups after the kill, want 1", len(groups))
+	}
+	first := groups[0]["id"].(string)
+
+	applied := run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	if groups = emu.Resources().ScalingGroups; len(groups) != 1 || groups[0]["id"] != first {
+		t.Fatalf("after the second apply the emulator holds scaling groups %v, want only %s\n%s", groups, first, applied)
+	}
+	if got := poolInstances(emu, "train"); got != 10 {
+		t.Fatalf("the pool has %d nodes, want its minimum 10", got)
+	}
+	if code, plan := run.run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
+		t.Fatalf("plan after the second apply is not empty (exit %d):\n%s", code, plan)
+	}
+	state := run.mustRun("state", "show", "-no-color", "gpucluster_node_pool.train")
+	if !strings.Contains(state, first) {
+		t.Fatalf("the state does not name the adopted group %s:\n%s", first, state)
+	}
+	run.mustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+	if err := checkNothingLeft(emu)(nil); err != nil {
+		t.Fatal(err)
 	}
 }
