@@ -63,8 +63,12 @@ func autoscalingSchema() schema.Attribute {
 			"the catalog's next candidates as a priority list, so the group moves to the next zone or type on a stock-out by " +
 			"itself. The Kubernetes Cluster Autoscaler sizes the group (node group `<min>:<max>:<scaling_group_id>`); " +
 			"Terraform owns the bounds and the launch settings, and a plan after the autoscaler changed the size is empty. " +
-			"The group starts at `min_size` nodes. Changing the launch settings (image, disks, user data, type) applies to the " +
-			"nodes launched from then on. Not for control planes; `auto_release_after` and `min_size` (the fixed pool's floor) do not apply.",
+			"The group starts at `min_size` nodes. Changing the launch settings (image, disks, user data, type) makes a new " +
+			"scaling configuration and rolls the nodes `update_strategy.max_unavailable` at a time: the group grows by a wave, " +
+			"then the wave's old nodes go (at `max_size`, the old nodes go first). Changing the bounds or the spot mix changes " +
+			"the group in place. Switching a pool between `size` and `autoscaling` replaces it. Not for control planes; " +
+			"`auto_release_after` and `min_size` (the fixed pool's floor) do not apply, nor does the network's low-latency " +
+			"placement (scaling groups take no deployment set). Import is for fixed-size pools only.",
 		Attributes: map[string]schema.Attribute{
 			"min_size": schema.Int64Attribute{
 				Required:            true,

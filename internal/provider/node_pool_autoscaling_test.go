@@ -187,6 +187,20 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkScalingGroups(emu, 1)),
 			},
+			{
+				// New launch settings roll the autoscaler's 15 nodes, 5 at a time, and keep their count.
+				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`
+  autoscaling     = { min_size = 0, max_size = 60 }
+  update_strategy = { max_unavailable = 5 }
+  image_id        = "aliyun_3_x64_20G_alibase_20240101.vhd"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(15)),
+				},
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkImages(emu, "aliyun_3_x64_20G_alibase_20240101.vhd", 15)),
+			},
 		},
 	})
 }
