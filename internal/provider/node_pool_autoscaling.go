@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -284,13 +285,23 @@ func (r *nodePoolResource) recordAutoscaled(ctx context.Context, spec poolSpec, 
 
 // readAutoscaled refreshes an autoscaling pool: its nodes are whatever the autoscaler left.
 // found is false when the group is gone.
+// Bounds changed outside Terraform are read back, so the next plan puts them right.
 func (r *nodePoolResource) readAutoscaled(ctx context.Context, state *nodePoolModel, diags *diag.Diagnostics) (found bool) {
-	if _, err := r.client.FindScalingGroup(ctx, state.ScalingGroupID.ValueString()); err != nil {
+	g, err := r.client.FindScalingGroup(ctx, state.ScalingGroupID.ValueString())
+	if err != nil {
 		if cloud.IsNotFound(err) {
 			return false
 		}
 		diags.AddError(fmt.Sprintf("reading node pool (%s)", state.ID.ValueString()), err.Error())
 		return true
+	}
+	if !state.Autoscaling.IsNull() && !state.Autoscaling.IsUnknown() {
+		var a autoscalingModel
+		diags.Append(state.Autoscaling.As(ctx, &a, basetypes.ObjectAsOptions{})...)
+		a.MinSize, a.MaxSize = types.Int64Value(int64(g.MinSize)), types.Int64Value(int64(g.MaxSize))
+		obj, d := types.ObjectValueFrom(ctx, autoscalingAttrTypes, a)
+		diags.Append(d...)
+		state.Autoscaling = obj
 	}
 	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
 	if err != nil {

@@ -188,6 +188,28 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkScalingGroups(emu, 1)),
 			},
 			{
+				// Bounds changed outside Terraform show in the plan and are put back.
+				PreConfig: func() {
+					m := ess.CreateModifyScalingGroupRequest()
+					m.RegionId, m.ScalingGroupId, m.MaxSize = acctest.Region, group.id, requests.NewInteger(40)
+					if _, err := emulatorESS(emu).ModifyScalingGroup(m); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					for _, g := range emu.Resources().ScalingGroups {
+						if g["max_size"] != 60 {
+							return fmt.Errorf("scaling group max_size %v after the apply, want 60", g["max_size"])
+						}
+					}
+					return nil
+				},
+			},
+			{
 				// New launch settings roll the autoscaler's 15 nodes, 5 at a time, and keep their count.
 				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`
   autoscaling     = { min_size = 0, max_size = 60 }
