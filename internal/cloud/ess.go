@@ -268,6 +268,9 @@ type ScalingConfigurationInput struct {
 	KeyPairName string
 	// HPCClusterID is the HPC cluster super computing cluster types join ("" for none).
 	HPCClusterID string
+	// ERDMA adds a secondary, HighPerformance interface for eRDMA traffic in the same security
+	// group, as RunInstancesInput.ERDMA does.
+	ERDMA bool
 	// SpotStrategy is "" or NoSpot for pay-as-you-go, SpotAsPriceGo, or SpotWithPriceLimit with
 	// SpotPriceLimit (per hour) for every type.
 	SpotStrategy   string
@@ -307,6 +310,11 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 	}
 	req.KeyPairName = in.KeyPairName
 	req.HpcClusterId = in.HPCClusterID
+	if in.ERDMA {
+		enis := []ess.CreateScalingConfigurationNetworkInterfaces{{InstanceType: "Secondary",
+			NetworkInterfaceTrafficMode: "HighPerformance", SecurityGroupIds: &sgs}}
+		req.NetworkInterfaces = &enis
+	}
 	req.Tags = tagsJSON(in.Tags)
 	req.SpotStrategy = in.SpotStrategy
 	if in.SpotStrategy == "SpotWithPriceLimit" {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -399,10 +400,11 @@ func (c *call) launchInto(g *scalingGroup, cf *scalingConfig, a *scalingActivity
 				p := params{"RegionId": c.region, "InstanceType": typ, "VSwitchId": vsw, "SpotStrategy": spot,
 					"Amount": strconv.Itoa(min(n-created, 100)), "MinAmount": "1"}
 				for k, v := range cf.Launch {
-					if k != "SpotStrategy" && (len(k) < 15 || k[:15] != "SpotPriceLimit.") {
+					if k != "SpotStrategy" && !strings.HasPrefix(k, "SpotPriceLimit.") && !strings.HasPrefix(k, "NetworkInterfaces.") {
 						p[k] = v
 					}
 				}
+				addSecondaryInterfaces(p, cf.Launch)
 				if spot == "SpotWithPriceLimit" {
 					for _, m := range params(cf.Launch).structList("SpotPriceLimit") {
 						if normalizeType(m["InstanceType"]) == normalizeType(typ) {
@@ -435,6 +437,25 @@ func (c *call) launchInto(g *scalingGroup, cf *scalingConfig, a *scalingActivity
 		}
 	}
 	return created
+}
+
+// addSecondaryInterfaces turns the configuration's secondary NetworkInterfaces.N (an eRDMA
+// HighPerformance interface, say) into RunInstances' NetworkInterface.N; the primary interface
+// is the instance's own, from the top-level vSwitch and security groups.
+func addSecondaryInterfaces(p params, launch map[string]string) {
+	n := 0
+	for _, m := range params(launch).structList("NetworkInterfaces") {
+		if m["InstanceType"] == "Primary" {
+			continue
+		}
+		n++
+		pre := fmt.Sprintf("NetworkInterface.%d.", n)
+		p[pre+"InstanceType"] = "Secondary"
+		p[pre+"NetworkInterfaceTrafficMode"] = orDefault(m["NetworkInterfaceTrafficMode"], "Standard")
+		if sg := m["SecurityGroupIds.1"]; sg != "" {
+			p[pre+"SecurityGroupId"] = sg
+		}
+	}
 }
 
 // activityStatus: Rejected activities never ran; an activity is InProgress for the boot time

@@ -316,3 +316,22 @@ func BenchmarkESSScaleOut1000(b *testing.B) {
 		b.ReportMetric(float64(e.s.Stats().Total), "calls/op")
 	}
 }
+
+// An eRDMA configuration (a secondary HighPerformance interface) launches instances with it.
+func TestESSSecondaryInterfaceReachesTheInstances(t *testing.T) {
+	e := newEnv(t, Config{BootTime: 100 * time.Millisecond})
+	f := e.essGroup(0, 4, []string{"ecs.gn8v-8x.48xlarge"}, func(_ *ess.CreateScalingGroupRequest, cfg *ess.CreateScalingConfigurationRequest) {
+		cfg.NetworkInterfaces = &[]ess.CreateScalingConfigurationNetworkInterfaces{{InstanceType: "Secondary",
+			NetworkInterfaceTrafficMode: "HighPerformance", SecurityGroupIds: &[]string{}}}
+	})
+	e.autoscalerSetSize(f.group, 2)
+	e.advance(time.Second)
+	inst := e.scalingInstances(f.group)
+	if len(inst) != 2 {
+		t.Fatalf("%d instances, want 2", len(inst))
+	}
+	nics := e.s.db.Instances[inst[0].InstanceId].NICs
+	if len(nics) == 0 || nics[0].Mode != "HighPerformance" {
+		t.Fatalf("the instance has no HighPerformance interface: %+v", nics)
+	}
+}
