@@ -277,6 +277,8 @@ type ScalingConfigurationInput struct {
 	SpotPriceLimit float64
 	// Tags go on every instance the group launches.
 	Tags map[string]string
+	// ClientToken makes the create idempotent.
+	ClientToken string
 }
 
 // tagsJSON is the Tags parameter of a scaling configuration: a JSON object.
@@ -294,6 +296,7 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 	req.RegionId = c.region
 	req.ScalingGroupId = in.GroupID
 	req.ScalingConfigurationName = in.Name
+	req.ClientToken = in.ClientToken
 	req.ImageId = in.ImageID
 	types, sgs := slices.Clone(in.InstanceTypes), slices.Clone(in.SecurityGroupIDs)
 	req.InstanceTypes, req.SecurityGroupIds = &types, &sgs

@@ -171,7 +171,8 @@ func (r *nodePoolResource) ensureConfiguration(ctx context.Context, g *cloud.Sca
 	in := cloud.ScalingConfigurationInput{GroupID: g.ID, Name: name, ImageID: spec.ImageID, InstanceTypes: launchTypes(spec),
 		SecurityGroupIDs: []string{spec.Network.SecurityGroupID},
 		SystemDisk:       cloud.Disk{Category: spec.SystemDisk.Category, PerformanceLevel: spec.SystemDisk.Level, SizeGiB: spec.SystemDisk.SizeGiB},
-		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: nodeTags(spec)}
+		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: nodeTags(spec),
+		ClientToken: cloud.ClientToken(0, "node-pool-asc", g.ID, name)}
 	for _, d := range spec.DataDisks {
 		in.DataDisks = append(in.DataDisks, cloud.Disk{Category: d.Category, PerformanceLevel: d.Level, SizeGiB: d.SizeGiB})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
 func autoscalingPoolConfig(extra string) string {
@@ -356,4 +357,36 @@ func TestAccNodePoolAutoscaling_crashMidCreate(t *testing.T) {
 	if err := checkNothingLeft(emu)(nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The autoscaling pool applies, plans clean and destroys through 20% throttling, 5%
+// ServiceUnavailable and 2% dropped connections, with one scaling group and nothing leaked.
+func TestAccNodePoolAutoscaling_faults(t *testing.T) {
+	emu := acctest.StartEmulator(t, acctest.WithBootTime(500*time.Millisecond))
+	emu.SetFaults(emulator.Faults{ThrottleRate: 0.20, UnavailableRate: 0.05, ResetRate: 0.02})
+	config := emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 20, max_size = 50 }`)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy: func(s *terraform.State) error {
+			st := emu.Stats()
+			t.Logf("calls %d, injected: %v", st.Total, st.Errors)
+			if st.Errors["Throttling.User"] == 0 {
+				return fmt.Errorf("no throttling was injected (%v): the test proves nothing", st.Errors)
+			}
+			return checkNothingLeft(emu)(s)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check:  resource.ComposeTestCheckFunc(checkInstances(emu, 20), checkScalingGroups(emu, 1)),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
 }
