@@ -56,14 +56,20 @@ func readAdjustment(p params, typ string, value int) (string, int, *apiError) {
 	return typ, value, nil
 }
 
-// requireAdjustment: a new rule or a one-off adjustment names both its type and its value.
-func requireAdjustment(p params) *apiError {
+// adjustedGroup is the group a new rule or a one-off adjustment is for; both name their
+// adjustment's type and value.
+func (c *call) adjustedGroup() (*scalingGroup, *apiError) {
+	c.purgeESS()
+	g, e := c.writableGroup()
+	if e != nil {
+		return nil, e
+	}
 	for _, k := range []string{"AdjustmentType", "AdjustmentValue"} {
-		if _, ok := p[k]; !ok {
-			return errMissing(k)
+		if _, ok := c.p[k]; !ok {
+			return nil, errMissing(k)
 		}
 	}
-	return nil
+	return g, nil
 }
 
 func ruleAri(r *scalingRule) string {
@@ -71,12 +77,8 @@ func ruleAri(r *scalingRule) string {
 }
 
 func createScalingRule(c *call) (any, *apiError) {
-	c.purgeESS()
-	g, e := c.writableGroup()
+	g, e := c.adjustedGroup()
 	if e != nil {
-		return nil, e
-	}
-	if e := requireAdjustment(c.p); e != nil {
 		return nil, e
 	}
 	r := &scalingRule{Group: g.ID, Region: c.region}
@@ -269,12 +271,8 @@ func executeScalingRule(c *call) (any, *apiError) {
 }
 
 func scaleWithAdjustment(c *call) (any, *apiError) {
-	c.purgeESS()
-	g, e := c.writableGroup()
+	g, e := c.adjustedGroup()
 	if e != nil {
-		return nil, e
-	}
-	if e := requireAdjustment(c.p); e != nil {
 		return nil, e
 	}
 	typ, value, e := readAdjustment(c.p, "", 0)

@@ -273,20 +273,12 @@ func (r *nodePoolResource) recordAutoscaled(ctx context.Context, spec poolSpec, 
 	if plan.ZoneIDs.IsUnknown() {
 		plan.ZoneIDs = stringList(spec.Zones)
 	}
-	price := 0.0
-	if len(nodes) > 0 {
-		p, _, err := r.client.HourlyPrice(ctx, spec.Types[0], nodes[0].ZoneID, spotStrategyForPrice(spec), len(nodes))
-		if err != nil {
-			diags.AddWarning(fmt.Sprintf("node pool (%s): no price estimate", spec.PoolID), err.Error())
-		}
-		price = p
-	}
-	plan.EstimatedHourlyPrice = types.Float64Value(price)
+	plan.EstimatedHourlyPrice = types.Float64Value(r.nodesPrice(ctx, spec, nodes, diags))
 }
 
-// readAutoscaled refreshes an autoscaling pool: its nodes are whatever the autoscaler left.
-// found is false when the group is gone.
-// Bounds changed outside Terraform are read back, so the next plan puts them right.
+// readAutoscaled refreshes an autoscaling pool: its nodes are whatever the autoscaler left, and
+// bounds changed outside Terraform are read back so the next plan puts them right. found is
+// false when the group is gone.
 func (r *nodePoolResource) readAutoscaled(ctx context.Context, state *nodePoolModel, diags *diag.Diagnostics) (found bool) {
 	g, err := r.client.FindScalingGroup(ctx, state.ScalingGroupID.ValueString())
 	if err != nil {

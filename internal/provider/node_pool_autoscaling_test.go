@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -311,28 +310,7 @@ func TestAccNodePoolAutoscaling_crashMidCreate(t *testing.T) {
 	run.write(network)
 	run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	run.write(network + autoscalingPoolConfig(`autoscaling = { min_size = 10, max_size = 50 }`))
-	cmd, out := run.command("apply", "-auto-approve", "-no-color", "-input=false")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-	deadline := time.After(2 * time.Minute)
-	for poolInstances(emu, "train") == 0 {
-		select {
-		case err := <-exited:
-			t.Fatalf("tofu apply ended (%v) before the group launched a node; the crash test needs it in flight:\n%s", err, out)
-		case <-deadline:
-			t.Fatalf("no node was launched within 2 minutes:\n%s", out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
-		t.Fatalf("killing tofu and its provider: %v", err)
-	}
-	t.Logf("tofu after SIGKILL: %v", <-exited)
+	run.applyKilledWhen(func() bool { return poolInstances(emu, "train") > 0 }, "the group launched a node")
 	groups := emu.Resources().ScalingGroups
 	if len(groups) != 1 {
 		t.Fatalf("%d scaling groups after the kill, want 1", len(groups))
