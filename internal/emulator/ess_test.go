@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -333,5 +335,30 @@ func TestESSSecondaryInterfaceReachesTheInstances(t *testing.T) {
 	nics := e.s.db.Instances[inst[0].InstanceId].NICs
 	if len(nics) == 0 || nics[0].Mode != "HighPerformance" {
 		t.Fatalf("the instance has no HighPerformance interface: %+v", nics)
+	}
+}
+
+// A scaling group, its configuration, activities and members survive a restart from the state
+// file, and the group scales on from there.
+func TestESSStateSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	e := newEnv(t, Config{StateFile: path, BootTime: 100 * time.Millisecond})
+	f := e.essGroup(0, 10, []string{"ecs.gn7i-c8g1.2xlarge"}, nil)
+	e.autoscalerSetSize(f.group, 3)
+	e.advance(time.Second)
+	before := e.s.Resources()
+	e.srv.Close()
+	must(t, e.s.Close())
+
+	e2 := newEnv(t, Config{StateFile: path, BootTime: 100 * time.Millisecond})
+	after := e2.s.Resources()
+	if len(after.ScalingGroups) != 1 || fmt.Sprint(before.ScalingGroups) != fmt.Sprint(after.ScalingGroups) {
+		t.Fatalf("scaling groups after a restart:\n%v\n%v", before.ScalingGroups, after.ScalingGroups)
+	}
+	e2.advance(2 * time.Second)
+	e2.autoscalerSetSize(f.group, 5)
+	e2.advance(time.Second)
+	if n := len(e2.scalingInstances(f.group)); n != 5 {
+		t.Fatalf("%d instances after scaling the restored group to 5", n)
 	}
 }
