@@ -403,6 +403,22 @@ func (c *Client) FindScalingConfigurations(ctx context.Context, groupID string) 
 	return out, nil
 }
 
+// SetScalingConfigurationTags replaces the tags a configuration puts on the instances it
+// launches from now on (instances already running keep theirs: tag them with SyncTags).
+func (c *Client) SetScalingConfigurationTags(ctx context.Context, id string, tags map[string]string) error {
+	req := ess.CreateModifyScalingConfigurationRequest()
+	req.RegionId = c.region
+	req.ScalingConfigurationId = id
+	req.Tags = tagsJSON(tags)
+	if req.Tags == "" {
+		req.Tags = "{}"
+	}
+	if err := c.Call(ctx, req, ess.CreateModifyScalingConfigurationResponse()); err != nil {
+		return fmt.Errorf("setting the tags of scaling configuration %s: %w", id, err)
+	}
+	return nil
+}
+
 // DeleteScalingConfiguration deletes a configuration the group no longer uses; one already gone
 // is not an error.
 func (c *Client) DeleteScalingConfiguration(ctx context.Context, id string) error {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -163,15 +164,27 @@ func (r *nodePoolResource) ensureConfiguration(ctx context.Context, g *cloud.Sca
 		return "", err
 	}
 	name := configurationName(spec)
+	tags := nodeTags(spec)
+	if len(tags) > cloud.MaxTagsPerResource {
+		return "", fmt.Errorf("a node would carry %d tags, more than the %d ECS allows (the provider uses %d): drop some of tags",
+			len(tags), cloud.MaxTagsPerResource, len(tags)-len(spec.UserTags))
+	}
 	for _, cf := range cfgs {
-		if cf.Name == name {
-			return cf.ID, nil
+		if cf.Name != name {
+			continue
 		}
+		// Tags change in place, as on a fixed pool's nodes: no new configuration, no roll.
+		if !maps.Equal(cf.Tags, tags) {
+			if err := r.client.SetScalingConfigurationTags(ctx, cf.ID, tags); err != nil {
+				return "", err
+			}
+		}
+		return cf.ID, nil
 	}
 	in := cloud.ScalingConfigurationInput{GroupID: g.ID, Name: name, ImageID: spec.ImageID, InstanceTypes: launchTypes(spec),
 		SecurityGroupIDs: []string{spec.Network.SecurityGroupID},
 		SystemDisk:       cloud.Disk{Category: spec.SystemDisk.Category, PerformanceLevel: spec.SystemDisk.Level, SizeGiB: spec.SystemDisk.SizeGiB},
-		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: nodeTags(spec),
+		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: tags,
 		ClientToken: cloud.ClientToken(0, "node-pool-asc", g.ID, name)}
 	for _, d := range spec.DataDisks {
 		in.DataDisks = append(in.DataDisks, cloud.Disk{Category: d.Category, PerformanceLevel: d.Level, SizeGiB: d.SizeGiB})
@@ -237,6 +250,9 @@ func (r *nodePoolResource) applyAutoscaling(ctx context.Context, spec poolSpec, 
 	r.dropOldConfigurations(ctx, g.ID, cfgID)
 	nodes, err := r.waitMinimum(ctx, g.ID, spec)
 	if err != nil {
+		diags.AddError(summary, err.Error())
+	}
+	if err := r.retag(ctx, spec, nodes); err != nil {
 		diags.AddError(summary, err.Error())
 	}
 	r.recordAutoscaled(ctx, spec, plan, nodes, diags)

@@ -180,12 +180,14 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkEveryInstanceTagged(emu, "gpucluster:pool-name", "train")),
 			},
 			{
-				// Terraform owns the bounds: raising max_size is an in-place update that keeps the nodes.
-				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }`),
+				// Terraform owns the bounds: raising max_size is an in-place update that keeps the nodes;
+				// a new tag goes on them in place too.
+				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }
+  tags = { team = "vision" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
 				}},
-				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkScalingGroups(emu, 1)),
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkScalingGroups(emu, 1), checkEveryInstanceTagged(emu, "team", "vision")),
 			},
 			{
 				// Bounds changed outside Terraform show in the plan and are put back.
@@ -196,7 +198,8 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }`),
+				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }
+  tags = { team = "vision" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
 				}},
@@ -214,14 +217,16 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`
   autoscaling     = { min_size = 0, max_size = 60 }
   update_strategy = { max_unavailable = 5 }
-  image_id        = "aliyun_3_x64_20G_alibase_20240101.vhd"`),
+  image_id        = "aliyun_3_x64_20G_alibase_20240101.vhd"
+  tags            = { team = "vision" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(15)),
 				},
-				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkImages(emu, "aliyun_3_x64_20G_alibase_20240101.vhd", 15)),
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkImages(emu, "aliyun_3_x64_20G_alibase_20240101.vhd", 15),
+					checkEveryInstanceTagged(emu, "team", "vision")),
 			},
 		},
 	})
