@@ -283,13 +283,39 @@ func (r *nodePoolResource) waitMinimum(ctx context.Context, groupID string, spec
 	return r.client.ListInstancesByTags(ctx, map[string]string{tagPool: spec.PoolID})
 }
 
+// autoscaledPrice is what the nodes there are now cost per hour: a mixed group's spot and
+// pay-as-you-go nodes each at their own price.
+func (r *nodePoolResource) autoscaledPrice(ctx context.Context, spec poolSpec, nodes []cloud.Instance, diags *diag.Diagnostics) float64 {
+	spot := 0
+	for _, n := range nodes {
+		if n.SpotStrategy != "" && n.SpotStrategy != "NoSpot" {
+			spot++
+		}
+	}
+	total := 0.0
+	for _, part := range []struct {
+		strategy string
+		n        int
+	}{{"", len(nodes) - spot}, {spotStrategyForPrice(spec), spot}} {
+		if part.n == 0 {
+			continue
+		}
+		p, _, err := r.client.HourlyPrice(ctx, spec.Types[0], nodes[0].ZoneID, part.strategy, part.n)
+		if err != nil {
+			diags.AddWarning(fmt.Sprintf("node pool (%s): no price estimate", spec.PoolID), err.Error())
+		}
+		total += p
+	}
+	return total
+}
+
 // recordAutoscaled records the nodes, and the price of the nodes there are now.
 func (r *nodePoolResource) recordAutoscaled(ctx context.Context, spec poolSpec, plan *nodePoolModel, nodes []cloud.Instance, diags *diag.Diagnostics) {
 	diags.Append(plan.setNodes(ctx, nodes)...)
 	if plan.ZoneIDs.IsUnknown() {
 		plan.ZoneIDs = stringList(spec.Zones)
 	}
-	plan.EstimatedHourlyPrice = types.Float64Value(r.nodesPrice(ctx, spec, nodes, diags))
+	plan.EstimatedHourlyPrice = types.Float64Value(r.autoscaledPrice(ctx, spec, nodes, diags))
 }
 
 // readAutoscaled refreshes an autoscaling pool: its nodes are whatever the autoscaler left, and

@@ -265,14 +265,16 @@ func TestAccNodePoolAutoscaling_spotFallsBackToOnDemand(t *testing.T) {
   instance_type_fallback = false
   spot        = { strategy = "SpotAsPriceGo" }
   autoscaling = { min_size = 3, max_size = 10 }`),
-			Check: resource.ComposeTestCheckFunc(checkInstances(emu, 3), func(*terraform.State) error {
-				for _, in := range emu.Resources().Instances {
-					if in["spot_strategy"] != "NoSpot" {
-						return fmt.Errorf("instance %s is %v; with no spot stock every node should be pay-as-you-go", in["id"], in["spot_strategy"])
+			Check: resource.ComposeTestCheckFunc(checkInstances(emu, 3),
+				resource.TestCheckResourceAttrWith("gpucluster_node_pool.train", "estimated_hourly_price", positiveNumber),
+				func(*terraform.State) error {
+					for _, in := range emu.Resources().Instances {
+						if in["spot_strategy"] != "NoSpot" {
+							return fmt.Errorf("instance %s is %v; with no spot stock every node should be pay-as-you-go", in["id"], in["spot_strategy"])
+						}
 					}
-				}
-				return nil
-			}),
+					return nil
+				}),
 		}},
 	})
 }

@@ -322,8 +322,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				}},
 			},
 			"estimated_hourly_price": schema.Float64Attribute{
-				Computed:            true,
-				MarkdownDescription: "Price of the whole pool per hour, from ECS DescribePrice (the emulator uses its own illustrative price table).",
+				Computed: true,
+				MarkdownDescription: "Price of the whole pool per hour, from ECS DescribePrice (the emulator uses its own illustrative price table). " +
+					"An autoscaling pool's is the price of the nodes it had at the last apply, spot and pay-as-you-go nodes each at their own price; " +
+					"`autoscaling.max_hourly_price` bounds it at `max_size`.",
 			},
 			"timeouts": timeoutsAttribute(ctx),
 		},
