@@ -412,3 +412,39 @@ func (r *nodePoolResource) rollAutoscaled(ctx context.Context, groupID, cfgID st
 		}
 	}
 }
+
+// importAutoscaled imports an autoscaling pool: the scaling group tagged with the pool id (found
+// false when there is none, and the pool is imported as a fixed-size one). Its bounds and id come
+// from the group, the rest as for a fixed pool from the nodes' tags.
+func (r *nodePoolResource) importAutoscaled(ctx context.Context, id string, nodes []cloud.Instance, diags *diag.Diagnostics) (*nodePoolModel, bool) {
+	groups, err := r.client.FindScalingGroupsByTags(ctx, map[string]string{tagPool: id})
+	if err != nil {
+		diags.AddError(fmt.Sprintf("importing node pool (%s)", id), err.Error())
+		return nil, false
+	}
+	if len(groups) == 0 {
+		return nil, false
+	}
+	g := groups[0]
+	src := nodes
+	if len(src) == 0 {
+		// A group scaled to zero: it carries the pool's own tags as its nodes do.
+		src = []cloud.Instance{{Tags: g.Tags}}
+	}
+	state, d := importedPool(ctx, id, src)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, true
+	}
+	diags.Append(state.setNodes(ctx, nodes)...)
+	if len(nodes) == 0 {
+		state.ZoneIDs, state.InstanceType = types.ListNull(types.StringType), types.StringNull()
+	}
+	a := autoscalingModel{MinSize: types.Int64Value(int64(g.MinSize)), MaxSize: types.Int64Value(int64(g.MaxSize)),
+		OnDemandBase: types.Int64Null(), OnDemandPercentage: types.Int64Null(), FallbackToOnDemand: types.BoolNull(), MaxHourlyPrice: types.Float64Null()}
+	obj, d := types.ObjectValueFrom(ctx, autoscalingAttrTypes, a)
+	diags.Append(d...)
+	state.Autoscaling, state.ScalingGroupID = obj, types.StringValue(g.ID)
+	state.Size, state.MinSize = types.Int64Null(), types.Int64Value(int64(g.MinSize))
+	return state, true
+}

@@ -68,7 +68,7 @@ func autoscalingSchema() schema.Attribute {
 			"then the wave's old nodes go (at `max_size`, the old nodes go first). Changing the bounds or the spot mix changes " +
 			"the group in place. Switching a pool between `size` and `autoscaling` replaces it. Not for control planes; " +
 			"`auto_release_after` and `min_size` (the fixed pool's floor) do not apply, nor does the network's low-latency " +
-			"placement (scaling groups take no deployment set). Import is for fixed-size pools only.",
+			"placement (scaling groups take no deployment set). Import by pool id finds the group by its `gpucluster:pool` tag.",
 		Attributes: map[string]schema.Attribute{
 			"min_size": schema.Int64Attribute{
 				Required:            true,

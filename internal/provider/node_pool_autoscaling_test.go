@@ -180,6 +180,14 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 15), checkEveryInstanceTagged(emu, "gpucluster:pool-name", "train")),
 			},
 			{
+				// Import finds the group by the pool id and takes its bounds from it.
+				ResourceName:      "gpucluster_node_pool.train",
+				ImportState:       true,
+				ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"gpu_model", "gpus_per_node", "findings", "node_labels", "node_taints",
+					"estimated_hourly_price", "zone_ids", "timeouts", "instance_type_fallback"},
+			},
+			{
 				// Terraform owns the bounds: raising max_size is an in-place update that keeps the nodes;
 				// a new tag goes on them in place too.
 				Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 60 }

@@ -516,6 +516,12 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 		resp.Diagnostics.AddError(fmt.Sprintf("importing node pool (%s)", id), err.Error())
 		return
 	}
+	if imported, found := r.importAutoscaled(ctx, id, nodes, &resp.Diagnostics); found || resp.Diagnostics.HasError() {
+		if imported != nil {
+			resp.Diagnostics.Append(resp.State.Set(ctx, imported)...)
+		}
+		return
+	}
 	if len(nodes) == 0 {
 		resp.Diagnostics.AddError(fmt.Sprintf("importing node pool (%s)", id), "no instance carries the tag gpucluster:pool="+id+" in region "+r.client.Region())
 		return
