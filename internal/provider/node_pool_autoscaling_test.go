@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,9 +40,7 @@ func emulatorESS(emu *acctest.Emulator) *ess.Client {
 	if err != nil {
 		panic(err)
 	}
-	u, _ := url.Parse(emu.URL)
-	client.Domain = u.Host
-	client.GetConfig().Scheme = "HTTP"
+	toEmulator(emu, &client.Client)
 	return client
 }
 
