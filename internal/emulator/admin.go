@@ -255,6 +255,23 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/spot_capacity":
 		serveTable(s, w, r, func() any { return s.db.ESS.SpotCapacity },
 			func(c map[string]map[string]int) error { s.SetSpotCapacity(c); return nil })
+	case "/_emulator/spot_reclaim":
+		if r.Method != http.MethodPost {
+			bad("use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		var body struct {
+			InstanceIDs []string `json:"instance_ids"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			bad("bad JSON: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := s.ReclaimSpot(body.InstanceIDs); err != nil {
+			bad(err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
 	case "/_emulator/health":

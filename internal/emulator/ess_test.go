@@ -362,3 +362,33 @@ func TestESSStateSurvivesRestart(t *testing.T) {
 		t.Fatalf("%d instances after scaling the restored group to 5", n)
 	}
 }
+
+// Reclaimed spot instances are replaced when the group has SpotInstanceRemedy, and not otherwise.
+func TestESSSpotReclaimAndRemedy(t *testing.T) {
+	for _, remedy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("remedy=%v", remedy), func(t *testing.T) {
+			e := newEnv(t, Config{BootTime: 100 * time.Millisecond})
+			f := e.essGroup(0, 10, []string{"ecs.gn7i-c8g1.2xlarge"}, func(g *ess.CreateScalingGroupRequest, cfg *ess.CreateScalingConfigurationRequest) {
+				g.OnDemandPercentageAboveBaseCapacity, g.SpotInstanceRemedy = "0", requests.NewBoolean(remedy)
+				cfg.SpotStrategy = "SpotAsPriceGo"
+			})
+			e.autoscalerSetSize(f.group, 3)
+			e.advance(time.Second)
+			inst := e.scalingInstances(f.group)
+			if err := e.s.ReclaimSpot([]string{inst[0].InstanceId, inst[1].InstanceId}); err != nil {
+				t.Fatal(err)
+			}
+			e.advance(time.Second)
+			want := 1
+			if remedy {
+				want = 3
+			}
+			if got := len(e.scalingInstances(f.group)); got != want {
+				t.Fatalf("%d instances after 2 of 3 were reclaimed, want %d", got, want)
+			}
+			if got := len(e.describe([]string{inst[0].InstanceId})); got != 0 {
+				t.Fatal("a reclaimed instance still exists")
+			}
+		})
+	}
+}
