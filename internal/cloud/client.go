@@ -17,6 +17,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
@@ -36,10 +37,12 @@ const (
 	ProductSTS = "sts"
 	// ProductSLB is the Classic Load Balancer (CLB, API 2014-05-15), named by its SDK "slb".
 	ProductSLB = "slb"
+	// ProductESS is Auto Scaling (API 2014-08-28), named by its SDK "ess".
+	ProductESS = "ess"
 )
 
 // Products lists every product the client talks to, in a stable order.
-var Products = []string{ProductECS, ProductVPC, ProductNAS, ProductOSS, ProductSTS, ProductSLB}
+var Products = []string{ProductECS, ProductVPC, ProductNAS, ProductOSS, ProductSTS, ProductSLB, ProductESS}
 
 // Config is everything the client is built from; the provider fills it from its block.
 type Config struct {
@@ -155,7 +158,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 
 func (c *Client) buildPools(cfg Config, creds Credentials) {
 	c.pools = map[string]*sync.Pool{}
-	for _, product := range []string{ProductECS, ProductVPC, ProductNAS, ProductSTS, ProductSLB} {
+	for _, product := range []string{ProductECS, ProductVPC, ProductNAS, ProductSTS, ProductSLB, ProductESS} {
 		c.pools[product] = &sync.Pool{New: func() any {
 			client, err := newRPCClient(product, cfg, creds, c.transport)
 			if err != nil {
@@ -211,6 +214,10 @@ func newRPCClient(product string, cfg Config, creds Credentials, tr http.RoundTr
 	case ProductSLB:
 		var cl *slb.Client
 		cl, err = slb.NewClientWithOptions(cfg.Region, sdkCfg, credential)
+		client, base = cl, &cl.Client
+	case ProductESS:
+		var cl *ess.Client
+		cl, err = ess.NewClientWithOptions(cfg.Region, sdkCfg, credential)
 		client, base = cl, &cl.Client
 	case ProductSTS:
 		var cl *sts.Client
@@ -283,7 +290,7 @@ func RetryOn(codes ...string) CallOption {
 	return func(o *callOptions) { o.retryCodes = append(o.retryCodes, codes...) }
 }
 
-// Call sends one RPC request (ECS, VPC, NAS, SLB or STS, chosen by the request's product) and decodes
+// Call sends one RPC request (ECS, VPC, NAS, SLB, ESS or STS, chosen by the request's product) and decodes
 // the answer into resp. It retries "try again" codes with backoff, honours ctx, and logs every
 // attempt at DEBUG: action, request id, attempt, duration and error code, and never a credential.
 func (c *Client) Call(ctx context.Context, req requests.AcsRequest, resp responses.AcsResponse, opts ...CallOption) error {

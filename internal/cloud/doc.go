@@ -13,7 +13,8 @@
 //     clusters), ecs_instances.go, ecs_catalog.go (zones, instance types, stock, prices), nas.go
 //     (file systems, mount targets), oss.go (buckets), vpc_nat.go (NAT gateways), vpc_eip.go
 //     (elastic IP addresses, their bandwidth limits and ValidateEIPBandwidth), vpc_snat.go (SNAT
-//     entries), slb.go (internal Classic Load Balancers, TCP listeners, backend servers): one file
+//     entries), slb.go (internal Classic Load Balancers, TCP listeners, backend servers), ess.go
+//     (Auto Scaling groups, scaling configurations, scaling activities and instances): one file
 //     per product or area.
 //   - tags.go: tagging for every product (SyncTags, TagResources, UntagResources, DiffTags), with
 //     a ResourceKind per taggable kind (KindNATGateway, KindEIP, KindLoadBalancer...).

@@ -32,7 +32,9 @@ type Instance struct {
 	ImageID         string
 	DeploymentSetID string
 	CreationTime    string
-	Tags            map[string]string
+	// SpotStrategy is NoSpot for a pay-as-you-go instance.
+	SpotStrategy string
+	Tags         map[string]string
 }
 
 func instanceFromSDK(in *ecs.Instance) Instance {
@@ -44,6 +46,7 @@ func instanceFromSDK(in *ecs.Instance) Instance {
 		ImageID:         in.ImageId,
 		DeploymentSetID: in.DeploymentSetId,
 		CreationTime:    in.CreationTime,
+		SpotStrategy:    in.SpotStrategy,
 		Tags:            map[string]string{},
 	}
 	if ips := in.VpcAttributes.PrivateIpAddress.IpAddress; len(ips) > 0 {

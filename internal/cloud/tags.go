@@ -36,6 +36,8 @@ var (
 	KindEIP           = ResourceKind{ProductVPC, "EIP", "EIP"}
 	// KindLoadBalancer is a Classic Load Balancer instance; the SLB tag API calls it "instance".
 	KindLoadBalancer = ResourceKind{ProductSLB, "instance", "load balancer"}
+	// KindScalingGroup is an Auto Scaling group; ESS's tag API takes "scalinggroup" only.
+	KindScalingGroup = ResourceKind{ProductESS, "scalinggroup", "scaling group"}
 )
 
 // DiffTags says how to move an object's tags from have to want: the tags to set (added or
@@ -84,6 +86,7 @@ var tagAPIs = map[string]tagAPI{
 	ProductVPC: {"Vpc", "2016-04-28", "TagResources", "UnTagResources", "vpc"},
 	ProductNAS: {"NAS", "2017-06-26", "TagResources", "UntagResources", "nas"},
 	ProductSLB: {"Slb", "2014-05-15", "TagResources", "UntagResources", "slb"},
+	ProductESS: {"Ess", "2014-08-28", "TagResources", "UntagResources", "ess"},
 }
 
 // tagRequest is TagResources or UntagResources on any product of tagAPIs: the SDK's RPC request

@@ -87,6 +87,7 @@ type Resources struct {
 	SnatEntries    []map[string]any `json:"snat_entries"`
 	EIPs           []map[string]any `json:"eips"`
 	LoadBalancers  []map[string]any `json:"load_balancers"`
+	ScalingGroups  []map[string]any `json:"scaling_groups"`
 }
 
 // Resources lists every live resource, sorted by id.
@@ -98,6 +99,7 @@ func (s *Server) Resources() Resources {
 		SecurityGroups: []map[string]any{}, DeploymentSets: []map[string]any{}, HpcClusters: []map[string]any{},
 		FileSystems: []map[string]any{}, Buckets: []map[string]any{},
 		NatGateways: []map[string]any{}, SnatEntries: []map[string]any{}, EIPs: []map[string]any{}, LoadBalancers: []map[string]any{},
+		ScalingGroups: []map[string]any{},
 	}
 	for _, in := range s.db.order {
 		r.Instances = append(r.Instances, map[string]any{
@@ -132,13 +134,14 @@ func (s *Server) Resources() Resources {
 			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
+	s.essResources(now, &r)
 	s.mu.RUnlock()
 	if s.oss != nil {
 		if b := s.oss.Buckets(); b != nil {
 			r.Buckets = b
 		}
 	}
-	for _, l := range [][]map[string]any{r.Vpcs, r.VSwitches, r.SecurityGroups, r.DeploymentSets, r.HpcClusters, r.FileSystems} {
+	for _, l := range [][]map[string]any{r.Vpcs, r.VSwitches, r.SecurityGroups, r.DeploymentSets, r.HpcClusters, r.FileSystems, r.ScalingGroups} {
 		sort.Slice(l, func(i, j int) bool { return l[i]["id"].(string) < l[j]["id"].(string) })
 	}
 	return r
@@ -162,6 +165,15 @@ func (s *Server) Reset() {
 // available. Types not listed in a zone have plenty; an empty map restores
 // plenty everywhere.
 func (s *Server) SetCapacity(c map[string]map[string]int) {
+	cp := stockTable(c)
+	s.mu.Lock()
+	s.db.Capacity = cp
+	s.mu.Unlock()
+	s.markDirty()
+}
+
+// stockTable copies a zone -> instance type -> count table with the type names normalized.
+func stockTable(c map[string]map[string]int) map[string]map[string]int {
 	cp := map[string]map[string]int{}
 	for z, m := range c {
 		cp[z] = map[string]int{}
@@ -169,10 +181,7 @@ func (s *Server) SetCapacity(c map[string]map[string]int) {
 			cp[z][normalizeType(t)] = n
 		}
 	}
-	s.mu.Lock()
-	s.db.Capacity = cp
-	s.mu.Unlock()
-	s.markDirty()
+	return cp
 }
 
 // stockOutCodes are the answers the vendor gives RunInstances when a zone cannot supply a type:
@@ -255,6 +264,26 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/capacity":
 		serveTable(s, w, r, func() any { return s.db.Capacity },
 			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
+	case "/_emulator/spot_capacity":
+		serveTable(s, w, r, func() any { return s.db.ESS.SpotCapacity },
+			func(c map[string]map[string]int) error { s.SetSpotCapacity(c); return nil })
+	case "/_emulator/spot_reclaim":
+		if r.Method != http.MethodPost {
+			bad("use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		var body struct {
+			InstanceIDs []string `json:"instance_ids"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			bad("bad JSON: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := s.ReclaimSpot(body.InstanceIDs); err != nil {
+			bad(err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
 	case "/_emulator/health":

@@ -46,6 +46,7 @@ const (
 	versionNAS = "2017-06-26"
 	versionSTS = "2015-04-01"
 	versionSLB = "2014-05-15"
+	versionESS = "2014-08-28"
 )
 
 var productHost = map[string]string{
@@ -54,6 +55,7 @@ var productHost = map[string]string{
 	versionNAS: "nas.aliyuncs.com",
 	versionSTS: "sts.aliyuncs.com",
 	versionSLB: "slb.aliyuncs.com",
+	versionESS: "ess.aliyuncs.com",
 }
 
 // routes maps "Version/Action" to its handler; filled by each product file's init.

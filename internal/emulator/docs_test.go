@@ -26,7 +26,7 @@ const (
 // (RPC products) and the OSS router.
 func actionTable() string {
 	products := []struct{ name, version string }{
-		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB},
+		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB}, {"ESS (Auto Scaling)", versionESS},
 	}
 	byVersion := map[string][]string{}
 	for key := range routes {

@@ -401,6 +401,14 @@ func runInstances(c *call) (any, *apiError) {
 			stockLimited = true
 		}
 	}
+	if isSpot(spot) {
+		if z := d.ESS.SpotCapacity[vsw.Zone]; z != nil {
+			if avail, ok := z[it.Name]; ok && avail < n {
+				n = max(avail, 0)
+				stockLimited = true
+			}
+		}
+	}
 	quotaLeft := s.cfg.GPUQuota - d.gpusInUse()
 	if it.GPUs > 0 && n*it.GPUs > quotaLeft {
 		fit := max(quotaLeft/it.GPUs, 0)
@@ -418,6 +426,11 @@ func runInstances(c *call) (any, *apiError) {
 		return nil, errNoStock(vsw.Zone, it.Name)
 	}
 	if z := d.Capacity[vsw.Zone]; z != nil {
+		if _, ok := z[it.Name]; ok {
+			z[it.Name] -= n
+		}
+	}
+	if z := d.ESS.SpotCapacity[vsw.Zone]; z != nil && isSpot(spot) {
 		if _, ok := z[it.Name]; ok {
 			z[it.Name] -= n
 		}
@@ -472,6 +485,9 @@ func runInstances(c *call) (any, *apiError) {
 		InstanceIdSets: ecs.InstanceIdSets{InstanceIdSet: ids},
 	}, nil
 }
+
+// isSpot says whether a SpotStrategy asks for a spot instance.
+func isSpot(strategy string) bool { return strategy != "" && strategy != "NoSpot" }
 
 // errNoStock: the facts do not state the status; the vendor's
 // OperationDenied family answers 403.

@@ -219,6 +219,9 @@ type db struct {
 	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`
 	EIPs map[string]*eipRec       `json:"eips,omitempty"`
 	SLBs map[string]*loadBalancer `json:"load_balancers,omitempty"`
+
+	// Auto Scaling (ess_state.go).
+	ESS *essState `json:"ess,omitempty"`
 }
 
 func newDB() *db {
@@ -237,6 +240,7 @@ func newDB() *db {
 		Templates: map[string]*launchTemplate{},
 	}
 	d.initNetMaps()
+	d.initESS()
 	d.reindex()
 	return d
 }
@@ -334,6 +338,13 @@ func (d *db) removeInstance(in *instance) {
 	if z := d.Capacity[in.Zone]; z != nil {
 		if _, ok := z[in.Type]; ok {
 			z[in.Type]++
+		}
+	}
+	if isSpot(in.Spot) {
+		if z := d.ESS.SpotCapacity[in.Zone]; z != nil {
+			if _, ok := z[in.Type]; ok {
+				z[in.Type]++
+			}
 		}
 	}
 }
@@ -471,6 +482,7 @@ func (s *Server) load() error {
 		d.Templates = map[string]*launchTemplate{}
 	}
 	d.initNetMaps()
+	d.initESS()
 	d.reindex()
 	s.db = d
 	if s.oss != nil && len(snap.OSS) > 0 {

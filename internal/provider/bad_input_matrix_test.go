@@ -329,6 +329,30 @@ func badInputs(deadEndpoint string) []badInput {
   size = 2
   spot = { strategy = "SpotAsPriceGo" }`),
 			attr: `spot`, fix: `Fix: Use pay-as-you-go`},
+		{name: "pool/autoscaling min_size above max_size", config: badNodePool(`"`+planOnlyNetworkID+`"`, `name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  autoscaling = { min_size = 5, max_size = 3 }`),
+			attr: `autoscaling\.min_size`, fix: `Lower min_size or raise max_size`},
+		{name: "pool/autoscaling max_size over the scaling group quota", config: badNodePool(`"`+planOnlyNetworkID+`"`, `name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  autoscaling = { min_size = 0, max_size = 2001 }`),
+			attr: `autoscaling\.max_size`, fix: `must be between 1 and 2000`},
+		{name: "pool/size and autoscaling both", config: a100Pool(`autoscaling = { min_size = 0, max_size = 3 }`),
+			attr: `size.*autoscaling|autoscaling.*size`, fix: `(?i)exactly one`},
+		{name: "pool/autoscaling spot mix without spot", config: badNodePool(`"`+planOnlyNetworkID+`"`, `name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  autoscaling = { min_size = 0, max_size = 3, on_demand_percentage = 50 }`),
+			attr: `autoscaling\.on_demand_percentage`, fix: `Add spot = \{ strategy = "SpotAsPriceGo" \}`},
+		{name: "pool/autoscaling over budget at max_size", setup: matrixLowLatNet,
+			config: badNodePool("gpucluster_rdma_network.lowlat.id", `name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  gpus_per_node = 8
+  autoscaling = { min_size = 0, max_size = 50, max_hourly_price = 10 }`),
+			attr: `autoscaling\.max_hourly_price`, fix: `Lower max_size to \d+ or less, or raise max_hourly_price`},
 		{name: "pool/eRDMA network, family without ERI", setup: matrixERDMANet,
 			config: badNodePool("gpucluster_rdma_network.erdma.id", `name = "bad"
   scenario = "molecular_dynamics"

@@ -378,15 +378,7 @@ func (r *nodePoolResource) recordNodes(ctx context.Context, spec poolSpec, plan 
 		plan.ZoneIDs = stringList(spec.Zones)
 	}
 	if plan.EstimatedHourlyPrice.IsUnknown() {
-		price := 0.0
-		if len(nodes) > 0 {
-			p, _, err := r.client.HourlyPrice(ctx, spec.Types[0], nodes[0].ZoneID, spotStrategyForPrice(spec), len(nodes))
-			if err != nil {
-				diags.AddWarning(fmt.Sprintf("node pool (%s): no price estimate", spec.PoolID), err.Error())
-			}
-			price = p
-		}
-		plan.EstimatedHourlyPrice = types.Float64Value(price)
+		plan.EstimatedHourlyPrice = types.Float64Value(r.nodesPrice(ctx, spec, nodes, diags))
 	}
 	for typ, n := range out.Used {
 		if typ != spec.Types[0] {
@@ -399,6 +391,18 @@ func (r *nodePoolResource) recordNodes(ctx context.Context, spec poolSpec, plan 
 			"Stock ran out above min_size. Tried:\n  "+strings.Join(out.Attempts, "\n  ")+"\nThe next apply tries again for the rest.")
 	}
 	return nodes
+}
+
+// nodesPrice is what the nodes cost per hour (0 for none); a failed price lookup is a warning.
+func (r *nodePoolResource) nodesPrice(ctx context.Context, spec poolSpec, nodes []cloud.Instance, diags *diag.Diagnostics) float64 {
+	if len(nodes) == 0 {
+		return 0
+	}
+	price, _, err := r.client.HourlyPrice(ctx, spec.Types[0], nodes[0].ZoneID, spotStrategyForPrice(spec), len(nodes))
+	if err != nil {
+		diags.AddWarning(fmt.Sprintf("node pool (%s): no price estimate", spec.PoolID), err.Error())
+	}
+	return price
 }
 
 func spotStrategyForPrice(spec poolSpec) string {

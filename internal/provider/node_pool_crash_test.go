@@ -117,6 +117,35 @@ func (r *tofuRun) mustRun(args ...string) string {
 	return out
 }
 
+// applyKilledWhen starts `tofu apply` and kills it with its provider (SIGKILL to the process
+// group) as soon as ready reports true; the test fails if the apply ends first or ready stays
+// false for 2 minutes.
+func (r *tofuRun) applyKilledWhen(ready func() bool, what string) {
+	r.t.Helper()
+	cmd, out := r.command("apply", "-auto-approve", "-no-color", "-input=false")
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	r.t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	deadline := time.After(2 * time.Minute)
+	for !ready() {
+		select {
+		case err := <-exited:
+			r.t.Fatalf("tofu apply ended (%v) before %s; the crash test needs it in flight:\n%s", err, what, out)
+		case <-deadline:
+			r.t.Fatalf("not within 2 minutes: %s\n%s", what, out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		r.t.Fatalf("killing tofu and its provider: %v", err)
+	}
+	r.t.Logf("tofu after SIGKILL: %v", <-exited)
+}
+
 // poolInstances counts the emulator's instances tagged as nodes of the pool named name.
 func poolInstances(emu *acctest.Emulator, name string) int {
 	n := 0
@@ -157,29 +186,7 @@ resource "gpucluster_node_pool" "big" {
 	run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
 
 	run.write(network + pool)
-	cmd, out := run.command("apply", "-auto-approve", "-no-color", "-input=false")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-
-	deadline := time.After(2 * time.Minute)
-	for poolInstances(emu, "big") == 0 {
-		select {
-		case err := <-exited:
-			t.Fatalf("tofu apply ended (%v) before any node was created; the crash test needs it in flight:\n%s", err, out)
-		case <-deadline:
-			t.Fatalf("no node was created within 2 minutes:\n%s", out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
-		t.Fatalf("killing tofu and its provider: %v", err)
-	}
-	t.Logf("tofu after SIGKILL: %v", <-exited)
+	run.applyKilledWhen(func() bool { return poolInstances(emu, "big") > 0 }, "a node was created")
 	atKill, running := poolInstances(emu, "big"), 0
 	for _, in := range emu.Resources().Instances {
 		if in["status"] == "Running" {

@@ -32,6 +32,8 @@ type nodePoolModel struct {
 	GPUsPerNode          types.Int64    `tfsdk:"gpus_per_node"`
 	InstanceType         types.String   `tfsdk:"instance_type"`
 	Size                 types.Int64    `tfsdk:"size"`
+	Autoscaling          types.Object   `tfsdk:"autoscaling"`
+	ScalingGroupID       types.String   `tfsdk:"scaling_group_id"`
 	MinSize              types.Int64    `tfsdk:"min_size"`
 	ZoneIDs              types.List     `tfsdk:"zone_ids"`
 	InstanceTypeFallback types.Bool     `tfsdk:"instance_type_fallback"`
@@ -109,6 +111,7 @@ type poolNested struct {
 	Spot           *spotModel
 	Kubernetes     *k8sModel
 	UpdateStrategy *updateModel
+	Autoscaling    *autoscalingModel
 	// DataDisksUnknown: data_disks, or one of its disks, is not known yet (a conditional on
 	// another resource's attribute, say) and DataDisks is empty. Disks decide no computed value
 	// (type, findings, labels, zones), so the plan goes on without them; planSpec checks them at
@@ -136,6 +139,7 @@ func (m *nodePoolModel) nested(ctx context.Context) (poolNested, bool, diag.Diag
 	decode(m.Spot, &n.Spot)
 	decode(m.Kubernetes, &n.Kubernetes)
 	decode(m.UpdateStrategy, &n.UpdateStrategy)
+	decode(m.Autoscaling, &n.Autoscaling)
 	n.DataDisksUnknown = m.DataDisks.IsUnknown() || slices.ContainsFunc(m.DataDisks.Elements(), attr.Value.IsUnknown)
 	if !n.DataDisksUnknown && !m.DataDisks.IsNull() {
 		diags.Append(m.DataDisks.ElementsAs(ctx, &n.DataDisks, false)...)
@@ -296,6 +300,8 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		Spot:                 types.ObjectNull(spotAttrTypes),
 		Kubernetes:           types.ObjectNull(k8sAttrTypes),
 		UpdateStrategy:       types.ObjectNull(updateAttrTypes),
+		Autoscaling:          types.ObjectNull(autoscalingAttrTypes),
+		ScalingGroupID:       types.StringNull(),
 		Bootstrap:            types.BoolValue(true),
 		PackageMirror:        types.StringValue(bootstrap.MirrorInternet),
 		Findings:             types.ListNull(findingObjectType),

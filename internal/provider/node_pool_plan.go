@@ -56,6 +56,9 @@ type poolSpec struct {
 	LoadBalancerID string
 	MaxUnavail     int
 	SpecHash       string
+	// Autoscale is set for an autoscaling pool (node_pool_autoscaling*.go); Size is then its
+	// max_size and MinSize its min_size.
+	Autoscale *autoscaleSpec
 }
 
 type diskSpec struct {
@@ -67,6 +70,7 @@ type diskSpec struct {
 func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
 		resourcevalidator.ExactlyOneOf(path.MatchRoot("gpu_model"), path.MatchRoot("instance_type")),
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("size"), path.MatchRoot("autoscaling")),
 	}
 }
 
@@ -126,6 +130,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 		}
 	}
 	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
+	checkAutoscalingConfig(&cfg, nested, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
@@ -196,6 +201,18 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		resp.Diagnostics.Append(d...)
 		return
 	}
+	if plan.Autoscaling.IsUnknown() {
+		return
+	}
+	autoscaling := !plan.Autoscaling.IsNull()
+	if state != nil && autoscaling != !state.Autoscaling.IsNull() {
+		// A fixed pool's nodes are not a scaling group's, nor the other way round.
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("autoscaling"))
+	}
+	if autoscaling && state != nil && req.Plan.Raw.Equal(req.State.Raw) {
+		// The autoscaler owns the size: nodes coming and going are not drift.
+		return
+	}
 	if state != nil && req.Plan.Raw.Equal(req.State.Raw) {
 		// Nothing in the configuration changed: the network was checked when this state was
 		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
@@ -223,7 +240,10 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if state != nil {
+	if autoscaling {
+		r.checkBudget(ctx, spec, &resp.Diagnostics)
+	}
+	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
 		if state.nodesDrifted(spec.Size) {
@@ -261,11 +281,16 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	if !plan.MinSize.IsNull() && !plan.MinSize.IsUnknown() {
 		spec.MinSize = int(plan.MinSize.ValueInt64())
 	}
-	plan.MinSize = types.Int64Value(int64(spec.MinSize))
 	if s := nested.Spot; s != nil {
 		spec.Spot = s.Strategy.ValueString()
 		spec.SpotLimit = s.MaxHourlyPrice.ValueFloat64()
 	}
+	if a := nested.Autoscaling; a != nil {
+		// The catalog checks the pool at its largest.
+		spec.Autoscale = resolveAutoscaling(a, nested.Spot != nil)
+		spec.Size, spec.MinSize = spec.Autoscale.Max, spec.Autoscale.Min
+	}
+	plan.MinSize = types.Int64Value(int64(spec.MinSize))
 	lowLatency := network != nil && network.Placement == netplan.PlacementLowLatency
 	wantERDMA := network != nil && network.ERDMA
 	spec.Role = bootstrap.RoleGPUWorker

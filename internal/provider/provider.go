@@ -126,6 +126,7 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 					cloud.ProductOSS: endpointAttr("OSS"),
 					cloud.ProductSTS: endpointAttr("STS"),
 					cloud.ProductSLB: endpointAttr("SLB (Classic Load Balancer)"),
+					cloud.ProductESS: endpointAttr("ESS (Auto Scaling)"),
 				},
 			},
 		},
@@ -151,6 +152,7 @@ type endpointsModel struct {
 	OSS types.String `tfsdk:"oss"`
 	STS types.String `tfsdk:"sts"`
 	SLB types.String `tfsdk:"slb"`
+	ESS types.String `tfsdk:"ess"`
 }
 
 func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -194,7 +196,7 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	}
 	endpoints := map[string]string{}
 	if e := cfg.Endpoints; e != nil {
-		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB} {
+		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB, cloud.ProductESS: e.ESS} {
 			if v.ValueString() != "" {
 				endpoints[product] = v.ValueString()
 			}

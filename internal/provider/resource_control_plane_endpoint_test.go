@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -62,9 +61,7 @@ func emulatorSLB(emu *acctest.Emulator) *slb.Client {
 	if err != nil {
 		panic(err)
 	}
-	u, _ := url.Parse(emu.URL)
-	client.Domain = u.Host
-	client.GetConfig().Scheme = "HTTP"
+	toEmulator(emu, &client.Client)
 	return client
 }
 

@@ -133,9 +133,11 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"catalog's best candidate for `scenario`, `gpu_model` and `gpus_per_node` is planned here. With " +
 					"`instance_type_fallback`, nodes may land on the next candidate: `nodes[*].instance_type` shows what each got.",
 			},
+			"autoscaling":      autoscalingSchema(),
+			"scaling_group_id": scalingGroupIDSchema(),
 			"size": schema.Int64Attribute{
-				Required: true,
-				MarkdownDescription: "Number of nodes. Changing it adds nodes or removes the newest ones in place. A control plane " +
+				Optional: true,
+				MarkdownDescription: "Number of nodes of a fixed-size pool (exactly one of `size` and `autoscaling`). Changing it adds nodes or removes the newest ones in place. A control plane " +
 					"(`kubernetes.role = \"control_plane\"`) is 1, 3 or 5 nodes, the etcd member counts that keep quorum; 3 and 5 need `kubernetes.load_balancer_id`.",
 				Validators: []validator.Int64{int64validator.Between(1, maxPoolSize)},
 			},
@@ -388,8 +390,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				}},
 			},
 			"estimated_hourly_price": schema.Float64Attribute{
-				Computed:            true,
-				MarkdownDescription: "Price of the whole pool per hour, from ECS DescribePrice (the emulator uses its own illustrative price table).",
+				Computed: true,
+				MarkdownDescription: "Price of the whole pool per hour, from ECS DescribePrice (the emulator uses its own illustrative price table). " +
+					"An autoscaling pool's is the price of the nodes it had at the last apply, spot and pay-as-you-go nodes each at their own price; " +
+					"`autoscaling.max_hourly_price` bounds it at `max_size`.",
 			},
 			"timeouts": timeoutsAttribute(ctx),
 		},
@@ -422,6 +426,15 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	poolID := newPoolID()
 	spec.PoolID = poolID
 	plan.ID = types.StringValue(poolID)
+	if spec.Autoscale != nil {
+		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		if !plan.ScalingGroupID.IsUnknown() {
+			// Whatever happened after the group exists, state records it: never an orphan.
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		}
+		return
+	}
+	plan.ScalingGroupID = types.StringNull()
 	summary := fmt.Sprintf("creating node pool %q (%s)", plan.Name.ValueString(), poolID)
 
 	// Nodes of an earlier apply of this pool that was killed before it could save state carry
@@ -454,6 +467,14 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.ScalingGroupID.IsNull() {
+		if !r.readAutoscaled(ctx, &state, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
 	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
@@ -491,6 +512,11 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	spec.PoolID = state.ID.ValueString()
+	if spec.Autoscale != nil {
+		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if old := poolLoadBalancer(ctx, &state); old != spec.LoadBalancerID {
 		// Moved to another load balancer, or off one: the old one loses the pool's nodes.
 		if err := r.detachBackends(ctx, old, nodeIDs(state)); err != nil {
@@ -520,6 +546,12 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
+	if !state.ScalingGroupID.IsNull() {
+		if err := r.deleteAutoscaled(ctx, &state); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+		}
+		return
+	}
 
 	if err := r.deleteNodes(ctx, &state); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
@@ -577,6 +609,12 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: id})
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("importing node pool (%s)", id), err.Error())
+		return
+	}
+	if imported, found := r.importAutoscaled(ctx, id, nodes, &resp.Diagnostics); found || resp.Diagnostics.HasError() {
+		if imported != nil {
+			resp.Diagnostics.Append(resp.State.Set(ctx, imported)...)
+		}
 		return
 	}
 	if len(nodes) == 0 {

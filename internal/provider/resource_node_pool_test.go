@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -179,10 +180,15 @@ func emulatorECS(emu *acctest.Emulator) *ecs.Client {
 	if err != nil {
 		panic(err)
 	}
-	u, _ := url.Parse(emu.URL)
-	client.Domain = u.Host
-	client.GetConfig().Scheme = "HTTP"
+	toEmulator(emu, &client.Client)
 	return client
+}
+
+// toEmulator points an SDK client at the emulator, over plain HTTP.
+func toEmulator(emu *acctest.Emulator, c *sdk.Client) {
+	u, _ := url.Parse(emu.URL)
+	c.Domain = u.Host
+	c.GetConfig().Scheme = "HTTP"
 }
 
 func TestAccNodePool_disappearingNodesComeBack(t *testing.T) {

@@ -392,6 +392,20 @@ resource "gpucluster_node_pool" "workers" {
   }
 }
 
+# An autoscaling pool: its join token travels in the scaling configuration's user data.
+resource "gpucluster_node_pool" "burst" {
+  name          = "burst"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  autoscaling   = { min_size = 1, max_size = 3 }
+  kubernetes = {
+    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    join_token   = var.join_token
+  }
+}
+
 resource "gpucluster_storage_tier" "cold" {
   name          = "audit-cold-bucket"
   tier          = "cold"

@@ -54,6 +54,37 @@ resource "gpucluster_node_pool" "cfd" {
   }
 }
 
+# Burst training nodes the Kubernetes Cluster Autoscaler sizes between 0 and 40: an Auto Scaling
+# group over the network's zones, spot first with pay-as-you-go when spot runs out, and a plan
+# refused if 40 nodes could cost more than 1,500 per hour. After the autoscaler resizes the
+# group, a plan shows no change.
+resource "gpucluster_node_pool" "burst" {
+  name                   = "llm-burst"
+  network_id             = gpucluster_rdma_network.training.id
+  scenario               = "ai_training"
+  gpu_model              = "A100-80GB"
+  gpus_per_node          = 8
+  instance_type_fallback = true # the catalog's next candidates are the group's fallback types
+
+  spot = {
+    strategy = "SpotAsPriceGo"
+  }
+
+  autoscaling = {
+    min_size              = 0
+    max_size              = 40
+    on_demand_base        = 2 # two pay-as-you-go nodes whatever happens to spot
+    on_demand_percentage  = 0 # every node above the base is spot
+    fallback_to_on_demand = true
+    max_hourly_price      = 1500 # budget guard at max_size
+  }
+}
+
+output "autoscaler_node_group" {
+  description = "The Cluster Autoscaler's --nodes flag for the burst pool."
+  value       = "0:40:${gpucluster_node_pool.burst.scaling_group_id}"
+}
+
 output "training_nodes" {
   description = "Id, zone and private address of every training node."
   value       = [for n in gpucluster_node_pool.training.nodes : "${n.id} ${n.zone_id} ${n.private_ip}"]

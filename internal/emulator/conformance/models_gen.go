@@ -31,4 +31,27 @@ var Sources = map[string]string{
 
 // Uncovered are served actions of products with no model in the module cache or a
 // CONFORMANCE_MODEL_DIRS directory; the suite reports them.
-var Uncovered = []string{}
+var Uncovered = []string{
+	"2014-08-28/CreateScalingConfiguration",
+	"2014-08-28/CreateScalingGroup",
+	"2014-08-28/CreateScalingRule",
+	"2014-08-28/DeleteScalingConfiguration",
+	"2014-08-28/DeleteScalingGroup",
+	"2014-08-28/DeleteScalingRule",
+	"2014-08-28/DescribeScalingActivities",
+	"2014-08-28/DescribeScalingConfigurations",
+	"2014-08-28/DescribeScalingGroups",
+	"2014-08-28/DescribeScalingInstances",
+	"2014-08-28/DescribeScalingRules",
+	"2014-08-28/DisableScalingGroup",
+	"2014-08-28/EnableScalingGroup",
+	"2014-08-28/ExecuteScalingRule",
+	"2014-08-28/ListTagResources",
+	"2014-08-28/ModifyScalingConfiguration",
+	"2014-08-28/ModifyScalingGroup",
+	"2014-08-28/ModifyScalingRule",
+	"2014-08-28/RemoveInstances",
+	"2014-08-28/ScaleWithAdjustment",
+	"2014-08-28/TagResources",
+	"2014-08-28/UntagResources",
+}
