@@ -10,6 +10,12 @@ variables {
 }
 
 run "defaults" {
+  # What the module reports is what the GPU workers' kubelets register: the pool's own bootstrap
+  # renders its node_labels/node_taints into kubeadm (TestAccNodePool_bootstrap reads them back).
+  assert {
+    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/scenario"] == "engineering_simulation" && jsonencode(output.worker_pools["gpu"].node_taints) == jsonencode(["nvidia.com/gpu:NoSchedule"])
+    error_message = "GPU workers register nvidia.com/gpu.present=true and the taint nvidia.com/gpu:NoSchedule: ${jsonencode(output.worker_pools)}"
+  }
   assert {
     condition     = startswith(output.instance_types["gpu"], "ecs.gn6e-")
     error_message = "V100S for FP64 and ECC should be served by gn6e, got ${output.instance_types["gpu"]}"

@@ -6,6 +6,12 @@ variables {
 }
 
 run "defaults" {
+  # What the module reports is what the GPU workers' kubelets register: the pool's own bootstrap
+  # renders its node_labels/node_taints into kubeadm (TestAccNodePool_bootstrap reads them back).
+  assert {
+    condition     = output.worker_pools["gpu"].node_labels["nvidia.com/gpu.present"] == "true" && output.worker_pools["gpu"].node_labels["gpucluster.io/scenario"] == "molecular_dynamics" && jsonencode(output.worker_pools["gpu"].node_taints) == jsonencode(["nvidia.com/gpu:NoSchedule"])
+    error_message = "GPU workers register nvidia.com/gpu.present=true and the taint nvidia.com/gpu:NoSchedule: ${jsonencode(output.worker_pools)}"
+  }
   assert {
     condition     = output.instance_types["gpu"] == "ecs.ebmgn7ex.32xlarge"
     error_message = "FP64 and >= 1 TB/s over eRDMA should give ebmgn7ex, got ${output.instance_types["gpu"]}"
