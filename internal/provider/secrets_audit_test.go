@@ -403,6 +403,7 @@ resource "gpucluster_node_pool" "burst" {
   kubernetes = {
     api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
     join_token   = var.join_token
+    ca_cert_hash = gpucluster_cluster_ca.random.ca_cert_hash
   }
 }
 
