@@ -18,8 +18,10 @@ var Placements = []string{PlacementNone, PlacementLowLatency, PlacementSpread}
 // 0 means no deployment sets.
 const PlacementGroupSize = 20
 
-// MaxPlacementGroups bounds placement_groups (20 x 50 = 1,000 instances).
-const MaxPlacementGroups = 50
+// MaxPlacementGroups bounds placement_groups: enough for the largest pool the provider takes
+// (20 x 500 = 10,000 instances). The account's deployment-set quota, which the vendor sets per
+// account and region, may be lower; CreateDeploymentSet then says so at apply.
+const MaxPlacementGroups = 500
 
 // Strategy is the CreateDeploymentSet Strategy for a placement value ("" for none).
 func Strategy(placement string) string {

@@ -8,17 +8,14 @@ import (
 
 // BenchmarkScenarioModuleAITraining measures the ai-training module as a research team would
 // apply it: its network, hot tier and cold bucket with cache, a control plane of 3 behind the
-// internal load balancer, the add-ons, and one GPU pool of 980 nodes. It prints the calls, wall
+// internal load balancer, the add-ons, and one GPU pool of 1,000 nodes. It prints the calls, wall
 // time and provider CPU of the apply, of a no-change plan and of the destroy. Targets from the
 // scale issue: apply within the boot time (2 s) + 25 s; the no-change plan in at most 40 calls.
 func BenchmarkScenarioModuleAITraining(b *testing.B) {
 	if testing.Short() {
 		b.Skip("module benchmark skipped in -short mode: it builds the provider and applies 1,000 GPU nodes")
 	}
-	// 980, not 1,000: with the control plane's 3 the module asks for ceil(nodes / 20) low-latency
-	// placement groups, and the network takes at most 50 (a limit 1,000 GPU nodes exceed; noted
-	// on the scale issue).
-	const nodes = 980
+	const nodes = 1000
 	h := newHarness(b)
 	h.poolDir = filepath.Join(filepath.Dir(h.poolDir), "ai-training")
 	// A local path, relative: an absolute one is fetched as a package of its own, and the
