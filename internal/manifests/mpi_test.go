@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 func mpiOpts(nodes, gpus int, erdma bool) (Options, MPIOptions) {
@@ -258,9 +259,7 @@ func TestMPITransportFollowsERDMA(t *testing.T) {
 // The scaling job's script, run with a stand-in mpirun that prints LAMMPS's Performance line:
 // the efficiency it reports, and that it fails only below a given threshold.
 func TestScalingEfficiencyScript(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not found: the launcher script cannot be run here")
-	}
+	testtools.Require(t, "bash", "bash") // fails, never skips, when bash is missing
 	bin := t.TempDir()
 	// 1 node (8 ranks): 10 timesteps/s; 4 nodes (32 ranks): 34 timesteps/s, so 85%.
 	fake := `#!/bin/sh
@@ -329,9 +328,7 @@ func TestMPIOptionErrors(t *testing.T) {
 // Every launcher script runs under bash and hands mpirun the argv meant: a stand-in mpirun
 // records each call's arguments, and the nested commands arrive as one argument each.
 func TestMPILauncherScriptsRun(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not found: the launcher scripts cannot be run here")
-	}
+	testtools.Require(t, "bash", "bash") // fails, never skips, when bash is missing
 	bin := t.TempDir()
 	fake := `#!/bin/bash
 for a in "$@"; do printf '%s\0' "$a"; done >>"$ARGV_LOG"
