@@ -19,10 +19,9 @@ const (
 	AddonDevicePlugin = "10-device-plugin.yaml"
 	AddonDCGMExporter = "20-dcgm-exporter.yaml"
 	AddonMonitoring   = "30-monitoring.yaml"
-	// AddonClusterAutoscaler (35-cluster-autoscaler.yaml) is in autoscaler.go.
-	AddonReaper     = "40-reaper.yaml"
-	AddonWorkloads  = "45-workloads.yaml"
-	AddonValidation = "50-validation.yaml"
+	AddonReaper       = "40-reaper.yaml"
+	AddonWorkloads    = "45-workloads.yaml"
+	AddonValidation   = "50-validation.yaml"
 )
 
 // AddonOptions choose what the cluster applies beyond the add-ons every GPU cluster needs.
