@@ -138,6 +138,8 @@ resource "gpucluster_node_pool" "worker" {
   instance_type          = each.value.instance_type
   size                   = each.value.size
   min_size               = each.value.min_size
+  autoscaling            = each.value.autoscaling
+  spot                   = each.value.spot
   instance_type_fallback = each.value.instance_type_fallback
   zone_ids               = each.value.zone_ids
   image_id               = each.value.image_id
@@ -203,7 +205,9 @@ moved {
 
 locals {
   workers = gpucluster_node_pool.worker
-  pools   = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
+  # Chosen by the input, so which pools autoscale is known at plan.
+  autoscaling_workers = { for k, p in gpucluster_node_pool.worker : k => p if var.worker_pools[k].autoscaling != null }
+  pools               = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
   # What the first control-plane node applies once the API answers, file by file in name order:
   # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
   # templates (gpucluster_kubernetes_manifests.addons).
@@ -218,17 +222,32 @@ data "gpucluster_scenario" "worker" {
   gpu_model     = each.value.gpu_model
   gpus_per_node = each.value.gpus_per_node
   erdma         = var.erdma
-  node_count    = each.value.size
+  node_count    = each.value.size != null ? each.value.size : each.value.autoscaling.max_size
 }
 
 data "gpucluster_kubernetes_manifests" "cluster" {
-  scenario      = var.scenario
-  node_count    = sum([for p in var.worker_pools : p.size])
-  gpus_per_node = max([for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))]...)
-  erdma         = var.erdma
-  nccl_env      = length(var.nccl_env) == 0 ? null : var.nccl_env
-  max_runtime   = var.idle_reclaim_after
-  hpa           = var.hpa
+  scenario = var.scenario
+  # An autoscaling pool counts at min_size (at least one node): the validation jobs run one pod
+  # per node of what is there when they start.
+  node_count = sum([for p in var.worker_pools : p.size != null ? p.size : max(p.autoscaling.min_size, 1)])
+  # GPUs per node from the pools that have nodes, or the inputs (an autoscaling pool may have none).
+  gpus_per_node = max(concat([1], [for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))],
+  [for p in var.worker_pools : p.gpus_per_node if p.gpus_per_node != null])...)
+  erdma       = var.erdma
+  nccl_env    = length(var.nccl_env) == 0 ? null : var.nccl_env
+  max_runtime = var.idle_reclaim_after
+  hpa         = var.hpa
+
+  # The Cluster Autoscaler of the autoscaling pools, in the add-ons the first control-plane node
+  # applies (35-cluster-autoscaler.yaml). It authenticates with the control-plane nodes' RAM role.
+  cluster_autoscaler = length(local.autoscaling_workers) == 0 ? null : {
+    node_groups = [for k, p in local.autoscaling_workers : {
+      name             = p.name
+      scaling_group_id = p.scaling_group_id
+      min_size         = p.autoscaling.min_size
+      max_size         = p.autoscaling.max_size
+    }]
+  }
 }
 
 data "gpucluster_alert_rules" "cluster" {

@@ -3,7 +3,7 @@
 # molecular-dynamics and engineering-simulation (see common_variables.tf).
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  description = "GPU worker pools keyed by a short name, each an object of size or autoscaling (exactly one), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints, tags and spot (modules/scenario-cluster checks the types). autoscaling = { min_size, max_size, on_demand_base, on_demand_percentage, fallback_to_on_demand, max_hourly_price } makes an Auto Scaling group the module's Cluster Autoscaler sizes; spot = { strategy (SpotAsPriceGo), max_hourly_price } makes spot nodes. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
   type        = any
   default = {
     gpu = { size = 2 }
