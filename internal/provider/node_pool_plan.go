@@ -30,16 +30,18 @@ const (
 // poolSpec is a node pool's configuration resolved against the catalog and its network: what
 // every RunInstances call of the pool is built from.
 type poolSpec struct {
-	PoolID      string
-	Name        string
-	Scenario    string
-	Network     poolNetwork
-	Types       []string // planned type first, then the catalog's next candidates
-	Fallback    bool
-	Zones       []string
-	Size        int
-	MinSize     int
-	ImageID     string
+	PoolID   string
+	Name     string
+	Scenario string
+	Network  poolNetwork
+	Types    []string // planned type first, then the catalog's next candidates
+	Fallback bool
+	Zones    []string
+	Size     int
+	MinSize  int
+	ImageID  string
+	// RAMRole is the nodes' instance RAM role ("" for none).
+	RAMRole     string
 	SystemDisk  diskSpec
 	DataDisks   []diskSpec
 	Spot        string
@@ -275,6 +277,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		MinSize:  int(plan.Size.ValueInt64()),
 		Fallback: plan.InstanceTypeFallback.ValueBool(),
 		ImageID:  plan.ImageID.ValueString(),
+		RAMRole:  plan.RAMRoleName.ValueString(),
 		UserData: plan.UserData.ValueString(),
 		Spot:     "NoSpot",
 	}
@@ -482,6 +485,10 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64),
 		spec.Role, k8s.APIEndpoint.ValueString(), k8s.CACertHash.ValueString(), k8s.PodSubnet.ValueString(),
 		strings.Join(mounts, "\n"), strconv.FormatBool(spec.ERDMA), strconv.FormatBool(!plan.Bootstrap.Equal(types.BoolValue(false))))
+	if spec.RAMRole != "" {
+		// Only when set, so pools made before the attribute keep their hash.
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "ram_role="+spec.RAMRole)
+	}
 	if m := plan.PackageMirror.ValueString(); m != "" && m != bootstrap.MirrorInternet {
 		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)

@@ -39,6 +39,15 @@ check "join_token_secrecy" {
   }
 }
 
+# The Cluster Autoscaler (autoscaling worker pools) takes its credentials from the RAM role of the
+# control-plane node it runs on: without one it cannot call Auto Scaling and no pool scales.
+check "cluster_autoscaler_credentials" {
+  assert {
+    condition     = !var.control_plane.enabled || var.control_plane.ram_role_name != null || alltrue([for p in var.worker_pools : p.autoscaling == null])
+    error_message = "Autoscaling worker pools are sized by the Cluster Autoscaler on the control plane, which authenticates with the control-plane nodes' instance RAM role, but control_plane.ram_role_name is not set: set it to a role that trusts ecs.aliyuncs.com and may call ess:Describe*, ess:ModifyScalingGroup, ess:RemoveInstances, ess:DetachInstances, ess:ExecuteScalingRule, ess:CreateScalingRule, ess:ModifyScalingRule, ess:DeleteScalingRule and ecs:DescribeInstanceTypes (see the guide on autoscaling node pools)."
+  }
+}
+
 # The internal load balancer in front of the API servers (TCP 6443, health-checked), with the
 # security group rules that traffic needs. Its address is kubeadm's controlPlaneEndpoint and what
 # the workers join; the control-plane pool keeps its backends equal to its nodes.
@@ -68,6 +77,7 @@ resource "gpucluster_node_pool" "control_plane" {
   instance_type  = var.control_plane.instance_type
   size           = 1
   image_id       = var.control_plane.image_id
+  ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
 
@@ -104,6 +114,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
   instance_type  = var.control_plane.instance_type
   size           = var.control_plane.size - 1
   image_id       = var.control_plane.image_id
+  ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
 

@@ -36,7 +36,7 @@ variable "nccl_env" {
 }
 
 variable "control_plane" {
-  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash)."
+  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash). ram_role_name is the control-plane nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with."
   type = object({
     enabled       = optional(bool, true)
     instance_type = optional(string, "ecs.g7.2xlarge")
@@ -44,6 +44,9 @@ variable "control_plane" {
     image_id      = optional(string)
     pod_subnet    = optional(string, "10.244.0.0/16")
     api_endpoint  = optional(string)
+    # The control-plane nodes' instance RAM role: the Cluster Autoscaler of the autoscaling
+    # pools authenticates with it (no AccessKey in the cluster).
+    ram_role_name = optional(string)
   })
   default  = {}
   nullable = false

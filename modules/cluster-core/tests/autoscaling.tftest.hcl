@@ -50,6 +50,7 @@ run "autoscaling_and_spot_pools" {
     network_id      = run.network.network_id
     erdma           = true
     join_token_salt = "test-salt"
+    control_plane   = { ram_role_name = "cc-as-control-plane" }
     worker_pools = {
       gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 }
       burst = {
@@ -89,6 +90,11 @@ run "autoscaling_and_spot_pools" {
     condition     = output.cluster_autoscaler_yaml == data.gpucluster_kubernetes_manifests.cluster.cluster_autoscaler.yaml && !strcontains(output.cluster_autoscaler_yaml, "ACCESS_KEY") && !strcontains(output.cluster_autoscaler_yaml, "kind: Secret")
     error_message = "the autoscaler output must be what the add-ons apply, and carry no AccessKey"
   }
+  # The autoscaler authenticates with the control-plane nodes' RAM role.
+  assert {
+    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-as-control-plane" && gpucluster_node_pool.worker["burst"].ram_role_name == null
+    error_message = "the control plane must carry the RAM role the Cluster Autoscaler uses, and only it"
+  }
   # The fixed pool's node and the burst pool's min_size node run; scale0 has none.
   assert {
     condition     = length(gpucluster_node_pool.worker["burst"].nodes) == 1 && length(gpucluster_node_pool.worker["scale0"].nodes) == 0 && length(gpucluster_node_pool.worker["gpu"].nodes) == 1
@@ -114,4 +120,22 @@ run "fixed_pools_only" {
     condition     = data.gpucluster_kubernetes_manifests.cluster.cluster_autoscaler == null
     error_message = "a cluster without autoscaling pools has no Cluster Autoscaler"
   }
+}
+
+# Autoscaling pools with a control plane that has no RAM role: the autoscaler would have no
+# credentials, which the module says at plan.
+run "autoscaling_without_control_plane_role" {
+  command = plan
+
+  variables {
+    name            = "cc-norole"
+    scenario        = "ai_training"
+    network_id      = run.network.network_id
+    join_token_salt = "test-salt"
+    worker_pools = {
+      gpu = { autoscaling = { min_size = 0, max_size = 4 }, gpu_model = "A100-80GB", gpus_per_node = 8 }
+    }
+  }
+
+  expect_failures = [check.cluster_autoscaler_credentials]
 }

@@ -82,7 +82,8 @@ run "autoscaling_spot_pool" {
         spot        = { strategy = "SpotAsPriceGo" }
       }
     }
-    teams = { cfd = { gpus = 64, pool = "burst" } }
+    teams         = { cfd = { gpus = 64, pool = "burst" } }
+    control_plane = { ram_role_name = "es-as-control-plane" }
   }
 
   assert {
