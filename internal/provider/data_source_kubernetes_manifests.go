@@ -124,8 +124,8 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				manifests.PoolAllReduceName + "`; also in `documents` and `yaml`), to apply when the pool is up and delete after. " +
 				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
 				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
-			"mpi":                       mpiManifestsAttribute(),      // MPI jobs and team queues: data_source_kubernetes_manifests_mpi.go
-			"cluster_autoscaler":        clusterAutoscalerAttribute(), // data_source_kubernetes_manifests_autoscaler.go
+			"mpi":                       mpiManifestsAttribute(), // MPI jobs and team queues: data_source_kubernetes_manifests_mpi.go
+			"cluster_autoscaler":        clusterAutoscalerAttribute(),
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 			"addons_validation": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "Include the validation jobs in `addons` (file `" + manifests.AddonValidation + "`): nccl-tests on every node, the cross-node all-reduce and, on simulation pools, HPCG. Default `false`."},
@@ -141,27 +141,27 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 }
 
 type kubernetesManifestsModel struct {
-	Scenario           types.String                `tfsdk:"scenario"`
-	Namespace          types.String                `tfsdk:"namespace"`
-	WorkloadNamespace  types.String                `tfsdk:"workload_namespace"`
-	NodeCount          types.Int64                 `tfsdk:"node_count"`
-	GPUsPerNode        types.Int64                 `tfsdk:"gpus_per_node"`
-	ERDMA              types.Bool                  `tfsdk:"erdma"`
-	NCCLEnv            map[string]string           `tfsdk:"nccl_env"`
-	MaxRuntime         types.String                `tfsdk:"max_runtime"`
-	MinBusBandwidthGBs types.Float64               `tfsdk:"min_bus_bandwidth_gbs"`
-	MinCrossNodeGBs    types.Float64               `tfsdk:"min_cross_node_bus_bandwidth_gbs"`
-	HPA                *manifestsHPA               `tfsdk:"hpa"`
-	Images             *manifestsImages            `tfsdk:"images"`
-	Documents          []manifestsDocument         `tfsdk:"documents"`
-	YAML               types.String                `tfsdk:"yaml"`
-	AntiAffinityYAML   types.String                `tfsdk:"anti_affinity_yaml"`
-	AdapterConfig      types.String                `tfsdk:"prometheus_adapter_config"`
-	AllReduceYAML      types.String                `tfsdk:"validation_all_reduce_yaml"`
-	AddonsValidation   types.Bool                  `tfsdk:"addons_validation"`
-	Addons             map[string]string           `tfsdk:"addons"`
-	MPI                *manifestsMPI               `tfsdk:"mpi"`
-	ClusterAutoscaler  *manifestsClusterAutoscaler `tfsdk:"cluster_autoscaler"`
+	Scenario           types.String        `tfsdk:"scenario"`
+	Namespace          types.String        `tfsdk:"namespace"`
+	WorkloadNamespace  types.String        `tfsdk:"workload_namespace"`
+	NodeCount          types.Int64         `tfsdk:"node_count"`
+	GPUsPerNode        types.Int64         `tfsdk:"gpus_per_node"`
+	ERDMA              types.Bool          `tfsdk:"erdma"`
+	NCCLEnv            map[string]string   `tfsdk:"nccl_env"`
+	MaxRuntime         types.String        `tfsdk:"max_runtime"`
+	MinBusBandwidthGBs types.Float64       `tfsdk:"min_bus_bandwidth_gbs"`
+	MinCrossNodeGBs    types.Float64       `tfsdk:"min_cross_node_bus_bandwidth_gbs"`
+	HPA                *manifestsHPA       `tfsdk:"hpa"`
+	Images             *manifestsImages    `tfsdk:"images"`
+	Documents          []manifestsDocument `tfsdk:"documents"`
+	YAML               types.String        `tfsdk:"yaml"`
+	AntiAffinityYAML   types.String        `tfsdk:"anti_affinity_yaml"`
+	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
+	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
+	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
+	Addons             map[string]string   `tfsdk:"addons"`
+	MPI                *manifestsMPI       `tfsdk:"mpi"`
+	ClusterAutoscaler  *manifestsScaler    `tfsdk:"cluster_autoscaler"`
 }
 
 type manifestsHPA struct {

@@ -61,7 +61,7 @@ func clusterAutoscalerAttribute() schema.Attribute {
 	}
 }
 
-type manifestsClusterAutoscaler struct {
+type manifestsScaler struct {
 	NodeGroups           []manifestsNodeGroup `tfsdk:"node_groups"`
 	Image                types.String         `tfsdk:"image"`
 	ScaleDownUnneeded    types.String         `tfsdk:"scale_down_unneeded_time"`
@@ -77,7 +77,7 @@ type manifestsNodeGroup struct {
 }
 
 // clusterAutoscalerOptions reads the attribute; nil when it is unset.
-func clusterAutoscalerOptions(m *manifestsClusterAutoscaler) (*manifests.ClusterAutoscalerOptions, error) {
+func clusterAutoscalerOptions(m *manifestsScaler) (*manifests.ClusterAutoscalerOptions, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -97,7 +97,7 @@ func clusterAutoscalerOptions(m *manifestsClusterAutoscaler) (*manifests.Cluster
 }
 
 // renderClusterAutoscaler fills the attribute's yaml; nothing when it is unset.
-func renderClusterAutoscaler(m *manifestsClusterAutoscaler, c *manifests.ClusterAutoscalerOptions) error {
+func renderClusterAutoscaler(m *manifestsScaler, c *manifests.ClusterAutoscalerOptions) error {
 	if m == nil || c == nil {
 		return nil
 	}

@@ -30,18 +30,17 @@ const (
 // poolSpec is a node pool's configuration resolved against the catalog and its network: what
 // every RunInstances call of the pool is built from.
 type poolSpec struct {
-	PoolID   string
-	Name     string
-	Scenario string
-	Network  poolNetwork
-	Types    []string // planned type first, then the catalog's next candidates
-	Fallback bool
-	Zones    []string
-	Size     int
-	MinSize  int
-	ImageID  string
-	// RAMRole is the nodes' instance RAM role ("" for none).
-	RAMRole     string
+	PoolID      string
+	Name        string
+	Scenario    string
+	Network     poolNetwork
+	Types       []string // planned type first, then the catalog's next candidates
+	Fallback    bool
+	Zones       []string
+	Size        int
+	MinSize     int
+	ImageID     string
+	RAMRole     string // the nodes' instance RAM role, "" for none
 	SystemDisk  diskSpec
 	DataDisks   []diskSpec
 	Spot        string
