@@ -117,7 +117,7 @@ type kubeadmDocument struct {
 	Kind             string           `json:"kind"`
 	BootstrapTokens  []bootstrapToken `json:"bootstrapTokens"`
 	NodeRegistration struct {
-		KubeletExtraArgs []kubeadmArg  `json:"kubeletExtraArgs"`
+		KubeletExtraArgs []kubeadmArg   `json:"kubeletExtraArgs"`
 		Taints           []kubeadmTaint `json:"taints"`
 	} `json:"nodeRegistration"`
 	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint"`
