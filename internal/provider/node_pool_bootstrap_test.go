@@ -36,14 +36,7 @@ resource "gpucluster_control_plane_endpoint" "api" {
   network_id = gpucluster_rdma_network.net.id
 }
 
-resource "gpucluster_node_pool" "control" {
-  name          = "control"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "ecs.g7.2xlarge"
-  size          = 1
-  kubernetes = {
-    role               = "control_plane"
+`+controlPoolConfig(`
     control_plane_init = true
     join_token         = %[1]q
     pod_subnet         = "10.244.0.0/16"
@@ -52,9 +45,7 @@ resource "gpucluster_node_pool" "control" {
     ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
     ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
     ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
-    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }
-  }
-}
+    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }`)+`
 
 resource "gpucluster_node_pool" "control_join" {
   name          = "control-join"
@@ -312,21 +303,11 @@ ephemeral "gpucluster_cluster_ca" "ca" {
   cert_pem = gpucluster_cluster_ca.ca.cert_pem
 }
 
-resource "gpucluster_node_pool" "control" {
-  name          = "control"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "ecs.g7.2xlarge"
-  size          = 1
-  kubernetes = {
-    role          = "control_plane"
-    join_token    = "` + testJoinToken + `"
+` + controlPoolConfig(`
+    join_token    = "`+testJoinToken+`"
     ca_cert_pem   = gpucluster_cluster_ca.ca.cert_pem
     ca_cert_hash  = gpucluster_cluster_ca.ca.ca_cert_hash
-    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem
-  }
-}
-`
+    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem`)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -358,4 +339,21 @@ func registrationsConfig(pools ...string) string {
 func registeredAsReported(pool, poolAttr, registrationAttr string) statecheck.StateCheck {
 	return statecheck.CompareValuePairs("gpucluster_node_pool."+pool, tfjsonpath.New(poolAttr),
 		"data.gpucluster_node_registration."+pool, tfjsonpath.New(registrationAttr), compare.ValuesSame())
+}
+
+// controlPoolConfig is the single-node control-plane pool "control" of these tests, with the
+// given lines inside its kubernetes block (after role = "control_plane").
+func controlPoolConfig(kubernetesLines string) string {
+	return `
+resource "gpucluster_node_pool" "control" {
+  name          = "control"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 1
+  kubernetes = {
+    role               = "control_plane"` + kubernetesLines + `
+  }
+}
+`
 }
