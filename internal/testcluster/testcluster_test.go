@@ -132,6 +132,11 @@ func TestClusterSchedulesGPUPodsOnKwokNodes(t *testing.T) {
 		}
 		return false, fmt.Sprintf("conditions %v", p.Status.Conditions), nil
 	})
+
+	c.Stop()
+	if left := processesMentioning(t, c.WorkDir()); len(left) > 0 {
+		t.Errorf("processes left running after Stop: %v", left)
+	}
 }
 
 // gpuNode is a Node the way a GPU worker registers: kwok-managed, labelled, tainted so that only
