@@ -17,7 +17,8 @@ type cluster struct {
 	tokens           []string
 	caHash           string // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
-	members          map[string]bool // control-plane instance ids
+	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
+	endpointIsOwnIP  bool            // no controlPlaneEndpoint: the init node serves at its address
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
@@ -63,7 +64,7 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 		return decision{role: RoleInit, reason: r}
 	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
-		certificateKey: p.CertificateKey, members: map[string]bool{in.ID: true}}
+		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == ""}
 	return decision{role: RoleInit}
 }
 
@@ -87,7 +88,10 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	c := a.cluster
 	var serving []target
 	for _, t := range targets {
-		if c != nil && c.members[t.in.ID] {
+		if c == nil {
+			break
+		}
+		if _, ok := c.members[t.in.ID]; ok {
 			serving = append(serving, t)
 		}
 	}
@@ -99,6 +103,12 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	if !slices.ContainsFunc(serving, func(t target) bool { return net.tcpAllowed(in, t.in, t.port) }) {
 		d.reason = fmt.Sprintf("the security groups do not let TCP from %s (%s, groups %s) reach the API server behind %s: %s",
 			in.PrivateIP, in.ID, strings.Join(in.SecurityGroupIDs, ","), j.Endpoint, describeTargets(serving))
+		return d
+	}
+	if host, _, _ := strings.Cut(j.Endpoint, ":"); !a.servingCertNames(host) {
+		d.reason = fmt.Sprintf("the API server's certificate does not name %s: kubeadm init on %s made it for its controlPlaneEndpoint %q and the "+
+			"control-plane nodes' addresses, so TLS to %s fails; set the first control-plane node's api_endpoint (controlPlaneEndpoint) to %s",
+			host, c.initID, c.endpointSetting(), j.Endpoint, j.Endpoint)
 		return d
 	}
 	if !slices.Contains(c.tokens, j.Token) {
@@ -126,9 +136,32 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		return d
 	}
 	if j.ControlPlane {
-		c.members[in.ID] = true
+		c.members[in.ID] = in.PrivateIP
 	}
 	return d
+}
+
+// servingCertNames reports whether the API server certificate kubeadm makes names host: the
+// controlPlaneEndpoint's host and every control-plane node's own address are in its SANs.
+func (a *Agent) servingCertNames(host string) bool {
+	c := a.cluster
+	if h, _, _ := strings.Cut(c.endpoint, ":"); h == host {
+		return true
+	}
+	for _, ip := range c.members {
+		if ip == host {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointSetting is the controlPlaneEndpoint the init node set ("" when it used its address).
+func (c *cluster) endpointSetting() string {
+	if c.endpointIsOwnIP {
+		return ""
+	}
+	return c.endpoint
 }
 
 func noneOf(targets []target) string {
