@@ -18,7 +18,7 @@ type cluster struct {
 	caHash           string // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
-	endpointIsOwnIP  bool            // no controlPlaneEndpoint: the init node serves at its address
+	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
