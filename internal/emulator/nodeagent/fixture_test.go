@@ -96,6 +96,12 @@ func joiningControlPlane(ca clusterCA) bootstrap.Options {
 // given, is the user's own user_data merged after the bootstrap.
 func userData(t *testing.T, o bootstrap.Options, extra ...string) string {
 	t.Helper()
+	return base64.StdEncoding.EncodeToString([]byte(renderDoc(t, o, extra...)))
+}
+
+// renderDoc is the node's user data as the node pool sends it (before Base64).
+func renderDoc(t *testing.T, o bootstrap.Options, extra ...string) string {
+	t.Helper()
 	doc, err := bootstrap.Render(o)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +111,7 @@ func userData(t *testing.T, o bootstrap.Options, extra ...string) string {
 			t.Fatal(err)
 		}
 	}
-	return base64.StdEncoding.EncodeToString([]byte(doc))
+	return doc
 }
 
 // instance is a Running instance of the test VPC.
