@@ -455,6 +455,17 @@ func runInstances(c *call) (any, *apiError) {
 		}
 		in.ID = d.newID("i")
 		in.Seq = d.Seq
+		if p["UniqueSuffix"] == "true" && n > 1 {
+			// The vendor numbers a batch's names 001..999, per call: two calls give the same
+			// names, so a caller wanting unique host names across calls leaves HostName out.
+			suffix := fmt.Sprintf("%03d", i+1)
+			if in.Name != "" {
+				in.Name += suffix
+			}
+			if in.HostName != "" {
+				in.HostName += suffix
+			}
+		}
 		if in.Name == "" {
 			in.Name = in.ID
 		}

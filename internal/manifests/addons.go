@@ -86,7 +86,11 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		files[AddonClusterAutoscaler] = ca
 	}
 	if a.Validation {
-		v := append(ncclTests(o), poolAllReduce(o)...)
+		// The cross-node all-reduce first: its ranks must run together, one per node. Created
+		// after the per-node jobs, which take every node's GPUs, its first rank could start on
+		// a node freed early and hold it while waiting for the others; created first, the
+		// scheduler places all its ranks while the nodes are free, and the per-node jobs queue.
+		v := append(poolAllReduce(o), ncclTests(o)...)
 		if IsSimulation(sc.Name) {
 			v = append(v, hpcg(o))
 		}

@@ -249,6 +249,8 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   max_runtime = var.idle_reclaim_after
   hpa         = var.hpa
 
+  addons_validation = var.validation_jobs
+
   # The Cluster Autoscaler of the autoscaling pools, in the add-ons the first control-plane node
   # applies (35-cluster-autoscaler.yaml). It authenticates with the control-plane nodes' RAM role.
   cluster_autoscaler = length(local.autoscaling_workers) == 0 ? null : {

@@ -1,0 +1,62 @@
+// Command gpucluster-testcluster runs the offline test cluster (internal/testcluster) for shell
+// scripts: a real kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with kwok
+// standing in for the kubelets of Nodes annotated kwok.x-k8s.io/node=fake. It prints exactly one
+// line on standard output, "kubeconfig PATH", when the cluster is ready, and runs until SIGINT or
+// SIGTERM, then stops every component. Progress and errors go to standard error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+)
+
+func main() {
+	fs := flag.NewFlagSet("gpucluster-testcluster", flag.ContinueOnError)
+	binDir := fs.String("bin", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (`make kube`); default: ./bin of the repository holding the working directory")
+	workDir := fs.String("work-dir", "", "directory for certificates, etcd data, kubeconfigs and logs/<component>.log, kept on exit; default: a temporary directory removed on exit")
+	timeout := fs.Duration("start-timeout", testcluster.DefaultStartTimeout, "how long the control plane may take to become ready")
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-testcluster [flags]
+
+Runs a Kubernetes control plane on loopback for offline tests and demos. Prints
+"kubeconfig PATH" (an administrator's kubeconfig) when ready; stops on SIGINT or SIGTERM.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags)
+
+	// A signal during start-up cancels it; Start then stops what it had started.
+	signals, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stopSignals()
+	startCtx, cancel := context.WithTimeout(signals, *timeout)
+	cluster, err := testcluster.Start(startCtx, testcluster.Options{BinDir: *binDir, WorkDir: *workDir, Logf: logger.Printf})
+	cancel()
+	if err != nil {
+		logger.Printf("%v", err)
+		os.Exit(1)
+	}
+	fmt.Printf("kubeconfig %s\n", cluster.Kubeconfig())
+
+	<-signals.Done()
+	logger.Printf("testcluster: stopping")
+	begin := time.Now()
+	cluster.Stop()
+	logger.Printf("testcluster: stopped in %s", time.Since(begin).Round(time.Millisecond))
+}

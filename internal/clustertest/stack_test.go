@@ -1,0 +1,91 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+)
+
+// stack is one test's emulator, Kubernetes control plane and the node agent between them.
+type stack struct {
+	emu     *acctest.Emulator
+	cluster *testcluster.Cluster
+	agent   *nodeagent.Agent
+}
+
+// startStack starts the control plane, then the emulator with its node agent; the test's
+// cleanup stops them in the other order.
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	acctest.PreCheck(t)
+	cluster := testcluster.StartT(t)
+	emu := acctest.StartEmulator(t)
+	kube, err := nodeagent.NewKube(cluster.RESTConfig())
+	if err != nil {
+		t.Fatalf("node agent: %v", err)
+	}
+	agent := nodeagent.New(emu.View, kube, t.Logf)
+	emu.HandleAdmin(emulator.NodesPath, agent)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &stack{emu: emu, cluster: cluster, agent: agent}
+}
+
+// instances are the agent's verdicts on the Running instances, for clusterreport.
+func (s *stack) instances() []clusterreport.Instance {
+	var out []clusterreport.Instance
+	for _, st := range s.agent.Statuses() {
+		out = append(out, clusterreport.Instance{ID: st.InstanceID, Node: st.Node, Reason: st.Reason})
+	}
+	return out
+}
+
+// apply applies root (a configuration that calls a module of modules/ and has a "stack" output)
+// with the real CLI and returns that output. The test's cleanup destroys the stack and fails if
+// the emulator still holds anything. The testing framework's steps are not used: they cannot
+// read back a state with modules.
+func (s *stack) apply(t *testing.T, root string) string {
+	t.Helper()
+	run := acctest.NewCLIRun(t)
+	run.UseEmulator(s.emu.URL)
+	run.Write(root)
+	// get, not init: with dev_overrides init would ask the registry for the provider.
+	run.MustRun("get", "-no-color")
+	t.Cleanup(func() {
+		run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+		if left := s.emu.Resources().Counts(); len(left) != 0 {
+			t.Errorf("resources left behind after destroy: %v", left)
+		}
+	})
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
+}
+
+// converge waits until want instances are Ready nodes and every validation pod is on a GPU node,
+// or the time is up; it returns the last summary either way.
+func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		sum, err := clusterreport.Collect(ctx, s.cluster.Client(), s.instances())
+		if err != nil {
+			return sum, err
+		}
+		if sum.Instances == want && sum.Ready == want && sum.ValidationPods > 0 && sum.OnGPUNodes == sum.ValidationPods {
+			return sum, nil
+		}
+		if time.Now().After(deadline) {
+			return sum, fmt.Errorf("the cluster did not converge on %d nodes: %s\n%s", want, sum.Line(), strings.Join(sum.Reasons, "\n"))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}

@@ -1,0 +1,203 @@
+package testcluster
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// pki is the cluster's key material, generated afresh for every cluster: nothing is shared between
+// test runs and nothing needs to be kept secret beyond the work directory (mode 0700).
+type pki struct {
+	dir string
+
+	caCert *x509.Certificate
+	caKey  crypto.Signer
+
+	// Paths of the PEM files the components read, and the PEM the kubeconfigs embed.
+	caCertFile, caKeyFile           string
+	servingCertFile, servingKeyFile string
+	serviceAccountKeyFile           string
+	serviceAccountPublicKeyFile     string
+	clientCertFiles, clientKeyFiles map[string]string
+	clientCertPEMs, clientKeyPEMs   map[string][]byte
+	caCertPEM                       []byte
+}
+
+// identity is a client certificate's subject: the API server takes the common name as the user
+// and the organisations as the groups.
+type identity struct {
+	user   string
+	groups []string
+}
+
+// identities are the clients of the API server. The controller manager and the scheduler use the
+// users the bootstrap RBAC policy grants their permissions to; the admin and kwok (which patches
+// every Node's and Pod's status, as all the kubelets would) are in system:masters.
+var identities = map[string]identity{
+	"admin":                   {user: "testcluster-admin", groups: []string{"system:masters"}},
+	"kube-controller-manager": {user: "system:kube-controller-manager"},
+	"kube-scheduler":          {user: "system:kube-scheduler"},
+	"kwok":                    {user: "kwok", groups: []string{"system:masters"}},
+}
+
+// serviceIP is the first address of serviceCIDR: the in-cluster address of the API server, which
+// its serving certificate names like kubeadm's does.
+var serviceIP = net.IPv4(10, 96, 0, 1)
+
+func newPKI(dir string) (*pki, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := &pki{
+		dir:             dir,
+		clientCertFiles: map[string]string{},
+		clientKeyFiles:  map[string]string{},
+		clientCertPEMs:  map[string][]byte{},
+		clientKeyPEMs:   map[string][]byte{},
+	}
+	now := time.Now()
+
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTemplate := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "testcluster-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := sign(caTemplate, caTemplate, caKey.Public(), caKey)
+	if err != nil {
+		return nil, fmt.Errorf("CA certificate: %w", err)
+	}
+	if p.caCert, err = x509.ParseCertificate(caDER); err != nil {
+		return nil, err
+	}
+	p.caKey = caKey
+	p.caCertPEM = pemBlock("CERTIFICATE", caDER)
+	if p.caCertFile, err = p.write("ca.crt", p.caCertPEM); err != nil {
+		return nil, err
+	}
+	caKeyPEM, err := keyPEM(caKey)
+	if err != nil {
+		return nil, err
+	}
+	if p.caKeyFile, err = p.write("ca.key", caKeyPEM); err != nil {
+		return nil, err
+	}
+
+	serving := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), serviceIP},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+	}
+	if p.servingCertFile, p.servingKeyFile, _, _, err = p.issue("apiserver", serving); err != nil {
+		return nil, fmt.Errorf("API server certificate: %w", err)
+	}
+
+	for name, id := range identities {
+		client := &x509.Certificate{
+			Subject:     pkix.Name{CommonName: id.user, Organization: id.groups},
+			NotBefore:   now.Add(-time.Hour),
+			NotAfter:    now.Add(365 * 24 * time.Hour),
+			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		certFile, keyFile, certPEM, keyPEMBytes, err := p.issue(name, client)
+		if err != nil {
+			return nil, fmt.Errorf("%s client certificate: %w", name, err)
+		}
+		p.clientCertFiles[name], p.clientKeyFiles[name] = certFile, keyFile
+		p.clientCertPEMs[name], p.clientKeyPEMs[name] = certPEM, keyPEMBytes
+	}
+
+	// The service-account key signs the tokens the API server issues (TokenRequest) and the
+	// controller manager's token controller; the API server verifies them with its public half.
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	saKeyPEM, err := keyPEM(saKey)
+	if err != nil {
+		return nil, err
+	}
+	if p.serviceAccountKeyFile, err = p.write("sa.key", saKeyPEM); err != nil {
+		return nil, err
+	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(saKey.Public())
+	if err != nil {
+		return nil, err
+	}
+	if p.serviceAccountPublicKeyFile, err = p.write("sa.pub", pemBlock("PUBLIC KEY", saPubDER)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// issue signs template with the CA for a new key and writes <name>.crt and <name>.key.
+func (p *pki) issue(name string, template *x509.Certificate) (certFile, keyFile string, certPEM, keyPEMBytes []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", nil, nil, err
+	}
+	der, err := sign(template, p.caCert, key.Public(), p.caKey)
+	if err != nil {
+		return "", "", nil, nil, err
+	}
+	certPEM = pemBlock("CERTIFICATE", der)
+	if keyPEMBytes, err = keyPEM(key); err != nil {
+		return "", "", nil, nil, err
+	}
+	if certFile, err = p.write(name+".crt", certPEM); err != nil {
+		return "", "", nil, nil, err
+	}
+	if keyFile, err = p.write(name+".key", keyPEMBytes); err != nil {
+		return "", "", nil, nil, err
+	}
+	return certFile, keyFile, certPEM, keyPEMBytes, nil
+}
+
+func (p *pki) write(name string, data []byte) (string, error) {
+	path := filepath.Join(p.dir, name)
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+func sign(template, parent *x509.Certificate, pub crypto.PublicKey, signer crypto.Signer) ([]byte, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	template.SerialNumber = serial
+	return x509.CreateCertificate(rand.Reader, template, parent, pub, signer)
+}
+
+func keyPEM(key *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return pemBlock("EC PRIVATE KEY", der), nil
+}
+
+func pemBlock(kind string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
+}

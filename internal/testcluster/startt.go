@@ -1,0 +1,57 @@
+package testcluster
+
+import (
+	"context"
+	"os"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
+)
+
+// TB is the part of testing.TB that StartT uses.
+type TB interface {
+	Helper()
+	Context() context.Context
+	Cleanup(func())
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Failed() bool
+}
+
+// StartT starts a cluster for a test from the repository's ./bin and stops it when the test ends,
+// passed or failed. Missing binaries fail the test with the command that builds them (`make kube`,
+// which `make test` runs first); like the other test tools (internal/testtools), they skip it
+// instead only when testtools.AllowMissingEnv is set. When the test fails, the components' logs
+// are kept and their directory is logged.
+func StartT(t TB) *Cluster {
+	t.Helper()
+	binDir, err := DefaultBinDir()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := CheckBinaries(binDir); err != nil {
+		if os.Getenv(testtools.AllowMissingEnv) != "" {
+			t.Skipf("%v; skipped because %s is set", err, testtools.AllowMissingEnv)
+		}
+		t.Fatalf("%v; to skip this test instead, set %s=1", err, testtools.AllowMissingEnv)
+	}
+	workDir, err := os.MkdirTemp("", "testcluster-")
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	c, err := Start(t.Context(), Options{BinDir: binDir, WorkDir: workDir, Logf: t.Logf})
+	t.Cleanup(func() {
+		if c != nil {
+			c.Stop()
+		}
+		if t.Failed() {
+			t.Logf("testcluster: the components' logs are kept in %s", workDir)
+			return
+		}
+		_ = os.RemoveAll(workDir)
+	})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return c
+}

@@ -1,0 +1,402 @@
+// Package testcluster starts and stops a real Kubernetes control plane on loopback, for tests that
+// need the API server, the scheduler and the controllers to judge what the provider's clusters
+// would do: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from their
+// upstream modules by `make kube` (scripts/build-kube.sh) into ./bin, and kwok, which stands in for
+// the kubelets: it keeps Nodes annotated kwok.x-k8s.io/node=fake Ready and runs the Pods bound to
+// them (without containers).
+//
+// Every cluster is new: its own temporary work directory (certificates, etcd data, one log file per
+// component), its own free loopback ports, its own CA. Stop ends every process.
+package testcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// KwokNodeAnnotation is the annotation (with the value "fake") that hands a Node to kwok: kwok
+// marks it Ready, renews its Lease and runs the Pods bound to it. A Node without it stays NotReady,
+// like a machine whose kubelet never started.
+const KwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// Binaries are the programs a cluster runs, looked up in Options.BinDir.
+var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+
+const (
+	// serviceCIDR holds the Services' cluster IPs; podCIDR the Pod IPs kwok hands out. Neither is
+	// routed anywhere: nothing in the cluster sends a packet.
+	serviceCIDR = "10.96.0.0/12"
+	podCIDR     = "10.244.0.0/16"
+
+	// DefaultStartTimeout bounds Start when the context has no deadline: on a loaded 2-core
+	// machine kube-apiserver takes several seconds to install its APIs.
+	DefaultStartTimeout = 3 * time.Minute
+
+	stopGrace = 10 * time.Second
+)
+
+// Options configure Start.
+type Options struct {
+	// BinDir holds the Binaries. Empty: the repository's ./bin (DefaultBinDir).
+	BinDir string
+	// WorkDir receives the certificates, etcd's data, the kubeconfigs and the logs. Empty: a new
+	// temporary directory, removed by Stop. A given directory is kept.
+	WorkDir string
+	// Logf, when set, receives a line per step (a test passes t.Logf).
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a running control plane. Its methods are safe to call from several goroutines.
+type Cluster struct {
+	workDir       string
+	removeWorkDir bool
+	kubeconfig    string
+	restConfig    *rest.Config
+	client        kubernetes.Interface
+	logf          func(format string, args ...any)
+
+	mu        sync.Mutex
+	processes []*process // in start order; stopped in reverse
+	stopped   bool
+}
+
+// Start runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, in that order,
+// and returns once the API server's /readyz is ok and the controller manager has created the
+// default namespace's service account (pods cannot be created before). On error, every process
+// it started is stopped again, and the error names the component and quotes the end of its log.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
+		defer cancel()
+	}
+	binDir := opts.BinDir
+	if binDir == "" {
+		var err error
+		if binDir, err = DefaultBinDir(); err != nil {
+			return nil, err
+		}
+	}
+	if err := CheckBinaries(binDir); err != nil {
+		return nil, err
+	}
+	c := &Cluster{logf: opts.Logf, workDir: opts.WorkDir}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
+	if c.workDir == "" {
+		dir, err := os.MkdirTemp("", "testcluster-")
+		if err != nil {
+			return nil, err
+		}
+		c.workDir, c.removeWorkDir = dir, true
+	}
+	if err := c.start(ctx, binDir); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, binDir string) error {
+	begin := time.Now()
+	logDir := filepath.Join(c.workDir, "logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return err
+	}
+	certs, err := newPKI(filepath.Join(c.workDir, "pki"))
+	if err != nil {
+		return fmt.Errorf("testcluster: certificates: %w", err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return fmt.Errorf("testcluster: free loopback ports: %w", err)
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	apiURL := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+
+	kubeconfigs := map[string]string{}
+	for name := range identities {
+		path := filepath.Join(c.workDir, name+".kubeconfig")
+		if err := writeKubeconfig(path, apiURL, certs, name); err != nil {
+			return fmt.Errorf("testcluster: %s kubeconfig: %w", name, err)
+		}
+		kubeconfigs[name] = path
+	}
+	c.kubeconfig = kubeconfigs["admin"]
+	c.restConfig = &rest.Config{
+		Host: apiURL,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   certs.caCertPEM,
+			CertData: certs.clientCertPEMs["admin"],
+			KeyData:  certs.clientKeyPEMs["admin"],
+		},
+		// The tests create objects in bursts (a pool's Nodes); client-go's default 5 QPS would
+		// make them wait for the client, not the cluster.
+		QPS:   200,
+		Burst: 400,
+	}
+	if c.client, err = kubernetes.NewForConfig(c.restConfig); err != nil {
+		return fmt.Errorf("testcluster: client: %w", err)
+	}
+	bin := func(name string) string { return filepath.Join(binDir, name) }
+
+	// etcd: a single member, data in the work directory.
+	etcd, err := c.run("etcd", bin("etcd"), logDir, []string{
+		"--data-dir=" + filepath.Join(c.workDir, "etcd"),
+		"--listen-client-url=" + etcdURL,
+		"--listen-peer-url=http://127.0.0.1:" + strconv.Itoa(ports[1]),
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, etcd, 100*time.Millisecond, httpOK(etcdURL+"/health")); err != nil {
+		return err
+	}
+	c.logf("testcluster: etcd ready on %s (%s)", etcdURL, time.Since(begin).Round(time.Millisecond))
+
+	apiserver, err := c.run("kube-apiserver", bin("kube-apiserver"), logDir, []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[2]),
+		// Where it would write a self-signed certificate; it has ours, but the flag keeps it out
+		// of /var/run/kubernetes.
+		"--cert-dir=" + filepath.Join(c.workDir, "apiserver"),
+		"--tls-cert-file=" + certs.servingCertFile,
+		"--tls-private-key-file=" + certs.servingKeyFile,
+		"--client-ca-file=" + certs.caCertFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + certs.serviceAccountPublicKeyFile,
+		"--service-account-signing-key-file=" + certs.serviceAccountKeyFile,
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=Node,RBAC",
+		"--allow-privileged=true",
+		// The default reconciler would publish 127.0.0.1 as the kubernetes Service's endpoint,
+		// which the Endpoints validation refuses (loopback), every few seconds, in the log.
+		"--endpoint-reconciler-type=none",
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, apiserver, 200*time.Millisecond, c.apiReady); err != nil {
+		return err
+	}
+	c.logf("testcluster: kube-apiserver ready on %s (%s)", apiURL, time.Since(begin).Round(time.Millisecond))
+
+	controllerManager, err := c.run("kube-controller-manager", bin("kube-controller-manager"), logDir, []string{
+		"--kubeconfig=" + kubeconfigs["kube-controller-manager"],
+		"--authentication-kubeconfig=" + kubeconfigs["kube-controller-manager"],
+		"--authorization-kubeconfig=" + kubeconfigs["kube-controller-manager"],
+		"--leader-elect=false",
+		// Its health endpoint is not used: 0 serves no HTTPS port at all.
+		"--secure-port=0",
+		// Each controller acts as its own service account, with the permissions the bootstrap
+		// RBAC policy gives it, as in a kubeadm cluster.
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + certs.serviceAccountKeyFile,
+		"--root-ca-file=" + certs.caCertFile,
+		// The CSR signer, so that a node agent can have a kubelet client certificate signed.
+		"--cluster-signing-cert-file=" + certs.caCertFile,
+		"--cluster-signing-key-file=" + certs.caKeyFile,
+		"--service-cluster-ip-range=" + serviceCIDR,
+	}, nil)
+	if err != nil {
+		return err
+	}
+	scheduler, err := c.run("kube-scheduler", bin("kube-scheduler"), logDir, []string{
+		"--kubeconfig=" + kubeconfigs["kube-scheduler"],
+		"--authentication-kubeconfig=" + kubeconfigs["kube-scheduler"],
+		"--authorization-kubeconfig=" + kubeconfigs["kube-scheduler"],
+		"--leader-elect=false",
+		"--secure-port=0",
+	}, nil)
+	if err != nil {
+		return err
+	}
+	stagesFile := filepath.Join(c.workDir, "kwok-stages.yaml")
+	if err := writeKwokStages(stagesFile); err != nil {
+		return fmt.Errorf("testcluster: kwok stages: %w", err)
+	}
+	kwok, err := c.run("kwok", bin("kwok"), logDir, []string{
+		"--kubeconfig=" + kubeconfigs["kwok"],
+		"--config=" + stagesFile,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=fake",
+		"--node-lease-duration-seconds=40",
+		"--cidr=" + podCIDR,
+	}, []string{
+		// kwok also reads ~/.kwok/kwok.yaml when it exists: a home of its own keeps the
+		// developer's configuration out of the tests.
+		"HOME=" + filepath.Join(c.workDir, "kwok-home"),
+	})
+	if err != nil {
+		return err
+	}
+
+	if err := waitFor(ctx, controllerManager, 200*time.Millisecond, c.defaultServiceAccountExists); err != nil {
+		return err
+	}
+	for _, p := range []*process{scheduler, kwok} {
+		if !p.running() {
+			return p.failure(errExited)
+		}
+	}
+	c.logf("testcluster: control plane ready in %s (work dir %s)", time.Since(begin).Round(time.Millisecond), c.workDir)
+	return nil
+}
+
+// run starts a component and records it for Stop.
+func (c *Cluster) run(name, binary, logDir string, args, env []string) (*process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, fmt.Errorf("%s: the cluster is stopped", name)
+	}
+	p, err := startProcess(name, binary, logDir, args, env)
+	if err != nil {
+		return nil, err
+	}
+	c.processes = append(c.processes, p)
+	return p, nil
+}
+
+// apiReady reports whether the API server's /readyz answers ok (every post-start hook done, the
+// bootstrap RBAC policy and priority levels in place).
+func (c *Cluster) apiReady(ctx context.Context) (bool, error) {
+	body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return false, err
+	}
+	return string(body) == "ok", nil
+}
+
+// defaultServiceAccountExists reports whether the controller manager's service-account controller
+// has created default/default: the ServiceAccount admission plugin refuses Pods until then.
+func (c *Cluster) defaultServiceAccountExists(ctx context.Context) (bool, error) {
+	_, err := c.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, errors.New("service account default/default not created yet")
+	}
+	return err == nil, err
+}
+
+// Stop ends every component (the last started first) and removes the work directory when Start
+// created it. It is safe to call more than once.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
+	processes := c.processes
+	c.mu.Unlock()
+	for i := len(processes) - 1; i >= 0; i-- {
+		processes[i].stop(stopGrace)
+	}
+	if c.removeWorkDir {
+		_ = os.RemoveAll(c.workDir)
+	}
+}
+
+// Kubeconfig is the path of a kubeconfig file for a cluster administrator (system:masters), with
+// the certificates embedded: kubectl and client-go read it as it is.
+func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
+
+// RESTConfig is a client configuration for a cluster administrator (system:masters). The caller
+// gets a copy it may change.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
+// Client is a clientset for a cluster administrator.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// WorkDir is the directory with the cluster's certificates, data and logs (logs/<component>.log).
+func (c *Cluster) WorkDir() string { return c.workDir }
+
+// CheckBinaries returns an error naming every one of the Binaries missing from binDir, and the
+// command that builds them.
+func CheckBinaries(binDir string) error {
+	var missing []string
+	for _, b := range Binaries {
+		if info, err := os.Stat(filepath.Join(binDir, b)); err != nil || info.IsDir() {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("testcluster: %v not found in %s: run `make kube` (scripts/build-kube.sh builds the test cluster into ./bin)", missing, binDir)
+}
+
+// DefaultBinDir is the bin directory of the repository that holds the working directory: the
+// first parent with a go.mod, then bin. Tests run in their package's directory, so this is the
+// repository's ./bin that `make kube` fills.
+func DefaultBinDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "bin"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testcluster: no go.mod above the working directory; set Options.BinDir")
+		}
+		dir = parent
+	}
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// httpOK is a readiness check: GET url answers 200.
+func httpOK(url string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false, fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return true, nil
+	}
+}

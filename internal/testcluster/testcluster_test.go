@@ -1,0 +1,238 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	gpuResource = corev1.ResourceName("nvidia.com/gpu")
+	gpuTaintKey = "nvidia.com/gpu"
+	gpuLabelKey = "gpucluster.example/accelerator"
+	// How long a step may take on a loaded 2-core machine before the test reports it as not
+	// happening: a bound for a hang, not a measure of speed (BenchmarkStart measures).
+	stepTimeout = 90 * time.Second
+)
+
+// TestClusterSchedulesGPUPodsOnKwokNodes drives the whole control plane: a kwok Node with GPU
+// capacity and a GPU taint becomes Ready (kwok), a Deployment's pod that tolerates the taint and
+// asks for a GPU is bound to it (kube-scheduler) and Running (kwok), a Job's pod runs to
+// completion (the Job controller in kube-controller-manager, then kwok), and a pod without the
+// toleration stays Pending with the taint as the scheduler's reason.
+func TestClusterSchedulesGPUPodsOnKwokNodes(t *testing.T) {
+	c := StartT(t)
+	ctx := t.Context()
+	client := c.Client()
+
+	node := gpuNode("gpu-node-0", 8)
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create node: %v", err)
+	}
+	waitUntil(t, "node gpu-node-0 Ready", func(ctx context.Context) (bool, string, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx, "gpu-node-0", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return nodeReady(n), fmt.Sprintf("conditions %v", n.Status.Conditions), nil
+	})
+	n, err := client.CoreV1().Nodes().Get(ctx, "gpu-node-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Status.Allocatable[gpuResource]; got.Value() != 8 {
+		t.Fatalf("node allocatable %s = %s, want 8 (kwok keeps the capacity the node was created with)", gpuResource, got.String())
+	}
+
+	ns := "gpu-jobs"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	// Pods need the namespace's default service account (ServiceAccount admission).
+	waitUntil(t, "service account "+ns+"/default", func(ctx context.Context) (bool, string, error) {
+		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
+
+	deployment := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "trainer"}},
+			Template: gpuPodTemplate("trainer", true),
+		},
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	pod := waitForPod(t, client, ns, "app=trainer", corev1.PodRunning)
+	if pod.Spec.NodeName != "gpu-node-0" {
+		t.Fatalf("trainer pod %s bound to %q, want gpu-node-0", pod.Name, pod.Spec.NodeName)
+	}
+	if pod.Status.PodIP == "" {
+		t.Errorf("trainer pod %s is Running without a pod IP", pod.Name)
+	}
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "validate"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: new(int32(0)),
+			Template:     gpuPodTemplate("validate", true),
+		},
+	}
+	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create job: %v", err)
+	}
+	waitUntil(t, "job validate complete", func(ctx context.Context) (bool, string, error) {
+		j, err := client.BatchV1().Jobs(ns).Get(ctx, "validate", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return j.Status.Succeeded == 1, fmt.Sprintf("active %d, succeeded %d, failed %d", j.Status.Active, j.Status.Succeeded, j.Status.Failed), nil
+	})
+	jobPods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=validate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobPods.Items) != 1 || jobPods.Items[0].Spec.NodeName != "gpu-node-0" {
+		t.Fatalf("job pods %s, want one on gpu-node-0", podPlacements(jobPods.Items))
+	}
+
+	// The negative: the same pod without the toleration must not land on the GPU node.
+	untolerated := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "no-toleration"}, Spec: gpuPodTemplate("no-toleration", false).Spec}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, untolerated, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	waitUntil(t, "pod no-toleration reported unschedulable", func(ctx context.Context) (bool, string, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "no-toleration", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		if p.Spec.NodeName != "" {
+			return false, "", fmt.Errorf("pod without the GPU toleration bound to %s", p.Spec.NodeName)
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable {
+				if !strings.Contains(cond.Message, "untolerated taint") {
+					return false, "", fmt.Errorf("unschedulable for another reason: %s", cond.Message)
+				}
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("conditions %v", p.Status.Conditions), nil
+	})
+
+	c.Stop()
+	if left := processesMentioning(t, c.WorkDir()); len(left) > 0 {
+		t.Errorf("processes left running after Stop: %v", left)
+	}
+}
+
+// gpuNode is a Node the way a GPU worker registers: kwok-managed, labelled, tainted so that only
+// pods tolerating the GPU taint land on it, and with the capacity its kubelet and the NVIDIA
+// device plugin would report.
+func gpuNode(name string, gpus int64) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("96"),
+		corev1.ResourceMemory: resource.MustParse("768Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+		gpuResource:           *resource.NewQuantity(gpus, resource.DecimalSI),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{KwokNodeAnnotation: "fake"},
+			Labels:      map[string]string{"kubernetes.io/hostname": name, gpuLabelKey: "nvidia-h100"},
+		},
+		Spec: corev1.NodeSpec{
+			Taints: []corev1.Taint{{Key: gpuTaintKey, Value: "present", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
+
+// gpuPodTemplate asks for one GPU on a node with the accelerator label; tolerate adds the
+// toleration for the GPU taint.
+func gpuPodTemplate(app string, tolerate bool) corev1.PodTemplateSpec {
+	spec := corev1.PodSpec{
+		NodeSelector: map[string]string{gpuLabelKey: "nvidia-h100"},
+		Containers: []corev1.Container{{
+			Name:  "main",
+			Image: "registry.example/trainer:1",
+			Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{gpuResource: resource.MustParse("1")},
+			},
+		}},
+	}
+	if tolerate {
+		spec.Tolerations = []corev1.Toleration{{Key: gpuTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}}, Spec: spec}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitForPod waits for a pod matching selector to reach phase and returns it.
+func waitForPod(t *testing.T, client kubernetes.Interface, ns, selector string, phase corev1.PodPhase) corev1.Pod {
+	t.Helper()
+	var found corev1.Pod
+	waitUntil(t, fmt.Sprintf("a pod %s in %s %s", selector, ns, phase), func(ctx context.Context) (bool, string, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, "", err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == phase {
+				found = p
+				return true, "", nil
+			}
+		}
+		return false, "pods " + podPlacements(pods.Items), nil
+	})
+	return found
+}
+
+func podPlacements(pods []corev1.Pod) string {
+	var parts []string
+	for _, p := range pods {
+		parts = append(parts, fmt.Sprintf("%s on %q %s", p.Name, p.Spec.NodeName, p.Status.Phase))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// waitUntil polls check until it reports done, fails on its error, and on timeout fails with what
+// was being waited for and the last state check described.
+func waitUntil(t *testing.T, what string, check func(context.Context) (done bool, state string, err error)) {
+	t.Helper()
+	var state string
+	var checkErr error
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, stepTimeout, true, func(ctx context.Context) (bool, error) {
+		done, s, err := check(ctx)
+		state, checkErr = s, err
+		return done || err != nil, nil
+	})
+	if checkErr != nil {
+		t.Fatalf("waiting for %s: %v", what, checkErr)
+	}
+	if err != nil {
+		t.Fatalf("%s: not within %s (%v); last state: %s", what, stepTimeout, err, state)
+	}
+}
