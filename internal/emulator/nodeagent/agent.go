@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +58,8 @@ type Agent struct {
 
 	mu         sync.Mutex
 	cluster    *cluster
-	plans      map[string]planEntry
+	plans      map[string]planEntry // by instance id
+	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
 	registered map[string]string // instance id -> node name
 	statuses   map[string]NodeStatus
 	addons     []AddonResult
@@ -75,7 +77,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -194,17 +196,25 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	return true
 }
 
-// planOf reads an instance's bootstrap once per user data.
+// planOf reads an instance's bootstrap: once per distinct user data, then named after the
+// instance's host name when its nodeRegistration names none.
 func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 	if pe, ok := a.plans[in.ID]; ok && pe.userData == in.UserData {
 		return pe
 	}
-	pe := planEntry{userData: in.UserData}
-	ci, err := DecodeUserData(in.UserData)
-	if err == nil {
-		pe.plan, err = PlanNode(ci, in.HostName)
+	pe, ok := a.decoded[in.UserData]
+	if !ok {
+		pe = planEntry{userData: in.UserData}
+		ci, err := DecodeUserData(in.UserData)
+		if err == nil {
+			pe.plan, err = PlanNode(ci, "")
+		}
+		pe.err = err
+		a.decoded[in.UserData] = pe
 	}
-	pe.err = err
+	if pe.err == nil && pe.plan.NodeName == "" {
+		pe.plan.NodeName = strings.ToLower(in.HostName)
+	}
 	a.plans[in.ID] = pe
 	return pe
 }
@@ -229,9 +239,17 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 			delete(c.members, id)
 		}
 	}
-	for id := range a.plans {
+	used := map[string]bool{}
+	for id, pe := range a.plans {
 		if !live[id] {
 			delete(a.plans, id)
+			continue
+		}
+		used[pe.userData] = true
+	}
+	for ud := range a.decoded {
+		if !used[ud] {
+			delete(a.decoded, ud)
 		}
 	}
 }
