@@ -60,9 +60,8 @@ type Agent struct {
 	cluster    *cluster
 	plans      map[string]planEntry // by instance id
 	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
-	registered map[string]string // instance id -> node name
+	registered map[string]string    // instance id -> node name
 	statuses   map[string]NodeStatus
-	addons     []AddonResult
 	addonsDone bool
 }
 
@@ -97,8 +96,32 @@ func (a *Agent) Run(ctx context.Context, interval time.Duration) {
 
 // Sync looks at every instance once: first control-plane nodes first (in creation order), then
 // joins until no more register in the round, so a worker that boots with its control plane
-// registers in the same round.
+// registers in the same round. Once the first control-plane node is registered, its add-ons are
+// applied (once), without holding up /_emulator/nodes meanwhile.
 func (a *Agent) Sync(ctx context.Context) {
+	initID, addons := a.round(ctx)
+	if initID == "" {
+		return
+	}
+	results := a.kube.ApplyAddons(ctx, addons)
+	failed := 0
+	for _, r := range results {
+		if r.Error != "" {
+			failed++
+			a.logf("nodeagent: %s: add-on %s %s: %s", initID, r.File, r.Object, r.Error)
+		}
+	}
+	a.logf("nodeagent: %s applied %d add-on objects, %d failed", initID, len(results), failed)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.statuses[initID]
+	st.Addons = results
+	a.statuses[initID] = st
+}
+
+// round registers what can register now, and returns the first control-plane node and its
+// add-ons when they are to be applied.
+func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.view()
@@ -154,19 +177,9 @@ func (a *Agent) Sync(ctx context.Context) {
 	a.statuses = statuses
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
-		a.addons = a.kube.ApplyAddons(ctx, a.plans[c.initID].plan.Addons)
-		st := a.statuses[c.initID]
-		st.Addons = a.addons
-		a.statuses[c.initID] = st
-		failed := 0
-		for _, r := range a.addons {
-			if r.Error != "" {
-				failed++
-				a.logf("nodeagent: %s: add-on %s %s: %s", c.initID, r.File, r.Object, r.Error)
-			}
-		}
-		a.logf("nodeagent: %s applied %d add-on objects, %d failed", c.initID, len(a.addons), failed)
+		return c.initID, a.plans[c.initID].plan.Addons
 	}
+	return "", nil
 }
 
 // settle records a decision and registers the node when it has no reason not to. It reports
