@@ -1,13 +1,11 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,46 +14,12 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
 )
 
-// startProgram runs the built emulator with args and returns its base URL once it printed the
-// ready line; the process is killed when the test ends.
-func startProgram(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--boot-seconds", "0.1"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	select {
-	case line := <-lines:
-		m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("ready line = %q", line)
-		}
-		return m[1]
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator printed no ready line within 30 s")
-	}
-	return ""
-}
-
 // TestProgramRunsTheNodeAgentWithKubeconfig: with --kubeconfig of a real test cluster the program
 // answers /_emulator/nodes, and its agent looks at the instances it serves: one made through the
 // SDK without user data is reported, once Running, as running no node bootstrap.
 func TestProgramRunsTheNodeAgentWithKubeconfig(t *testing.T) {
 	tc := testcluster.StartT(t)
-	url := startProgram(t, buildEmulator(t), "--kubeconfig", tc.Kubeconfig())
+	url, _ := startProgram(t, buildEmulator(t), "--kubeconfig", tc.Kubeconfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, err := cloud.New(ctx, cloud.Config{Region: "cn-wulanchabu", Endpoint: url, MaxRetries: 3, UserAgent: "emulator-test/0",

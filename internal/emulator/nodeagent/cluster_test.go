@@ -85,26 +85,14 @@ func TestWithRealCluster(t *testing.T) {
 
 	t.Run("no egress: nothing registers", func(t *testing.T) {
 		s := startCloud(t, false)
-		cpOpts := firstControlPlane(cas[0])
-		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
-		cp := s.run(t, "ecs.g7.xlarge", "noegress-cp-0", renderDoc(t, cpOpts))
-		s.backends(t, cp)
-		wOpts := gpuWorker(cas[0])
-		wOpts.Kubernetes.APIEndpoint = s.endpoint()
-		w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "noegress-gpu-0", renderDoc(t, wOpts))
+		cp, w := s.smallCluster(t, "noegress", cas[0], cas[0])
 		s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool { return strings.HasPrefix(st.Reason, NoRouteReason) })
 		assertNoNodes(t, client, "noegress-cp-0", "noegress-gpu-0")
 	})
 
 	t.Run("worker with a wrong CA hash", func(t *testing.T) {
 		s := startCloud(t, true)
-		cpOpts := firstControlPlane(cas[0])
-		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
-		cp := s.run(t, "ecs.g7.xlarge", "wrongca-cp-0", renderDoc(t, cpOpts))
-		s.backends(t, cp)
-		wOpts := gpuWorker(cas[1])
-		wOpts.Kubernetes.APIEndpoint = s.endpoint()
-		w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "wrongca-gpu-0", renderDoc(t, wOpts))
+		cp, w := s.smallCluster(t, "wrongca", cas[0], cas[1])
 		got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool {
 			return st.Node != "" || strings.Contains(st.Reason, "pinned caCertHashes")
 		})
