@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
 )
 
@@ -36,7 +37,7 @@ func TestWithRealCluster(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])
 		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
-		cpOpts.Kubernetes.Addons = addonsYAML(t)
+		cpOpts.Kubernetes.Addons = addonsYAML(t, 2, 2)
 		cp := s.run(t, "ecs.g7.xlarge", "good-cp-0", renderDoc(t, cpOpts))
 		s.backends(t, cp)
 		wOpts := gpuWorker(cas[0])
@@ -81,6 +82,23 @@ func TestWithRealCluster(t *testing.T) {
 		if _, err := client.AppsV1().DaemonSets("kube-flannel").Get(t.Context(), "kube-flannel-ds", metav1.GetOptions{}); err != nil {
 			t.Errorf("Flannel's DaemonSet: %v", err)
 		}
+		if _, err := client.BatchV1().CronJobs(manifests.DefaultNamespace).Get(t.Context(), "gpu-idle-reaper", metav1.GetOptions{}); err != nil {
+			t.Errorf("the reaper CronJob: %v", err)
+		}
+		// The cross-node all-reduce: one pod per GPU node, on distinct nodes (anti-affinity).
+		pods := waitPods(t, client, manifests.DefaultWorkloadNamespace, "job-name="+manifests.PoolAllReduceName, 2)
+		if pods[0] == pods[1] || !strings.HasPrefix(pods[0], "good-gpu-") || !strings.HasPrefix(pods[1], "good-gpu-") {
+			t.Errorf("all-reduce pods on %v, want one on each GPU node", pods)
+		}
+		// A pod without the GPU toleration has nowhere to go: the GPU nodes' taint and the
+		// control plane's keep it out.
+		plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "no-toleration", Namespace: "default"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+		if _, err := client.CoreV1().Pods("default").Create(t.Context(), plain, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitUnschedulable(t, client, "default", "no-toleration")
+		mustContain(t, "the untolerating pod's scheduling message", p, "untolerated taint")
 	})
 
 	t.Run("no egress: nothing registers", func(t *testing.T) {
@@ -136,6 +154,57 @@ func waitReady(t *testing.T, client kubernetes.Interface, name string) *corev1.N
 		select {
 		case <-ctx.Done():
 			t.Fatalf("node %s not Ready: %v (last error %v)", name, n, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitPods waits until n pods matching the selector are bound to nodes, and returns the nodes.
+func waitPods(t *testing.T, client kubernetes.Interface, ns, selector string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), clusterStepTimeout)
+	defer cancel()
+	for {
+		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		var nodes []string
+		if err == nil {
+			for _, p := range list.Items {
+				if p.Spec.NodeName != "" {
+					nodes = append(nodes, p.Spec.NodeName)
+				}
+			}
+			if len(nodes) >= n {
+				return nodes
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pods %s in %s: %d bound, want %d (%v)", selector, ns, len(nodes), n, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitUnschedulable waits for the scheduler to give up on a pod and returns its message.
+func waitUnschedulable(t *testing.T, client kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), clusterStepTimeout)
+	defer cancel()
+	for {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			if p.Spec.NodeName != "" {
+				t.Fatalf("pod %s was bound to %s", name, p.Spec.NodeName)
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					return c.Message
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s: the scheduler did not report it unschedulable (%v)", name, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -205,9 +205,12 @@ func instanceByID(t *testing.T, v *emulator.View, id string) *emulator.InstanceV
 	return &v.Instances[i]
 }
 
-func addonsYAML(t *testing.T) map[string]string {
+// addonsYAML is the ai-training add-on set cluster-core passes the first control-plane node, with
+// the validation jobs, for a pool of nodes GPU workers of gpus GPUs each.
+func addonsYAML(t *testing.T, nodes, gpus int) map[string]string {
 	t.Helper()
-	m, err := manifests.AddonsYAML(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: 2, GPUsPerNode: 1}, manifests.AddonOptions{})
+	m, err := manifests.AddonsYAML(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: nodes, GPUsPerNode: gpus},
+		manifests.AddonOptions{Validation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
