@@ -196,12 +196,24 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		return false
 	}
 	node := nodeFor(in, p, d.role != RoleWorker)
+	for id, name := range a.registered {
+		if name == node.Name && id != in.ID {
+			// kubeadm join's preflight refuses a name a Ready node already has.
+			st.Reason = fmt.Sprintf("a Node with name %q and status Ready already exists in the cluster (instance %s): kubeadm refuses to join "+
+				"a second node under the same name; the node name is the host name, so give every instance its own (RunInstances UniqueSuffix)", node.Name, id)
+			statuses[in.ID] = st
+			return false
+		}
+	}
 	if err := a.kube.RegisterNode(ctx, node); err != nil {
 		st.Reason = "registering the node: " + err.Error()
 		statuses[in.ID] = st
 		return false
 	}
 	a.registered[in.ID] = node.Name
+	if d.role == RoleControlPlane { // it serves the API from now on
+		a.cluster.members[in.ID] = in.PrivateIP
+	}
 	st.Node, st.Reason = node.Name, ""
 	statuses[in.ID] = st
 	a.statuses[in.ID] = st

@@ -135,9 +135,6 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		}
 		return d
 	}
-	if j.ControlPlane {
-		c.members[in.ID] = in.PrivateIP
-	}
 	return d
 }
 
