@@ -28,7 +28,6 @@ const apiServerPort = "6443"
 // decision is what one instance's bootstrap comes to in this round.
 type decision struct {
 	role   string // RoleInit, RoleControlPlane, RoleWorker
-	join   *JoinPlan
 	reason string // why it does not register; "" = it registers
 }
 
@@ -76,7 +75,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	if j.ControlPlane {
 		role = RoleControlPlane
 	}
-	d := decision{role: role, join: j}
+	d := decision{role: role}
 	if d.reason = net.checkDownloads(in, p.Downloads); d.reason != "" {
 		return d
 	}
