@@ -439,6 +439,13 @@ func runInstances(c *call) (any, *apiError) {
 		ds.Zone = vsw.Zone
 	}
 
+	// UniqueSuffix: "whether to automatically append incremental suffixes to the hostname specified
+	// by HostName ... when you batch create instances. The incremental suffixes can range from 001
+	// to 999" (RunInstances, https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances).
+	// Emulated for HostName, numbered within the call, because a node registers under its host
+	// name; InstanceName keeps the name as given.
+	uniqueHost, _ := p.boolv("UniqueSuffix", false)
+	uniqueHost = uniqueHost && p["HostName"] != ""
 	nowNano := c.now.UnixNano()
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
@@ -471,6 +478,8 @@ func runInstances(c *call) (any, *apiError) {
 		}
 		if in.HostName == "" {
 			in.HostName = "iZ" + in.ID[2:] + "Z"
+		} else if uniqueHost {
+			in.HostName = fmt.Sprintf("%s%03d", in.HostName, i+1)
 		}
 		in.IP = allocIP(vsw)
 		// The primary interface always exists; NetworkInterface.N adds to it
