@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
@@ -51,35 +50,6 @@ func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
 	}
 	if sw := v.VSwitches[f.vswID]; sw.CIDR != "10.0.1.0/24" || sw.VpcID != f.vpcID {
 		t.Errorf("View vSwitch = %+v", sw)
-	}
-}
-
-// TestUniqueSuffixNumbersHostNames: a batch with UniqueSuffix gets host names HostName001,
-// HostName002, ... (the names its nodes register under); without it they keep HostName.
-func TestUniqueSuffixNumbersHostNames(t *testing.T) {
-	e := newEnv(t, Config{})
-	f := e.network("10.0.0.0/16", "10.0.1.0/24")
-	for _, tc := range []struct {
-		unique bool
-		want   []string
-	}{{true, []string{"gpu001", "gpu002"}}, {false, []string{"gpu", "gpu"}}} {
-		r := e.runReq(f, "ecs.gn7i-c32g1.16xlarge", 2)
-		r.HostName, r.InstanceName, r.UniqueSuffix = "gpu", "gpu", requests.NewBoolean(tc.unique)
-		resp, err := e.ecs.RunInstances(r)
-		must(t, err)
-		got := e.describe(resp.InstanceIdSets.InstanceIdSet)
-		names := map[string]bool{}
-		for _, in := range got {
-			names[in.HostName] = true
-			if in.InstanceName != "gpu" {
-				t.Errorf("UniqueSuffix=%v: InstanceName %q, want gpu as given", tc.unique, in.InstanceName)
-			}
-		}
-		for _, w := range tc.want {
-			if !names[w] {
-				t.Errorf("UniqueSuffix=%v: host names %v, want %v", tc.unique, names, tc.want)
-			}
-		}
 	}
 }
 
