@@ -57,6 +57,10 @@ type Options struct {
 	WorkDir string
 	// Logf, when set, receives a line per step (a test passes t.Logf).
 	Logf func(format string, args ...any)
+	// CACertPEM and CAKeyPEM, when set, are the cluster CA instead of a new one: a test hands in
+	// the CA the provider generated, so that the CA hash in its nodes' user data is this
+	// cluster's. The key may be PKCS#8, PKCS#1 (RSA) or SEC 1 (EC) PEM.
+	CACertPEM, CAKeyPEM []byte
 }
 
 // Cluster is a running control plane. Its methods are safe to call from several goroutines.
@@ -64,6 +68,7 @@ type Cluster struct {
 	workDir       string
 	removeWorkDir bool
 	kubeconfig    string
+	caCertPEM     []byte
 	restConfig    *rest.Config
 	client        kubernetes.Interface
 	logf          func(format string, args ...any)
@@ -104,23 +109,24 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		c.workDir, c.removeWorkDir = dir, true
 	}
-	if err := c.start(ctx, binDir); err != nil {
+	if err := c.start(ctx, binDir, opts); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Cluster) start(ctx context.Context, binDir string) error {
+func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error {
 	begin := time.Now()
 	logDir := filepath.Join(c.workDir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return err
 	}
-	certs, err := newPKI(filepath.Join(c.workDir, "pki"))
+	certs, err := newPKI(filepath.Join(c.workDir, "pki"), opts.CACertPEM, opts.CAKeyPEM)
 	if err != nil {
 		return fmt.Errorf("testcluster: certificates: %w", err)
 	}
+	c.caCertPEM = certs.caCertPEM
 	ports, err := freePorts(3)
 	if err != nil {
 		return fmt.Errorf("testcluster: free loopback ports: %w", err)
@@ -184,6 +190,9 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		"--service-account-signing-key-file=" + certs.serviceAccountKeyFile,
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
+		// Bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system)
+		// authenticate as system:bootstrappers, as `kubeadm join --token` does.
+		"--enable-bootstrap-token-auth=true",
 		"--allow-privileged=true",
 		// The default reconciler would publish 127.0.0.1 as the kubernetes Service's endpoint,
 		// which the Endpoints validation refuses (loopback), every few seconds, in the log.
@@ -204,6 +213,9 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		"--leader-elect=false",
 		// Its health endpoint is not used: 0 serves no HTTPS port at all.
 		"--secure-port=0",
+		// kubeadm's set: every default controller, and the two that sign the cluster-info
+		// ConfigMap with bootstrap tokens and delete expired tokens.
+		"--controllers=*,bootstrapsigner,tokencleaner",
 		// Each controller acts as its own service account, with the permissions the bootstrap
 		// RBAC policy gives it, as in a kubeadm cluster.
 		"--use-service-account-credentials=true",
@@ -316,6 +328,10 @@ func (c *Cluster) Stop() {
 // Kubeconfig is the path of a kubeconfig file for a cluster administrator (system:masters), with
 // the certificates embedded: kubectl and client-go read it as it is.
 func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
+
+// CACertPEM is the cluster CA's certificate (PEM): the API server's serving certificate and every
+// client certificate chain to it.
+func (c *Cluster) CACertPEM() []byte { return c.caCertPEM }
 
 // RESTConfig is a client configuration for a cluster administrator (system:masters). The caller
 // gets a copy it may change.
