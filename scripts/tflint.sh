@@ -5,7 +5,7 @@
 #
 # The documentation snippets (examples/provider, resources, ephemeral-resources, data-sources,
 # functions) are fragments shown on registry pages, and modules/*/tests/* hold fixtures for
-# `tofu test`; neither is a root module a user runs, so they are not asked for a terraform block
+# `tofu test` (as testing/* holds helper modules for them); none is a root module a user runs, so they are not asked for a terraform block
 # with required_version and provider version constraints. Every other rule applies to them, and any finding, notices
 # included, fails.
 set -euo pipefail
@@ -21,7 +21,7 @@ checked=0
 while IFS= read -r dir; do
   args=(--config "$root/.tflint.hcl" --chdir "$dir" --no-color --minimum-failure-severity=notice)
   case "$dir" in
-    examples/provider* | examples/resources/* | examples/ephemeral-resources/* | examples/data-sources/* | examples/functions/* | modules/*/tests/*)
+    examples/provider* | examples/resources/* | examples/ephemeral-resources/* | examples/data-sources/* | examples/functions/* | modules/*/tests/* | testing/*)
       args+=("${snippet_rules[@]}") ;;
   esac
   checked=$((checked + 1))
@@ -35,7 +35,7 @@ while IFS= read -r dir; do
   fi
 # modules/scenario-cluster/shared holds files linked into the scenario modules, not a module: it is
 # linted through each module that links it.
-done < <(find modules examples -name '*.tf' -not -path '*/.terraform/*' -not -path 'modules/scenario-cluster/shared/*' -printf '%h\n' 2>/dev/null | sort -u)
+done < <(find modules examples testing -name '*.tf' -not -path '*/.terraform/*' -not -path 'modules/scenario-cluster/shared/*' -printf '%h\n' 2>/dev/null | sort -u)
 
 if [[ $failed -ne 0 ]]; then
   echo "tflint: problems above ($checked directories checked)" >&2

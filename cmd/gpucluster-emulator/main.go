@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,7 +17,11 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
 )
+
+// nodeAgentInterval is how often the node agent looks for instances that became Running.
+const nodeAgentInterval = time.Second
 
 func main() {
 	fs := flag.NewFlagSet("gpucluster-emulator", flag.ContinueOnError)
@@ -28,6 +33,7 @@ func main() {
 	consistencyMS := fs.Int("consistency-delay-ms", 0, "milliseconds a new instance stays invisible to DescribeInstances (eventual consistency)")
 	gpuQuota := fs.Int("gpu-quota", emulator.DefaultGPUQuota, "total GPUs live instances may hold; RunInstances beyond it fails with QuotaExceed.ElasticQuota")
 	regions := fs.String("region", "", "comma-separated regions to serve (default: all of cn-wulanchabu, cn-beijing, cn-hangzhou, cn-shanghai)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a Kubernetes API server (the offline test cluster): a node agent registers every Running instance whose bootstrap would succeed as a kwok Node and applies the first control-plane node's add-ons; GET /_emulator/nodes says why any other did not")
 	verbose := fs.Bool("verbose", false, "log one line per RPC call to stderr (never parameters or secrets)")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
@@ -36,7 +42,8 @@ Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster
 ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as RPC
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
-  PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable
+  PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,
+  GET /_emulator/nodes (with --kubeconfig)
 
 Flags:
 `)
@@ -71,6 +78,19 @@ Flags:
 	if err != nil {
 		logger.Fatalf("gpucluster-emulator: %v", err)
 	}
+	stopAgent := func() {}
+	if *kubeconfig != "" {
+		kube, err := nodeagent.NewKubeFromFile(*kubeconfig)
+		if err != nil {
+			logger.Fatalf("gpucluster-emulator: %v", err)
+		}
+		agent := nodeagent.New(srv.View, kube, logger.Printf)
+		srv.HandleAdmin(emulator.NodesPath, agent)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()
+		stopAgent = func() { cancel(); <-done }
+	}
 	url, err := srv.Start(*listen)
 	if err != nil {
 		logger.Fatalf("gpucluster-emulator: %v", err)
@@ -80,6 +100,7 @@ Flags:
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
+	stopAgent()
 	if err := srv.Close(); err != nil {
 		logger.Fatalf("gpucluster-emulator: shutdown: %v", err)
 	}

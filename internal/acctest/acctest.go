@@ -43,6 +43,11 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// ModulesDir is the absolute path of modules/ with a trailing slash, so that "<ModulesDir>/name"
+// is go-getter's package//subdir form: the CLI copies all of modules/ and a module's
+// "../storage-tiers" calls stay inside the copy.
+func ModulesDir() string { return filepath.Join(repoRoot(), "modules") + "/" }
+
 // PreCheck makes sure a real CLI is there to drive. Order: TF_ACC_TERRAFORM_PATH; else, with
 // CLI=tofu or CLI=terraform (as `make testacc CLI=...` exports it), ./bin/<cli> as `make tofu` or
 // `make terraform` builds it, then <cli> on PATH; else tofu or terraform on PATH, then ./bin/tofu.

@@ -9,6 +9,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 
@@ -104,6 +105,20 @@ func gzipBase64(content string) string {
 	_, _ = zw.Write([]byte(content))
 	_ = zw.Close()
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// gunzipBase64 reads what gzipBase64 wrote.
+func gunzipBase64(content string) (string, error) {
+	raw, err := base64.StdEncoding.DecodeString(content)
+	if err != nil {
+		return "", err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(zr)
+	return string(out), err
 }
 
 // firstNodeFiles are the files only the first control-plane node writes: the CA, the CNI and

@@ -388,3 +388,20 @@ func (c *Client) waitInstances(ctx context.Context, ids []string, goal string, u
 	}
 	return nil
 }
+
+// UserData is the user data ECS holds for an instance (DescribeUserData), decoded from Base64:
+// what the instance ran at its first boot. Empty when the instance has none.
+func (c *Client) UserData(ctx context.Context, instanceID string) (string, error) {
+	req := ecs.CreateDescribeUserDataRequest()
+	req.RegionId = c.region
+	req.InstanceId = instanceID
+	resp := ecs.CreateDescribeUserDataResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return "", err
+	}
+	raw, err := base64.StdEncoding.DecodeString(resp.UserData)
+	if err != nil {
+		return "", fmt.Errorf("the user data of %s is not Base64: %w", instanceID, err)
+	}
+	return string(raw), nil
+}

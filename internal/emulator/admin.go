@@ -289,7 +289,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:
-		bad("unknown admin path", http.StatusNotFound)
+		if !s.servePlugin(w, r) {
+			bad("unknown admin path", http.StatusNotFound)
+		}
 	}
 }
 

@@ -51,6 +51,8 @@ type Server struct {
 	faults faultInjector
 	oss    ossBackend
 
+	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
+
 	dirty     chan struct{}
 	stop      chan struct{}
 	saverDone chan struct{}

@@ -291,12 +291,15 @@ func hpa(o Options) object {
 	}
 }
 
+// ReaperName names the idle reaper's CronJob (and its RBAC and ConfigMap).
+const ReaperName = "gpu-idle-reaper"
+
 // reaper is the idle-workload reaper: a CronJob that reclaims opted-in workloads running longer
 // than MaxRuntime. Pods owned by a Job are reclaimed by deleting the Job (deleting the pod alone
 // would make the Job start another); bare pods are deleted; pods of Deployments and StatefulSets
 // are reported and left alone (their controller would recreate them).
 func reaper(o Options) []object {
-	name := "gpu-idle-reaper"
+	name := ReaperName
 	sa := &corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(name, o.Namespace, nil)}
 	role := &rbacv1.Role{
 		TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(name, o.WorkloadNamespace, nil),

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -159,13 +158,6 @@ func badEphemeralCA(attrs string) string {
 	return "\nephemeral \"gpucluster_cluster_ca\" \"bad\" {\n  " + attrs + "\n}\n"
 }
 
-// modulesDir is the absolute path of modules/, in go-getter's package//subdir form so that a
-// module's "../storage-tiers" calls stay inside the package tofu copies.
-func modulesDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "modules")) + "/"
-}
-
 func badModule(module, inputs string) string {
 	return fmt.Sprintf(`
 terraform {
@@ -178,7 +170,7 @@ module "bad" {
   source = "%s/%s"
   %s
 }
-`, modulesDir(), module, inputs)
+`, acctest.ModulesDir(), module, inputs)
 }
 
 func badInputs(deadEndpoint string) []badInput {

@@ -207,7 +207,7 @@ module "ai" {
 output "nodes" {
   value = [for n in module.ai.nodes : n.status]
 }
-`, modulesDir(), name, name)
+`, acctest.ModulesDir(), name, name)
 }
 
 // moduleRun is a tofuRun in a fresh directory pointed at the emulator program through the

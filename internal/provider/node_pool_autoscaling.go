@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -347,16 +348,28 @@ func (r *nodePoolResource) readAutoscaled(ctx context.Context, state *nodePoolMo
 	return true
 }
 
-// deleteAutoscaled deletes the group with its nodes and waits until both are gone.
+// deleteAutoscaled deletes the group with its nodes and waits until both are gone. It counts the
+// pool's tagged instances rather than waiting for a list taken before the delete: a scale-out
+// activity running at that moment launches nodes the list would not hold. Nodes that stop going
+// (the group let go of them) are deleted directly.
 func (r *nodePoolResource) deleteAutoscaled(ctx context.Context, state *nodePoolModel) error {
-	nodes, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPool: state.ID.ValueString()})
-	if err != nil {
-		return err
-	}
 	if err := r.client.DeleteScalingGroup(ctx, state.ScalingGroupID.ValueString()); err != nil {
 		return err
 	}
-	return r.client.WaitInstancesGone(ctx, instanceIDs(nodes))
+	tags := map[string]string{tagPool: state.ID.ValueString()}
+	for {
+		err := r.client.WaitTaggedInstancesGone(ctx, tags, deleteStallRounds)
+		if !errors.Is(err, cloud.ErrInstancesStalled) {
+			return err
+		}
+		left, err := r.client.ListInstancesByTags(ctx, tags)
+		if err != nil {
+			return err
+		}
+		if err := r.client.DeleteInstances(ctx, instanceIDs(left)); err != nil {
+			return err
+		}
+	}
 }
 
 // rollAutoscaled replaces the group's nodes launched from older configurations, at most

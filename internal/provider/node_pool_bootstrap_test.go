@@ -3,23 +3,19 @@ package provider_test
 import (
 	"encoding/base64"
 	"fmt"
-	"io"
-	"maps"
-	"mime"
-	"mime/multipart"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
@@ -40,14 +36,7 @@ resource "gpucluster_control_plane_endpoint" "api" {
   network_id = gpucluster_rdma_network.net.id
 }
 
-resource "gpucluster_node_pool" "control" {
-  name          = "control"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "ecs.g7.2xlarge"
-  size          = 1
-  kubernetes = {
-    role               = "control_plane"
+`+controlPoolConfig(`
     control_plane_init = true
     join_token         = %[1]q
     pod_subnet         = "10.244.0.0/16"
@@ -56,9 +45,7 @@ resource "gpucluster_node_pool" "control" {
     ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
     ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
     ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
-    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }
-  }
-}
+    addons             = { "20-hello.yaml" = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hello\n" }`)+`
 
 resource "gpucluster_node_pool" "control_join" {
   name          = "control-join"
@@ -105,8 +92,20 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 		CheckDestroy:             checkNothingLeft(emu),
 		Steps: []resource.TestStep{
 			{
-				Config: emu.Config() + poolNetworkConfig("") + clusterPoolsConfig(testJoinToken),
+				Config: emu.Config() + poolNetworkConfig("") + clusterPoolsConfig(testJoinToken) + registrationsConfig("workers", "control", "control_join"),
 				ConfigStateChecks: []statecheck.StateCheck{
+					// What each pool reports is what its first node's user data registers, read
+					// back from ECS by gpucluster_node_registration.
+					registeredAsReported("workers", "node_labels", "labels"),
+					registeredAsReported("workers", "node_taints", "taints"),
+					registeredAsReported("control", "node_labels", "labels"),
+					registeredAsReported("control_join", "node_labels", "labels"),
+					statecheck.ExpectKnownValue("data.gpucluster_node_registration.control", tfjsonpath.New("taints"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("node-role.kubernetes.io/control-plane:NoSchedule")})),
+					statecheck.ExpectKnownValue("data.gpucluster_node_registration.control", tfjsonpath.New("action"), knownvalue.StringExact("init")),
+					statecheck.ExpectKnownValue("data.gpucluster_node_registration.control_join", tfjsonpath.New("action"), knownvalue.StringExact("join_control_plane")),
+					statecheck.ExpectKnownValue("data.gpucluster_node_registration.workers", tfjsonpath.New("action"), knownvalue.StringExact("join")),
+					statecheck.ExpectKnownValue("data.gpucluster_node_registration.workers", tfjsonpath.New("skips_ca_verification"), knownvalue.Bool(false)),
 					// A control plane is no GPU node: no GPU labels, no GPU taint.
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_taints"), knownvalue.ListSizeExact(0)),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.control", tfjsonpath.New("node_labels"), knownvalue.MapExact(map[string]knownvalue.Check{
@@ -129,9 +128,6 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
 						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey"}),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
-					checkRegisteredIsReported(emu, "gpucluster_node_pool.workers"),
-					checkRegisteredIsReported(emu, "gpucluster_node_pool.control"),
-					checkRegisteredIsReported(emu, "gpucluster_node_pool.control_join"),
 					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),
 			},
@@ -307,21 +303,11 @@ ephemeral "gpucluster_cluster_ca" "ca" {
   cert_pem = gpucluster_cluster_ca.ca.cert_pem
 }
 
-resource "gpucluster_node_pool" "control" {
-  name          = "control"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "ecs.g7.2xlarge"
-  size          = 1
-  kubernetes = {
-    role          = "control_plane"
-    join_token    = "` + testJoinToken + `"
+` + controlPoolConfig(`
+    join_token    = "`+testJoinToken+`"
     ca_cert_pem   = gpucluster_cluster_ca.ca.cert_pem
     ca_cert_hash  = gpucluster_cluster_ca.ca.ca_cert_hash
-    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem
-  }
-}
-`
+    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem`)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -339,90 +325,35 @@ resource "gpucluster_node_pool" "control" {
 	})
 }
 
-// checkRegisteredIsReported reads the kubeadm configuration out of the user data ECS holds for
-// the pool's first node and fails unless the labels and taints kubelet registers with are
-// exactly the pool's node_labels and node_taints (a control plane also keeps kubeadm's own
-// control-plane taint).
-func checkRegisteredIsReported(emu *acctest.Emulator, pool string) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		rs, ok := s.RootModule().Resources[pool]
-		if !ok {
-			return fmt.Errorf("%s not in state", pool)
-		}
-		req := ecs.CreateDescribeUserDataRequest()
-		req.RegionId, req.InstanceId = acctest.Region, rs.Primary.Attributes["nodes.0.id"]
-		resp, err := emulatorECS(emu).DescribeUserData(req)
-		if err != nil {
-			return err
-		}
-		raw, err := base64.StdEncoding.DecodeString(resp.UserData)
-		if err != nil {
-			return err
-		}
-		doc := string(raw)
-		if strings.HasPrefix(doc, "Content-Type: multipart/mixed") {
-			// The bootstrap is the first part of the merged document.
-			_, params, _ := mime.ParseMediaType(strings.TrimPrefix(strings.SplitN(doc, "\r\n", 2)[0], "Content-Type: "))
-			part, err := multipart.NewReader(strings.NewReader(doc), params["boundary"]).NextPart()
-			if err != nil {
-				return err
-			}
-			b, _ := io.ReadAll(part)
-			doc = string(b)
-		}
-		var cc struct {
-			WriteFiles []struct{ Path, Content string } `json:"write_files"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
-			return err
-		}
-		var reg struct {
-			NodeRegistration struct {
-				KubeletExtraArgs []struct{ Name, Value string } `json:"kubeletExtraArgs"`
-				Taints           []struct{ Key, Value, Effect string }
-			} `json:"nodeRegistration"`
-		}
-		for _, f := range cc.WriteFiles {
-			if f.Path == "/etc/gpucluster/kubeadm.yaml" {
-				if err := yaml.Unmarshal([]byte(strings.Split(f.Content, "---\n")[0]), &reg); err != nil {
-					return err
-				}
-			}
-		}
-		labels := map[string]string{}
-		for _, a := range reg.NodeRegistration.KubeletExtraArgs {
-			for _, kv := range strings.Split(a.Value, ",") {
-				if k, v, ok := strings.Cut(kv, "="); a.Name == "node-labels" && ok {
-					labels[k] = v
-				}
-			}
-		}
-		var taints []string
-		for _, t := range reg.NodeRegistration.Taints {
-			if t.Key == "node-role.kubernetes.io/control-plane" {
-				continue
-			}
-			if t.Value == "" {
-				taints = append(taints, t.Key+":"+t.Effect)
-			} else {
-				taints = append(taints, t.Key+"="+t.Value+":"+t.Effect)
-			}
-		}
-		reported := map[string]string{}
-		var reportedTaints []string
-		for k, v := range rs.Primary.Attributes {
-			if name, ok := strings.CutPrefix(k, "node_labels."); ok && name != "%" {
-				reported[name] = v
-			}
-		}
-		for i := range len(taints) + 1 {
-			if v, ok := rs.Primary.Attributes[fmt.Sprintf("node_taints.%d", i)]; ok {
-				reportedTaints = append(reportedTaints, v)
-			}
-		}
-		if len(labels) == 0 || !maps.Equal(labels, reported) || !slices.Equal(taints, reportedTaints) {
-			return fmt.Errorf("%s: kubelet registers labels %v and taints %v; the pool reports %v and %v", pool, labels, taints, reported, reportedTaints)
-		}
-		return nil
+// registrationsConfig reads the registration of each named pool's first node.
+func registrationsConfig(pools ...string) string {
+	var b strings.Builder
+	for _, p := range pools {
+		fmt.Fprintf(&b, "\ndata \"gpucluster_node_registration\" %q {\n  instance_id = gpucluster_node_pool.%s.nodes[0].id\n}\n", p, p)
 	}
+	return b.String()
+}
+
+// registeredAsReported: the pool's attribute (node_labels, node_taints) equals what its first
+// node registers (the registration's labels, taints).
+func registeredAsReported(pool, poolAttr, registrationAttr string) statecheck.StateCheck {
+	return statecheck.CompareValuePairs("gpucluster_node_pool."+pool, tfjsonpath.New(poolAttr),
+		"data.gpucluster_node_registration."+pool, tfjsonpath.New(registrationAttr), compare.ValuesSame())
+}
+
+// controlPoolConfig is the single-node control-plane pool "control" of these tests, with the
+// given lines inside its kubernetes block (after role = "control_plane").
+func controlPoolConfig(kubernetesLines string) string {
+	return `
+resource "gpucluster_node_pool" "control" {
+  name          = "control"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.2xlarge"
+  size          = 1
+  kubernetes = {
+    role               = "control_plane"` + kubernetesLines + `
+  }
+}
+`
 }

@@ -50,24 +50,7 @@ func TestCheckControlPlane(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var diags diag.Diagnostics
 			checkControlPlane(types.Int64Value(c.size), c.k, false, &diags)
-			if c.wantPath.Equal(path.Empty()) {
-				if diags.HasError() {
-					t.Fatalf("unexpected error: %v", diags)
-				}
-				return
-			}
-			if diags.ErrorsCount() != 1 {
-				t.Fatalf("want one error on %s, got %v", c.wantPath, diags)
-			}
-			d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
-			if !ok || !d.Path().Equal(c.wantPath) {
-				t.Fatalf("error not on %s: %v", c.wantPath, diags.Errors()[0])
-			}
-			for _, w := range c.wantWords {
-				if !strings.Contains(d.Detail(), w) {
-					t.Errorf("detail lacks %q: %s", w, d.Detail())
-				}
-			}
+			expectOneErrorAt(t, diags, c.wantPath, c.wantWords)
 		})
 	}
 	// An unknown size (a variable not yet known) is checked at apply, not refused now.
@@ -122,24 +105,31 @@ func TestCheckControlPlaneBootstrapped(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var diags diag.Diagnostics
 			checkControlPlane(types.Int64Value(c.size), c.k, true, &diags)
-			if c.wantPath.Equal(path.Empty()) {
-				if diags.HasError() {
-					t.Fatalf("unexpected error: %v", diags)
-				}
-				return
-			}
-			if diags.ErrorsCount() != 1 {
-				t.Fatalf("want one error on %s, got %v", c.wantPath, diags)
-			}
-			d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
-			if !ok || !d.Path().Equal(c.wantPath) {
-				t.Fatalf("error not on %s: %v", c.wantPath, diags.Errors()[0])
-			}
-			for _, w := range c.wantWords {
-				if !strings.Contains(d.Detail(), w) {
-					t.Errorf("detail lacks %q: %s", w, d.Detail())
-				}
-			}
+			expectOneErrorAt(t, diags, c.wantPath, c.wantWords)
 		})
+	}
+}
+
+// expectOneErrorAt fails unless diags is clean when want is path.Empty(), or else holds exactly one
+// error, on want, whose detail has every word.
+func expectOneErrorAt(t *testing.T, diags diag.Diagnostics, want path.Path, words []string) {
+	t.Helper()
+	if want.Equal(path.Empty()) {
+		if diags.HasError() {
+			t.Fatalf("unexpected error: %v", diags)
+		}
+		return
+	}
+	if diags.ErrorsCount() != 1 {
+		t.Fatalf("want one error on %s, got %v", want, diags)
+	}
+	d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
+	if !ok || !d.Path().Equal(want) {
+		t.Fatalf("error not on %s: %v", want, diags.Errors()[0])
+	}
+	for _, w := range words {
+		if !strings.Contains(d.Detail(), w) {
+			t.Errorf("detail lacks %q: %s", w, d.Detail())
+		}
 	}
 }

@@ -272,6 +272,7 @@ func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.
 		newNodeBootstrapDataSource,
 		newKubernetesManifestsDataSource,
 		newAlertRulesDataSource,
+		newNodeRegistrationDataSource,
 	}
 }
 

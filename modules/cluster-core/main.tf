@@ -229,6 +229,8 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   nccl_env      = length(var.nccl_env) == 0 ? null : var.nccl_env
   max_runtime   = var.idle_reclaim_after
   hpa           = var.hpa
+
+  addons_validation = var.validation_jobs
 }
 
 data "gpucluster_alert_rules" "cluster" {

@@ -195,6 +195,13 @@ variable "idle_reclaim_after" {
   }
 }
 
+variable "validation_jobs" {
+  description = "Also apply the validation jobs with the add-ons once the API answers: nccl-tests on every GPU node, the cross-node all-reduce (one pod per GPU node, never two on one) and, in the simulation scenarios, HPCG. Off by default: they hold every GPU for minutes."
+  type        = bool
+  default     = false
+  nullable    = false
+}
+
 variable "monitoring" {
   description = "Alert rule settings. Thresholds come from the scenario (GPU utilisation below 85% for training, 70% for simulation; GPU memory 90% warning, 95% critical for 5 min; network bursts at 80% of design_bandwidth_gbps)."
   type = object({

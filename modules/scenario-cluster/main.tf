@@ -98,6 +98,7 @@ module "cluster" {
   join_token_salt    = var.join_token_salt
   ca_cert_hash       = var.ca_cert_hash
   idle_reclaim_after = var.idle_reclaim_after
+  validation_jobs    = var.validation_jobs
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags

@@ -56,6 +56,31 @@ run "defaults" {
   }
 }
 
+# What the module reports is what the nodes register: the first node of every pool, read back
+# from the user data ECS holds (gpucluster_node_registration in testing/node-registrations).
+run "registered_as_reported" {
+  module {
+    source = "../../testing/node-registrations"
+  }
+  variables {
+    nodes        = run.defaults.nodes
+    worker_pools = run.defaults.worker_pools
+    api_endpoint = run.defaults.control_plane.api_endpoint
+  }
+  assert {
+    condition     = length(output.reported_but_not_registered) == 0
+    error_message = "these GPU pools report other node_labels/node_taints than their nodes register: ${jsonencode(output.reported_but_not_registered)}; registered: ${jsonencode(output.registered)}"
+  }
+  assert {
+    condition     = length(output.workers_not_joining_pinned) == 0
+    error_message = "these GPU pools do not join the control plane's endpoint pinning the CA: ${jsonencode(output.workers_not_joining_pinned)}"
+  }
+  assert {
+    condition     = length(output.init_nodes) == 1
+    error_message = "exactly one pool's nodes must run kubeadm init, got ${jsonencode(output.init_nodes)}"
+  }
+}
+
 # Two teams sharing the pool: a ClusterQueue each with its quota, in one cohort.
 run "mpi_teams" {
   variables {

@@ -41,6 +41,13 @@ variable "idle_reclaim_after" {
   default     = "72h"
 }
 
+variable "validation_jobs" {
+  description = "Also apply the validation jobs with the add-ons once the API answers: nccl-tests on every GPU node, the cross-node all-reduce (one pod per GPU node, never two on one) and, in the simulation scenarios, HPCG. Off by default: they hold every GPU for minutes."
+  type        = bool
+  default     = false
+  nullable    = false
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

@@ -22,6 +22,7 @@ module "scenario" {
   warm_storage       = local.warm_storage
   cold_storage       = local.cold_storage
   idle_reclaim_after = var.idle_reclaim_after
+  validation_jobs    = var.validation_jobs
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa

@@ -1,0 +1,269 @@
+// Package nodeagent plays the nodes of the emulator's instances against a real Kubernetes API
+// server. When an instance is Running, the agent reads its user data and does, statically, what
+// the real node's cloud-init would: it decodes the cloud-config, checks that the bootstrap's
+// downloads are reachable from the instance's network, that the join endpoint is reachable
+// (load balancer listener, security groups), that the join token and CA hash match the
+// cluster's, and that only one node runs kubeadm init. A node that would come up on the real
+// cloud is registered as a kwok Node with the labels, taints and capacity its kubelet would
+// register; the first control-plane node also applies its Flannel manifest and add-ons. A node
+// that would fail does not register, and the agent says why (GET /_emulator/nodes).
+package nodeagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+// Kube is the API server the agent registers nodes with and applies add-ons to.
+type Kube interface {
+	RegisterNode(ctx context.Context, node *corev1.Node) error
+	DeleteNode(ctx context.Context, name string) error
+	// ApplyAddons applies the manifests in order, server-side, and reports every object.
+	ApplyAddons(ctx context.Context, addons []Addon) []AddonResult
+}
+
+// AddonResult is the outcome of applying one object of an add-on file.
+type AddonResult struct {
+	File   string `json:"file"`
+	Object string `json:"object"` // kind namespace/name
+	Error  string `json:"error,omitempty"`
+}
+
+// NodeStatus is what the agent says of one instance.
+type NodeStatus struct {
+	InstanceID string `json:"instance_id"`
+	Status     string `json:"instance_status"`
+	Role       string `json:"role,omitempty"` // RoleInit, RoleControlPlane, RoleWorker
+	Node       string `json:"node,omitempty"` // the registered Node's name
+	Reason     string `json:"reason,omitempty"`
+	// Addons are the add-on objects the first control-plane node applied.
+	Addons []AddonResult `json:"addons,omitempty"`
+}
+
+// Agent registers the emulator's instances as nodes. Sync does one round; Run repeats it.
+type Agent struct {
+	view func() emulator.View
+	kube Kube
+	logf func(format string, args ...any)
+
+	mu         sync.Mutex
+	cluster    *cluster
+	plans      map[string]planEntry
+	registered map[string]string // instance id -> node name
+	statuses   map[string]NodeStatus
+	addons     []AddonResult
+	addonsDone bool
+}
+
+type planEntry struct {
+	userData string
+	plan     NodePlan
+	err      error
+}
+
+// New makes an agent over the emulator's view; logf (may be nil) gets one line per change.
+func New(view func() emulator.View, kube Kube, logf func(format string, args ...any)) *Agent {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
+}
+
+// Run calls Sync every interval until ctx ends. Instances become Running lazily in the
+// emulator (by time), so the agent polls; the emulator does no work for it between polls.
+func (a *Agent) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		a.Sync(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sync looks at every instance once: first control-plane nodes first (in creation order), then
+// joins until no more register in the round, so a worker that boots with its control plane
+// registers in the same round.
+func (a *Agent) Sync(ctx context.Context) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v := a.view()
+	net := newNetwork(v)
+	statuses := map[string]NodeStatus{}
+	var pending []*emulator.InstanceView
+	for i := range v.Instances {
+		in := &v.Instances[i]
+		st := NodeStatus{InstanceID: in.ID, Status: in.Status}
+		if name, ok := a.registered[in.ID]; ok {
+			st = a.statuses[in.ID]
+			st.Status, st.Node = in.Status, name
+			statuses[in.ID] = st
+			continue
+		}
+		if in.Status != "Running" {
+			st.Reason = "not Running: the node boots once the instance is Running"
+			statuses[in.ID] = st
+			continue
+		}
+		if in.UserData == "" {
+			st.Reason = "no user data: the instance runs no node bootstrap"
+			statuses[in.ID] = st
+			continue
+		}
+		pe := a.planOf(in)
+		if pe.err != nil {
+			st.Reason = "user data: " + pe.err.Error()
+			statuses[in.ID] = st
+			continue
+		}
+		statuses[in.ID] = st
+		pending = append(pending, in)
+	}
+	for _, in := range pending {
+		if p := a.plans[in.ID].plan; p.Init {
+			a.settle(ctx, in, p, a.initialise(net, in, p), statuses)
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, in := range pending {
+			p := a.plans[in.ID].plan
+			if p.Init || a.registered[in.ID] != "" {
+				continue
+			}
+			if a.settle(ctx, in, p, a.join(net, in, p, p.Join), statuses) {
+				progress = true
+			}
+		}
+	}
+	a.forgetGone(ctx, v)
+	a.statuses = statuses
+	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
+		a.addonsDone = true
+		a.addons = a.kube.ApplyAddons(ctx, a.plans[c.initID].plan.Addons)
+		st := a.statuses[c.initID]
+		st.Addons = a.addons
+		a.statuses[c.initID] = st
+		failed := 0
+		for _, r := range a.addons {
+			if r.Error != "" {
+				failed++
+				a.logf("nodeagent: %s: add-on %s %s: %s", c.initID, r.File, r.Object, r.Error)
+			}
+		}
+		a.logf("nodeagent: %s applied %d add-on objects, %d failed", c.initID, len(a.addons), failed)
+	}
+}
+
+// settle records a decision and registers the node when it has no reason not to. It reports
+// whether the node registered.
+func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePlan, d decision, statuses map[string]NodeStatus) bool {
+	st := statuses[in.ID]
+	st.Role = d.role
+	if d.reason != "" {
+		if a.statuses[in.ID].Reason != d.reason {
+			a.logf("nodeagent: %s (%s) does not register: %s", in.ID, p.NodeName, d.reason)
+		}
+		st.Reason = d.reason
+		statuses[in.ID] = st
+		return false
+	}
+	node := nodeFor(in, p, d.role != RoleWorker)
+	if err := a.kube.RegisterNode(ctx, node); err != nil {
+		st.Reason = "registering the node: " + err.Error()
+		statuses[in.ID] = st
+		return false
+	}
+	a.registered[in.ID] = node.Name
+	st.Node, st.Reason = node.Name, ""
+	statuses[in.ID] = st
+	a.statuses[in.ID] = st
+	a.logf("nodeagent: %s registered as node %s (%s)", in.ID, node.Name, d.role)
+	return true
+}
+
+// planOf reads an instance's bootstrap once per user data.
+func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
+	if pe, ok := a.plans[in.ID]; ok && pe.userData == in.UserData {
+		return pe
+	}
+	pe := planEntry{userData: in.UserData}
+	ci, err := DecodeUserData(in.UserData)
+	if err == nil {
+		pe.plan, err = PlanNode(ci, in.HostName)
+	}
+	pe.err = err
+	a.plans[in.ID] = pe
+	return pe
+}
+
+// forgetGone deletes the nodes of released instances, as the cloud's node controller does.
+func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
+	live := map[string]bool{}
+	for _, in := range v.Instances {
+		live[in.ID] = true
+	}
+	for id, name := range a.registered {
+		if live[id] {
+			continue
+		}
+		if err := a.kube.DeleteNode(ctx, name); err != nil {
+			a.logf("nodeagent: deleting node %s of released instance %s: %v", name, id, err)
+			continue
+		}
+		delete(a.registered, id)
+		delete(a.plans, id)
+		if c := a.cluster; c != nil {
+			delete(c.members, id)
+		}
+	}
+	for id := range a.plans {
+		if !live[id] {
+			delete(a.plans, id)
+		}
+	}
+}
+
+// Statuses lists what the agent says of each instance, in instance id order.
+func (a *Agent) Statuses() []NodeStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]NodeStatus, 0, len(a.statuses))
+	for _, st := range a.statuses {
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(x, y NodeStatus) int {
+		if x.InstanceID < y.InstanceID {
+			return -1
+		}
+		if x.InstanceID > y.InstanceID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...]}.
+func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(map[string]any{"nodes": a.Statuses()}); err != nil {
+		a.logf("nodeagent: answering %s: %v", r.URL.Path, fmt.Sprint(err))
+	}
+}

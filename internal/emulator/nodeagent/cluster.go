@@ -1,0 +1,181 @@
+package nodeagent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+// cluster is the one Kubernetes cluster the agent's API server stands for: what the node that
+// ran kubeadm init set up (its bootstrap tokens, its CA, its certificate key), and the
+// control-plane nodes that serve its API.
+type cluster struct {
+	initID, initHost string
+	endpoint         string // controlPlaneEndpoint, or the init node's address:6443
+	tokens           []string
+	caHash           string // "" = kubeadm made the CA at boot: no hash pinned in advance matches
+	certificateKey   string
+	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
+	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
+}
+
+// apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
+// serves.
+const apiServerPort = "6443"
+
+// decision is what one instance's bootstrap comes to in this round.
+type decision struct {
+	role   string // RoleInit, RoleControlPlane, RoleWorker
+	join   *JoinPlan
+	reason string // why it does not register; "" = it registers
+}
+
+// Roles a node takes.
+const (
+	RoleInit         = "init"
+	RoleControlPlane = "control-plane-join"
+	RoleWorker       = "worker-join"
+)
+
+// initialise is kubeadm init on a first control-plane node: it creates the cluster when there
+// is none; a highly available first node whose API already answers joins instead (its script
+// checks /livez first); any other second init is refused, naming the first initialiser.
+func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) decision {
+	endpoint := p.InitEndpoint
+	if endpoint == "" {
+		endpoint = in.PrivateIP + ":" + apiServerPort
+	}
+	if c := a.cluster; c != nil {
+		if c.initID == in.ID {
+			return decision{role: RoleInit}
+		}
+		if p.Join != nil && endpoint == c.endpoint {
+			d := a.join(net, in, p, p.Join)
+			d.role = RoleControlPlane
+			return d
+		}
+		return decision{role: RoleInit, reason: fmt.Sprintf("second kubeadm init: the API server at %s was already initialised by %s (%s); "+
+			"this node would create another cluster at %s. Only the first control-plane node runs kubeadm init (control_plane_init = true); "+
+			"the others join it", c.endpoint, c.initID, c.initHost, endpoint)}
+	}
+	if r := net.checkDownloads(in, p.Downloads); r != "" {
+		return decision{role: RoleInit, reason: r}
+	}
+	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
+		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == ""}
+	return decision{role: RoleInit}
+}
+
+// join is kubeadm join: the downloads, the endpoint reachable and served by the cluster's API,
+// the token one of the cluster's, the CA pinned by its hash, and for a control-plane join the
+// key of the uploaded certificates.
+func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *JoinPlan) decision {
+	role := RoleWorker
+	if j.ControlPlane {
+		role = RoleControlPlane
+	}
+	d := decision{role: role, join: j}
+	if d.reason = net.checkDownloads(in, p.Downloads); d.reason != "" {
+		return d
+	}
+	targets, why := net.resolveEndpoint(in, j.Endpoint)
+	if why != "" {
+		d.reason = why
+		return d
+	}
+	c := a.cluster
+	var serving []target
+	for _, t := range targets {
+		if c == nil {
+			break
+		}
+		if _, ok := c.members[t.in.ID]; ok {
+			serving = append(serving, t)
+		}
+	}
+	if len(serving) == 0 {
+		d.reason = fmt.Sprintf("no API server answers at %s yet: %s has run kubeadm init or joined the control plane (the node waits up to 45 minutes)",
+			j.Endpoint, noneOf(targets))
+		return d
+	}
+	if !slices.ContainsFunc(serving, func(t target) bool { return net.tcpAllowed(in, t.in, t.port) }) {
+		d.reason = fmt.Sprintf("the security groups do not let TCP from %s (%s, groups %s) reach the API server behind %s: %s",
+			in.PrivateIP, in.ID, strings.Join(in.SecurityGroupIDs, ","), j.Endpoint, describeTargets(serving))
+		return d
+	}
+	if host, _, _ := strings.Cut(j.Endpoint, ":"); !a.servingCertNames(host) {
+		d.reason = fmt.Sprintf("the API server's certificate does not name %s: kubeadm init on %s made it for its controlPlaneEndpoint %q and the "+
+			"control-plane nodes' addresses, so TLS to %s fails; set the first control-plane node's api_endpoint (controlPlaneEndpoint) to %s",
+			host, c.initID, c.endpointSetting(), j.Endpoint, j.Endpoint)
+		return d
+	}
+	if !slices.Contains(c.tokens, j.Token) {
+		d.reason = fmt.Sprintf("the join token is not a bootstrap token of the cluster at %s (set by %s's InitConfiguration): kubeadm join fails discovery; "+
+			"pass the same join_token to every pool", j.Endpoint, c.initID)
+		return d
+	}
+	switch {
+	case j.SkipCA:
+	case c.caHash == "":
+		d.reason = fmt.Sprintf("the cluster CA was made by kubeadm init on %s at boot, so the pinned caCertHashes %s cannot match it: "+
+			"give the first control-plane node ca_cert_pem and ca_key_pem from gpucluster_cluster_ca", c.initID, strings.Join(j.CAHashes, ","))
+		return d
+	case !slices.Contains(j.CAHashes, c.caHash):
+		d.reason = fmt.Sprintf("kubeadm join refuses the API server at %s: its CA hash %s is not among the pinned caCertHashes %s; "+
+			"pass ca_cert_hash from the same gpucluster_cluster_ca as the first control-plane node's CA", j.Endpoint, c.caHash, strings.Join(j.CAHashes, ","))
+		return d
+	}
+	if j.ControlPlane && (c.certificateKey == "" || j.CertificateKey != c.certificateKey) {
+		if c.certificateKey == "" {
+			d.reason = fmt.Sprintf("kubeadm join --control-plane needs the certificates the first node uploads, but %s ran kubeadm init without a certificate key (no --upload-certs)", c.initID)
+		} else {
+			d.reason = fmt.Sprintf("the certificate key does not decrypt the control-plane certificates %s uploaded: pass the same certificate_key to every control-plane pool", c.initID)
+		}
+		return d
+	}
+	if j.ControlPlane {
+		c.members[in.ID] = in.PrivateIP
+	}
+	return d
+}
+
+// servingCertNames reports whether the API server certificate kubeadm makes names host: the
+// controlPlaneEndpoint's host and every control-plane node's own address are in its SANs.
+func (a *Agent) servingCertNames(host string) bool {
+	c := a.cluster
+	if h, _, _ := strings.Cut(c.endpoint, ":"); h == host {
+		return true
+	}
+	for _, ip := range c.members {
+		if ip == host {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointSetting is the controlPlaneEndpoint the init node set ("" when it used its address).
+func (c *cluster) endpointSetting() string {
+	if c.endpointIsOwnIP {
+		return ""
+	}
+	return c.endpoint
+}
+
+func noneOf(targets []target) string {
+	ids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		ids = append(ids, t.in.ID)
+	}
+	return "none of " + strings.Join(ids, ", ")
+}
+
+func describeTargets(ts []target) string {
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s %s:%d (groups %s)", t.in.ID, t.in.PrivateIP, t.port, strings.Join(t.in.SecurityGroupIDs, ",")))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,64 @@
+package nodeagent
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+// Annotations on the nodes the agent registers.
+const (
+	// KwokNodeAnnotation hands the node to kwok, which keeps its heartbeat and runs its pods.
+	KwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// InstanceAnnotation names the emulator instance behind the node.
+	InstanceAnnotation = "emulator.gpucluster.io/instance-id"
+	// GPUResource is the NVIDIA device plugin's extended resource.
+	GPUResource corev1.ResourceName = "nvidia.com/gpu"
+	// maxPods is kubelet's default maxPods.
+	maxPods = 110
+)
+
+// nodeFor is the Node the instance's kubelet registers: the labels and taints of its kubeadm
+// nodeRegistration, with the labels kubelet itself always sets (hostname, os, arch) and, on a
+// control-plane node, the ones kubeadm's mark-control-plane phase adds; capacity from the
+// instance type (GPUs as nvidia.com/gpu, which the device plugin advertises on the real node).
+func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool) *corev1.Node {
+	labels := map[string]string{
+		"kubernetes.io/hostname": p.NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+	}
+	if controlPlane {
+		labels["node-role.kubernetes.io/control-plane"] = ""
+		labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+	}
+	maps.Copy(labels, p.Labels)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(in.VCPUs), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(in.MemoryGiB*1024)*1024*1024, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
+	}
+	if in.GPUs > 0 {
+		capacity[GPUResource] = *resource.NewQuantity(int64(in.GPUs), resource.DecimalSI)
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        p.NodeName,
+			Labels:      labels,
+			Annotations: map[string]string{KwokNodeAnnotation: "fake", InstanceAnnotation: in.ID},
+		},
+		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), p.Taints...)},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity.DeepCopy(),
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: in.PrivateIP},
+				{Type: corev1.NodeHostName, Address: p.NodeName},
+			},
+			NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+		},
+	}
+}

@@ -1,0 +1,189 @@
+package nodeagent
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
+)
+
+// NodePlan is what a node's user data makes it do in Kubernetes, read statically: whether it
+// creates the cluster or joins one, with which credentials, what it downloads on the way, and
+// how its kubelet registers.
+type NodePlan struct {
+	// Init is a first control-plane node: kubeadm init. InitEndpoint is its
+	// controlPlaneEndpoint ("" = its own address), Tokens its bootstrap tokens, CAHash the hash
+	// of the CA its user data brings ("" = kubeadm makes one at boot), CertificateKey the key
+	// it uploads the control-plane certificates with ("" = not highly available).
+	Init           bool
+	InitEndpoint   string
+	Tokens         []string
+	CAHash         string
+	CertificateKey string
+	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
+	// first node, the join its script runs instead of init when the API already answers.
+	Join *JoinPlan
+	// NodeName, Labels and Taints are what the kubelet registers.
+	NodeName string
+	Labels   map[string]string
+	Taints   []corev1.Taint
+	// Downloads are what the bootstrap fetches, in script order.
+	Downloads []Download
+	// Addons are the manifests the first control-plane node applies, in file order.
+	Addons []Addon
+}
+
+// JoinPlan is one kubeadm JoinConfiguration.
+type JoinPlan struct {
+	Endpoint       string // discovery.bootstrapToken.apiServerEndpoint, host:port
+	Token          string // secret: compared, never printed
+	CAHashes       []string
+	SkipCA         bool
+	ControlPlane   bool
+	CertificateKey string // secret
+}
+
+// Download is one thing the bootstrap fetches, from Host ("" = the image's own apt sources).
+type Download struct {
+	Host, What string
+}
+
+// Addon is one add-on manifest file.
+type Addon struct {
+	Name, YAML string
+}
+
+// defaultImageRepository is where kubeadm pulls the control-plane and pause images from unless
+// ClusterConfiguration.imageRepository says otherwise.
+const defaultImageRepository = "registry.k8s.io"
+
+var (
+	urlRE       = regexp.MustCompile(`https?://[^\s'"]+`)
+	aptSourceRE = regexp.MustCompile(`>\s*/etc/apt/sources\.list(\s|$)`)
+)
+
+// PlanNode reads a node's bootstrap from its cloud-init; hostname is the instance's host name,
+// the node name kubeadm registers when nodeRegistration.name is empty. An error means the user
+// data has no gpucluster bootstrap the agent can follow.
+func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
+	var p NodePlan
+	script, ok := ci.Files[bootstrap.ScriptPath]
+	if !ok {
+		return p, fmt.Errorf("the user data writes no %s: not a gpucluster node bootstrap", bootstrap.ScriptPath)
+	}
+	main, ok := ci.Files[bootstrap.KubeadmPath]
+	if !ok {
+		return p, fmt.Errorf("the user data writes no %s", bootstrap.KubeadmPath)
+	}
+	cfg, err := parseKubeadm(main)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", bootstrap.KubeadmPath, err)
+	}
+	reg := kubeadmNodeRegistration{}
+	imageRepo := defaultImageRepository
+	switch {
+	case cfg.Init != nil:
+		p.Init = true
+		reg = cfg.Init.NodeRegistration
+		for _, t := range cfg.Init.BootstrapTokens {
+			p.Tokens = append(p.Tokens, t.Token)
+		}
+		p.CertificateKey = cfg.Init.CertificateKey
+		if cfg.Cluster != nil {
+			p.InitEndpoint = cfg.Cluster.ControlPlaneEndpoint
+			if cfg.Cluster.ImageRepository != "" {
+				imageRepo = cfg.Cluster.ImageRepository
+			}
+		}
+		if pem, ok := ci.Files[bootstrap.CACertPath]; ok {
+			cert, err := clusterca.ParseCertPEM(pem)
+			if err != nil {
+				return p, fmt.Errorf("%s: %w", bootstrap.CACertPath, err)
+			}
+			p.CAHash = clusterca.CertHash(cert)
+		}
+		if joinDoc, ok := ci.Files[bootstrap.KubeadmJoinPath]; ok {
+			jc, err := parseKubeadm(joinDoc)
+			if err != nil || jc.Join == nil {
+				return p, fmt.Errorf("%s: no JoinConfiguration (%v)", bootstrap.KubeadmJoinPath, err)
+			}
+			p.Join = joinPlanOf(jc.Join)
+		}
+	default:
+		reg = cfg.Join.NodeRegistration
+		p.Join = joinPlanOf(cfg.Join)
+	}
+	p.NodeName = reg.Name
+	if p.NodeName == "" {
+		p.NodeName = strings.ToLower(hostname)
+	}
+	if p.Labels, err = reg.nodeLabels(); err != nil {
+		return p, fmt.Errorf("%s: %w", bootstrap.KubeadmPath, err)
+	}
+	p.Taints = reg.Taints
+	p.Downloads = downloadsOf(script, imageRepo)
+	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
+		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
+			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})
+		}
+	}
+	return p, nil
+}
+
+func joinPlanOf(j *kubeadmJoin) *JoinPlan {
+	bt := j.Discovery.BootstrapToken
+	jp := &JoinPlan{Endpoint: bt.APIServerEndpoint, Token: bt.Token, CAHashes: bt.CACertHashes, SkipCA: bt.UnsafeSkipCAVerification}
+	if j.ControlPlane != nil {
+		jp.ControlPlane, jp.CertificateKey = true, j.ControlPlane.CertificateKey
+	}
+	return jp
+}
+
+// downloadsOf lists what the bootstrap script fetches: every URL curl saves (-o) and every apt
+// repository it adds, the image's own apt sources when it installs packages without replacing
+// them, and kubeadm's image pulls. URLs the script only probes (the API's /livez) are not
+// downloads.
+func downloadsOf(script, imageRepo string) []Download {
+	var out []Download
+	aptReplaced, aptUsed := false, false
+	for _, line := range strings.Split(script, "\n") {
+		switch {
+		case aptSourceRE.MatchString(line):
+			aptReplaced = true
+			for _, u := range urlRE.FindAllString(line, -1) {
+				out = append(out, Download{Host: hostOf(u), What: "apt sources " + u})
+			}
+		case strings.Contains(line, "curl ") && strings.Contains(line, " -o "):
+			for _, u := range urlRE.FindAllString(line, -1) {
+				out = append(out, Download{Host: hostOf(u), What: u})
+			}
+		case strings.Contains(line, "'deb ") || strings.Contains(line, "\"deb "):
+			for _, u := range urlRE.FindAllString(line, -1) {
+				out = append(out, Download{Host: hostOf(u), What: "apt repository " + u})
+			}
+		case strings.Contains(line, "apt-get install") && !aptReplaced && !aptUsed:
+			aptUsed = true
+			out = append(out, Download{What: "Ubuntu packages from the image's apt sources"})
+		case strings.Contains(line, "kubeadm init") || strings.Contains(line, "join "+bootstrap.KubeadmPath):
+			if !slices.ContainsFunc(out, func(d Download) bool { return strings.HasPrefix(d.What, "kubeadm images") }) {
+				out = append(out, Download{Host: hostOf("https://" + imageRepo), What: "kubeadm images from " + imageRepo})
+			}
+		}
+	}
+	return out
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Hostname()
+}

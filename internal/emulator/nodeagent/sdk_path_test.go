@@ -1,0 +1,252 @@
+package nodeagent
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+)
+
+// cloudScenario is a network built in the real emulator through internal/cloud (the vendor SDK
+// over HTTP), as the provider builds one: VPC, vSwitch, a security group whose members reach
+// each other, the control plane's internal load balancer with its TCP 6443 listener, and, with
+// egress, a NAT gateway with an EIP and an SNAT entry for the vSwitch.
+type cloudScenario struct {
+	srv              *emulator.Server
+	url              string
+	c                *cloud.Client
+	vpcID, vswID     string
+	sgID, lbID, lbIP string
+	seq              int
+}
+
+const (
+	testImage = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
+	testZone  = "cn-wulanchabu-a"
+)
+
+func startCloud(t *testing.T, egress bool) *cloudScenario {
+	t.Helper()
+	srv, err := emulator.New(emulator.Config{BootTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := t.Context()
+	c, err := cloud.New(ctx, cloud.Config{Region: "cn-wulanchabu", Endpoint: url, MaxRetries: 3, UserAgent: "nodeagent-test/0",
+		Credentials: cloud.Credentials{AccessKeyID: "emulator", AccessKeySecret: "emulator-secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cloudScenario{srv: srv, url: url, c: c}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.vpcID, err = c.CreateVPC(ctx, cloud.VPCInput{Name: "agent", CIDRBlock: "10.0.0.0/16"})
+	must(err)
+	_, err = c.WaitVPCAvailable(ctx, s.vpcID)
+	must(err)
+	s.vswID, err = c.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: s.vpcID, ZoneID: testZone, CIDRBlock: "10.0.1.0/24", Name: "agent"})
+	must(err)
+	_, err = c.WaitVSwitchAvailable(ctx, s.vswID)
+	must(err)
+	s.sgID, err = c.CreateSecurityGroup(ctx, cloud.SecurityGroupInput{VPCID: s.vpcID, Name: "agent"})
+	must(err)
+	s.lbID, s.lbIP, err = c.CreateInternalLoadBalancer(ctx, cloud.LoadBalancerInput{VSwitchID: s.vswID, Name: "agent-cp"})
+	must(err)
+	_, err = c.EnsureTCPListener(ctx, s.lbID, cloud.TCPListenerInput{Port: 6443, BackendPort: 6443})
+	must(err)
+	if egress {
+		natID, table, err := c.CreateNATGateway(ctx, cloud.NATGatewayInput{VPCID: s.vpcID, VSwitchID: s.vswID, Name: "agent"})
+		must(err)
+		_, err = c.WaitNATGatewayAvailable(ctx, natID)
+		must(err)
+		eipID, addr, err := c.AllocateEIP(ctx, cloud.EIPInput{BandwidthMbps: 100, InternetChargeType: cloud.EIPChargeByTraffic, Name: "agent"})
+		must(err)
+		must(c.AssociateEIP(ctx, eipID, natID, cloud.EIPInstanceNAT))
+		entry, err := c.CreateSNATEntry(ctx, cloud.SNATEntryInput{SnatTableID: table, SourceVSwitchID: s.vswID, SnatIPs: []string{addr}, Name: "agent"})
+		must(err)
+		_, err = c.WaitSNATEntryAvailable(ctx, table, entry)
+		must(err)
+	}
+	return s
+}
+
+// endpoint is the control plane's API endpoint: the load balancer's address, port 6443.
+func (s *cloudScenario) endpoint() string { return s.lbIP + ":6443" }
+
+// run starts one instance of the type with the user data and returns its id.
+func (s *cloudScenario) run(t *testing.T, typ, host, doc string) string {
+	t.Helper()
+	s.seq++
+	ids, err := s.c.RunInstances(t.Context(), cloud.RunInstancesInput{ClientToken: "agent-" + host, InstanceType: typ, ZoneID: testZone,
+		ImageID: testImage, SecurityGroupID: s.sgID, VSwitchID: s.vswID, Amount: 1, MinAmount: 1, InstanceName: host, HostName: host,
+		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}, UserData: doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids[0]
+}
+
+// backends makes the instances the load balancer's backend servers once Running, as the
+// control-plane pool does.
+func (s *cloudScenario) backends(t *testing.T, ids ...string) {
+	t.Helper()
+	if _, err := s.c.WaitInstancesRunning(t.Context(), ids); err != nil { // the vendor takes Running servers only
+		t.Fatal(err)
+	}
+	var want []cloud.BackendServer
+	for _, id := range ids {
+		want = append(want, cloud.BackendServer{ServerID: id})
+	}
+	if err := s.c.SetBackendServers(t.Context(), s.lbID, want); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nodes answers GET /_emulator/nodes, by instance id.
+func (s *cloudScenario) nodes(t *testing.T) map[string]NodeStatus {
+	t.Helper()
+	resp, err := http.Get(s.url + emulator.NodesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", emulator.NodesPath, resp.Status)
+	}
+	var body struct{ Nodes []NodeStatus }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]NodeStatus{}
+	for _, n := range body.Nodes {
+		out[n.InstanceID] = n
+	}
+	return out
+}
+
+// settle runs agent rounds until every id has a node or a reason that done accepts, and returns
+// the last answer of /_emulator/nodes. Instances become Running by time, so it polls.
+func (s *cloudScenario) settle(t *testing.T, a *Agent, ids []string, done func(NodeStatus) bool) map[string]NodeStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for {
+		a.Sync(ctx)
+		got := s.nodes(t)
+		all := true
+		for _, id := range ids {
+			all = all && done(got[id])
+		}
+		if all {
+			return got
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the nodes did not settle: %+v", got)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// startAgent plugs an agent over the scenario's emulator into its admin API.
+func (s *cloudScenario) startAgent(t *testing.T, kube Kube) *Agent {
+	a := New(s.srv.View, kube, t.Logf)
+	s.srv.HandleAdmin(emulator.NodesPath, a)
+	return a
+}
+
+func registered(st NodeStatus) bool { return st.Node != "" }
+
+// TestThroughTheSDK: a first control-plane node and two GPU workers created through the SDK
+// path register with the labels, taints and capacity of their user data and instance type; the
+// add-ons (Flannel first) are applied once.
+func TestThroughTheSDK(t *testing.T) {
+	ca := testCAs(t)[0]
+	s := startCloud(t, true)
+	cpOpts := firstControlPlane(ca)
+	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+	cp := s.run(t, "ecs.g7.xlarge", "cp-0", renderDoc(t, cpOpts))
+	s.backends(t, cp)
+	wOpts := gpuWorker(ca)
+	wOpts.Kubernetes.APIEndpoint = s.endpoint()
+	w1 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-0", renderDoc(t, wOpts))
+	w2 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-1", renderDoc(t, wOpts))
+	kube := newFakeKube()
+	a := s.startAgent(t, kube)
+	got := s.settle(t, a, []string{cp, w1, w2}, registered)
+
+	if got[cp].Node != "cp-0" || got[cp].Role != RoleInit || got[w1].Node != "gpu-0" || got[w2].Role != RoleWorker {
+		t.Errorf("statuses = %+v", got)
+	}
+	n := kube.nodes["gpu-0"]
+	for k, v := range wOpts.Kubernetes.Labels {
+		if n.Labels[k] != v {
+			t.Errorf("gpu-0 label %s = %q, want %q", k, n.Labels[k], v)
+		}
+	}
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != bootstrap.GPUTaintKey || string(n.Spec.Taints[0].Effect) != bootstrap.GPUTaintEffect {
+		t.Errorf("gpu-0 taints = %+v, want only %s:%s", n.Spec.Taints, bootstrap.GPUTaintKey, bootstrap.GPUTaintEffect)
+	}
+	// ecs.gn7i-c32g1.16xlarge: 64 vCPUs, 376 GiB, 2 GPUs (the emulator's catalog).
+	gpus, cpu, mem := n.Status.Capacity[GPUResource], n.Status.Capacity["cpu"], n.Status.Capacity["memory"]
+	if gpus.Value() != 2 || cpu.Value() != 64 || mem.Value() != 376<<30 {
+		t.Errorf("gpu-0 capacity = %v", n.Status.Capacity)
+	}
+	c := kube.nodes["cp-0"]
+	if _, ok := c.Labels["node-role.kubernetes.io/control-plane"]; !ok || len(c.Spec.Taints) != 1 || c.Spec.Taints[0].Key != "node-role.kubernetes.io/control-plane" {
+		t.Errorf("cp-0 labels %v taints %+v: want kubeadm's control-plane label and taint", c.Labels, c.Spec.Taints)
+	}
+	if _, ok := c.Status.Capacity[GPUResource]; ok {
+		t.Errorf("cp-0 (no GPU) has %s capacity", GPUResource)
+	}
+	if len(kube.applied) != 1 || len(kube.applied[0]) != 2 || kube.applied[0][0].Name != bootstrap.CNIAddonFile || kube.applied[0][1].Name != "10-team.yaml" {
+		t.Errorf("applied add-ons %v, want once: %s then 10-team.yaml", kube.applied, bootstrap.CNIAddonFile)
+	}
+	if !strings.Contains(kube.applied[0][0].YAML, "kind: DaemonSet") {
+		t.Errorf("the CNI add-on is not Flannel's manifest")
+	}
+
+	// A released worker's node goes, as the cloud's node controller deletes it.
+	if err := s.c.DeleteInstances(t.Context(), []string{w2}); err != nil {
+		t.Fatal(err)
+	}
+	a.Sync(t.Context())
+	if kube.nodes["gpu-1"] != nil || kube.nodes["gpu-0"] == nil {
+		t.Errorf("after releasing %s: nodes %v, want gpu-0 only of the workers", w2, kube.nodes)
+	}
+}
+
+// TestThroughTheSDKWithoutEgress: the same cluster on a network without a NAT gateway: no node
+// registers, and /_emulator/nodes says "no route to the internet" for each.
+func TestThroughTheSDKWithoutEgress(t *testing.T) {
+	ca := testCAs(t)[0]
+	s := startCloud(t, false)
+	cpOpts := firstControlPlane(ca)
+	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+	cp := s.run(t, "ecs.g7.xlarge", "cp-0", renderDoc(t, cpOpts))
+	s.backends(t, cp)
+	wOpts := gpuWorker(ca)
+	wOpts.Kubernetes.APIEndpoint = s.endpoint()
+	w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-0", renderDoc(t, wOpts))
+	kube := newFakeKube()
+	got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool { return strings.HasPrefix(st.Reason, NoRouteReason) })
+	if len(kube.nodes) != 0 || len(kube.applied) != 0 {
+		t.Errorf("nodes %v registered, add-ons %v applied; want none", kube.nodes, kube.applied)
+	}
+	mustContain(t, "worker reason", got[w].Reason, "vSwitch "+s.vswID)
+}

@@ -1,0 +1,163 @@
+package emulator
+
+import (
+	"time"
+)
+
+// View is a read-only copy of what a node would see of its cloud: the running instances with
+// their user data, and the network objects that decide what an instance can reach. The node
+// agent (internal/emulator/nodeagent) reads it; nothing in it points back into the emulator's
+// state, so the agent can take its time without holding the emulator's lock.
+type View struct {
+	Instances      []InstanceView          // live instances, in creation order
+	VSwitches      map[string]VSwitchView  // by id
+	SecurityGroups map[string]SecurityView // by id
+	NatGateways    []NatGatewayView        // Available gateways, by id
+	EIPs           []EIPView               // by id, not released
+	LoadBalancers  []LoadBalancerView      // by id
+}
+
+// InstanceView is one instance; Status is the one DescribeInstances answers (Running, ...).
+type InstanceView struct {
+	ID, Region, Zone, Type string
+	Status                 string
+	HostName               string
+	VpcID, VSwitchID       string
+	PrivateIP              string
+	SecurityGroupIDs       []string
+	// VCPUs, MemoryGiB and GPUs are the instance type's, from the emulator's catalog.
+	VCPUs     int
+	MemoryGiB float64
+	GPUs      int
+	// UserData is Base64, as RunInstances took it and DescribeUserData answers it.
+	UserData string
+}
+
+// VSwitchView is one vSwitch.
+type VSwitchView struct {
+	ID, VpcID, CIDR string
+}
+
+// SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
+// "Accept": members of the group reach each other whatever the rules say.
+type SecurityView struct {
+	ID, VpcID         string
+	InnerAccessAccept bool
+	Rules             []SecurityRuleView
+}
+
+// SecurityRuleView is one rule, as DescribeSecurityGroupAttribute spells it: Direction ingress
+// or egress; Protocol TCP, UDP, ICMP, GRE or ALL; PortRange "from/to" ("-1/-1" for all); the
+// peer as a CIDR block or a security group id; Policy accept or drop; Priority 1 (first) to 100.
+type SecurityRuleView struct {
+	Direction, Protocol, PortRange string
+	CIDR, GroupID                  string
+	Policy                         string
+	Priority                       int
+}
+
+// NatGatewayView is one Available NAT gateway with its Available SNAT entries.
+type NatGatewayView struct {
+	ID, VpcID string
+	Snat      []SnatEntryView
+}
+
+// SnatEntryView is one SNAT entry: a source vSwitch (SourceVSwitchID, its CIDR in SourceCIDR)
+// or a CIDR block, translated to the comma-separated public addresses SnatIP.
+type SnatEntryView struct {
+	ID, SourceVSwitchID, SourceCIDR, SnatIP string
+}
+
+// EIPView is one elastic IP; InstanceID and InstanceType ("EcsInstance", "Nat") are set while
+// it is InUse.
+type EIPView struct {
+	ID, IP, InstanceID, InstanceType string
+}
+
+// LoadBalancerView is one Classic Load Balancer with its TCP listeners and backend servers.
+type LoadBalancerView struct {
+	ID, VpcID, Address, AddressType string
+	Listeners                       []ListenerView
+	BackendIDs                      []string
+}
+
+// ListenerView is one listener (the emulator serves TCP listeners only).
+type ListenerView struct {
+	Protocol          string
+	Port, BackendPort int
+	Running           bool
+}
+
+// View copies the state a node agent needs, under the read lock. It costs nothing unless called.
+func (s *Server) View() View {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.now()
+	d := s.db
+	v := View{VSwitches: map[string]VSwitchView{}, SecurityGroups: map[string]SecurityView{}}
+	for _, in := range d.order {
+		if !s.visible(in, now) {
+			continue
+		}
+		iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: s.instanceStatus(in, now), HostName: in.HostName,
+			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, SecurityGroupIDs: append([]string(nil), in.SGs...),
+			UserData: in.UserData}
+		if it := instanceTypes[in.Type]; it != nil {
+			iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
+		}
+		v.Instances = append(v.Instances, iv)
+	}
+	for id, sw := range d.VSwitches {
+		v.VSwitches[id] = VSwitchView{ID: sw.ID, VpcID: sw.VpcID, CIDR: sw.CIDR}
+	}
+	for id, g := range d.SGs {
+		sv := SecurityView{ID: g.ID, VpcID: g.VpcID, InnerAccessAccept: true} // the emulator answers InnerAccessPolicy Accept
+		for _, r := range g.Rules {
+			sv.Rules = append(sv.Rules, SecurityRuleView{Direction: r.Direction, Protocol: r.Protocol, PortRange: r.PortRange,
+				CIDR: r.Cidr, GroupID: r.Group, Policy: r.Policy, Priority: r.Priority})
+		}
+		v.SecurityGroups[id] = sv
+	}
+	s.netView(now, &v)
+	return v
+}
+
+// netView adds the NAT gateways, EIPs and load balancers that have settled. Caller holds s.mu.
+func (s *Server) netView(now time.Time, v *View) {
+	d := s.db
+	for _, id := range sortedKeys(d.Nats) {
+		n := d.Nats[id]
+		if s.natStatus(n, now) != "Available" {
+			continue
+		}
+		nv := NatGatewayView{ID: n.ID, VpcID: n.VpcID}
+		for _, e := range s.liveSnat(n, now) {
+			if s.snatStatus(e, now) == "Available" {
+				nv.Snat = append(nv.Snat, SnatEntryView{ID: e.ID, SourceVSwitchID: e.SourceVSw, SourceCIDR: e.SourceNet, SnatIP: e.SnatIP})
+			}
+		}
+		v.NatGateways = append(v.NatGateways, nv)
+	}
+	for _, id := range sortedKeys(d.EIPs) {
+		e := d.EIPs[id]
+		if s.eipGone(e, now) {
+			continue
+		}
+		ev := EIPView{ID: e.ID, IP: e.IP}
+		if s.eipStatus(e, now) == "InUse" {
+			ev.InstanceID, ev.InstanceType = e.Instance, e.InstanceType
+		}
+		v.EIPs = append(v.EIPs, ev)
+	}
+	for _, id := range sortedKeys(d.SLBs) {
+		lb := d.SLBs[id]
+		lv := LoadBalancerView{ID: lb.ID, VpcID: lb.VpcID, Address: lb.Address, AddressType: lb.AddressType}
+		for _, l := range lb.Listeners {
+			lv.Listeners = append(lv.Listeners, ListenerView{Protocol: "TCP", Port: l.Port, BackendPort: l.BackendPort, Running: l.Running})
+		}
+		for _, b := range lb.Backends {
+			lv.BackendIDs = append(lv.BackendIDs, b.ServerID)
+		}
+		v.LoadBalancers = append(v.LoadBalancers, lv)
+	}
+}
