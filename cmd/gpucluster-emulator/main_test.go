@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 // buildEmulator compiles the program once per test into a temporary directory.
@@ -31,29 +32,7 @@ func TestProgramServesUntilInterrupted(t *testing.T) {
 	bin := buildEmulator(t)
 	state := filepath.Join(t.TempDir(), "state.json")
 	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--state-file", state, "--boot-seconds", "0.1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
-
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator printed no ready line within 30 s")
-	}
+	program, line := testtools.StartProgram(t, cmd, 30*time.Second)
 	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("ready line = %q, want `listening on http://127.0.0.1:PORT`", line)
@@ -74,19 +53,7 @@ func TestProgramServesUntilInterrupted(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the emulator did not exit cleanly on SIGINT: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator kept running 30 s after SIGINT")
-	}
+	program.Stop(t, syscall.SIGINT, 30*time.Second)
 	if _, err := os.Stat(state); err != nil {
 		t.Fatalf("no state file after a clean stop: %v", err)
 	}

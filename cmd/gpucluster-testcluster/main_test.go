@@ -1,8 +1,6 @@
 package main_test
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 func buildProgram(t *testing.T) string {
@@ -41,35 +40,11 @@ func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
 	}
 	program := buildProgram(t)
 	workDir := t.TempDir()
-	var stderr bytes.Buffer
 	cmd := exec.Command(program, "-bin", kubeBin, "-work-dir", workDir)
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
-
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(testcluster.DefaultStartTimeout + 10*time.Second):
-		t.Fatalf("no ready line; standard error:\n%s", stderr.String())
-	}
+	running, line := testtools.StartProgram(t, cmd, testcluster.DefaultStartTimeout+10*time.Second)
 	m := regexp.MustCompile(`^kubeconfig (/.+)$`).FindStringSubmatch(line)
 	if m == nil {
-		t.Fatalf("ready line = %q, want `kubeconfig PATH`; standard error:\n%s", line, stderr.String())
+		t.Fatalf("ready line = %q, want `kubeconfig PATH`; standard error:\n%s", line, running.Stderr())
 	}
 	config, err := clientcmd.BuildConfigFromFlags("", m[1])
 	if err != nil {
@@ -83,19 +58,7 @@ func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
 		t.Fatalf("the cluster named by the ready line is not ready: %v", err)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("did not exit cleanly on SIGTERM: %v; standard error:\n%s", err, stderr.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("still running a minute after SIGTERM")
-	}
+	running.Stop(t, syscall.SIGTERM, time.Minute)
 	if left := testcluster.ProcessesMentioning(workDir); len(left) > 0 {
 		t.Fatalf("components left running after the program exited: %v", left)
 	}
