@@ -97,39 +97,39 @@ func (l *layout) apiServerArgs() []string {
 	}
 }
 
-func (l *layout) controllerManagerArgs() []string {
-	kubeconfig := l.kubeconfigs["kube-controller-manager"]
+// clientComponentArgs are the flags the controller manager and the scheduler share: their identity,
+// one instance (no leader election), and no HTTPS port (0), as nothing reads their health
+// endpoints.
+func (l *layout) clientComponentArgs(name string) []string {
+	kubeconfig := l.kubeconfigs[name]
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
-		// Its health endpoint is not used: 0 serves no HTTPS port at all.
 		"--secure-port=0",
+	}
+}
+
+func (l *layout) controllerManagerArgs() []string {
+	return append(l.clientComponentArgs("kube-controller-manager"),
 		// kubeadm's set: every default controller, and the two that sign the cluster-info
 		// ConfigMap with bootstrap tokens and delete expired tokens.
 		"--controllers=*,bootstrapsigner,tokencleaner",
 		// Each controller acts as its own service account, with the permissions the bootstrap
 		// RBAC policy gives it, as in a kubeadm cluster.
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + l.certs.serviceAccountKeyFile,
-		"--root-ca-file=" + l.certs.caCertFile,
+		"--service-account-private-key-file="+l.certs.serviceAccountKeyFile,
+		"--root-ca-file="+l.certs.caCertFile,
 		// The CSR signer, so that a node agent can have a kubelet client certificate signed.
-		"--cluster-signing-cert-file=" + l.certs.caCertFile,
-		"--cluster-signing-key-file=" + l.certs.caKeyFile,
-		"--service-cluster-ip-range=" + serviceCIDR,
-	}
+		"--cluster-signing-cert-file="+l.certs.caCertFile,
+		"--cluster-signing-key-file="+l.certs.caKeyFile,
+		"--service-cluster-ip-range="+serviceCIDR,
+	)
 }
 
 func (l *layout) schedulerArgs() []string {
-	kubeconfig := l.kubeconfigs["kube-scheduler"]
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--leader-elect=false",
-		"--secure-port=0",
-	}
+	return l.clientComponentArgs("kube-scheduler")
 }
 
 // kwokArgs: kwok manages only the Nodes annotated KwokNodeAnnotation=fake, with the stages in
