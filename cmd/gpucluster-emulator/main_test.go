@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 // buildEmulator compiles the program once per test into a temporary directory.
@@ -25,43 +26,29 @@ func buildEmulator(t *testing.T) string {
 	return bin
 }
 
+// startProgram runs the built emulator on a free port with args and returns its base URL once it
+// printed the ready line, and the program, which is killed when the test ends.
+func startProgram(t *testing.T, bin string, args ...string) (string, *testtools.Program) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--boot-seconds", "0.1"}, args...)...)
+	program, line := testtools.StartProgram(t, cmd, 30*time.Second)
+	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("ready line = %q, want `listening on http://127.0.0.1:PORT`", line)
+	}
+	return m[1], program
+}
+
 // TestProgramServesUntilInterrupted runs the program as a user does: port 0, the one ready line,
 // a real call to the admin API, then SIGINT, a clean exit and the state saved.
 func TestProgramServesUntilInterrupted(t *testing.T) {
 	bin := buildEmulator(t)
 	state := filepath.Join(t.TempDir(), "state.json")
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--state-file", state, "--boot-seconds", "0.1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
+	url, program := startProgram(t, bin, "--state-file", state)
 
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator printed no ready line within 30 s")
-	}
-	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("ready line = %q, want `listening on http://127.0.0.1:PORT`", line)
-	}
-
-	resp, err := http.Get(m[1] + "/_emulator/resources")
+	resp, err := http.Get(url + "/_emulator/resources")
 	if err != nil {
-		t.Fatalf("the emulator does not answer at %s: %v", m[1], err)
+		t.Fatalf("the emulator does not answer at %s: %v", url, err)
 	}
 	var resources map[string][]any
 	if err := json.NewDecoder(resp.Body).Decode(&resources); err != nil {
@@ -74,19 +61,7 @@ func TestProgramServesUntilInterrupted(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the emulator did not exit cleanly on SIGINT: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator kept running 30 s after SIGINT")
-	}
+	program.Stop(t, syscall.SIGINT, 30*time.Second)
 	if _, err := os.Stat(state); err != nil {
 		t.Fatalf("no state file after a clean stop: %v", err)
 	}

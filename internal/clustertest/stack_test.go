@@ -2,7 +2,6 @@ package clustertest
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ type stack struct {
 func startStack(t *testing.T) *stack {
 	t.Helper()
 	acctest.PreCheck(t)
-	cluster := testcluster.StartT(t)
+	cluster := testcluster.StartT(t, testcluster.Options{})
 	emu := acctest.StartEmulator(t)
 	kube, err := nodeagent.NewKube(cluster.RESTConfig())
 	if err != nil {
@@ -71,21 +70,10 @@ func (s *stack) apply(t *testing.T, root string) string {
 	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
 }
 
-// converge waits until want instances are Ready nodes and every validation pod is on a GPU node,
-// or the time is up; it returns the last summary either way.
+// converge waits up to 3 minutes until want instances are Ready nodes and every validation pod
+// has run on a GPU node.
 func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, error) {
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		sum, err := clusterreport.Collect(ctx, s.cluster.Client(), s.instances())
-		if err != nil {
-			return sum, err
-		}
-		if sum.Instances == want && sum.Ready == want && sum.ValidationPods > 0 && sum.OnGPUNodes == sum.ValidationPods {
-			return sum, nil
-		}
-		if time.Now().After(deadline) {
-			return sum, fmt.Errorf("the cluster did not converge on %d nodes: %s\n%s", want, sum.Line(), strings.Join(sum.Reasons, "\n"))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	return clusterreport.Wait(ctx, s.cluster.Client(), func() ([]clusterreport.Instance, error) { return s.instances(), nil }, want)
 }
