@@ -439,13 +439,7 @@ func runInstances(c *call) (any, *apiError) {
 		ds.Zone = vsw.Zone
 	}
 
-	// UniqueSuffix: "whether to automatically append incremental suffixes to the hostname specified
-	// by HostName ... when you batch create instances. The incremental suffixes can range from 001
-	// to 999" (RunInstances, https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances).
-	// Emulated for HostName, numbered within the call, because a node registers under its host
-	// name; InstanceName keeps the name as given.
-	uniqueHost, _ := p.boolv("UniqueSuffix", false)
-	uniqueHost = uniqueHost && p["HostName"] != ""
+	publicBandwidth, _ := strconv.Atoi(p["InternetMaxBandwidthOut"]) // range-checked (ranges.go)
 	nowNano := c.now.UnixNano()
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
@@ -478,10 +472,13 @@ func runInstances(c *call) (any, *apiError) {
 		}
 		if in.HostName == "" {
 			in.HostName = "iZ" + in.ID[2:] + "Z"
-		} else if uniqueHost {
-			in.HostName = fmt.Sprintf("%s%03d", in.HostName, i+1)
 		}
 		in.IP = allocIP(vsw)
+		if publicBandwidth > 0 {
+			// "If InternetMaxBandwidthOut is greater than 0, a public IP address is assigned to the
+			// instance" (RunInstances).
+			in.PublicIP = eipAddress(in.Seq)
+		}
 		// The primary interface always exists; NetworkInterface.N adds to it
 		// (an entry with card 0 and no explicit vSwitch describes the primary).
 		if len(nics) > 0 {

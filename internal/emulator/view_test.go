@@ -54,31 +54,29 @@ func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
 	}
 }
 
-// TestUniqueSuffixNumbersHostNames: a batch with UniqueSuffix gets host names HostName001,
-// HostName002, ... (the names its nodes register under); without it they keep HostName.
-func TestUniqueSuffixNumbersHostNames(t *testing.T) {
+// TestPublicIPWithInternetBandwidth: an instance launched with InternetMaxBandwidthOut > 0 gets a
+// public address (DescribeInstances' PublicIpAddress, the View's PublicIP); one without, none.
+func TestPublicIPWithInternetBandwidth(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := e.network("10.0.0.0/16", "10.0.1.0/24")
-	for _, tc := range []struct {
-		unique bool
-		want   []string
-	}{{true, []string{"gpu001", "gpu002"}}, {false, []string{"gpu", "gpu"}}} {
-		r := e.runReq(f, "ecs.gn7i-c32g1.16xlarge", 2)
-		r.HostName, r.InstanceName, r.UniqueSuffix = "gpu", "gpu", requests.NewBoolean(tc.unique)
+	addrs := map[string]string{}
+	for _, bw := range []int{10, 0} {
+		r := e.runReq(f, "ecs.g7.xlarge", 1)
+		r.InternetMaxBandwidthOut = requests.NewInteger(bw)
 		resp, err := e.ecs.RunInstances(r)
 		must(t, err)
-		got := e.describe(resp.InstanceIdSets.InstanceIdSet)
-		names := map[string]bool{}
-		for _, in := range got {
-			names[in.HostName] = true
-			if in.InstanceName != "gpu" {
-				t.Errorf("UniqueSuffix=%v: InstanceName %q, want gpu as given", tc.unique, in.InstanceName)
-			}
+		id := resp.InstanceIdSets.InstanceIdSet[0]
+		got := e.describe([]string{id})[0].PublicIpAddress.IpAddress
+		if (bw > 0) != (len(got) == 1) {
+			t.Errorf("InternetMaxBandwidthOut %d: PublicIpAddress %v", bw, got)
 		}
-		for _, w := range tc.want {
-			if !names[w] {
-				t.Errorf("UniqueSuffix=%v: host names %v, want %v", tc.unique, names, tc.want)
-			}
+		if len(got) == 1 {
+			addrs[id] = got[0]
+		}
+	}
+	for _, in := range e.s.View().Instances {
+		if in.PublicIP != addrs[in.ID] {
+			t.Errorf("View %s PublicIP %q, want %q", in.ID, in.PublicIP, addrs[in.ID])
 		}
 	}
 }
