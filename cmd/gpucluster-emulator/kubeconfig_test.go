@@ -18,7 +18,7 @@ import (
 // answers /_emulator/nodes, and its agent looks at the instances it serves: one made through the
 // SDK without user data is reported, once Running, as running no node bootstrap.
 func TestProgramRunsTheNodeAgentWithKubeconfig(t *testing.T) {
-	tc := testcluster.StartT(t)
+	tc := testcluster.StartT(t, testcluster.Options{})
 	url, _ := startProgram(t, buildEmulator(t), "--kubeconfig", tc.Kubeconfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

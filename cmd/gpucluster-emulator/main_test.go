@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 // buildEmulator compiles the program once per test into a temporary directory.
@@ -26,37 +27,16 @@ func buildEmulator(t *testing.T) string {
 }
 
 // startProgram runs the built emulator on a free port with args and returns its base URL once it
-// printed the ready line, and the process, which is killed when the test ends.
-func startProgram(t *testing.T, bin string, args ...string) (string, *exec.Cmd) {
+// printed the ready line, and the program, which is killed when the test ends.
+func startProgram(t *testing.T, bin string, args ...string) (string, *testtools.Program) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--boot-seconds", "0.1"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	program, line := testtools.StartProgram(t, cmd, 30*time.Second)
+	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("ready line = %q, want `listening on http://127.0.0.1:PORT`", line)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	select {
-	case line := <-lines:
-		m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("ready line = %q", line)
-		}
-		return m[1], cmd
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator printed no ready line within 30 s")
-	}
-	return "", nil
+	return m[1], program
 }
 
 // TestProgramServesUntilInterrupted runs the program as a user does: port 0, the one ready line,
@@ -64,7 +44,7 @@ func startProgram(t *testing.T, bin string, args ...string) (string, *exec.Cmd) 
 func TestProgramServesUntilInterrupted(t *testing.T) {
 	bin := buildEmulator(t)
 	state := filepath.Join(t.TempDir(), "state.json")
-	url, cmd := startProgram(t, bin, "--state-file", state)
+	url, program := startProgram(t, bin, "--state-file", state)
 
 	resp, err := http.Get(url + "/_emulator/resources")
 	if err != nil {
@@ -81,19 +61,7 @@ func TestProgramServesUntilInterrupted(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the emulator did not exit cleanly on SIGINT: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the emulator kept running 30 s after SIGINT")
-	}
+	program.Stop(t, syscall.SIGINT, 30*time.Second)
 	if _, err := os.Stat(state); err != nil {
 		t.Fatalf("no state file after a clean stop: %v", err)
 	}

@@ -25,7 +25,7 @@ type stack struct {
 func startStack(t *testing.T) *stack {
 	t.Helper()
 	acctest.PreCheck(t)
-	cluster := testcluster.StartT(t)
+	cluster := testcluster.StartT(t, testcluster.Options{})
 	emu := acctest.StartEmulator(t)
 	kube, err := nodeagent.NewKube(cluster.RESTConfig())
 	if err != nil {

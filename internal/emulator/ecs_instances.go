@@ -440,6 +440,11 @@ func runInstances(c *call) (any, *apiError) {
 	}
 
 	publicBandwidth, _ := strconv.Atoi(p["InternetMaxBandwidthOut"]) // range-checked (ranges.go)
+	// UniqueSuffix: "whether to automatically append incremental suffixes to the hostname specified
+	// by HostName and to the instance name specified by InstanceName when you batch create
+	// instances. The incremental suffixes can range from 001 to 999" (RunInstances,
+	// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances).
+	uniqueSuffix, _ := p.boolv("UniqueSuffix", false)
 	nowNano := c.now.UnixNano()
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
@@ -456,9 +461,9 @@ func runInstances(c *call) (any, *apiError) {
 		}
 		in.ID = d.newID("i")
 		in.Seq = d.Seq
-		if p["UniqueSuffix"] == "true" && n > 1 {
-			// The vendor numbers a batch's names 001..999, per call: two calls give the same
-			// names, so a caller wanting unique host names across calls leaves HostName out.
+		if uniqueSuffix && n > 1 {
+			// Numbered within the call: two calls give the same names, so a caller wanting
+			// unique host names across calls leaves HostName out.
 			suffix := fmt.Sprintf("%03d", i+1)
 			if in.Name != "" {
 				in.Name += suffix

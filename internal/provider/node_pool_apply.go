@@ -189,6 +189,7 @@ func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolpla
 		InstanceType:    try.InstanceType,
 		ZoneID:          try.Zone,
 		ImageID:         spec.ImageID,
+		RAMRoleName:     spec.RAMRole,
 		SecurityGroupID: spec.Network.SecurityGroupID,
 		VSwitchID:       spec.Network.VSwitchIDs[try.Zone],
 		Amount:          b.Amount,

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -29,7 +30,6 @@ type pki struct {
 	servingCertFile, servingKeyFile string
 	serviceAccountKeyFile           string
 	serviceAccountPublicKeyFile     string
-	clientCertFiles, clientKeyFiles map[string]string
 	clientCertPEMs, clientKeyPEMs   map[string][]byte
 	caCertPEM                       []byte
 }
@@ -55,45 +55,35 @@ var identities = map[string]identity{
 // its serving certificate names like kubeadm's does.
 var serviceIP = net.IPv4(10, 96, 0, 1)
 
-func newPKI(dir string) (*pki, error) {
+// newPKI writes the cluster's key material into dir. caCertPEM and caKeyPEM, when given, are the
+// CA; otherwise a new ECDSA P-256 CA is generated.
+func newPKI(dir string, caCertPEM, caKeyPEM []byte) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	p := &pki{
-		dir:             dir,
-		clientCertFiles: map[string]string{},
-		clientKeyFiles:  map[string]string{},
-		clientCertPEMs:  map[string][]byte{},
-		clientKeyPEMs:   map[string][]byte{},
+		dir:            dir,
+		clientCertPEMs: map[string][]byte{},
+		clientKeyPEMs:  map[string][]byte{},
 	}
 	now := time.Now()
 
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
+	var err error
+	if len(caCertPEM) > 0 || len(caKeyPEM) > 0 {
+		if p.caCert, p.caKey, err = parseCA(caCertPEM, caKeyPEM); err != nil {
+			return nil, err
+		}
+		p.caCertPEM = caCertPEM
+	} else {
+		if p.caCert, p.caKey, err = newCA(now); err != nil {
+			return nil, err
+		}
+		p.caCertPEM = pemBlock("CERTIFICATE", p.caCert.Raw)
+		if caKeyPEM, err = keyPEM(p.caKey); err != nil {
+			return nil, err
+		}
 	}
-	caTemplate := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "testcluster-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := sign(caTemplate, caTemplate, caKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("CA certificate: %w", err)
-	}
-	if p.caCert, err = x509.ParseCertificate(caDER); err != nil {
-		return nil, err
-	}
-	p.caKey = caKey
-	p.caCertPEM = pemBlock("CERTIFICATE", caDER)
 	if p.caCertFile, err = p.write("ca.crt", p.caCertPEM); err != nil {
-		return nil, err
-	}
-	caKeyPEM, err := keyPEM(caKey)
-	if err != nil {
 		return nil, err
 	}
 	if p.caKeyFile, err = p.write("ca.key", caKeyPEM); err != nil {
@@ -122,11 +112,10 @@ func newPKI(dir string) (*pki, error) {
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}
-		certFile, keyFile, certPEM, keyPEMBytes, err := p.issue(name, client)
+		_, _, certPEM, keyPEMBytes, err := p.issue(name, client)
 		if err != nil {
 			return nil, fmt.Errorf("%s client certificate: %w", name, err)
 		}
-		p.clientCertFiles[name], p.clientKeyFiles[name] = certFile, keyFile
 		p.clientCertPEMs[name], p.clientKeyPEMs[name] = certPEM, keyPEMBytes
 	}
 
@@ -190,12 +179,78 @@ func sign(template, parent *x509.Certificate, pub crypto.PublicKey, signer crypt
 	return x509.CreateCertificate(rand.Reader, template, parent, pub, signer)
 }
 
-func keyPEM(key *ecdsa.PrivateKey) ([]byte, error) {
-	der, err := x509.MarshalECPrivateKey(key)
+// newCA is a self-signed ECDSA P-256 CA valid for ten years.
+func newCA(now time.Time) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	template := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "testcluster-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := sign(template, template, key.Public(), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("CA certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, err
+}
+
+// parseCA reads a CA given in PEM: the certificate must be a CA's and the key (PKCS#8, PKCS#1 RSA
+// or SEC 1 EC, the forms kubeadm and OpenSSL write) its private half.
+func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error) {
+	certBlock, _ := pem.Decode(certPEM)
+	if certBlock == nil || certBlock.Type != "CERTIFICATE" {
+		return nil, nil, errors.New("testcluster: Options.CACertPEM holds no PEM CERTIFICATE block")
+	}
+	cert, err := x509.ParseCertificate(certBlock.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("testcluster: Options.CACertPEM: %w", err)
+	}
+	if !cert.IsCA {
+		return nil, nil, fmt.Errorf("testcluster: Options.CACertPEM (%s) is not a CA certificate", cert.Subject)
+	}
+	keyBlock, _ := pem.Decode(keyPEM)
+	if keyBlock == nil {
+		return nil, nil, errors.New("testcluster: Options.CAKeyPEM holds no PEM block")
+	}
+	var parsed any
+	switch keyBlock.Type {
+	case "PRIVATE KEY":
+		parsed, err = x509.ParsePKCS8PrivateKey(keyBlock.Bytes)
+	case "RSA PRIVATE KEY":
+		parsed, err = x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	case "EC PRIVATE KEY":
+		parsed, err = x509.ParseECPrivateKey(keyBlock.Bytes)
+	default:
+		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: a %q block; want PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY", keyBlock.Type)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: %w", err)
+	}
+	key, ok := parsed.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: a %T cannot sign", parsed)
+	}
+	type equaler interface{ Equal(crypto.PublicKey) bool }
+	if pub, ok := key.Public().(equaler); !ok || !pub.Equal(cert.PublicKey) {
+		return nil, nil, errors.New("testcluster: Options.CAKeyPEM is not the key of Options.CACertPEM")
+	}
+	return cert, key, nil
+}
+
+// keyPEM encodes a private key as PKCS#8, which every component reads.
+func keyPEM(key crypto.Signer) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
-	return pemBlock("EC PRIVATE KEY", der), nil
+	return pemBlock("PRIVATE KEY", der), nil
 }
 
 func pemBlock(kind string, der []byte) []byte {

@@ -136,3 +136,21 @@ func waitFor(ctx context.Context, p *process, interval time.Duration, ready func
 		}
 	}
 }
+
+// ProcessesMentioning lists the command lines of the running processes that contain s. Every
+// component is started with paths in its cluster's work directory, so ProcessesMentioning(workDir)
+// is what a test checks to see that a cluster left nothing running.
+func ProcessesMentioning(s string) []string {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var found []string
+	for _, path := range cmdlines {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // the process ended meanwhile
+		}
+		if cmd := strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " ")); strings.Contains(cmd, s) {
+			found = append(found, cmd)
+		}
+	}
+	return found
+}

@@ -62,28 +62,7 @@ func TestStartQuotesTheLogOfAComponentThatExits(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(work, "logs", "etcd.log")); !strings.Contains(string(data), "etcd ready") {
 		t.Errorf("etcd did not start before the API server; its log: %s", data)
 	}
-	if left := processesMentioning(t, work); len(left) > 0 {
+	if left := ProcessesMentioning(work); len(left) > 0 {
 		t.Errorf("processes left running after the failed Start: %v", left)
 	}
-}
-
-// processesMentioning lists the running processes whose command line contains s (every component
-// is given paths in its work directory).
-func processesMentioning(t *testing.T, s string) []string {
-	t.Helper()
-	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, path := range cmdlines {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // the process ended meanwhile
-		}
-		if cmd := strings.ReplaceAll(string(data), "\x00", " "); strings.Contains(cmd, s) {
-			found = append(found, cmd)
-		}
-	}
-	return found
 }

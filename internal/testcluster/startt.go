@@ -18,37 +18,50 @@ type TB interface {
 	Failed() bool
 }
 
-// StartT starts a cluster for a test from the repository's ./bin and stops it when the test ends,
-// passed or failed. Missing binaries fail the test with the command that builds them (`make kube`,
+// StartT starts a cluster for a test and stops it when the test ends, passed or failed. Empty
+// fields of opts get the test's defaults: the repository's ./bin, a new temporary work directory,
+// t.Logf. Missing binaries fail the test with the command that builds them (`make kube`,
 // which `make test` runs first); like the other test tools (internal/testtools), they skip it
 // instead only when testtools.AllowMissingEnv is set. When the test fails, the components' logs
 // are kept and their directory is logged.
-func StartT(t TB) *Cluster {
+func StartT(t TB, opts Options) *Cluster {
 	t.Helper()
-	binDir, err := DefaultBinDir()
-	if err != nil {
-		t.Fatalf("%v", err)
+	if opts.BinDir == "" {
+		binDir, err := DefaultBinDir()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		opts.BinDir = binDir
 	}
-	if err := CheckBinaries(binDir); err != nil {
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	if err := CheckBinaries(opts.BinDir); err != nil {
 		if os.Getenv(testtools.AllowMissingEnv) != "" {
 			t.Skipf("%v; skipped because %s is set", err, testtools.AllowMissingEnv)
 		}
 		t.Fatalf("%v; to skip this test instead, set %s=1", err, testtools.AllowMissingEnv)
 	}
-	workDir, err := os.MkdirTemp("", "testcluster-")
-	if err != nil {
-		t.Fatalf("testcluster: %v", err)
+	removeWorkDir := opts.WorkDir == ""
+	if removeWorkDir {
+		dir, err := os.MkdirTemp("", "testcluster-")
+		if err != nil {
+			t.Fatalf("testcluster: %v", err)
+		}
+		opts.WorkDir = dir
 	}
-	c, err := Start(t.Context(), Options{BinDir: binDir, WorkDir: workDir, Logf: t.Logf})
+	c, err := Start(t.Context(), opts)
 	t.Cleanup(func() {
 		if c != nil {
 			c.Stop()
 		}
 		if t.Failed() {
-			t.Logf("testcluster: the components' logs are kept in %s", workDir)
+			t.Logf("testcluster: the components' logs are kept in %s", opts.WorkDir)
 			return
 		}
-		_ = os.RemoveAll(workDir)
+		if removeWorkDir {
+			_ = os.RemoveAll(opts.WorkDir)
+		}
 	})
 	if err != nil {
 		t.Fatalf("%v", err)

@@ -6,18 +6,17 @@
 // them (without containers).
 //
 // Every cluster is new: its own temporary work directory (certificates, etcd data, one log file per
-// component), its own free loopback ports, its own CA. Stop ends every process.
+// component), its own free loopback ports, its own CA (or one the test hands in). Stop ends every
+// process. layout.go holds each component's flags, and why.
 package testcluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -36,11 +35,6 @@ const KwokNodeAnnotation = "kwok.x-k8s.io/node"
 var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
 
 const (
-	// serviceCIDR holds the Services' cluster IPs; podCIDR the Pod IPs kwok hands out. Neither is
-	// routed anywhere: nothing in the cluster sends a packet.
-	serviceCIDR = "10.96.0.0/12"
-	podCIDR     = "10.244.0.0/16"
-
 	// DefaultStartTimeout bounds Start when the context has no deadline: on a loaded 2-core
 	// machine kube-apiserver takes several seconds to install its APIs.
 	DefaultStartTimeout = 3 * time.Minute
@@ -57,6 +51,10 @@ type Options struct {
 	WorkDir string
 	// Logf, when set, receives a line per step (a test passes t.Logf).
 	Logf func(format string, args ...any)
+	// CACertPEM and CAKeyPEM, when set, are the cluster CA instead of a new one: a test hands in
+	// the CA the provider generated, so that the CA hash in its nodes' user data is this
+	// cluster's. The key may be PKCS#8, PKCS#1 (RSA) or SEC 1 (EC) PEM.
+	CACertPEM, CAKeyPEM []byte
 }
 
 // Cluster is a running control plane. Its methods are safe to call from several goroutines.
@@ -64,6 +62,7 @@ type Cluster struct {
 	workDir       string
 	removeWorkDir bool
 	kubeconfig    string
+	caCertPEM     []byte
 	restConfig    *rest.Config
 	client        kubernetes.Interface
 	logf          func(format string, args ...any)
@@ -104,45 +103,27 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		c.workDir, c.removeWorkDir = dir, true
 	}
-	if err := c.start(ctx, binDir); err != nil {
+	if err := c.start(ctx, binDir, opts); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Cluster) start(ctx context.Context, binDir string) error {
+func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error {
 	begin := time.Now()
-	logDir := filepath.Join(c.workDir, "logs")
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
+	l, err := newLayout(c.workDir, opts.CACertPEM, opts.CAKeyPEM)
+	if err != nil {
 		return err
 	}
-	certs, err := newPKI(filepath.Join(c.workDir, "pki"))
-	if err != nil {
-		return fmt.Errorf("testcluster: certificates: %w", err)
-	}
-	ports, err := freePorts(3)
-	if err != nil {
-		return fmt.Errorf("testcluster: free loopback ports: %w", err)
-	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	apiURL := "https://127.0.0.1:" + strconv.Itoa(ports[2])
-
-	kubeconfigs := map[string]string{}
-	for name := range identities {
-		path := filepath.Join(c.workDir, name+".kubeconfig")
-		if err := writeKubeconfig(path, apiURL, certs, name); err != nil {
-			return fmt.Errorf("testcluster: %s kubeconfig: %w", name, err)
-		}
-		kubeconfigs[name] = path
-	}
-	c.kubeconfig = kubeconfigs["admin"]
+	c.kubeconfig = l.kubeconfigs["admin"]
+	c.caCertPEM = l.certs.caCertPEM
 	c.restConfig = &rest.Config{
-		Host: apiURL,
+		Host: l.apiURL,
 		TLSClientConfig: rest.TLSClientConfig{
-			CAData:   certs.caCertPEM,
-			CertData: certs.clientCertPEMs["admin"],
-			KeyData:  certs.clientKeyPEMs["admin"],
+			CAData:   l.certs.caCertPEM,
+			CertData: l.certs.clientCertPEMs["admin"],
+			KeyData:  l.certs.clientKeyPEMs["admin"],
 		},
 		// The tests create objects in bursts (a pool's Nodes); client-go's default 5 QPS would
 		// make them wait for the client, not the cluster.
@@ -152,101 +133,41 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 	if c.client, err = kubernetes.NewForConfig(c.restConfig); err != nil {
 		return fmt.Errorf("testcluster: client: %w", err)
 	}
-	bin := func(name string) string { return filepath.Join(binDir, name) }
+	run := func(name string, args, env []string) (*process, error) {
+		return c.run(name, filepath.Join(binDir, name), l.logDir, args, env)
+	}
 
-	// etcd: a single member, data in the work directory.
-	etcd, err := c.run("etcd", bin("etcd"), logDir, []string{
-		"--data-dir=" + filepath.Join(c.workDir, "etcd"),
-		"--listen-client-url=" + etcdURL,
-		"--listen-peer-url=http://127.0.0.1:" + strconv.Itoa(ports[1]),
-	}, nil)
+	etcd, err := run("etcd", l.etcdArgs(), nil)
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, etcd, 100*time.Millisecond, httpOK(etcdURL+"/health")); err != nil {
+	if err := waitFor(ctx, etcd, 100*time.Millisecond, httpOK(l.etcdURL+"/health")); err != nil {
 		return err
 	}
-	c.logf("testcluster: etcd ready on %s (%s)", etcdURL, time.Since(begin).Round(time.Millisecond))
+	c.logf("testcluster: etcd ready on %s (%s)", l.etcdURL, time.Since(begin).Round(time.Millisecond))
 
-	apiserver, err := c.run("kube-apiserver", bin("kube-apiserver"), logDir, []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[2]),
-		// Where it would write a self-signed certificate; it has ours, but the flag keeps it out
-		// of /var/run/kubernetes.
-		"--cert-dir=" + filepath.Join(c.workDir, "apiserver"),
-		"--tls-cert-file=" + certs.servingCertFile,
-		"--tls-private-key-file=" + certs.servingKeyFile,
-		"--client-ca-file=" + certs.caCertFile,
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + certs.serviceAccountPublicKeyFile,
-		"--service-account-signing-key-file=" + certs.serviceAccountKeyFile,
-		"--service-cluster-ip-range=" + serviceCIDR,
-		"--authorization-mode=Node,RBAC",
-		"--allow-privileged=true",
-		// The default reconciler would publish 127.0.0.1 as the kubernetes Service's endpoint,
-		// which the Endpoints validation refuses (loopback), every few seconds, in the log.
-		"--endpoint-reconciler-type=none",
-	}, nil)
+	apiserver, err := run("kube-apiserver", l.apiServerArgs(), nil)
 	if err != nil {
 		return err
 	}
 	if err := waitFor(ctx, apiserver, 200*time.Millisecond, c.apiReady); err != nil {
 		return err
 	}
-	c.logf("testcluster: kube-apiserver ready on %s (%s)", apiURL, time.Since(begin).Round(time.Millisecond))
+	c.logf("testcluster: kube-apiserver ready on %s (%s)", l.apiURL, time.Since(begin).Round(time.Millisecond))
 
-	controllerManager, err := c.run("kube-controller-manager", bin("kube-controller-manager"), logDir, []string{
-		"--kubeconfig=" + kubeconfigs["kube-controller-manager"],
-		"--authentication-kubeconfig=" + kubeconfigs["kube-controller-manager"],
-		"--authorization-kubeconfig=" + kubeconfigs["kube-controller-manager"],
-		"--leader-elect=false",
-		// Its health endpoint is not used: 0 serves no HTTPS port at all.
-		"--secure-port=0",
-		// Each controller acts as its own service account, with the permissions the bootstrap
-		// RBAC policy gives it, as in a kubeadm cluster.
-		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + certs.serviceAccountKeyFile,
-		"--root-ca-file=" + certs.caCertFile,
-		// The CSR signer, so that a node agent can have a kubelet client certificate signed.
-		"--cluster-signing-cert-file=" + certs.caCertFile,
-		"--cluster-signing-key-file=" + certs.caKeyFile,
-		"--service-cluster-ip-range=" + serviceCIDR,
-	}, nil)
+	// The rest find the API server ready; none waits for another.
+	controllerManager, err := run("kube-controller-manager", l.controllerManagerArgs(), nil)
 	if err != nil {
 		return err
 	}
-	scheduler, err := c.run("kube-scheduler", bin("kube-scheduler"), logDir, []string{
-		"--kubeconfig=" + kubeconfigs["kube-scheduler"],
-		"--authentication-kubeconfig=" + kubeconfigs["kube-scheduler"],
-		"--authorization-kubeconfig=" + kubeconfigs["kube-scheduler"],
-		"--leader-elect=false",
-		"--secure-port=0",
-	}, nil)
+	scheduler, err := run("kube-scheduler", l.schedulerArgs(), nil)
 	if err != nil {
 		return err
 	}
-	stagesFile := filepath.Join(c.workDir, "kwok-stages.yaml")
-	if err := writeKwokStages(stagesFile); err != nil {
-		return fmt.Errorf("testcluster: kwok stages: %w", err)
-	}
-	kwok, err := c.run("kwok", bin("kwok"), logDir, []string{
-		"--kubeconfig=" + kubeconfigs["kwok"],
-		"--config=" + stagesFile,
-		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=fake",
-		"--node-lease-duration-seconds=40",
-		"--cidr=" + podCIDR,
-	}, []string{
-		// kwok also reads ~/.kwok/kwok.yaml when it exists: a home of its own keeps the
-		// developer's configuration out of the tests.
-		"HOME=" + filepath.Join(c.workDir, "kwok-home"),
-	})
+	kwok, err := run("kwok", l.kwokArgs(), l.kwokEnv())
 	if err != nil {
 		return err
 	}
-
 	if err := waitFor(ctx, controllerManager, 200*time.Millisecond, c.defaultServiceAccountExists); err != nil {
 		return err
 	}
@@ -317,6 +238,10 @@ func (c *Cluster) Stop() {
 // the certificates embedded: kubectl and client-go read it as it is.
 func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
 
+// CACertPEM is the cluster CA's certificate (PEM): the API server's serving certificate and every
+// client certificate chain to it.
+func (c *Cluster) CACertPEM() []byte { return c.caCertPEM }
+
 // RESTConfig is a client configuration for a cluster administrator (system:masters). The caller
 // gets a copy it may change.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
@@ -360,26 +285,6 @@ func DefaultBinDir() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // httpOK is a readiness check: GET url answers 200.

@@ -1,15 +1,25 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,13 +35,31 @@ const (
 	stepTimeout = 90 * time.Second
 )
 
-// TestClusterSchedulesGPUPodsOnKwokNodes drives the whole control plane: a kwok Node with GPU
-// capacity and a GPU taint becomes Ready (kwok), a Deployment's pod that tolerates the taint and
-// asks for a GPU is bound to it (kube-scheduler) and Running (kwok), a Job's pod runs to
-// completion (the Job controller in kube-controller-manager, then kwok), and a pod without the
-// toleration stays Pending with the taint as the scheduler's reason.
-func TestClusterSchedulesGPUPodsOnKwokNodes(t *testing.T) {
-	c := StartT(t)
+// TestCluster starts one cluster, with a CA the test hands in as a provider-made one would be,
+// and checks what later tests build on.
+func TestCluster(t *testing.T) {
+	caCert, caKey := rsaCA(t)
+	c := StartT(t, Options{CACertPEM: caCert, CAKeyPEM: caKey})
+	if !bytes.Equal(c.CACertPEM(), caCert) {
+		t.Fatalf("CACertPEM() is not the CA handed in")
+	}
+	// The clients trust only that CA (RESTConfig's CAData), so every call below also checks that
+	// the API server serves a certificate it signed.
+	t.Run("GPUPodsScheduledOnKwokNode", func(t *testing.T) { testGPUPodsScheduledOnKwokNode(t, c) })
+	t.Run("BootstrapTokenAuthenticates", func(t *testing.T) { testBootstrapTokenAuthenticates(t, c) })
+
+	c.Stop()
+	if left := ProcessesMentioning(c.WorkDir()); len(left) > 0 {
+		t.Errorf("processes left running after Stop: %v", left)
+	}
+}
+
+// testGPUPodsScheduledOnKwokNode drives the whole control plane: a kwok Node with GPU capacity and
+// a GPU taint becomes Ready (kwok), a Deployment's pod that tolerates the taint and asks for a GPU
+// is bound to it (kube-scheduler) and Running (kwok), a Job's pod runs to completion (the Job
+// controller in kube-controller-manager, then kwok), and a pod without the toleration stays
+// Pending with the taint as the scheduler's reason.
+func testGPUPodsScheduledOnKwokNode(t *testing.T, c *Cluster) {
 	ctx := t.Context()
 	client := c.Client()
 
@@ -132,11 +160,75 @@ func TestClusterSchedulesGPUPodsOnKwokNodes(t *testing.T) {
 		}
 		return false, fmt.Sprintf("conditions %v", p.Status.Conditions), nil
 	})
+}
 
-	c.Stop()
-	if left := processesMentioning(t, c.WorkDir()); len(left) > 0 {
-		t.Errorf("processes left running after Stop: %v", left)
+// testBootstrapTokenAuthenticates: a bootstrap token Secret, as `kubeadm token create` writes it,
+// authenticates its bearer as system:bootstrap:<id> in system:bootstrappers, the identity
+// `kubeadm join --token` uses before the node has a certificate.
+func testBootstrapTokenAuthenticates(t *testing.T, c *Cluster) {
+	ctx := t.Context()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-abcdef", Namespace: metav1.NamespaceSystem},
+		Type:       corev1.SecretTypeBootstrapToken,
+		StringData: map[string]string{
+			"token-id":                       "abcdef",
+			"token-secret":                   "0123456789abcdef",
+			"usage-bootstrap-authentication": "true",
+			"auth-extra-groups":              "system:bootstrappers:kubeadm:default-node-token",
+		},
 	}
+	if _, err := c.Client().CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create bootstrap token: %v", err)
+	}
+	config := c.RESTConfig()
+	config.CertData, config.KeyData = nil, nil
+	config.BearerToken = "abcdef.0123456789abcdef"
+	joiner, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := joiner.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the bootstrap token does not authenticate: %v", err)
+	}
+	user := review.Status.UserInfo
+	if user.Username != "system:bootstrap:abcdef" || !slices.Contains(user.Groups, "system:bootstrappers") {
+		t.Fatalf("bootstrap token authenticated as %q in %v, want system:bootstrap:abcdef in system:bootstrappers", user.Username, user.Groups)
+	}
+
+	config.BearerToken = "abcdef.wrongsecret00000"
+	stranger, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stranger.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Fatalf("a token with the wrong secret: %v, want 401 Unauthorized", err)
+	}
+}
+
+// rsaCA is a self-signed RSA CA in the PEM forms kubeadm writes (a PKCS#1 key), unlike the
+// ECDSA PKCS#8 one Start generates: both paths of the CA handling are exercised.
+func rsaCA(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kubernetes"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 }
 
 // gpuNode is a Node the way a GPU worker registers: kwok-managed, labelled, tainted so that only

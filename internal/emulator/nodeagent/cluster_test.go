@@ -25,7 +25,7 @@ const clusterStepTimeout = 90 * time.Second
 // scheduler and kwok (internal/testcluster), one cluster for every scenario; each scenario has
 // its own emulator and its own host names.
 func TestWithRealCluster(t *testing.T) {
-	tc := testcluster.StartT(t)
+	tc := testcluster.StartT(t, testcluster.Options{})
 	kube, err := NewKube(tc.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
