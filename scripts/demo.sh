@@ -3,6 +3,13 @@
 # real OpenTofu, or HashiCorp Terraform with CLI_PATH=./bin/terraform (make demo CLI=terraform)
 # (by default examples/scenarios/ai-training: one module call for a training cluster), show the
 # outputs a user cares about, destroy, check nothing is left, stop the emulator.
+#
+# make demo-cluster (CLUSTER=1) runs the same stack with the offline Kubernetes: the test cluster
+# (bin/gpucluster-testcluster, from make kube) starts first, the emulator's node agent registers
+# each instance whose bootstrap would work on the real cloud as one of its Nodes and applies the
+# control plane's add-ons there, the stack turns on its validation jobs, and after apply the demo
+# prints one line, "kubernetes: R/N nodes Ready, S/P validation pods scheduled on GPU nodes", with
+# the reason for each node or pod that is not. It fails when the cluster does not get there.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -12,16 +19,39 @@ source "$root/scripts/lib/cli.sh"
 STACK="$(cd "${STACK:-$root/examples/scenarios/ai-training}" && pwd)"
 
 work="$(mktemp -d)"
+cluster_pid=""
 cleanup() {
   stop_emulator
+  if [[ -n "$cluster_pid" ]]; then
+    kill "$cluster_pid" 2>/dev/null || true
+    wait "$cluster_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 step() { printf '\n==> %s\n' "$*"; }
 
+emulator_flags=(--state-file "$work/emulator-state.json" --boot-seconds 2)
+if [[ "${CLUSTER:-}" == 1 ]]; then
+  step "starting the offline Kubernetes (kube-apiserver, controller-manager, scheduler, etcd, kwok)"
+  "$BIN/gpucluster-testcluster" --bin "$BIN" >"$work/cluster.out" 2>"$work/cluster.err" &
+  cluster_pid=$!
+  kubeconfig=""
+  for _ in $(seq 1 1200); do
+    kubeconfig="$(sed -n 's/^kubeconfig //p' "$work/cluster.out" | head -n1)"
+    [[ -n "$kubeconfig" ]] && break
+    kill -0 "$cluster_pid" 2>/dev/null || { cat "$work/cluster.err" >&2; echo "the test cluster exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [[ -n "$kubeconfig" ]] || { cat "$work/cluster.err" >&2; echo "the test cluster did not become ready" >&2; exit 1; }
+  echo "API server ready (kubeconfig $kubeconfig)"
+  emulator_flags+=(--kubeconfig "$kubeconfig")
+  export TF_VAR_validation_jobs=true
+fi
+
 step "starting the emulator"
-start_emulator "$work" --state-file "$work/emulator-state.json" --boot-seconds 2
+start_emulator "$work" "${emulator_flags[@]}"
 url="$emulator_url"
 echo "emulator at $url"
 
@@ -59,6 +89,11 @@ for name in instance_type why nodes mount_command findings estimated_hourly_pric
 done
 ((shown)) || "$CLI_PATH" output -no-color
 
+if [[ "${CLUSTER:-}" == 1 ]]; then
+  step "the cluster in Kubernetes"
+  "$BIN/gpucluster-testcluster" report --kubeconfig "$kubeconfig" --emulator "$url" || cluster_failed=1
+fi
+
 step "$cli_name destroy"
 "$CLI_PATH" destroy -auto-approve -input=false -no-color
 
@@ -68,4 +103,8 @@ echo "API calls: $(curl -fsS "$url/_emulator/stats")"
 
 step "stopping the emulator"
 stop_emulator
+if [[ -n "${cluster_failed:-}" ]]; then
+  echo "demo finished, but the cluster did not come up (see the lines under 'the cluster in Kubernetes')" >&2
+  exit 1
+fi
 echo "demo finished"

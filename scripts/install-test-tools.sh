@@ -6,6 +6,7 @@
 #   cloud-init (cloud-init)              validates the node bootstrap documents, merges user data
 #   python3    (python3)                 runs the reaper and all-reduce scripts; cloud-init's own
 #   openssl    (openssl)                 computes the cluster CA's discovery hash independently
+#   curl       (curl)                    runs the spot-interruption handler against a fake metadata server
 # A test whose tool is missing fails (naming the tool and `make test-tools`); it does not skip.
 #
 # Installs only what is missing, so a machine that has everything does nothing and needs no network.
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 # tool:package pairs.
-wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl)
+wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl curl:curl)
 
 missing=()
 for entry in "${wanted[@]}"; do

@@ -26,21 +26,29 @@ func buildEmulator(t *testing.T) string {
 	return bin
 }
 
-// TestProgramServesUntilInterrupted runs the program as a user does: port 0, the one ready line,
-// a real call to the admin API, then SIGINT, a clean exit and the state saved.
-func TestProgramServesUntilInterrupted(t *testing.T) {
-	bin := buildEmulator(t)
-	state := filepath.Join(t.TempDir(), "state.json")
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--state-file", state, "--boot-seconds", "0.1")
+// startProgram runs the built emulator on a free port with args and returns its base URL once it
+// printed the ready line, and the program, which is killed when the test ends.
+func startProgram(t *testing.T, bin string, args ...string) (string, *testtools.Program) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--boot-seconds", "0.1"}, args...)...)
 	program, line := testtools.StartProgram(t, cmd, 30*time.Second)
 	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("ready line = %q, want `listening on http://127.0.0.1:PORT`", line)
 	}
+	return m[1], program
+}
 
-	resp, err := http.Get(m[1] + "/_emulator/resources")
+// TestProgramServesUntilInterrupted runs the program as a user does: port 0, the one ready line,
+// a real call to the admin API, then SIGINT, a clean exit and the state saved.
+func TestProgramServesUntilInterrupted(t *testing.T) {
+	bin := buildEmulator(t)
+	state := filepath.Join(t.TempDir(), "state.json")
+	url, program := startProgram(t, bin, "--state-file", state)
+
+	resp, err := http.Get(url + "/_emulator/resources")
 	if err != nil {
-		t.Fatalf("the emulator does not answer at %s: %v", m[1], err)
+		t.Fatalf("the emulator does not answer at %s: %v", url, err)
 	}
 	var resources map[string][]any
 	if err := json.NewDecoder(resp.Body).Decode(&resources); err != nil {

@@ -3,6 +3,9 @@
 // standing in for the kubelets of Nodes annotated kwok.x-k8s.io/node=fake. It prints exactly one
 // line on standard output, "kubeconfig PATH", when the cluster is ready, and runs until SIGINT or
 // SIGTERM, then stops every component. Progress and errors go to standard error.
+//
+// `gpucluster-testcluster report` sums up a stack the emulator's node agent registered in it
+// (see report.go); make demo-cluster ends with it.
 package main
 
 import (
@@ -20,12 +23,16 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		os.Exit(report(os.Args[2:]))
+	}
 	fs := flag.NewFlagSet("gpucluster-testcluster", flag.ContinueOnError)
 	binDir := fs.String("bin", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (`make kube`); default: ./bin of the repository holding the working directory")
 	workDir := fs.String("work-dir", "", "directory for certificates, etcd data, kubeconfigs and logs/<component>.log, kept on exit; default: a temporary directory removed on exit")
 	timeout := fs.Duration("start-timeout", testcluster.DefaultStartTimeout, "how long the control plane may take to become ready")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-testcluster [flags]
+       gpucluster-testcluster report --kubeconfig PATH --emulator URL [--wait 3m]
 
 Runs a Kubernetes control plane on loopback for offline tests and demos. Prints
 "kubeconfig PATH" (an administrator's kubeconfig) when ready; stops on SIGINT or SIGTERM.

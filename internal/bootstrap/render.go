@@ -96,6 +96,13 @@ type Options struct {
 	NCCLEnv map[string]string
 	// PackageMirror is where apt and pip look: MirrorInternet ("" too) or MirrorAlibabaVPC.
 	PackageMirror string
+	// ProviderID registers a worker with spec.providerID <region>.<instance id> from the instance
+	// metadata: the Cluster Autoscaler's alicloud provider finds a node's scaling group by it.
+	// Set for autoscaling pools (fixed pools keep their user data, so upgrading rolls none).
+	ProviderID bool
+	// SpotInterruptionHandler installs the service that cordons and drains a worker when its spot
+	// reclaim is announced (spot.go). Set for pools that launch spot instances.
+	SpotInterruptionHandler bool
 }
 
 // InputError is a mistake in Options; Field names the option (role, kubernetes.join_token,
@@ -327,6 +334,9 @@ func Render(o Options) (string, error) {
 			writeFile{Path: NCCLConfPath, Permissions: "0644", Owner: "root:root", Content: conf.String()},
 			writeFile{Path: NCCLProfilePath, Permissions: "0644", Owner: "root:root", Content: profile.String()},
 		)
+	}
+	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
+		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}
 	cc.RunCmd = [][]string{{"/bin/bash", "-c", ScriptPath + " >>" + LogPath + " 2>&1"}}
 	out, err := yaml.Marshal(cc)

@@ -341,9 +341,21 @@ func script(o Options) string {
 		w("step 'GPU check'")
 		w("nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv")
 		w("")
+		if o.ProviderID {
+			// kubeadm's kubelet unit reads KUBELET_EXTRA_ARGS from /etc/default/kubelet.
+			w("step 'kubelet provider id <region>.<instance id> (the Cluster Autoscaler maps nodes to scaling groups by it)'")
+			w(`md() { local t; t=$(curl -fsS --max-time 5 -X PUT -H 'X-aliyun-ecs-metadata-token-ttl-seconds: 60' %s/latest/api/token 2>/dev/null) || t=""; curl -fsS --max-time 5 ${t:+-H "X-aliyun-ecs-metadata-token: $t"} "%s/latest/meta-data/$1"; }`, metadataEndpoint, metadataEndpoint)
+			w(`region=$(retry md region-id); instance=$(retry md instance-id)`)
+			w(`echo "KUBELET_EXTRA_ARGS=--provider-id=${region}.${instance}" > /etc/default/kubelet`)
+		}
 		w("step 'kubeadm join %s'", ep)
 		w("wait_for_api")
 		w("join %s", KubeadmPath)
+		if o.SpotInterruptionHandler {
+			w("step 'spot-interruption handler (%s)'", spotHandlerService)
+			w("systemctl daemon-reload")
+			w("systemctl enable --now %s", spotHandlerService)
+		}
 	case !o.initNode():
 		w("step 'kubeadm join --control-plane %s (stacked etcd)'", ep)
 		w("wait_for_api")

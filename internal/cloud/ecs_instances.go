@@ -204,6 +204,7 @@ type RunInstancesInput struct {
 	UniqueSuffix           bool
 	DeploymentSetID        string
 	HPCClusterID           string
+	RAMRoleName            string // the instance RAM role, "" for none
 	SystemDisk             Disk
 	DataDisks              []Disk // deleted with the instance
 	SpotStrategy           string // "" for pay-as-you-go
@@ -231,6 +232,7 @@ func (c *Client) RunInstances(ctx context.Context, in RunInstancesInput) ([]stri
 	req.InstanceType = in.InstanceType
 	req.ZoneId = in.ZoneID
 	req.ImageId = in.ImageID
+	req.RamRoleName = in.RAMRoleName
 	req.SecurityGroupId = in.SecurityGroupID
 	req.VSwitchId = in.VSwitchID
 	req.Amount = requests.NewInteger(in.Amount)

@@ -258,6 +258,8 @@ func (c *Client) DeleteScalingGroup(ctx context.Context, id string) error {
 type ScalingConfigurationInput struct {
 	GroupID, Name string
 	ImageID       string
+	// RAMRoleName is the instances' RAM role ("" for none).
+	RAMRoleName string
 	// InstanceTypes in priority order: the group falls back to the next on a stock-out.
 	InstanceTypes    []string
 	SecurityGroupIDs []string
@@ -298,6 +300,7 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 	req.ScalingConfigurationName = in.Name
 	req.ClientToken = in.ClientToken
 	req.ImageId = in.ImageID
+	req.RamRoleName = in.RAMRoleName
 	types, sgs := slices.Clone(in.InstanceTypes), slices.Clone(in.SecurityGroupIDs)
 	req.InstanceTypes, req.SecurityGroupIds = &types, &sgs
 	req.SystemDiskCategory, req.SystemDiskPerformanceLevel = in.SystemDisk.Category, in.SystemDisk.PerformanceLevel

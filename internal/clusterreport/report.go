@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,4 +126,36 @@ func unscheduledReason(p corev1.Pod) string {
 		}
 	}
 	return "the scheduler has not placed it yet"
+}
+
+// Converged reports whether want instances (every one the agent reports, when want is 0) are
+// Ready nodes and every validation pod is, or was, on a GPU node.
+func (s Summary) Converged(want int) bool {
+	if want == 0 {
+		want = s.Instances
+	}
+	return want > 0 && s.Instances == want && s.Ready == want && s.ValidationPods > 0 && s.OnGPUNodes == s.ValidationPods
+}
+
+// Wait collects a summary every half second until it has Converged or ctx ends. It returns the
+// last summary, and when the cluster did not converge an error with its Line and Reasons.
+func Wait(ctx context.Context, client kubernetes.Interface, instances func() ([]Instance, error), want int) (Summary, error) {
+	for {
+		var sum Summary
+		in, err := instances()
+		if err == nil {
+			sum, err = Collect(ctx, client, in)
+		}
+		if err == nil && sum.Converged(want) {
+			return sum, nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return sum, fmt.Errorf("the cluster did not converge: %w", err)
+			}
+			return sum, fmt.Errorf("the cluster did not converge: %s\n%s", sum.Line(), strings.Join(sum.Reasons, "\n"))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

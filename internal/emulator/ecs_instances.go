@@ -439,6 +439,11 @@ func runInstances(c *call) (any, *apiError) {
 		ds.Zone = vsw.Zone
 	}
 
+	// UniqueSuffix: "whether to automatically append incremental suffixes to the hostname specified
+	// by HostName and to the instance name specified by InstanceName when you batch create
+	// instances. The incremental suffixes can range from 001 to 999" (RunInstances,
+	// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances).
+	uniqueSuffix, _ := p.boolv("UniqueSuffix", false)
 	nowNano := c.now.UnixNano()
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
@@ -455,6 +460,17 @@ func runInstances(c *call) (any, *apiError) {
 		}
 		in.ID = d.newID("i")
 		in.Seq = d.Seq
+		if uniqueSuffix && n > 1 {
+			// Numbered within the call: two calls give the same names, so a caller wanting
+			// unique host names across calls leaves HostName out.
+			suffix := fmt.Sprintf("%03d", i+1)
+			if in.Name != "" {
+				in.Name += suffix
+			}
+			if in.HostName != "" {
+				in.HostName += suffix
+			}
+		}
 		if in.Name == "" {
 			in.Name = in.ID
 		}

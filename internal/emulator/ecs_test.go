@@ -191,6 +191,30 @@ func TestRunInstancesIdempotency(t *testing.T) {
 	wantCode(t, err, "IdempotentParameterMismatch")
 }
 
+// UniqueSuffix numbers the names of one call's instances 001, 002, ... (the vendor's batch
+// naming); a second call starts again at 001, and without HostName every host name is ECS's
+// default iZ<id>Z, unique.
+func TestRunInstancesUniqueSuffix(t *testing.T) {
+	e := newEnv(t, Config{})
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	var names, hosts []string
+	for _, host := range []string{"gpu", "gpu", ""} {
+		r := e.runReq(f, "ecs.gn6i-c4g1.xlarge", 2)
+		r.InstanceName, r.HostName, r.UniqueSuffix = "gpu", host, requests.NewBoolean(true)
+		resp, err := e.ecs.RunInstances(r)
+		must(t, err)
+		for _, in := range e.describe(resp.InstanceIdSets.InstanceIdSet) {
+			names, hosts = append(names, in.InstanceName), append(hosts, in.HostName)
+		}
+	}
+	if want := "gpu001,gpu002,gpu001,gpu002,gpu001,gpu002"; strings.Join(names, ",") != want {
+		t.Errorf("instance names %v, want %s", names, want)
+	}
+	if hosts[0] != "gpu001" || hosts[2] != "gpu001" || !strings.HasPrefix(hosts[4], "iZ") || hosts[4] == hosts[5] {
+		t.Errorf("host names %v: want gpu001/gpu002 per call with HostName, unique iZ...Z without", hosts)
+	}
+}
+
 func TestRunInstancesValidation(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := e.network("10.0.0.0/16", "10.0.1.0/24")

@@ -28,6 +28,7 @@ const (
 	NCCLTests         = "nccl-tests"
 	HPCG              = "hpcg"
 	PyTorch           = "pytorch"
+	ClusterAutoscaler = "cluster-autoscaler"
 )
 
 // Image is one pinned container image.
@@ -97,6 +98,13 @@ var table = []Image{
 	// 24.03: torchrun, torch with CUDA 12 and NCCL; the same release as the HPCG image.
 	{Name: PyTorch, Registry: "nvcr.io", Repository: "nvidia/pytorch", Tag: "24.03-py3",
 		Purpose: "Runs the all-reduce across the pool's nodes (the fabric between them)."},
+	// 1.36.1 (https://github.com/kubernetes/autoscaler/releases/tag/cluster-autoscaler-1.36.1), the
+	// newest release when this row was written: no 1.37 release of the autoscaler existed yet.
+	// The autoscaler is released once per Kubernetes minor and supports that minor; on an older
+	// cluster, set the manifests' cluster_autoscaler.image to the release of the cluster's minor.
+	// The image holds every cloud provider, alicloud included.
+	{Name: ClusterAutoscaler, Registry: "registry.k8s.io", Repository: "autoscaling/cluster-autoscaler", Tag: "v1.36.1",
+		Purpose: "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
 }
 
 // All returns every pinned image, in the guide's order.

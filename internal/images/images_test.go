@@ -25,7 +25,7 @@ func TestTableIsPinned(t *testing.T) {
 		}
 	}
 	for _, name := range []string{Flannel, FlannelCNIPlugin, DevicePlugin, DCGMExporter, Prometheus, Alertmanager, Grafana,
-		NodeExporter, PrometheusAdapter, Reaper, NCCLTests, HPCG, PyTorch} {
+		NodeExporter, PrometheusAdapter, Reaper, NCCLTests, HPCG, PyTorch, ClusterAutoscaler} {
 		if !seen[name] {
 			t.Errorf("constant %q has no row in the table", name)
 		}

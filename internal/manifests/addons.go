@@ -32,6 +32,9 @@ type AddonOptions struct {
 	// Alerting selects the alert thresholds; its Scenario is the pool's. Zero values keep the
 	// scenario's defaults (alerting.ForScenario).
 	Alerting alerting.Options
+	// ClusterAutoscaler adds AddonClusterAutoscaler, the Cluster Autoscaler of the cluster's
+	// autoscaling pools; nil when the cluster has none.
+	ClusterAutoscaler *ClusterAutoscalerOptions
 }
 
 // AddonFile is one file of the add-on set: a name and its objects in apply order.
@@ -46,8 +49,8 @@ func (f AddonFile) YAML() string { return Join(f.Docs) }
 // Addons renders what the cluster applies to itself after `kubeadm init`: namespaces, the NVIDIA
 // device plugin, dcgm-exporter, the monitoring stack (Prometheus with the scenario's rules,
 // Alertmanager with its routing, Grafana with its dashboard, node-exporter, prometheus-adapter
-// serving the HPA's metric), the idle reaper, the training template and HPA, and the validation
-// jobs when asked. Files are returned in name order.
+// serving the HPA's metric), the Cluster Autoscaler when the cluster has autoscaling pools, the idle
+// reaper, the training template and HPA, and the validation jobs when asked. Files are returned in name order.
 func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 	o, sc, err := withDefaults(o)
 	if err != nil {
@@ -75,8 +78,19 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		AddonReaper:       reaper(o),
 		AddonWorkloads:    workloads,
 	}
+	if a.ClusterAutoscaler != nil {
+		ca, err := clusterAutoscaler(*a.ClusterAutoscaler)
+		if err != nil {
+			return nil, err
+		}
+		files[AddonClusterAutoscaler] = ca
+	}
 	if a.Validation {
-		v := append(ncclTests(o), poolAllReduce(o)...)
+		// The cross-node all-reduce first: its ranks must run together, one per node. Created
+		// after the per-node jobs, which take every node's GPUs, its first rank could start on
+		// a node freed early and hold it while waiting for the others; created first, the
+		// scheduler places all its ranks while the nodes are free, and the per-node jobs queue.
+		v := append(poolAllReduce(o), ncclTests(o)...)
 		if IsSimulation(sc.Name) {
 			v = append(v, hpcg(o))
 		}

@@ -279,7 +279,8 @@ func TestAddonsHoldNoSecret(t *testing.T) {
 // TestAddonImagesArePinned: every image of every add-on file is in internal/images.
 func TestAddonImagesArePinned(t *testing.T) {
 	pinned := images.Refs()
-	m, err := AddonsYAML(opts(catalog.ScenarioMolecularDynamics), AddonOptions{Validation: true})
+	ca := autoscalerOpts()
+	m, err := AddonsYAML(opts(catalog.ScenarioMolecularDynamics), AddonOptions{Validation: true, ClusterAutoscaler: &ca})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 				"Its result is the Job's status and the log of pod 0 (`kubectl logs -n <workload_namespace> -l " +
 				"batch.kubernetes.io/job-completion-index=0,app.kubernetes.io/name=" + manifests.PoolAllReduceName + "`)."),
 			"mpi":                       mpiManifestsAttribute(), // MPI jobs and team queues: data_source_kubernetes_manifests_mpi.go
+			"cluster_autoscaler":        clusterAutoscalerAttribute(),
 			"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 			"addons_validation": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "Include the validation jobs in `addons` (file `" + manifests.AddonValidation + "`): nccl-tests on every node, the cross-node all-reduce and, on simulation pools, HPCG. Default `false`."},
@@ -133,7 +134,7 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 					"(the init control-plane node applies the files in name order with `kubectl apply --server-side`): `" + manifests.AddonNamespaces + "` (this data source's namespaces and `" +
 					manifests.MonitoringNamespace + "`), `" + manifests.AddonDevicePlugin + "`, `" + manifests.AddonDCGMExporter + "`, `" + manifests.AddonMonitoring +
 					"` (Prometheus with the scenario's alert rules, Alertmanager with its routing, Grafana with its dashboard and anonymous read-only access, node-exporter, " +
-					"prometheus-adapter serving the HPA's metric), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA) and, with `addons_validation`, `" +
+					"prometheus-adapter serving the HPA's metric), with `cluster_autoscaler` `" + manifests.AddonClusterAutoscaler + "` (the Cluster Autoscaler), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA) and, with `addons_validation`, `" +
 					manifests.AddonValidation + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
 		},
 	}
@@ -160,6 +161,7 @@ type kubernetesManifestsModel struct {
 	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
 	Addons             map[string]string   `tfsdk:"addons"`
 	MPI                *manifestsMPI       `tfsdk:"mpi"`
+	ClusterAutoscaler  *manifestsScaler    `tfsdk:"cluster_autoscaler"`
 }
 
 type manifestsHPA struct {
@@ -240,7 +242,15 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool()})
+	autoscaler, err := clusterAutoscalerOptions(m.ClusterAutoscaler)
+	if err == nil {
+		err = renderClusterAutoscaler(m.ClusterAutoscaler, autoscaler)
+	}
+	if err != nil {
+		addManifestsError(&resp.Diagnostics, err, summary)
+		return
+	}
+	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return

@@ -210,20 +210,15 @@ output "nodes" {
 `, acctest.ModulesDir(), name, name)
 }
 
-// moduleRun is a tofuRun in a fresh directory pointed at the emulator program through the
+// moduleRun is a CLI run in a fresh directory pointed at the emulator program through the
 // environment, as a user with GPUCLUSTER_ENDPOINT set runs it.
-func moduleRun(t *testing.T, emu *emulatorProcess, name string) *tofuRun {
+func moduleRun(t *testing.T, emu *emulatorProcess, name string) *acctest.CLIRun {
 	t.Helper()
-	run := newTofuRun(t)
-	run.env = append(run.env,
-		"GPUCLUSTER_ENDPOINT="+emu.URL,
-		"ALIBABA_CLOUD_REGION="+acctest.Region,
-		"ALIBABA_CLOUD_ACCESS_KEY_ID="+acctest.AccessKey,
-		"ALIBABA_CLOUD_ACCESS_KEY_SECRET="+acctest.SecretKey,
-	)
-	run.write(aiTrainingRoot(name))
+	run := acctest.NewCLIRun(t)
+	run.UseEmulator(emu.URL)
+	run.Write(aiTrainingRoot(name))
 	// get, not init: with dev_overrides init would ask the registry for the provider.
-	run.mustRun("get", "-no-color")
+	run.MustRun("get", "-no-color")
 	return run
 }
 
@@ -238,7 +233,7 @@ func TestAccModuleAITraining_faults(t *testing.T) {
 	emu.setFaults(emulator.Faults{ThrottleRate: 0.20, UnavailableRate: 0.05, ResetRate: 0.02, LatencyMS: 200})
 
 	start := time.Now()
-	out := run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	out := run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("apply under faults took %s", time.Since(start).Round(time.Second))
 	if got := len(emu.resources().Instances); got != moduleNodes {
 		t.Fatalf("the emulator holds %d instances after the apply, want %d\n%s", got, moduleNodes, out)
@@ -248,13 +243,13 @@ func TestAccModuleAITraining_faults(t *testing.T) {
 	}
 
 	start = time.Now()
-	if code, plan := run.run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
+	if code, plan := run.Run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
 		t.Fatalf("plan after the apply is not clean (exit %d):\n%s", code, plan)
 	}
 	t.Logf("clean plan under faults took %s", time.Since(start).Round(time.Second))
 
 	start = time.Now()
-	run.mustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+	run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("destroy under faults took %s", time.Since(start).Round(time.Second))
 
 	st := emu.stats()
@@ -281,7 +276,7 @@ func TestAccModuleAITraining_emulatorRestartMidApply(t *testing.T) {
 	emu := startEmulatorProcess(t, buildEmulator(t))
 	run := moduleRun(t, emu, "ft-restart")
 
-	cmd, out := run.command("apply", "-auto-approve", "-no-color", "-input=false")
+	cmd, out := run.Command("apply", "-auto-approve", "-no-color", "-input=false")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -319,13 +314,13 @@ func TestAccModuleAITraining_emulatorRestartMidApply(t *testing.T) {
 		t.Fatalf("the interrupted apply did not end within 10 minutes:\n%s", out)
 	}
 
-	applied := run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	applied := run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	if got := len(emu.resources().Instances); got != moduleNodes {
 		t.Fatalf("after the next apply the emulator holds %d instances, want exactly %d\n%s", got, moduleNodes, applied)
 	}
-	if code, plan := run.run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
+	if code, plan := run.Run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
 		t.Fatalf("plan after the converging apply is not clean (exit %d):\n%s", code, plan)
 	}
-	run.mustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+	run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
 	assertNothingLives(t, emu)
 }

@@ -189,12 +189,16 @@ func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolpla
 		InstanceType:    try.InstanceType,
 		ZoneID:          try.Zone,
 		ImageID:         spec.ImageID,
+		RAMRoleName:     spec.RAMRole,
 		SecurityGroupID: spec.Network.SecurityGroupID,
 		VSwitchID:       spec.Network.VSwitchIDs[try.Zone],
 		Amount:          b.Amount,
 		MinAmount:       1,
+		// No HostName: ECS numbers a batch's host names per call (001, 002, ...), so two calls
+		// (a pool over 100 nodes, a scale-out, a replacement wave) would give two nodes the same
+		// host name, which kubelet registers as the node name. ECS's default host name
+		// (iZ<id>Z) is unique; the instance name keeps the pool's name for the console.
 		InstanceName:    spec.Name,
-		HostName:        spec.Name,
 		UniqueSuffix:    true,
 		DeploymentSetID: b.DeploymentSetID,
 		HPCClusterID:    spec.HPCCluster,

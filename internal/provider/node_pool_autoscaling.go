@@ -182,7 +182,7 @@ func (r *nodePoolResource) ensureConfiguration(ctx context.Context, g *cloud.Sca
 		}
 		return cf.ID, nil
 	}
-	in := cloud.ScalingConfigurationInput{GroupID: g.ID, Name: name, ImageID: spec.ImageID, InstanceTypes: launchTypes(spec),
+	in := cloud.ScalingConfigurationInput{GroupID: g.ID, Name: name, ImageID: spec.ImageID, RAMRoleName: spec.RAMRole, InstanceTypes: launchTypes(spec),
 		SecurityGroupIDs: []string{spec.Network.SecurityGroupID},
 		SystemDisk:       cloud.Disk{Category: spec.SystemDisk.Category, PerformanceLevel: spec.SystemDisk.Level, SizeGiB: spec.SystemDisk.SizeGiB},
 		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: tags,

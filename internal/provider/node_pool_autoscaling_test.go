@@ -315,35 +315,35 @@ func TestAccNodePoolAutoscaling_badInput(t *testing.T) {
 // create waits for its nodes; the next apply adopts the group (no second one) and its pool id,
 // the plan after it is empty, and destroy leaves nothing.
 func TestAccNodePoolAutoscaling_crashMidCreate(t *testing.T) {
-	run := newTofuRun(t)
+	run := acctest.NewCLIRun(t)
 	// Three seconds of boot keep the create waiting for its minimum long enough to kill.
 	emu := acctest.StartEmulator(t, acctest.WithBootTime(3*time.Second))
 	network := crashProviders + emu.Config() + poolNetworkConfig("")
-	run.write(network)
-	run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
-	run.write(network + autoscalingPoolConfig(`autoscaling = { min_size = 10, max_size = 50 }`))
-	run.applyKilledWhen(func() bool { return poolInstances(emu, "train") > 0 }, "the group launched a node")
+	run.Write(network)
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	run.Write(network + autoscalingPoolConfig(`autoscaling = { min_size = 10, max_size = 50 }`))
+	applyKilledWhen(run, func() bool { return poolInstances(emu, "train") > 0 }, "the group launched a node")
 	groups := emu.Resources().ScalingGroups
 	if len(groups) != 1 {
 		t.Fatalf("%d scaling groups after the kill, want 1", len(groups))
 	}
 	first := groups[0]["id"].(string)
 
-	applied := run.mustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	applied := run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	if groups = emu.Resources().ScalingGroups; len(groups) != 1 || groups[0]["id"] != first {
 		t.Fatalf("after the second apply the emulator holds scaling groups %v, want only %s\n%s", groups, first, applied)
 	}
 	if got := poolInstances(emu, "train"); got != 10 {
 		t.Fatalf("the pool has %d nodes, want its minimum 10", got)
 	}
-	if code, plan := run.run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
+	if code, plan := run.Run("plan", "-detailed-exitcode", "-no-color", "-input=false"); code != 0 {
 		t.Fatalf("plan after the second apply is not empty (exit %d):\n%s", code, plan)
 	}
-	state := run.mustRun("state", "show", "-no-color", "gpucluster_node_pool.train")
+	state := run.MustRun("state", "show", "-no-color", "gpucluster_node_pool.train")
 	if !strings.Contains(state, first) {
 		t.Fatalf("the state does not name the adopted group %s:\n%s", first, state)
 	}
-	run.mustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+	run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
 	if err := checkNothingLeft(emu)(nil); err != nil {
 		t.Fatal(err)
 	}

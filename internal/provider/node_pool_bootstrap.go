@@ -82,6 +82,10 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		ERDMA:         spec.ERDMA,
 		NCCLEnv:       nccl,
 		PackageMirror: plan.PackageMirror.ValueString(),
+		// Autoscaling pools only: the Cluster Autoscaler needs the provider id, and a spot mix
+		// that launches spot nodes needs the handler. Fixed pools keep their user data.
+		ProviderID:              spec.Autoscale != nil,
+		SpotInterruptionHandler: launchesSpot(spec),
 	}
 	for _, t := range spec.Taints {
 		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.ParseTaint(t))
@@ -221,4 +225,10 @@ func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolMo
 		in.lbEndpoint = apiEndpoint(lb.Address)
 	}
 	return in, diags
+}
+
+// launchesSpot reports whether an autoscaling pool's group launches spot nodes: spot is on and not
+// every node above the on-demand base is pay-as-you-go.
+func launchesSpot(spec *poolSpec) bool {
+	return spec.Autoscale != nil && spec.Spot != "" && spec.Spot != "NoSpot" && spec.Autoscale.Mix.OnDemandPercentAboveBase < 100
 }

@@ -126,7 +126,7 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443"},
 						[]string{"InitConfiguration", "kubeadm init", "unsafeSkipCAVerification", "ca.key"}),
 					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
-						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey"}),
+						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey", "--provider-id", "gpucluster-spot-interruption"}),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
 					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),

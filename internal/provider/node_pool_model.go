@@ -38,6 +38,7 @@ type nodePoolModel struct {
 	ZoneIDs              types.List     `tfsdk:"zone_ids"`
 	InstanceTypeFallback types.Bool     `tfsdk:"instance_type_fallback"`
 	ImageID              types.String   `tfsdk:"image_id"`
+	RAMRoleName          types.String   `tfsdk:"ram_role_name"`
 	SystemDisk           types.Object   `tfsdk:"system_disk"`
 	DataDisks            types.List     `tfsdk:"data_disks"`
 	Spot                 types.Object   `tfsdk:"spot"`

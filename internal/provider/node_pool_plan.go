@@ -40,6 +40,7 @@ type poolSpec struct {
 	Size        int
 	MinSize     int
 	ImageID     string
+	RAMRole     string // the nodes' instance RAM role, "" for none
 	SystemDisk  diskSpec
 	DataDisks   []diskSpec
 	Spot        string
@@ -275,6 +276,7 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		MinSize:  int(plan.Size.ValueInt64()),
 		Fallback: plan.InstanceTypeFallback.ValueBool(),
 		ImageID:  plan.ImageID.ValueString(),
+		RAMRole:  plan.RAMRoleName.ValueString(),
 		UserData: plan.UserData.ValueString(),
 		Spot:     "NoSpot",
 	}
@@ -482,6 +484,10 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64),
 		spec.Role, k8s.APIEndpoint.ValueString(), k8s.CACertHash.ValueString(), k8s.PodSubnet.ValueString(),
 		strings.Join(mounts, "\n"), strconv.FormatBool(spec.ERDMA), strconv.FormatBool(!plan.Bootstrap.Equal(types.BoolValue(false))))
+	if spec.RAMRole != "" {
+		// Only when set, so pools made before the attribute keep their hash.
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "ram_role="+spec.RAMRole)
+	}
 	if m := plan.PackageMirror.ValueString(); m != "" && m != bootstrap.MirrorInternet {
 		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -51,6 +52,8 @@ var (
 	diskCategories = []string{"cloud_essd", "cloud_auto", "elastic_ephemeral_disk_standard", "elastic_ephemeral_disk_premium"}
 	essdLevels     = []string{"PL0", "PL1", "PL2", "PL3"}
 	defaultImageID = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
+	// RAM role names: 1-64 letters, digits, periods and hyphens (RAM CreateRole, RoleName).
+	ramRoleNameRE = regexp.MustCompile(`^[A-Za-z0-9.-]{1,64}$`)
 )
 
 // maxPoolSize is the most nodes one pool holds: the largest research clusters' GPU node counts.
@@ -166,6 +169,14 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed:            true,
 				Default:             stringdefault.StaticString(defaultImageID),
 				MarkdownDescription: fmt.Sprintf("Image of the nodes. Default `%s`. Changing it rolls the nodes (see `update_strategy`).", defaultImageID),
+			},
+			"ram_role_name": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Instance RAM role of the nodes (ECS `RamRoleName`): programs on a node get its temporary credentials from the " +
+					"metadata server, with no AccessKey on the node. The Cluster Autoscaler on the control plane authenticates this way: give the " +
+					"control-plane pools a role allowed the Auto Scaling calls it makes (see the guide on autoscaling). The role must exist and trust " +
+					"`ecs.aliyuncs.com`. Changing it rolls the nodes (see `update_strategy`).",
+				Validators: []validator.String{stringvalidator.RegexMatches(ramRoleNameRE, "must be 1-64 letters, digits, '.' and '-', such as gpucluster-control-plane")},
 			},
 			"system_disk": schema.SingleNestedAttribute{
 				Optional:            true,

@@ -17,6 +17,7 @@ var kwokStageFiles = []string{
 	"node-heartbeat-with-lease.yaml",
 	"pod-ready.yaml",
 	"pod-complete.yaml",
+	"pod-complete-collective.yaml",
 	"pod-delete.yaml",
 }
 

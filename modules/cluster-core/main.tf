@@ -39,6 +39,15 @@ check "join_token_secrecy" {
   }
 }
 
+# The Cluster Autoscaler (autoscaling worker pools) takes its credentials from the RAM role of the
+# control-plane node it runs on: without one it cannot call Auto Scaling and no pool scales.
+check "cluster_autoscaler_credentials" {
+  assert {
+    condition     = !var.control_plane.enabled || var.control_plane.ram_role_name != null || alltrue([for p in var.worker_pools : p.autoscaling == null])
+    error_message = "Autoscaling worker pools are sized by the Cluster Autoscaler on the control plane, which authenticates with the control-plane nodes' instance RAM role, but control_plane.ram_role_name is not set: set it to a role that trusts ecs.aliyuncs.com and may call ess:Describe*, ess:ModifyScalingGroup, ess:RemoveInstances, ess:DetachInstances, ess:ExecuteScalingRule, ess:CreateScalingRule, ess:ModifyScalingRule, ess:DeleteScalingRule and ecs:DescribeInstanceTypes (see the guide on autoscaling node pools)."
+  }
+}
+
 # The internal load balancer in front of the API servers (TCP 6443, health-checked), with the
 # security group rules that traffic needs. Its address is kubeadm's controlPlaneEndpoint and what
 # the workers join; the control-plane pool keeps its backends equal to its nodes.
@@ -68,6 +77,7 @@ resource "gpucluster_node_pool" "control_plane" {
   instance_type  = var.control_plane.instance_type
   size           = 1
   image_id       = var.control_plane.image_id
+  ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
 
@@ -104,6 +114,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
   instance_type  = var.control_plane.instance_type
   size           = var.control_plane.size - 1
   image_id       = var.control_plane.image_id
+  ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
 
@@ -138,6 +149,8 @@ resource "gpucluster_node_pool" "worker" {
   instance_type          = each.value.instance_type
   size                   = each.value.size
   min_size               = each.value.min_size
+  autoscaling            = each.value.autoscaling
+  spot                   = each.value.spot
   instance_type_fallback = each.value.instance_type_fallback
   zone_ids               = each.value.zone_ids
   image_id               = each.value.image_id
@@ -203,7 +216,9 @@ moved {
 
 locals {
   workers = gpucluster_node_pool.worker
-  pools   = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
+  # Chosen by the input, so which pools autoscale is known at plan.
+  autoscaling_workers = { for k, p in gpucluster_node_pool.worker : k => p if var.worker_pools[k].autoscaling != null }
+  pools               = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
   # What the first control-plane node applies once the API answers, file by file in name order:
   # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
   # templates (gpucluster_kubernetes_manifests.addons).
@@ -218,19 +233,34 @@ data "gpucluster_scenario" "worker" {
   gpu_model     = each.value.gpu_model
   gpus_per_node = each.value.gpus_per_node
   erdma         = var.erdma
-  node_count    = each.value.size
+  node_count    = each.value.size != null ? each.value.size : each.value.autoscaling.max_size
 }
 
 data "gpucluster_kubernetes_manifests" "cluster" {
-  scenario      = var.scenario
-  node_count    = sum([for p in var.worker_pools : p.size])
-  gpus_per_node = max([for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))]...)
-  erdma         = var.erdma
-  nccl_env      = length(var.nccl_env) == 0 ? null : var.nccl_env
-  max_runtime   = var.idle_reclaim_after
-  hpa           = var.hpa
+  scenario = var.scenario
+  # An autoscaling pool counts at min_size (at least one node): the validation jobs run one pod
+  # per node of what is there when they start.
+  node_count = sum([for p in var.worker_pools : p.size != null ? p.size : max(p.autoscaling.min_size, 1)])
+  # GPUs per node from the pools that have nodes, or the inputs (an autoscaling pool may have none).
+  gpus_per_node = max(concat([1], [for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))],
+  [for p in var.worker_pools : p.gpus_per_node if p.gpus_per_node != null])...)
+  erdma       = var.erdma
+  nccl_env    = length(var.nccl_env) == 0 ? null : var.nccl_env
+  max_runtime = var.idle_reclaim_after
+  hpa         = var.hpa
 
   addons_validation = var.validation_jobs
+
+  # The Cluster Autoscaler of the autoscaling pools, in the add-ons the first control-plane node
+  # applies (35-cluster-autoscaler.yaml). It authenticates with the control-plane nodes' RAM role.
+  cluster_autoscaler = length(local.autoscaling_workers) == 0 ? null : {
+    node_groups = [for k, p in local.autoscaling_workers : {
+      name             = p.name
+      scaling_group_id = p.scaling_group_id
+      min_size         = p.autoscaling.min_size
+      max_size         = p.autoscaling.max_size
+    }]
+  }
 }
 
 data "gpucluster_alert_rules" "cluster" {

@@ -13,7 +13,7 @@ output "control_plane" {
 }
 
 output "worker_pools" {
-  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints (exactly what the nodes' kubelets register), price per hour."
+  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints (exactly what the nodes' kubelets register), price per hour, and for an autoscaling pool its scaling group id and bounds."
   value = { for k, p in local.workers : k => {
     id                     = p.id
     name                   = p.name
@@ -22,7 +22,20 @@ output "worker_pools" {
     node_labels            = p.node_labels
     node_taints            = p.node_taints
     estimated_hourly_price = p.estimated_hourly_price
+    # Autoscaling pools: the Auto Scaling group and its bounds; null for fixed pools.
+    scaling_group_id = p.scaling_group_id
+    autoscaling      = p.autoscaling
   } }
+}
+
+output "scaling_group_ids" {
+  description = "The Auto Scaling group id of each autoscaling worker pool, keyed as in worker_pools: the Cluster Autoscaler's node groups."
+  value       = { for k, p in local.autoscaling_workers : k => p.scaling_group_id }
+}
+
+output "cluster_autoscaler_yaml" {
+  description = "The Cluster Autoscaler the first control-plane node applies (also in manifests' addons): every autoscaling pool's --nodes=min:max:<scaling group id>. Null without autoscaling pools."
+  value       = try(data.gpucluster_kubernetes_manifests.cluster.cluster_autoscaler.yaml, null)
 }
 
 output "instance_types" {

@@ -36,7 +36,7 @@ variable "nccl_env" {
 }
 
 variable "control_plane" {
-  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash)."
+  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash). ram_role_name is the control-plane nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with."
   type = object({
     enabled       = optional(bool, true)
     instance_type = optional(string, "ecs.g7.2xlarge")
@@ -44,6 +44,9 @@ variable "control_plane" {
     image_id      = optional(string)
     pod_subnet    = optional(string, "10.244.0.0/16")
     api_endpoint  = optional(string)
+    # The control-plane nodes' instance RAM role: the Cluster Autoscaler of the autoscaling
+    # pools authenticates with it (no AccessKey in the cluster).
+    ram_role_name = optional(string)
   })
   default  = {}
   nullable = false
@@ -67,9 +70,9 @@ variable "control_plane" {
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools, keyed by a short name (the pool is <name>-<key>). Each sets exactly one of gpu_model (the catalog picks the type) or instance_type (pinned)."
+  description = "GPU worker pools, keyed by a short name (the pool is <name>-<key>). Each sets exactly one of gpu_model (the catalog picks the type) or instance_type (pinned), and exactly one of size (a fixed pool) or autoscaling = { min_size, max_size, ... } (an Auto Scaling group the Cluster Autoscaler sizes); spot = { strategy } makes its nodes spot."
   type = map(object({
-    size                   = number
+    size                   = optional(number)
     min_size               = optional(number)
     gpu_model              = optional(string)
     gpus_per_node          = optional(number)
@@ -91,6 +94,22 @@ variable "worker_pools" {
       effect = string
     })), [])
     tags = optional(map(string), {})
+    # Instead of size: an Auto Scaling group between min_size and max_size, sized by the Cluster
+    # Autoscaler (gpucluster_node_pool autoscaling; the module renders the autoscaler).
+    autoscaling = optional(object({
+      min_size              = number
+      max_size              = number
+      on_demand_base        = optional(number)
+      on_demand_percentage  = optional(number)
+      fallback_to_on_demand = optional(bool)
+      max_hourly_price      = optional(number)
+    }))
+    # Spot nodes (gpucluster_node_pool spot). On an autoscaling pool on_demand_base and
+    # on_demand_percentage mix in pay-as-you-go nodes.
+    spot = optional(object({
+      strategy         = optional(string, "SpotAsPriceGo")
+      max_hourly_price = optional(number)
+    }))
   }))
 
   validation {
@@ -106,8 +125,16 @@ variable "worker_pools" {
     error_message = "Each worker pool sets exactly one of gpu_model (let the catalog choose the instance type) or instance_type (pin it)."
   }
   validation {
-    condition     = alltrue([for p in var.worker_pools : p.size >= 1 && (p.min_size == null ? true : p.min_size <= p.size)])
-    error_message = "Each worker pool needs size >= 1 and, when set, min_size <= size."
+    condition     = alltrue([for p in var.worker_pools : (p.size == null) != (p.autoscaling == null)])
+    error_message = "Each worker pool sets exactly one of size (a fixed pool, such as size = 4) or autoscaling (such as autoscaling = { min_size = 0, max_size = 50 })."
+  }
+  validation {
+    condition     = alltrue([for p in var.worker_pools : p.size == null || (try(p.size >= 1, false) && (p.min_size == null ? true : p.min_size <= p.size))])
+    error_message = "Each fixed worker pool needs size >= 1 and, when set, min_size <= size."
+  }
+  validation {
+    condition     = alltrue([for p in var.worker_pools : p.autoscaling == null || (try(p.autoscaling.min_size >= 0 && p.autoscaling.max_size >= 1 && p.autoscaling.min_size <= p.autoscaling.max_size, false) && p.min_size == null)])
+    error_message = "Each autoscaling worker pool needs 0 <= autoscaling.min_size <= autoscaling.max_size and max_size >= 1, such as { min_size = 0, max_size = 50 }; min_size outside autoscaling is for fixed pools only."
   }
   validation {
     condition     = alltrue(flatten([for p in var.worker_pools : [for t in p.taints : contains(["NoSchedule", "PreferNoSchedule", "NoExecute"], t.effect)]]))

@@ -9,9 +9,10 @@ locals {
     gpus_per_node = p.instance_type == null ? coalesce(p.gpus_per_node, var.gpus_per_node) : null
   }) }
 
-  # Every node, control plane included, lands in a placement group of at most 20.
-  node_count       = sum([for p in var.worker_pools : p.size]) + (var.control_plane.enabled ? var.control_plane.size : 0)
-  placement_groups = var.network.placement == "none" ? 0 : coalesce(var.network.placement_groups, ceil(local.node_count / 20))
+  # Every node of a fixed pool, control plane included, lands in a placement group of at most 20;
+  # autoscaling pools do not (scaling groups take no deployment set).
+  node_count       = sum(concat([0], [for p in var.worker_pools : p.size if p.size != null])) + (var.control_plane.enabled ? var.control_plane.size : 0)
+  placement_groups = var.network.placement == "none" ? 0 : coalesce(var.network.placement_groups, max(1, ceil(local.node_count / 20)))
 
   node_local_disk = var.hot_storage == null ? false : var.hot_storage.node_local_disk
 }

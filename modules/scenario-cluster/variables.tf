@@ -54,7 +54,7 @@ variable "gpu_model" {
 variable "worker_pools" {
   description = "GPU worker pools keyed by a short name; see cluster-core's worker_pools. Unset gpu_model and gpus_per_node come from the module's."
   type = map(object({
-    size                   = number
+    size                   = optional(number)
     min_size               = optional(number)
     gpu_model              = optional(string)
     gpus_per_node          = optional(number)
@@ -76,6 +76,22 @@ variable "worker_pools" {
       effect = string
     })), [])
     tags = optional(map(string), {})
+    # Instead of size: an Auto Scaling group between min_size and max_size, sized by the Cluster
+    # Autoscaler (gpucluster_node_pool autoscaling; the module renders the autoscaler).
+    autoscaling = optional(object({
+      min_size              = number
+      max_size              = number
+      on_demand_base        = optional(number)
+      on_demand_percentage  = optional(number)
+      fallback_to_on_demand = optional(bool)
+      max_hourly_price      = optional(number)
+    }))
+    # Spot nodes (gpucluster_node_pool spot). On an autoscaling pool on_demand_base and
+    # on_demand_percentage mix in pay-as-you-go nodes.
+    spot = optional(object({
+      strategy         = optional(string, "SpotAsPriceGo")
+      max_hourly_price = optional(number)
+    }))
   }))
   nullable = false
 }
@@ -89,6 +105,9 @@ variable "control_plane" {
     image_id      = optional(string)
     pod_subnet    = optional(string, "10.244.0.0/16")
     api_endpoint  = optional(string)
+    # The control-plane nodes' instance RAM role: the Cluster Autoscaler of the autoscaling
+    # pools authenticates with it (no AccessKey in the cluster).
+    ram_role_name = optional(string)
   })
   default  = {}
   nullable = false

@@ -70,9 +70,12 @@ func code(list []string) string {
 }
 
 func render() ([]byte, error) {
-	// A simulation scenario with validation and an HPA: every add-on and every validation job.
+	// A simulation scenario with validation, an HPA and an autoscaling pool: every add-on and every
+	// validation job.
 	inv, err := manifests.Inventory(manifests.Options{Scenario: catalog.ScenarioMolecularDynamics, Nodes: 2, GPUsPerNode: 8,
-		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 2}}, manifests.AddonOptions{Validation: true})
+		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 2}},
+		manifests.AddonOptions{Validation: true, ClusterAutoscaler: &manifests.ClusterAutoscalerOptions{
+			NodeGroups: []manifests.NodeGroup{{Name: "burst", ScalingGroupID: "asg-example", Min: 0, Max: 8}}}})
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +135,8 @@ func render() ([]byte, error) {
 		switch f {
 		case cniFile:
 			note = " (written by the node bootstrap)"
+		case manifests.AddonClusterAutoscaler:
+			note = " (only with `cluster_autoscaler`, for the cluster's autoscaling pools; see the guide Autoscaling GPU node pools and spot)"
 		case manifests.AddonValidation:
 			note = " (only with `addons_validation = true`; the Jobs run once per cluster and stay, with their logs, until you delete them, and a deleted Job runs again at the next apply)"
 		}

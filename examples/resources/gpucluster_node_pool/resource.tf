@@ -57,7 +57,8 @@ resource "gpucluster_node_pool" "cfd" {
 # Burst training nodes the Kubernetes Cluster Autoscaler sizes between 0 and 40: an Auto Scaling
 # group over the network's zones, spot first with pay-as-you-go when spot runs out, and a plan
 # refused if 40 nodes could cost more than 1,500 per hour. After the autoscaler resizes the
-# group, a plan shows no change.
+# group, a plan shows no change. Its nodes register with a provider id the autoscaler maps to the
+# group, and, being spot, run a handler that cordons and drains a node when its reclaim is announced.
 resource "gpucluster_node_pool" "burst" {
   name                   = "llm-burst"
   network_id             = gpucluster_rdma_network.training.id
@@ -80,9 +81,28 @@ resource "gpucluster_node_pool" "burst" {
   }
 }
 
-output "autoscaler_node_group" {
-  description = "The Cluster Autoscaler's --nodes flag for the burst pool."
-  value       = "0:40:${gpucluster_node_pool.burst.scaling_group_id}"
+# The Cluster Autoscaler for the burst pool, to run on the control plane, whose nodes need an
+# instance RAM role (ram_role_name on their pool) allowed the Auto Scaling calls: the autoscaler
+# takes its credentials from it, and no AccessKey is in the manifests.
+data "gpucluster_kubernetes_manifests" "autoscaler" {
+  scenario      = "ai_training"
+  node_count    = 1
+  gpus_per_node = 8
+
+  cluster_autoscaler = {
+    node_groups = [{
+      name             = gpucluster_node_pool.burst.name
+      scaling_group_id = gpucluster_node_pool.burst.scaling_group_id
+      min_size         = gpucluster_node_pool.burst.autoscaling.min_size
+      max_size         = gpucluster_node_pool.burst.autoscaling.max_size
+    }]
+    scale_down_unneeded_time = "15m" # an idle GPU node goes after 15 minutes
+  }
+}
+
+output "cluster_autoscaler_yaml" {
+  description = "The Cluster Autoscaler (--nodes=0:40:<group id>): kubectl apply -f, or the first control-plane node's add-ons."
+  value       = data.gpucluster_kubernetes_manifests.autoscaler.cluster_autoscaler.yaml
 }
 
 output "training_nodes" {

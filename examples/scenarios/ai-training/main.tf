@@ -45,6 +45,12 @@ variable "join_token_salt" {
   sensitive   = true
 }
 
+variable "validation_jobs" {
+  description = "Run the GPU validation jobs (nccl-tests on every node, the cross-node all-reduce) once the cluster is up. make demo-cluster turns it on."
+  type        = bool
+  default     = false
+}
+
 variable "bucket_suffix" {
   description = "Suffix that makes the cold bucket's name globally unique, such as your institute's short name."
   type        = string
@@ -57,6 +63,7 @@ module "cluster" {
   name            = var.name
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
+  validation_jobs = var.validation_jobs
 
   # The scenario's targets, the module's defaults: 8 x A100 80 GB-class GPUs per node over eRDMA, a 100 TiB hot tier with
   # 1M-IOPS node-local flash, a 1 PiB cold bucket behind an Alluxio cache. Two nodes to start.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,10 +58,10 @@ type Agent struct {
 
 	mu         sync.Mutex
 	cluster    *cluster
-	plans      map[string]planEntry
-	registered map[string]string // instance id -> node name
+	plans      map[string]planEntry // by instance id
+	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
+	registered map[string]string    // instance id -> node name
 	statuses   map[string]NodeStatus
-	addons     []AddonResult
 	addonsDone bool
 }
 
@@ -75,7 +76,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -95,8 +96,32 @@ func (a *Agent) Run(ctx context.Context, interval time.Duration) {
 
 // Sync looks at every instance once: first control-plane nodes first (in creation order), then
 // joins until no more register in the round, so a worker that boots with its control plane
-// registers in the same round.
+// registers in the same round. Once the first control-plane node is registered, its add-ons are
+// applied (once), without holding up /_emulator/nodes meanwhile.
 func (a *Agent) Sync(ctx context.Context) {
+	initID, addons := a.round(ctx)
+	if initID == "" {
+		return
+	}
+	results := a.kube.ApplyAddons(ctx, addons)
+	failed := 0
+	for _, r := range results {
+		if r.Error != "" {
+			failed++
+			a.logf("nodeagent: %s: add-on %s %s: %s", initID, r.File, r.Object, r.Error)
+		}
+	}
+	a.logf("nodeagent: %s applied %d add-on objects, %d failed", initID, len(results), failed)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.statuses[initID]
+	st.Addons = results
+	a.statuses[initID] = st
+}
+
+// round registers what can register now, and returns the first control-plane node and its
+// add-ons when they are to be applied.
+func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.view()
@@ -152,19 +177,9 @@ func (a *Agent) Sync(ctx context.Context) {
 	a.statuses = statuses
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
-		a.addons = a.kube.ApplyAddons(ctx, a.plans[c.initID].plan.Addons)
-		st := a.statuses[c.initID]
-		st.Addons = a.addons
-		a.statuses[c.initID] = st
-		failed := 0
-		for _, r := range a.addons {
-			if r.Error != "" {
-				failed++
-				a.logf("nodeagent: %s: add-on %s %s: %s", c.initID, r.File, r.Object, r.Error)
-			}
-		}
-		a.logf("nodeagent: %s applied %d add-on objects, %d failed", c.initID, len(a.addons), failed)
+		return c.initID, a.plans[c.initID].plan.Addons
 	}
+	return "", nil
 }
 
 // settle records a decision and registers the node when it has no reason not to. It reports
@@ -181,12 +196,24 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		return false
 	}
 	node := nodeFor(in, p, d.role != RoleWorker)
+	for id, name := range a.registered {
+		if name == node.Name && id != in.ID {
+			// kubeadm join's preflight refuses a name a Ready node already has.
+			st.Reason = fmt.Sprintf("a Node with name %q and status Ready already exists in the cluster (instance %s): kubeadm refuses to join "+
+				"a second node under the same name; the node name is the host name, so give every instance its own (RunInstances UniqueSuffix)", node.Name, id)
+			statuses[in.ID] = st
+			return false
+		}
+	}
 	if err := a.kube.RegisterNode(ctx, node); err != nil {
 		st.Reason = "registering the node: " + err.Error()
 		statuses[in.ID] = st
 		return false
 	}
 	a.registered[in.ID] = node.Name
+	if d.role == RoleControlPlane { // it serves the API from now on
+		a.cluster.members[in.ID] = in.PrivateIP
+	}
 	st.Node, st.Reason = node.Name, ""
 	statuses[in.ID] = st
 	a.statuses[in.ID] = st
@@ -194,17 +221,25 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	return true
 }
 
-// planOf reads an instance's bootstrap once per user data.
+// planOf reads an instance's bootstrap: once per distinct user data, then named after the
+// instance's host name when its nodeRegistration names none.
 func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 	if pe, ok := a.plans[in.ID]; ok && pe.userData == in.UserData {
 		return pe
 	}
-	pe := planEntry{userData: in.UserData}
-	ci, err := DecodeUserData(in.UserData)
-	if err == nil {
-		pe.plan, err = PlanNode(ci, in.HostName)
+	pe, ok := a.decoded[in.UserData]
+	if !ok {
+		pe = planEntry{userData: in.UserData}
+		ci, err := DecodeUserData(in.UserData)
+		if err == nil {
+			pe.plan, err = PlanNode(ci, "")
+		}
+		pe.err = err
+		a.decoded[in.UserData] = pe
 	}
-	pe.err = err
+	if pe.err == nil && pe.plan.NodeName == "" {
+		pe.plan.NodeName = strings.ToLower(in.HostName)
+	}
 	a.plans[in.ID] = pe
 	return pe
 }
@@ -229,9 +264,17 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 			delete(c.members, id)
 		}
 	}
-	for id := range a.plans {
+	used := map[string]bool{}
+	for id, pe := range a.plans {
 		if !live[id] {
 			delete(a.plans, id)
+			continue
+		}
+		used[pe.userData] = true
+	}
+	for ud := range a.decoded {
+		if !used[ud] {
+			delete(a.decoded, ud)
 		}
 	}
 }

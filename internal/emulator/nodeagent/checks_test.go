@@ -124,6 +124,11 @@ func TestStaticChecks(t *testing.T) {
 		{"user's own cloud-config merged after the bootstrap", func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").UserData = userData(t, gpuWorker(good), "#cloud-config\nwrite_files:\n- path: /etc/motd\n  content: hello\n")
 		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"two workers with one host name", func(t *testing.T, v *emulator.View) {
+			w2 := *instanceByID(t, v, "i-gpu1")
+			w2.ID, w2.PrivateIP = "i-gpu2", "10.0.1.12"
+			v.Instances = append(v.Instances, w2)
+		}, map[string]string{"i-cp": "", "i-gpu1": "", "i-gpu2": `a Node with name "izi-gpu1z" and status Ready already exists in the cluster (instance i-gpu1)`}},
 		{"user data without the bootstrap", func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").UserData = "IyEvYmluL3NoCmVjaG8gaGkK" // #!/bin/sh echo hi
 		}, map[string]string{"i-cp": "", "i-gpu1": "user data is neither #cloud-config nor a MIME multipart document"}},

@@ -28,7 +28,6 @@ const apiServerPort = "6443"
 // decision is what one instance's bootstrap comes to in this round.
 type decision struct {
 	role   string // RoleInit, RoleControlPlane, RoleWorker
-	join   *JoinPlan
 	reason string // why it does not register; "" = it registers
 }
 
@@ -76,7 +75,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	if j.ControlPlane {
 		role = RoleControlPlane
 	}
-	d := decision{role: role, join: j}
+	d := decision{role: role}
 	if d.reason = net.checkDownloads(in, p.Downloads); d.reason != "" {
 		return d
 	}
@@ -134,9 +133,6 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			d.reason = fmt.Sprintf("the certificate key does not decrypt the control-plane certificates %s uploaded: pass the same certificate_key to every control-plane pool", c.initID)
 		}
 		return d
-	}
-	if j.ControlPlane {
-		c.members[in.ID] = in.PrivateIP
 	}
 	return d
 }

@@ -37,7 +37,7 @@ var (
 
 // testCAs are two unrelated cluster CAs (the second for a worker pinned to the wrong one), made
 // once per test binary: key generation is the slow part.
-func testCAs(t *testing.T) [2]clusterCA {
+func testCAs(t testing.TB) [2]clusterCA {
 	t.Helper()
 	caOnce.Do(func() {
 		for i := range caShared {
@@ -94,13 +94,13 @@ func joiningControlPlane(ca clusterCA) bootstrap.Options {
 
 // userData renders the options and Base64-encodes them as RunInstances takes them; extra, when
 // given, is the user's own user_data merged after the bootstrap.
-func userData(t *testing.T, o bootstrap.Options, extra ...string) string {
+func userData(t testing.TB, o bootstrap.Options, extra ...string) string {
 	t.Helper()
 	return base64.StdEncoding.EncodeToString([]byte(renderDoc(t, o, extra...)))
 }
 
 // renderDoc is the node's user data as the node pool sends it (before Base64).
-func renderDoc(t *testing.T, o bootstrap.Options, extra ...string) string {
+func renderDoc(t testing.TB, o bootstrap.Options, extra ...string) string {
 	t.Helper()
 	doc, err := bootstrap.Render(o)
 	if err != nil {
@@ -128,7 +128,7 @@ func instance(id, ip, ud string, gpu bool) emulator.InstanceView {
 // goodView is a network where everything works: NAT with SNAT for the vSwitch, the load
 // balancer's running TCP 6443 listener in front of the first control-plane node, one security
 // group whose members reach each other; the first control-plane node and one GPU worker.
-func goodView(t *testing.T) emulator.View {
+func goodView(t testing.TB) emulator.View {
 	ca := testCAs(t)[0]
 	return emulator.View{
 		Instances: []emulator.InstanceView{
@@ -205,9 +205,12 @@ func instanceByID(t *testing.T, v *emulator.View, id string) *emulator.InstanceV
 	return &v.Instances[i]
 }
 
-func addonsYAML(t *testing.T) map[string]string {
+// addonsYAML is the ai-training add-on set cluster-core passes the first control-plane node, with
+// the validation jobs, for a pool of nodes GPU workers of gpus GPUs each.
+func addonsYAML(t *testing.T, nodes, gpus int) map[string]string {
 	t.Helper()
-	m, err := manifests.AddonsYAML(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: 2, GPUsPerNode: 1}, manifests.AddonOptions{})
+	m, err := manifests.AddonsYAML(manifests.Options{Scenario: catalog.ScenarioAITraining, Nodes: nodes, GPUsPerNode: gpus},
+		manifests.AddonOptions{Validation: true})
 	if err != nil {
 		t.Fatal(err)
 	}

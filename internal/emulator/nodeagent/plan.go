@@ -70,7 +70,7 @@ var (
 )
 
 // PlanNode reads a node's bootstrap from its cloud-init; hostname is the instance's host name,
-// the node name kubeadm registers when nodeRegistration.name is empty. An error means the user
+// the node name kubeadm registers (lower-cased) when nodeRegistration.name is empty. An error means the user
 // data has no gpucluster bootstrap the agent can follow.
 func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	var p NodePlan

@@ -172,6 +172,19 @@ func (s *cloudScenario) startAgent(t *testing.T, kube Kube) *Agent {
 
 func registered(st NodeStatus) bool { return st.Node != "" }
 
+// smallCluster starts a first control-plane node (CA cpCA, behind the load balancer) and one GPU
+// worker pinned to workerCA, named prefix-cp-0 and prefix-gpu-0, and returns their ids.
+func (s *cloudScenario) smallCluster(t *testing.T, prefix string, cpCA, workerCA clusterCA) (cp, worker string) {
+	t.Helper()
+	cpOpts := firstControlPlane(cpCA)
+	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+	cp = s.run(t, "ecs.g7.xlarge", prefix+"-cp-0", renderDoc(t, cpOpts))
+	s.backends(t, cp)
+	wOpts := gpuWorker(workerCA)
+	wOpts.Kubernetes.APIEndpoint = s.endpoint()
+	return cp, s.run(t, "ecs.gn7i-c32g1.16xlarge", prefix+"-gpu-0", renderDoc(t, wOpts))
+}
+
 // TestThroughTheSDK: a first control-plane node and two GPU workers created through the SDK
 // path register with the labels, taints and capacity of their user data and instance type; the
 // add-ons (Flannel first) are applied once.
@@ -236,13 +249,7 @@ func TestThroughTheSDK(t *testing.T) {
 func TestThroughTheSDKWithoutEgress(t *testing.T) {
 	ca := testCAs(t)[0]
 	s := startCloud(t, false)
-	cpOpts := firstControlPlane(ca)
-	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
-	cp := s.run(t, "ecs.g7.xlarge", "cp-0", renderDoc(t, cpOpts))
-	s.backends(t, cp)
-	wOpts := gpuWorker(ca)
-	wOpts.Kubernetes.APIEndpoint = s.endpoint()
-	w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-0", renderDoc(t, wOpts))
+	cp, w := s.smallCluster(t, "noegress", ca, ca)
 	kube := newFakeKube()
 	got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool { return strings.HasPrefix(st.Reason, NoRouteReason) })
 	if len(kube.nodes) != 0 || len(kube.applied) != 0 {

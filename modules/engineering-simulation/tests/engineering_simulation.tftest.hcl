@@ -90,3 +90,37 @@ run "pinned_type" {
     error_message = "a pinned instance type must be kept"
   }
 }
+
+# A fixed pool and an autoscaling spot pool: the autoscaling pool's group is an output, the
+# Cluster Autoscaler names it, and MPI team quotas may use the GPUs it can grow to.
+run "autoscaling_spot_pool" {
+  variables {
+    name = "es-as"
+    cold_storage = {
+      bucket_name   = "es-as-cold-0001"
+      force_destroy = true
+    }
+    worker_pools = {
+      gpu = { size = 1 }
+      burst = {
+        autoscaling = { min_size = 0, max_size = 8, on_demand_base = 1 }
+        spot        = { strategy = "SpotAsPriceGo" }
+      }
+    }
+    teams         = { cfd = { gpus = 64, pool = "burst" } }
+    control_plane = { ram_role_name = "es-as-control-plane" }
+  }
+
+  assert {
+    condition     = keys(output.scaling_group_ids) == ["burst"] && startswith(output.scaling_group_ids["burst"], "asg-")
+    error_message = "expected the burst pool's scaling group: ${jsonencode(output.scaling_group_ids)}"
+  }
+  assert {
+    condition     = strcontains(output.cluster_autoscaler_yaml, "--nodes=0:8:${output.scaling_group_ids["burst"]}") && !strcontains(output.cluster_autoscaler_yaml, output.worker_pools["gpu"].id)
+    error_message = "the Cluster Autoscaler must size the burst pool, and only it: ${output.cluster_autoscaler_yaml}"
+  }
+  assert {
+    condition     = output.worker_pools["burst"].autoscaling.on_demand_base == 1 && length([for n in output.nodes : n if n.role == "gpu_worker"]) == 1
+    error_message = "the burst pool starts at min_size 0 with its on-demand base: ${jsonencode(output.worker_pools["burst"])}"
+  }
+}

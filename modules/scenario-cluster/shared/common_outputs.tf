@@ -18,8 +18,18 @@ output "control_plane" {
 }
 
 output "worker_pools" {
-  description = "Each GPU worker pool: id, instance type, GPU count, node labels and taints, price per hour."
+  description = "Each GPU worker pool: id, instance type, GPU count, node labels and taints, price per hour, and for an autoscaling pool its scaling group id and bounds."
   value       = module.scenario.cluster.worker_pools
+}
+
+output "scaling_group_ids" {
+  description = "The Auto Scaling group id of each autoscaling worker pool: the Cluster Autoscaler's node groups (--nodes=<min>:<max>:<id>)."
+  value       = module.scenario.cluster.scaling_group_ids
+}
+
+output "cluster_autoscaler_yaml" {
+  description = "The Cluster Autoscaler the first control-plane node applies for the autoscaling pools (null without any); it uses the control-plane nodes' RAM role, no AccessKey."
+  value       = module.scenario.cluster.cluster_autoscaler_yaml
 }
 
 output "instance_types" {

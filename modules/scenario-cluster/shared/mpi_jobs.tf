@@ -53,7 +53,8 @@ locals {
   # (as scenario-cluster fills them) rather than from the pools' gpu_count, which is unknown until
   # the nodes exist: so team quotas that do not fit fail the plan, before anything is created.
   mpi_pools = { for k, p in var.worker_pools : module.scenario.cluster.worker_pools[k].name => {
-    node_count    = p.size
+    # An autoscaling pool's quota may use the GPUs of every node it can grow to.
+    node_count    = try(p.size, null) != null ? p.size : p.autoscaling.max_size
     gpus_per_node = try(p.instance_type, null) != null ? local.mpi_type_gpus[p.instance_type] : coalesce(try(p.gpus_per_node, null), var.gpus_per_node)
   } }
 }

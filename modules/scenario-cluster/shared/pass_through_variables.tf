@@ -3,7 +3,7 @@
 # molecular-dynamics and engineering-simulation (see common_variables.tf).
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name, each an object of size (required), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints and tags (modules/scenario-cluster checks the types). Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
+  description = "GPU worker pools keyed by a short name, each an object of size or autoscaling (exactly one), min_size, gpu_model, gpus_per_node, instance_type, instance_type_fallback, zone_ids, image_id, system_disk, max_unavailable, auto_release_after, labels, taints, tags and spot (modules/scenario-cluster checks the types). autoscaling = { min_size, max_size, on_demand_base, on_demand_percentage, fallback_to_on_demand, max_hourly_price } makes an Auto Scaling group the module's Cluster Autoscaler sizes; spot = { strategy (SpotAsPriceGo), max_hourly_price } makes spot nodes. Unset gpu_model and gpus_per_node come from the module's; set instance_type instead to pin a type."
   type        = any
   default = {
     gpu = { size = 2 }
@@ -12,7 +12,7 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1; 1, 3 or 5), image_id, pod_subnet (10.244.0.0/16) and api_endpoint: a CPU pool running kubeadm init behind an internal load balancer whose address the workers join, or enabled = false with api_endpoint to join an existing API server."
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1; 1, 3 or 5), image_id, pod_subnet (10.244.0.0/16), api_endpoint and ram_role_name (the nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with): a CPU pool running kubeadm init behind an internal load balancer whose address the workers join, or enabled = false with api_endpoint to join an existing API server."
   type        = any
   default     = {}
   nullable    = false

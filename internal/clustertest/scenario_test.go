@@ -1,0 +1,214 @@
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+)
+
+// A scenario module with its defaults (a control plane and two GPU workers) and the validation
+// jobs on.
+func TestAccClusterScenario_aiTraining(t *testing.T) {
+	testScenario(t, "ai-training", "ait-kube", `cold_storage = {
+    bucket_name   = "ait-kube-cold-0001"
+    force_destroy = true
+  }`)
+}
+
+func TestAccClusterScenario_molecularDynamics(t *testing.T) {
+	testScenario(t, "molecular-dynamics", "md-kube", "")
+}
+
+func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
+	testScenario(t, "engineering-simulation", "es-kube", `cold_storage = {
+    bucket_name   = "es-kube-cold-0001"
+    force_destroy = true
+  }`)
+}
+
+func testScenario(t *testing.T, module, name, inputs string) {
+	s := startStack(t)
+	root := fmt.Sprintf(`
+terraform {
+  required_providers {
+    gpucluster = { source = "gpucluster/gpucluster" }
+  }
+}
+
+module "stack" {
+  source          = "%s/%s"
+  name            = %q
+  join_token_salt = "cluster-test"
+  validation_jobs = true
+  %s
+}
+
+provider "gpucluster" {}
+
+output "stack" {
+  value = jsonencode({ nodes = module.stack.nodes, worker_pools = module.stack.worker_pools })
+}
+`, acctest.ModulesDir(), module, name, inputs)
+	if err := s.checkClusterWorks(context.Background(), s.apply(t, root)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stackOutputs is the root module's "stack" output.
+type stackOutputs struct {
+	Nodes []struct {
+		Role, Pool, ID string
+	} `json:"nodes"`
+	WorkerPools map[string]struct {
+		Name       string            `json:"name"`
+		GPUCount   int               `json:"gpu_count"`
+		NodeLabels map[string]string `json:"node_labels"`
+		NodeTaints []string          `json:"node_taints"`
+	} `json:"worker_pools"`
+}
+
+func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
+	var out stackOutputs
+	if err := json.Unmarshal([]byte(stackJSON), &out); err != nil {
+		return err
+	}
+	sum, err := s.converge(ctx, len(out.Nodes))
+	if err != nil {
+		return err
+	}
+	client := s.cluster.Client()
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	byInstance := map[string]*corev1.Node{}
+	for i := range nodes.Items {
+		byInstance[nodes.Items[i].Annotations[nodeagent.InstanceAnnotation]] = &nodes.Items[i]
+	}
+
+	// Every GPU node is a Ready Node with its pool's labels, taints and GPUs per node.
+	gpuNodes := 0
+	for _, pool := range out.WorkerPools {
+		var ids []string
+		for _, n := range out.Nodes {
+			if n.Role == bootstrap.RoleGPUWorker && n.Pool == pool.Name {
+				ids = append(ids, n.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("pool %s has no GPU worker in the nodes output", pool.Name)
+		}
+		perNode := int64(pool.GPUCount / len(ids))
+		for _, id := range ids {
+			gpuNodes++
+			n := byInstance[id]
+			if n == nil {
+				return fmt.Errorf("instance %s of pool %s is no Node", id, pool.Name)
+			}
+			if !clusterreport.Ready(n) {
+				return fmt.Errorf("node %s (%s) is not Ready", n.Name, id)
+			}
+			for k, v := range pool.NodeLabels {
+				if n.Labels[k] != v {
+					return fmt.Errorf("node %s: label %s=%q, the pool reports %q (node labels %v)", n.Name, k, n.Labels[k], v, n.Labels)
+				}
+			}
+			var taints []string
+			for _, tn := range n.Spec.Taints {
+				taints = append(taints, bootstrap.Taint{Key: tn.Key, Value: tn.Value, Effect: string(tn.Effect)}.String())
+			}
+			if !slices.Equal(taints, pool.NodeTaints) {
+				return fmt.Errorf("node %s: taints %v, the pool reports %v", n.Name, taints, pool.NodeTaints)
+			}
+			if got := n.Status.Capacity[clusterreport.GPUResource]; got.Value() != perNode || perNode == 0 {
+				return fmt.Errorf("node %s: nvidia.com/gpu capacity %s, want %d", n.Name, got.String(), perNode)
+			}
+		}
+	}
+	if len(sum.GPUNodes) != gpuNodes {
+		return fmt.Errorf("%d nodes advertise GPUs, the module has %d GPU workers", len(sum.GPUNodes), gpuNodes)
+	}
+
+	// The cross-node all-reduce: one pod per GPU node, each on a different one.
+	pods, err := client.CoreV1().Pods(manifests.DefaultWorkloadNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=" + manifests.PoolAllReduceName})
+	if err != nil {
+		return err
+	}
+	onNode := map[string]string{}
+	for _, p := range pods.Items {
+		if other, taken := onNode[p.Spec.NodeName]; taken {
+			return fmt.Errorf("all-reduce pods %s and %s share node %s", other, p.Name, p.Spec.NodeName)
+		}
+		if sum.GPUNodes[p.Spec.NodeName] == nil {
+			return fmt.Errorf("all-reduce pod %s is on %q, not a GPU node", p.Name, p.Spec.NodeName)
+		}
+		onNode[p.Spec.NodeName] = p.Name
+	}
+	if len(onNode) != gpuNodes {
+		return fmt.Errorf("the all-reduce runs on %d nodes (%v), want every GPU node (%d)", len(onNode), slices.Sorted(maps.Keys(onNode)), gpuNodes)
+	}
+
+	// The idle reaper is scheduled.
+	cronJobs, err := client.BatchV1().CronJobs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(cronJobs.Items, func(c batchv1.CronJob) bool { return c.Name == manifests.ReaperName }) {
+		return fmt.Errorf("no %s CronJob in the cluster", manifests.ReaperName)
+	}
+	return s.checkUntoleratedPodStaysOffGPUs(ctx, sum)
+}
+
+// checkUntoleratedPodStaysOffGPUs creates a pod without the GPU toleration and fails if the
+// scheduler puts it on a GPU node. It waits for the scheduler's verdict: bound, or unschedulable.
+func (s *stack) checkUntoleratedPodStaysOffGPUs(ctx context.Context, sum clusterreport.Summary) error {
+	pods := s.cluster.Client().CoreV1().Pods(metav1.NamespaceDefault)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-gpu-toleration"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating a pod without the GPU toleration: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Spec.NodeName != "" {
+			if sum.GPUNodes[got.Spec.NodeName] != nil {
+				return fmt.Errorf("a pod without the GPU toleration was scheduled on GPU node %s", got.Spec.NodeName)
+			}
+			return nil
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				if !strings.Contains(c.Message, "untolerated taint") {
+					return fmt.Errorf("the pod is unschedulable, but not for the taints: %s", c.Message)
+				}
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the scheduler gave no verdict on a pod without the GPU toleration in a minute")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}

@@ -1,0 +1,79 @@
+package clustertest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+)
+
+// stack is one test's emulator, Kubernetes control plane and the node agent between them.
+type stack struct {
+	emu     *acctest.Emulator
+	cluster *testcluster.Cluster
+	agent   *nodeagent.Agent
+}
+
+// startStack starts the control plane, then the emulator with its node agent; the test's
+// cleanup stops them in the other order.
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	acctest.PreCheck(t)
+	cluster := testcluster.StartT(t, testcluster.Options{})
+	emu := acctest.StartEmulator(t)
+	kube, err := nodeagent.NewKube(cluster.RESTConfig())
+	if err != nil {
+		t.Fatalf("node agent: %v", err)
+	}
+	agent := nodeagent.New(emu.View, kube, t.Logf)
+	emu.HandleAdmin(emulator.NodesPath, agent)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &stack{emu: emu, cluster: cluster, agent: agent}
+}
+
+// instances are the agent's verdicts on the Running instances, for clusterreport.
+func (s *stack) instances() []clusterreport.Instance {
+	var out []clusterreport.Instance
+	for _, st := range s.agent.Statuses() {
+		out = append(out, clusterreport.Instance{ID: st.InstanceID, Node: st.Node, Reason: st.Reason})
+	}
+	return out
+}
+
+// apply applies root (a configuration that calls a module of modules/ and has a "stack" output)
+// with the real CLI and returns that output. The test's cleanup destroys the stack and fails if
+// the emulator still holds anything. The testing framework's steps are not used: they cannot
+// read back a state with modules.
+func (s *stack) apply(t *testing.T, root string) string {
+	t.Helper()
+	run := acctest.NewCLIRun(t)
+	run.UseEmulator(s.emu.URL)
+	run.Write(root)
+	// get, not init: with dev_overrides init would ask the registry for the provider.
+	run.MustRun("get", "-no-color")
+	t.Cleanup(func() {
+		run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+		if left := s.emu.Resources().Counts(); len(left) != 0 {
+			t.Errorf("resources left behind after destroy: %v", left)
+		}
+	})
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
+}
+
+// converge waits up to 3 minutes until want instances are Ready nodes and every validation pod
+// has run on a GPU node.
+func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	return clusterreport.Wait(ctx, s.cluster.Client(), func() ([]clusterreport.Instance, error) { return s.instances(), nil }, want)
+}
