@@ -33,6 +33,9 @@ func (s *Server) vendorInstance(in *instance, now time.Time) *ecs7.DescribeInsta
 		PublicIpAddress: &ecs7.DescribeInstancesResponseBodyInstancesInstancePublicIpAddress{IpAddress: []*string{}},
 		Tags:            &ecs7.DescribeInstancesResponseBodyInstancesInstanceTags{Tag: make([]*ecs7.DescribeInstancesResponseBodyInstancesInstanceTagsTag, 0, len(in.Tags))},
 	}
+	if in.PublicIP != "" {
+		out.PublicIpAddress.IpAddress = []*string{ptr(in.PublicIP)}
+	}
 	if img := findImage(in.Image); img != nil {
 		out.OSName, out.OSNameEn = &img.OSName, &img.Platform
 	}

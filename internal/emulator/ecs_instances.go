@@ -439,6 +439,7 @@ func runInstances(c *call) (any, *apiError) {
 		ds.Zone = vsw.Zone
 	}
 
+	publicBandwidth, _ := strconv.Atoi(p["InternetMaxBandwidthOut"]) // range-checked (ranges.go)
 	// UniqueSuffix: "whether to automatically append incremental suffixes to the hostname specified
 	// by HostName and to the instance name specified by InstanceName when you batch create
 	// instances. The incremental suffixes can range from 001 to 999" (RunInstances,
@@ -478,6 +479,11 @@ func runInstances(c *call) (any, *apiError) {
 			in.HostName = "iZ" + in.ID[2:] + "Z"
 		}
 		in.IP = allocIP(vsw)
+		if publicBandwidth > 0 {
+			// "If InternetMaxBandwidthOut is greater than 0, a public IP address is assigned to the
+			// instance" (RunInstances).
+			in.PublicIP = eipAddress(in.Seq)
+		}
 		// The primary interface always exists; NetworkInterface.N adds to it
 		// (an entry with card 0 and no explicit vSwitch describes the primary).
 		if len(nics) > 0 {

@@ -57,6 +57,7 @@ type instance struct {
 	VSwitchID   string   `json:"vsw"`
 	VpcID       string   `json:"vpc"`
 	IP          string   `json:"ip"`
+	PublicIP    string   `json:"public_ip,omitempty"` // with InternetMaxBandwidthOut > 0
 	SGs         []string `json:"sgs"`
 	Tags        []tag    `json:"tags,omitempty"`
 	Spot        string   `json:"spot,omitempty"`

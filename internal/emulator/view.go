@@ -24,6 +24,7 @@ type InstanceView struct {
 	HostName               string
 	VpcID, VSwitchID       string
 	PrivateIP              string
+	PublicIP               string // assigned at launch (InternetMaxBandwidthOut > 0); EIPs are in View.EIPs
 	SecurityGroupIDs       []string
 	// VCPUs, MemoryGiB and GPUs are the instance type's, from the emulator's catalog.
 	VCPUs     int
@@ -100,7 +101,7 @@ func (s *Server) View() View {
 			continue
 		}
 		iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: s.instanceStatus(in, now), HostName: in.HostName,
-			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, SecurityGroupIDs: append([]string(nil), in.SGs...),
+			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
 			UserData: in.UserData}
 		if it := instanceTypes[in.Type]; it != nil {
 			iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs

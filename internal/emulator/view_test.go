@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
@@ -50,6 +51,33 @@ func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
 	}
 	if sw := v.VSwitches[f.vswID]; sw.CIDR != "10.0.1.0/24" || sw.VpcID != f.vpcID {
 		t.Errorf("View vSwitch = %+v", sw)
+	}
+}
+
+// TestPublicIPWithInternetBandwidth: an instance launched with InternetMaxBandwidthOut > 0 gets a
+// public address (DescribeInstances' PublicIpAddress, the View's PublicIP); one without, none.
+func TestPublicIPWithInternetBandwidth(t *testing.T) {
+	e := newEnv(t, Config{})
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	addrs := map[string]string{}
+	for _, bw := range []int{10, 0} {
+		r := e.runReq(f, "ecs.g7.xlarge", 1)
+		r.InternetMaxBandwidthOut = requests.NewInteger(bw)
+		resp, err := e.ecs.RunInstances(r)
+		must(t, err)
+		id := resp.InstanceIdSets.InstanceIdSet[0]
+		got := e.describe([]string{id})[0].PublicIpAddress.IpAddress
+		if (bw > 0) != (len(got) == 1) {
+			t.Errorf("InternetMaxBandwidthOut %d: PublicIpAddress %v", bw, got)
+		}
+		if len(got) == 1 {
+			addrs[id] = got[0]
+		}
+	}
+	for _, in := range e.s.View().Instances {
+		if in.PublicIP != addrs[in.ID] {
+			t.Errorf("View %s PublicIP %q, want %q", in.ID, in.PublicIP, addrs[in.ID])
+		}
 	}
 }
 

@@ -34,6 +34,14 @@ func TestStaticChecks(t *testing.T) {
 			v.EIPs = []emulator.EIPView{{ID: "eip-1", IP: "47.96.0.2", InstanceID: "i-cp", InstanceType: "EcsInstance"},
 				{ID: "eip-2", IP: "47.96.0.3", InstanceID: "i-gpu1", InstanceType: "EcsInstance"}}
 		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"public IPs instead of NAT", func(t *testing.T, v *emulator.View) {
+			v.NatGateways = nil
+			instanceByID(t, v, "i-cp").PublicIP, instanceByID(t, v, "i-gpu1").PublicIP = "47.96.1.1", "47.96.1.2"
+		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"EIP bound to a NAT gateway, not to the instance", func(_ *testing.T, v *emulator.View) {
+			v.NatGateways = nil
+			v.EIPs = []emulator.EIPView{{ID: "eip-1", IP: "47.96.0.2", InstanceID: "ngw-1", InstanceType: "Nat"}}
+		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
 		{"in-VPC mirror does not replace NVIDIA's downloads", func(t *testing.T, v *emulator.View) {
 			v.NatGateways = nil
 			o := gpuWorker(good)

@@ -35,10 +35,13 @@ func newNetwork(v emulator.View) *network {
 	return n
 }
 
-// internetRoute names the instance's way out: an SNAT entry of an Available NAT gateway in its
-// VPC whose source is its vSwitch or a block holding its address, or an EIP bound to it. ""
-// when it has none.
+// internetRoute names the instance's way out: its public IP, an EIP bound to it, or an SNAT entry
+// of an Available NAT gateway in its VPC whose source is its vSwitch or a block holding its
+// address. "" when it has none.
 func (n *network) internetRoute(in *emulator.InstanceView) string {
+	if in.PublicIP != "" {
+		return "public IP " + in.PublicIP
+	}
 	for _, e := range n.view.EIPs {
 		if e.InstanceID == in.ID && e.InstanceType == "EcsInstance" {
 			return "EIP " + e.IP
@@ -87,7 +90,7 @@ func (n *network) checkDownloads(in *emulator.InstanceView, downloads []Download
 	if len(internet) == 0 || n.internetRoute(in) != "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: vSwitch %s of VPC %s has no SNAT entry of an Available NAT gateway and the instance has no EIP, "+
+	return fmt.Sprintf("%s: vSwitch %s of VPC %s has no SNAT entry of an Available NAT gateway and the instance has no EIP or public IP, "+
 		"but its bootstrap downloads from %s", NoRouteReason, in.VSwitchID, in.VpcID, strings.Join(internet, ", "))
 }
 
