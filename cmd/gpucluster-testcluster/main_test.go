@@ -1,11 +1,13 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,14 +20,37 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
+// The program, built once for all the tests of the package (a build is seconds of the 2 cores).
+var (
+	programDir   string
+	programOnce  sync.Once
+	program      string
+	programError error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if programDir != "" {
+		_ = os.RemoveAll(programDir)
+	}
+	os.Exit(code)
+}
+
 func buildProgram(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gpucluster-testcluster")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building gpucluster-testcluster: %v\n%s", err, out)
+	programOnce.Do(func() {
+		if programDir, programError = os.MkdirTemp("", "gpucluster-testcluster-"); programError != nil {
+			return
+		}
+		program = filepath.Join(programDir, "gpucluster-testcluster")
+		if out, err := exec.Command("go", "build", "-o", program, ".").CombinedOutput(); err != nil {
+			programError = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if programError != nil {
+		t.Fatalf("building gpucluster-testcluster: %v", programError)
 	}
-	return bin
+	return program
 }
 
 // TestProgramRunsTheClusterUntilTerminated runs the program as a script does: the one ready line,
@@ -38,9 +63,8 @@ func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
 	if err := testcluster.CheckBinaries(kubeBin); err != nil {
 		t.Fatal(err)
 	}
-	program := buildProgram(t)
 	workDir := t.TempDir()
-	cmd := exec.Command(program, "-bin", kubeBin, "-work-dir", workDir)
+	cmd := exec.Command(buildProgram(t), "-bin", kubeBin, "-work-dir", workDir)
 	running, line := testtools.StartProgram(t, cmd, testcluster.DefaultStartTimeout+10*time.Second)
 	m := regexp.MustCompile(`^kubeconfig (/.+)$`).FindStringSubmatch(line)
 	if m == nil {
@@ -68,8 +92,7 @@ func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
 }
 
 func TestProgramNamesMissingBinaries(t *testing.T) {
-	program := buildProgram(t)
-	out, err := exec.Command(program, "-bin", t.TempDir()).CombinedOutput()
+	out, err := exec.Command(buildProgram(t), "-bin", t.TempDir()).CombinedOutput()
 	if err == nil {
 		t.Fatalf("exit 0 without binaries; output:\n%s", out)
 	}

@@ -39,7 +39,7 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 	if l.certs, err = newPKI(filepath.Join(workDir, "pki"), caCertPEM, caKeyPEM); err != nil {
 		return nil, fmt.Errorf("testcluster: certificates: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := pickPorts(3)
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: free loopback ports: %w", err)
 	}
@@ -151,6 +151,9 @@ func (l *layout) kwokArgs() []string {
 func (l *layout) kwokEnv() []string {
 	return []string{"HOME=" + filepath.Join(l.workDir, "kwok-home")}
 }
+
+// pickPorts is freePorts; a test replaces it to hand out a port that is taken.
+var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {

@@ -109,19 +109,36 @@ func tail(path string, n int) string {
 	return b.String()
 }
 
-// waitFor polls ready every interval until it returns true, the process exits, or ctx ends.
-// lastErr is the most recent reason ready gave for not being ready, quoted on timeout.
+// waitFor polls ready every interval until it returns true, the process exits, or ctx ends. The
+// exit is noticed at once, even during a check: a check can hang on something that accepts the
+// connection and never answers, such as another program on a port the component could not bind.
+// On timeout the error quotes the reason the last check gave.
 func waitFor(ctx context.Context, p *process, interval time.Duration, ready func(context.Context) (bool, error)) error {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
+	type result struct {
+		ok  bool
+		err error
+	}
 	var lastErr error
 	for {
-		ok, err := ready(ctx)
-		if ok {
+		checkCtx, cancel := context.WithCancel(ctx)
+		results := make(chan result, 1)
+		go func() {
+			ok, err := ready(checkCtx)
+			results <- result{ok, err}
+		}()
+		var r result
+		select {
+		case r = <-results:
+			cancel()
+		case <-p.exited:
+			cancel()
+			return p.failure(errExited)
+		}
+		if r.ok {
 			return nil
 		}
-		if err != nil {
-			lastErr = err
+		if r.err != nil {
+			lastErr = r.err
 		}
 		select {
 		case <-p.exited:
@@ -132,7 +149,7 @@ func waitFor(ctx context.Context, p *process, interval time.Duration, ready func
 				why = fmt.Errorf("%w; last check: %v", why, lastErr)
 			}
 			return p.failure(fmt.Errorf("not ready: %w", why))
-		case <-ticker.C:
+		case <-time.After(interval):
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,11 +104,37 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		c.workDir, c.removeWorkDir = dir, true
 	}
-	if err := c.start(ctx, binDir, opts); err != nil {
-		c.Stop()
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		err := c.start(ctx, binDir, opts)
+		if err == nil {
+			return c, nil
+		}
+		if attempt == portAttempts || !strings.Contains(err.Error(), "address already in use") {
+			c.Stop()
+			return nil, err
+		}
+		kept := c.stopForRetry(attempt)
+		c.logf("testcluster: a port was taken; starting again on others (the logs of attempt %d: %s)", attempt, kept)
 	}
-	return c, nil
+}
+
+// portAttempts is how many times Start picks ports: they are free when picked, but another
+// process may bind one before the component that was given it does.
+const portAttempts = 3
+
+// stopForRetry ends the components of a failed attempt and moves its logs to logs-attempt-N (the
+// next attempt's errors quote only its own logs) and its etcd data away (etcd would keep the old
+// peer URL). It returns where the logs went.
+func (c *Cluster) stopForRetry(attempt int) string {
+	c.mu.Lock()
+	processes := c.processes
+	c.processes = nil
+	c.mu.Unlock()
+	stopAll(processes)
+	kept := filepath.Join(c.workDir, fmt.Sprintf("logs-attempt-%d", attempt))
+	_ = os.Rename(filepath.Join(c.workDir, "logs"), kept)
+	_ = os.RemoveAll(filepath.Join(c.workDir, "etcd"))
+	return kept
 }
 
 func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error {
@@ -226,11 +253,16 @@ func (c *Cluster) Stop() {
 	c.stopped = true
 	processes := c.processes
 	c.mu.Unlock()
-	for i := len(processes) - 1; i >= 0; i-- {
-		processes[i].stop(stopGrace)
-	}
+	stopAll(processes)
 	if c.removeWorkDir {
 		_ = os.RemoveAll(c.workDir)
+	}
+}
+
+// stopAll stops processes, the last started first.
+func stopAll(processes []*process) {
+	for i := len(processes) - 1; i >= 0; i-- {
+		processes[i].stop(stopGrace)
 	}
 }
 

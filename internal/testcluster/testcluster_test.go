@@ -10,6 +10,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,9 +42,30 @@ const (
 // and checks what later tests build on.
 func TestCluster(t *testing.T) {
 	caCert, caKey := rsaCA(t)
+	// The first ports handed out include one another process has bound meanwhile, for the API
+	// server: Start must try again on other ports.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	pickPorts = func(n int) ([]int, error) {
+		pickPorts = freePorts
+		ports, err := freePorts(n)
+		if err == nil {
+			ports[n-1] = taken.Addr().(*net.TCPAddr).Port
+		}
+		return ports, err
+	}
+	defer func() { pickPorts = freePorts }()
+
 	c := StartT(t, Options{CACertPEM: caCert, CAKeyPEM: caKey})
 	if !bytes.Equal(c.CACertPEM(), caCert) {
 		t.Fatalf("CACertPEM() is not the CA handed in")
+	}
+	firstLog, err := os.ReadFile(filepath.Join(c.WorkDir(), "logs-attempt-1", "kube-apiserver.log"))
+	if err != nil || !strings.Contains(string(firstLog), "address already in use") {
+		t.Errorf("no first attempt whose API server found its port taken (%v):\n%s", err, firstLog)
 	}
 	// The clients trust only that CA (RESTConfig's CAData), so every call below also checks that
 	// the API server serves a certificate it signed.
