@@ -18,9 +18,10 @@ kube_version="$(sed -n 's/^[[:space:]]*k8s.io\/kubernetes v\([0-9.]*\).*/v\1/p' 
 kwok_version="${KWOK_VERSION:-v0.8.0}"
 [[ -n "$kube_version" ]] || { echo "build-kube: no k8s.io/kubernetes version in tools/testkube/go.mod" >&2; exit 1; }
 
-# The stamp names what the binaries in ./bin were built from; a change to the tool module rebuilds.
+# The stamp names what the binaries in ./bin were built from; a change to the tool module or to
+# this script (its flags) rebuilds.
 stamp_file="${bin}/.testkube-stamp"
-stamp="kube=${kube_version} kwok=${kwok_version} src=$(cat "${root}"/tools/testkube/go.mod "${root}"/tools/testkube/go.sum "${root}"/tools/testkube/cmd/etcd/*.go | sha256sum | cut -c1-16)"
+stamp="kube=${kube_version} kwok=${kwok_version} src=$(cat "$0" "${root}"/tools/testkube/go.mod "${root}"/tools/testkube/go.sum "${root}"/tools/testkube/cmd/etcd/*.go | sha256sum | cut -c1-16)"
 all_present=true
 for b in kube-apiserver kube-controller-manager kube-scheduler etcd kwok; do
   [[ -x "${bin}/${b}" ]] || all_present=false
