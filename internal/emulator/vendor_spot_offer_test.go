@@ -19,22 +19,8 @@ func TestNoSpotTypes(t *testing.T) {
 		return e.ecsCall("RunInstances", p)
 	}
 	spotOffered := func() (listed bool) {
-		var av struct {
-			AvailableZones struct {
-				AvailableZone []struct {
-					AvailableResources struct {
-						AvailableResource []struct {
-							SupportedResources struct {
-								SupportedResource []struct{ Value, Status string }
-							}
-						}
-					}
-				}
-			}
-		}
-		decodeInto(t, e.ecsCall("DescribeAvailableResource", params{"DestinationResource": "InstanceType",
-			"ZoneId": f.zone, "InstanceChargeType": "PostPaid", "SpotStrategy": "SpotAsPriceGo"}), &av)
-		for _, r := range av.AvailableZones.AvailableZone[0].AvailableResources.AvailableResource[0].SupportedResources.SupportedResource {
+		for _, r := range supportedInstanceTypes(t, e.ecsCall("DescribeAvailableResource", params{"DestinationResource": "InstanceType",
+			"ZoneId": f.zone, "InstanceChargeType": "PostPaid", "SpotStrategy": "SpotAsPriceGo"})) {
 			if r.Value == typ && r.Status == "Available" {
 				listed = true
 			}
@@ -67,4 +53,25 @@ func TestNoSpotTypes(t *testing.T) {
 	if !spotOffered() {
 		t.Fatal("SetNoSpot(nil) did not sell spot again")
 	}
+}
+
+// supportedInstanceTypes decodes a DescribeAvailableResource answer for one zone and
+// DestinationResource InstanceType: its supported resources.
+func supportedInstanceTypes(t *testing.T, a rpcAnswer) []struct{ Value, Status string } {
+	t.Helper()
+	var av struct {
+		AvailableZones struct {
+			AvailableZone []struct {
+				AvailableResources struct {
+					AvailableResource []struct {
+						SupportedResources struct {
+							SupportedResource []struct{ Value, Status string }
+						}
+					}
+				}
+			}
+		}
+	}
+	decodeInto(t, a, &av)
+	return av.AvailableZones.AvailableZone[0].AvailableResources.AvailableResource[0].SupportedResources.SupportedResource
 }
