@@ -134,6 +134,39 @@ func (c *Client) InstanceTypeStocks(ctx context.Context) ([]InstanceTypeStock, e
 	return out, nil
 }
 
+// SpotOffers asks DescribeAvailableResource once for the region which instance types are sold as
+// spot (SpotStrategy SpotAsPriceGo, pay-as-you-go) and answers instance type -> the zones that
+// offer it as spot. Types the vendor sells pay-as-you-go only are absent from that answer
+// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource);
+// a zone whose entry is ClosedWithoutStock no longer sells it. An entry SoldOut WithoutStock is
+// spot sold out for now, still offered: stock comes and goes, and the group's
+// fallback_to_on_demand covers it. Type ids are as the API spells them.
+func (c *Client) SpotOffers(ctx context.Context) (map[string][]string, error) {
+	req := ecs.CreateDescribeAvailableResourceRequest()
+	req.RegionId = c.region
+	req.DestinationResource = "InstanceType"
+	req.InstanceChargeType = "PostPaid"
+	req.SpotStrategy = "SpotAsPriceGo"
+	resp := ecs.CreateDescribeAvailableResourceResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, z := range resp.AvailableZones.AvailableZone {
+		for _, r := range z.AvailableResources.AvailableResource {
+			if r.Type != "InstanceType" {
+				continue
+			}
+			for _, s := range r.SupportedResources.SupportedResource {
+				if s.StatusCategory != "ClosedWithoutStock" {
+					out[s.Value] = append(out[s.Value], z.ZoneId)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // HourlyPrice asks DescribePrice what amount instances of a type cost per hour.
 func (c *Client) HourlyPrice(ctx context.Context, instanceType, zoneID, spotStrategy string, amount int) (float64, string, error) {
 	req := ecs.CreateDescribePriceRequest()

@@ -222,6 +222,35 @@ func (d *db) unavailable(zone, typ string) string {
 	return z["*"]
 }
 
+// noSpotCode is what RunInstances (and so an ESS launch) answers for spot of a type the vendor
+// sells pay-as-you-go only: the type is not sold that way in the zone. The vendor documents no
+// code of its own for this case; the emulator's choice is the stock-out code that says "this
+// resource is not sold here" rather than "sold out for now", so a retry does not help.
+const noSpotCode = "InvalidResourceType.NotSupported"
+
+// SetNoSpot replaces the list of instance types with no spot offer in any zone: spot launches of
+// them fail with noSpotCode and DescribeAvailableResource asked with a SpotStrategy leaves them
+// out. An empty list (the default) sells spot of every type.
+func (s *Server) SetNoSpot(typesList []string) error {
+	cp := make([]string, 0, len(typesList))
+	for _, t := range typesList {
+		n := normalizeType(t)
+		if instanceTypes[n] == nil {
+			return fmt.Errorf("instance type %q is not in the emulator's catalog", t)
+		}
+		cp = append(cp, n)
+	}
+	sort.Strings(cp)
+	s.mu.Lock()
+	s.db.NoSpot = cp
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// spotless says whether a type has no spot offer (SetNoSpot).
+func (d *db) spotless(typ string) bool { return contains(d.NoSpot, typ) }
+
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	writeJSON := func(v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -286,6 +315,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
+	case "/_emulator/no_spot":
+		serveTable(s, w, r, func() any { return s.db.NoSpot }, s.SetNoSpot)
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:

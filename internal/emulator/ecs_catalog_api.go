@@ -88,6 +88,9 @@ func describeAvailableResource(c *call) (any, *apiError) {
 	if onlyType != "" && instanceTypes[onlyType] == nil {
 		return nil, errf(400, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q is not offered.", onlyType)
 	}
+	// Asked with a SpotStrategy, the vendor lists the types it sells as spot; a type sold
+	// pay-as-you-go only is absent (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource).
+	spotAsked := isSpot(c.p["SpotStrategy"])
 	resp := &ecs.DescribeAvailableResourceResponse{RequestId: c.reqID}
 	resp.AvailableZones.AvailableZone = []ecs.AvailableZone{}
 	for _, zone := range c.s.regions[c.region].Zones {
@@ -97,7 +100,7 @@ func describeAvailableResource(c *call) (any, *apiError) {
 		var sup []ecs.SupportedResource
 		anyStock := false
 		for _, name := range instanceTypeOrder {
-			if onlyType != "" && name != onlyType {
+			if (onlyType != "" && name != onlyType) || (spotAsked && c.s.db.spotless(name)) {
 				continue
 			}
 			n, limited := c.s.db.stock(zone, name)

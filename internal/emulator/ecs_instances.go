@@ -392,6 +392,9 @@ func runInstances(c *call) (any, *apiError) {
 	if code := d.unavailable(vsw.Zone, it.Name); code != "" {
 		return nil, errStockOut(code, vsw.Zone, it.Name)
 	}
+	if isSpot(spot) && d.spotless(it.Name) {
+		return nil, errStockOut(noSpotCode, vsw.Zone, it.Name)
+	}
 	// Stock and quota decide how many start (MinAmount allows a partial success).
 	n := amount
 	stockLimited := false

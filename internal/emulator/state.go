@@ -210,11 +210,13 @@ type db struct {
 	Templates map[string]*launchTemplate `json:"launch_templates,omitempty"`
 	// Unavailable marks instance types a zone does not sell: zone -> type ("*" for every
 	// type) -> the stock-out code RunInstances answers (see SetUnavailable).
-	Unavailable map[string]map[string]string  `json:"unavailable,omitempty"`
-	order       []*instance                   // live instances ordered by Seq
-	byTag       map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
-	byVSwitch   map[string]map[*instance]bool
-	refs        map[string]int // instances referencing a security group / deployment set / hpc cluster
+	Unavailable map[string]map[string]string `json:"unavailable,omitempty"`
+	// NoSpot lists the instance types sold pay-as-you-go only (see SetNoSpot).
+	NoSpot    []string                      `json:"no_spot,omitempty"`
+	order     []*instance                   // live instances ordered by Seq
+	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
+	byVSwitch map[string]map[*instance]bool
+	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
 
 	// Network products (net_state.go).
 	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`

@@ -68,22 +68,9 @@ func TestStockOutCodes(t *testing.T) {
 		t.Fatalf("admin PUT: %d", resp.StatusCode)
 	}
 	wantAnswer(t, run(), 403, "Zone.NotOnSale")
-	var av struct {
-		AvailableZones struct {
-			AvailableZone []struct {
-				AvailableResources struct {
-					AvailableResource []struct {
-						SupportedResources struct {
-							SupportedResource []struct{ Value, Status string }
-						}
-					}
-				}
-			}
-		}
-	}
-	decodeInto(t, e.ecsCall("DescribeAvailableResource", params{"DestinationResource": "InstanceType",
-		"ZoneId": f.zone, "InstanceType": "ecs.gn6i-c4g1.xlarge"}), &av)
-	if s := av.AvailableZones.AvailableZone[0].AvailableResources.AvailableResource[0].SupportedResources.SupportedResource[0]; s.Status != "SoldOut" {
+	res := supportedInstanceTypes(t, e.ecsCall("DescribeAvailableResource", params{"DestinationResource": "InstanceType",
+		"ZoneId": f.zone, "InstanceType": "ecs.gn6i-c4g1.xlarge"}))
+	if s := res[0]; s.Status != "SoldOut" {
 		t.Fatalf("unavailable type shown as %+v", s)
 	}
 }

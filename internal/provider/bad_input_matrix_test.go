@@ -24,6 +24,9 @@ type badInput struct {
 	// setup is applied in a first step, for checks that need something to exist already (a
 	// network whose placement a pool's plan checks). The snapshot is taken after it.
 	setup string
+	// emulator, when set, prepares the emulator's catalog after its reset (a type sold without
+	// spot).
+	emulator func(*acctest.Emulator)
 	// config is the wrong configuration (with setup in front of it when there is one).
 	config string
 	// provider replaces the emulator's provider block (wrong credentials, dead endpoint).
@@ -338,6 +341,19 @@ func badInputs(deadEndpoint string) []badInput {
   gpu_model = "A100"
   autoscaling = { min_size = 0, max_size = 3, on_demand_percentage = 50 }`),
 			attr: `autoscaling\.on_demand_percentage`, fix: `Add spot = \{ strategy = "SpotAsPriceGo" \}`},
+		{name: "pool/autoscaling spot on a type sold without spot", setup: matrixPlainNet,
+			emulator: func(emu *acctest.Emulator) {
+				if err := emu.SetNoSpot([]string{"ecs.gn7i-c8g1.2xlarge"}); err != nil {
+					panic(err)
+				}
+			},
+			config: badNodePool("gpucluster_rdma_network.plain.id", `name = "bad"
+  scenario = "molecular_dynamics"
+  instance_type = "ecs.gn7i-c8g1.2xlarge"
+  spot = { strategy = "SpotAsPriceGo" }
+  autoscaling = { min_size = 0, max_size = 3 }`),
+			attr: `spot = \{ strategy = "SpotAsPriceGo" \}`,
+			fix:  `sells ecs\.gn7i-c8g1\.2xlarge pay-as-you-go only in zone\(s\) cn-wulanchabu-a.*Pin another instance_type .*remove spot, or set autoscaling\.on_demand_percentage = 100`},
 		{name: "pool/autoscaling over budget at max_size", setup: matrixLowLatNet,
 			config: badNodePool("gpucluster_rdma_network.lowlat.id", `name = "bad"
   scenario = "ai_training"
@@ -727,6 +743,9 @@ func TestAccBadInputMatrix(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			emu.Reset()
+			if row.emulator != nil {
+				row.emulator(emu)
+			}
 			if row.module {
 				// Modules ask for gpucluster/gpucluster; serve the in-process provider under that name.
 				t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "gpucluster")

@@ -73,6 +73,44 @@ func (r *nodePoolResource) checkBudget(ctx context.Context, spec poolSpec, diags
 	}
 }
 
+// checkSpotOffered refuses a plan that asks for spot nodes of instance types the region sells
+// pay-as-you-go only in the pool's zones: every spot launch would fail. One DescribeAvailableResource
+// call answers for the region. It needs the zones and the type; while they are unknown the
+// apply's launches say it.
+func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec poolSpec, diags *diag.Diagnostics) {
+	asksSpot := spec.Spot != "" && spec.Spot != "NoSpot" && (spec.Autoscale == nil || launchesSpot(&spec))
+	if !asksSpot || r.client == nil || len(spec.Zones) == 0 || len(spec.Types) == 0 {
+		return
+	}
+	offers, err := r.client.SpotOffers(ctx)
+	if err != nil {
+		diags.AddAttributeWarning(path.Root("spot"), "Spot offer not checked", "Asking which instance types are sold as spot: "+err.Error())
+		return
+	}
+	offered := map[string]bool{} // "type\x00zone", the type without its "ecs." prefix
+	for typ, zones := range offers {
+		for _, z := range zones {
+			offered[strings.TrimPrefix(typ, "ecs.")+"\x00"+z] = true
+		}
+	}
+	types := launchTypes(spec)
+	for _, typ := range types {
+		for _, z := range spec.Zones {
+			if offered[strings.TrimPrefix(typ, "ecs.")+"\x00"+z] {
+				return
+			}
+		}
+	}
+	fix := "Pin another instance_type (or gpu_model) whose spot is sold there, or remove spot"
+	if spec.Autoscale != nil {
+		fix += ", or set autoscaling.on_demand_percentage = 100 (every node above on_demand_base pay-as-you-go)"
+	}
+	diags.AddAttributeError(path.Root("spot"), fmt.Sprintf("No spot of %s in %s", strings.Join(types, ", "), strings.Join(spec.Zones, ", ")),
+		fmt.Sprintf("spot = { strategy = %q } asks for spot nodes, and the region sells %s pay-as-you-go only in zone(s) %s "+
+			"(DescribeAvailableResource with SpotStrategy lists no spot offer there): every spot launch would fail. %s.",
+			spec.Spot, strings.Join(types, ", "), strings.Join(spec.Zones, ", "), fix))
+}
+
 // groupTags are the scaling group's tags: the pool's name and network find a group an
 // interrupted create left behind.
 func groupTags(spec poolSpec) map[string]string {

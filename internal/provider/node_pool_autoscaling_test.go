@@ -284,6 +284,43 @@ func TestAccNodePoolAutoscaling_spotFallsBackToOnDemand(t *testing.T) {
 	})
 }
 
+// The check that refuses spot of a type sold without spot (the bad-input matrix's row) lets the
+// same pool plan when its type has spot: here another type is the spot-less one.
+func TestAccNodePoolAutoscaling_spotOfferedPlans(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetNoSpot([]string{"ecs.gn7i-c16g1.4xlarge"}); err != nil {
+		t.Fatal(err)
+	}
+	network := emu.Config() + poolNetworkConfig("")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: network},
+			{
+				Config: network + `
+resource "gpucluster_node_pool" "train" {
+  name          = "train"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "molecular_dynamics"
+  instance_type = "ecs.gn7i-c8g1.2xlarge"
+  spot          = { strategy = "SpotAsPriceGo" }
+  autoscaling   = { min_size = 0, max_size = 3 }
+}
+`,
+				PlanOnly: true, ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionCreate),
+				}},
+			},
+		},
+	})
+	if n := emu.Stats().Calls["DescribeAvailableResource"]; n == 0 {
+		t.Fatal("the plan never asked DescribeAvailableResource which types are sold as spot")
+	}
+}
+
 // Bad input is refused at plan, naming the attribute, and nothing is created.
 func TestAccNodePoolAutoscaling_badInput(t *testing.T) {
 	emu := acctest.StartEmulator(t)

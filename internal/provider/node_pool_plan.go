@@ -244,6 +244,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if autoscaling {
 		r.checkBudget(ctx, spec, &resp.Diagnostics)
 	}
+	r.checkSpotOffered(ctx, spec, &resp.Diagnostics)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
