@@ -238,6 +238,15 @@ func (r *storageTierResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "Cold tier: whether the bucket blocks public access, always `true`. Changed outside " +
 					"Terraform, the next plan shows it and the apply restores it.",
 			},
+			"estimated_hourly_price": schema.Float64Attribute{
+				Computed: true,
+				MarkdownDescription: "List price of the tier per hour, CNY (the unit of `gpucluster_node_pool.estimated_hourly_price`): " +
+					"`provisioned_capacity_tib` x 1,024 GiB x the vendor's pay-as-you-go price per GiB-month (China (Hangzhou)) / 720 " +
+					"hours (the vendor's 30 days x 24 hours). Known at plan once the capacity is. Priced backends: `" +
+					strings.Join(storageplan.PricedBackends(), "`, `") + "`; OSS is priced as Standard storage of the whole " +
+					"`capacity_tib` (an upper bound: lifecycle moves lower it, and OSS bills what is stored). For every other backend " +
+					"the vendor's price could not be sourced, and the attribute is null rather than a guess.",
+			},
 			"data_disk_hint": schema.SingleNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Hot tier: the node-local ESSD PL3 data disk per node that reaches `min_iops`, in the terms of " +
@@ -274,6 +283,7 @@ func (r *storageTierResource) Create(ctx context.Context, req resource.CreateReq
 	if !r.store(backend).create(ctx, &plan, tags, &resp.State, &resp.Diagnostics) {
 		return
 	}
+	plan.setPrice()
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 
@@ -314,6 +324,7 @@ func (r *storageTierResource) Read(ctx context.Context, req resource.ReadRequest
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	state.setPrice()
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
@@ -337,6 +348,7 @@ func (r *storageTierResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.setPrice()
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 

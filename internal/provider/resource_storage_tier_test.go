@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,9 @@ func coldConfig(emu *acctest.Emulator, body string) string {
 // from an import.
 var tierImportIgnore = []string{"network_id", "min_throughput_gbps", "min_iops", "cache", "force_destroy", "timeouts",
 	"capacity_tib", "expected_throughput_gbps", "expected_iops", "sizing_notes", "data_disk_hint", "alluxio_properties",
-	"provisioned_capacity_tib"}
+	"provisioned_capacity_tib",
+	"estimated_hourly_price", // from capacity_tib, which an imported bucket does not have
+}
 
 // checkTiersDestroyed is the CheckDestroy of every test here: no file system, no bucket left.
 func checkTiersDestroyed(emu *acctest.Emulator) func(*terraform.State) error {
@@ -203,6 +206,9 @@ func hotChecks(capTiB int64, throughput float64) []statecheck.StateCheck {
 		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("vswitch_id"), knownvalue.StringRegexp(regexp.MustCompile(`^vsw-`))),
 		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("bucket"), knownvalue.Null()),
 		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("encryption"), knownvalue.Bool(true)),
+		// CPFS advance_200 at 1.4 CNY per GiB-month, 720 hours a month.
+		statecheck.ExpectKnownValue(tierAddr, tfjsonpath.New("estimated_hourly_price"),
+			knownvalue.Float64Exact(float64(capTiB*1024)*1.4/720)),
 	}
 }
 
@@ -213,8 +219,21 @@ func TestAccStorageTier_hotBasic(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkTiersDestroyed(emu),
 		Steps: []resource.TestStep{
-			{Config: tierConfig(emu, fmt.Sprintf(hotBody, 10)), ConfigStateChecks: hotChecks(10, 2)},
-			{ResourceName: tierAddr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: tierImportIgnore},
+			{
+				Config: tierConfig(emu, fmt.Sprintf(hotBody, 10)),
+				// The price is known at plan, from the capacity alone.
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(tierAddr, tfjsonpath.New("estimated_hourly_price"), knownvalue.Float64Exact(10*1024*1.4/720))}},
+				ConfigStateChecks: hotChecks(10, 2),
+			},
+			{
+				Config:           tierConfig(emu, fmt.Sprintf(hotBody, 10)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			// A bucket has no size to import, so the shared list ignores the price; a file system's
+			// capacity is imported, and so must its price be.
+			{ResourceName: tierAddr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: slices.DeleteFunc(slices.Clone(tierImportIgnore),
+				func(a string) bool { return a == "estimated_hourly_price" })},
 		},
 	})
 	fs := emu.Resources().FileSystems

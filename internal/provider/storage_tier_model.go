@@ -49,6 +49,22 @@ type storageTierModel struct {
 	BucketVersioning       types.String   `tfsdk:"bucket_versioning"`
 	BucketBlockPublic      types.Bool     `tfsdk:"bucket_block_public_access"`
 	DataDiskHint           types.Object   `tfsdk:"data_disk_hint"`
+	EstimatedHourlyPrice   types.Float64  `tfsdk:"estimated_hourly_price"`
+}
+
+// setPrice fills estimated_hourly_price from the backend and the provisioned capacity: null
+// when the vendor's price of the backend is not known, unknown until both are.
+func (m *storageTierModel) setPrice() {
+	if m.Backend.IsUnknown() || m.ProvisionedCapacityTiB.IsUnknown() {
+		m.EstimatedHourlyPrice = types.Float64Unknown()
+		return
+	}
+	price, known := storageplan.HourlyPrice(m.Backend.ValueString(), m.ProvisionedCapacityTiB.ValueInt64())
+	if !known || m.ProvisionedCapacityTiB.IsNull() {
+		m.EstimatedHourlyPrice = types.Float64Null()
+		return
+	}
+	m.EstimatedHourlyPrice = types.Float64Value(price)
 }
 
 type lifecycleModel struct {

@@ -125,6 +125,7 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.ExpectedIOPS = types.Int64PointerValue(sized.IOPS)
 	plan.SizingNotes = stringList(notes)
 	plan.DataDiskHint = diskHintValue(sized.DiskHint)
+	plan.setPrice()
 
 	// What needs a replacement.
 	store := r.store(sized.Backend)
