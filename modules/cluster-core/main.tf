@@ -219,6 +219,15 @@ locals {
   # Chosen by the input, so which pools autoscale is known at plan.
   autoscaling_workers = { for k, p in gpucluster_node_pool.worker : k => p if var.worker_pools[k].autoscaling != null }
   pools               = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
+  # Each pool's hourly price at its largest: a fixed pool's is its price; an autoscaling pool's is
+  # its price per node at the last apply x max_size, null while it has no node to price one by.
+  pools_at_max_size = merge(
+    { for i, p in concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join) : "control-plane-${i}" => p.estimated_hourly_price },
+    { for k, p in local.workers : k => var.worker_pools[k].autoscaling == null ? p.estimated_hourly_price : (
+      length(p.nodes) == 0 ? null : p.estimated_hourly_price / length(p.nodes) * var.worker_pools[k].autoscaling.max_size
+    ) },
+  )
+  at_max_size_known = alltrue([for k, p in local.pools_at_max_size : p != null])
   # What the first control-plane node applies once the API answers, file by file in name order:
   # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
   # templates (gpucluster_kubernetes_manifests.addons).

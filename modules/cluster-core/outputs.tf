@@ -86,6 +86,11 @@ output "estimated_hourly_price" {
   value       = sum([for p in local.pools : p.estimated_hourly_price])
 }
 
+output "estimated_hourly_price_at_max_size" {
+  description = "Price of every pool together per hour with each autoscaling pool at its max_size: its price per node at the last apply x max_size. Null while an autoscaling pool has no node to price one by (its own autoscaling.max_hourly_price still bounds it)."
+  value       = local.at_max_size_known ? sum([for k, p in local.pools_at_max_size : p]) : null
+}
+
 output "gpu_count" {
   description = "GPUs in the cluster."
   value       = sum([for p in local.workers : p.gpu_count])

@@ -16,6 +16,19 @@ output "storage" {
     mount_commands     = module.storage.mount_commands
     alluxio_properties = module.storage.alluxio_properties
     sizing             = { for k, v in module.storage.expected : k => merge(v, { backend = module.storage.backends[k] }) }
+    hourly_prices      = module.storage.hourly_prices
+  }
+}
+
+output "price" {
+  description = "Price per hour, CNY: pools (every node pool now), pools_at_max_size (autoscaling pools at max_size; null while one has no node to price), storage (the priced tiers), unpriced_storage (tiers without a sourced price, left out), total (pools + storage) and total_at_max_size (pools_at_max_size + storage)."
+  value = {
+    pools             = module.cluster.estimated_hourly_price
+    pools_at_max_size = module.cluster.estimated_hourly_price_at_max_size
+    storage           = module.storage.estimated_hourly_price
+    unpriced_storage  = module.storage.unpriced
+    total             = module.cluster.estimated_hourly_price + module.storage.estimated_hourly_price
+    total_at_max_size = module.cluster.estimated_hourly_price_at_max_size == null ? null : module.cluster.estimated_hourly_price_at_max_size + module.storage.estimated_hourly_price
   }
 }
 

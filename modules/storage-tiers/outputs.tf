@@ -41,3 +41,18 @@ output "expected" {
     sizing_notes             = t.sizing_notes
   } }
 }
+
+output "hourly_prices" {
+  description = "List price per hour (CNY) of each tier, keyed hot, warm, cold: provisioned capacity x the vendor's price per GiB-month / 720. Null for a backend whose price the provider could not source (see gpucluster_storage_tier.estimated_hourly_price)."
+  value       = { for k, t in local.all_tiers : k => t.estimated_hourly_price }
+}
+
+output "estimated_hourly_price" {
+  description = "List price per hour (CNY) of the priced tiers together; 0 without tiers. Tiers with a null price (unsourced backend) are left out, and listed in unpriced."
+  value       = sum(concat([0], [for k, t in local.all_tiers : t.estimated_hourly_price if t.estimated_hourly_price != null]))
+}
+
+output "unpriced" {
+  description = "Tiers (hot, warm, cold) whose backend has no sourced price, so estimated_hourly_price leaves them out."
+  value       = [for k, t in local.all_tiers : k if t.estimated_hourly_price == null]
+}

@@ -36,6 +36,16 @@ run "defaults" {
     condition     = output.estimated_hourly_price > 0
     error_message = "the price must be known"
   }
+  # The hot tier (CPFS advance_200, 50 TiB: 51,200 GiB x 1.4 CNY / 720 h) is priced and in the
+  # total; the warm tier's NAS class has no sourced price and is named as left out.
+  assert {
+    condition     = abs(output.price_breakdown.storage - 51200 * 1.4 / 720) < 0.001 && abs(output.estimated_hourly_price - (output.price_breakdown.pools + output.price_breakdown.storage)) < 0.001
+    error_message = "the total must be the pools plus the hot tier's 99.56 CNY/hour: ${jsonencode(output.price_breakdown)}"
+  }
+  assert {
+    condition     = output.price_breakdown.total_at_max_size == output.estimated_hourly_price
+    error_message = "fixed pools are at their max size already: ${jsonencode(output.price_breakdown)}"
+  }
   # MPI: without teams, one default team has the pool's 2 x 8 GPUs; the templates run one rank
   # per GPU, over UCX on eRDMA (the scenario's network).
   assert {
@@ -114,4 +124,26 @@ run "matrix_budget_option" {
     condition     = output.worker_pools["gpu"].instance_type == "ecs.gn8is-8x.32xlarge"
     error_message = "A40 is served by L20 (gn8is), got ${output.worker_pools["gpu"].instance_type}"
   }
+}
+
+# A budget the storage alone exceeds (the hot tier is 99.56 CNY/hour) is refused at plan, before
+# anything is created; the pools are priced at apply, where the same budget is checked again.
+run "refuses_budget_below_storage" {
+  command = plan
+
+  variables {
+    max_hourly_price = 50
+  }
+
+  expect_failures = [output.estimated_hourly_price]
+}
+
+run "refuses_non_positive_budget" {
+  command = plan
+
+  variables {
+    max_hourly_price = 0
+  }
+
+  expect_failures = [var.max_hourly_price]
 }

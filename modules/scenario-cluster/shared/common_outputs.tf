@@ -103,8 +103,25 @@ output "findings" {
 }
 
 output "estimated_hourly_price" {
-  description = "Price of every node pool together per hour (storage is not priced)."
-  value       = module.scenario.cluster.estimated_hourly_price
+  description = "Price per hour, CNY, of every node pool together (ECS DescribePrice) plus the storage tiers (list price per GiB-month; tiers on a backend without a sourced price are left out and named in price_breakdown.unpriced_storage)."
+  value       = module.scenario.price.total
+
+  # max_hourly_price, checked twice: the storage's price is known at plan (from capacity_tib), so a
+  # budget that storage alone exceeds is refused before anything is created; the pools' prices come
+  # from DescribePrice at apply, so the whole cluster at max_size is checked then.
+  precondition {
+    condition     = var.max_hourly_price == null || module.scenario.price.storage <= coalesce(var.max_hourly_price, 0)
+    error_message = "max_hourly_price = ${coalesce(var.max_hourly_price, 0)} is below the storage tiers' own price, ${format("%.2f", module.scenario.price.storage)} CNY/hour (${jsonencode(module.scenario.storage.hourly_prices)}), before any node pool: raise max_hourly_price, or lower capacity_tib of the tiers."
+  }
+  precondition {
+    condition     = var.max_hourly_price == null || module.scenario.price.total_at_max_size == null || try(module.scenario.price.total_at_max_size <= var.max_hourly_price, true)
+    error_message = "max_hourly_price = ${coalesce(var.max_hourly_price, 0)}, but the cluster with every autoscaling pool at max_size would cost ${format("%.2f", coalesce(module.scenario.price.total_at_max_size, 0))} CNY/hour (pools ${format("%.2f", coalesce(module.scenario.price.pools_at_max_size, 0))} + storage ${format("%.2f", module.scenario.price.storage)}): raise max_hourly_price, or lower the pools' size or autoscaling.max_size, or the tiers' capacity_tib."
+  }
+}
+
+output "price_breakdown" {
+  description = "Price per hour, CNY: pools now, pools_at_max_size (autoscaling pools at max_size; null while one has no node to price), storage, unpriced_storage (tiers left out: no sourced price), total and total_at_max_size."
+  value       = module.scenario.price
 }
 
 output "join_token" {

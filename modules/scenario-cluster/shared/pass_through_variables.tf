@@ -30,3 +30,14 @@ variable "monitoring" {
   default     = {}
   nullable    = false
 }
+
+variable "max_hourly_price" {
+  description = "Budget, CNY per hour, for the whole cluster with every autoscaling pool at its max_size plus the storage tiers (see the estimated_hourly_price output). Storage above it is refused at plan; the pools are priced at apply (ECS DescribePrice), so a cluster above it fails the apply with the estimate. An autoscaling pool with no node yet cannot be priced by the module: its own autoscaling.max_hourly_price bounds it. Null: no budget."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.max_hourly_price == null || try(var.max_hourly_price > 0, false)
+    error_message = "max_hourly_price must be a positive number of CNY per hour (such as 500), or null for no budget."
+  }
+}
