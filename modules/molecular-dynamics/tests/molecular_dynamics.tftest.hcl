@@ -5,6 +5,18 @@ variables {
   join_token_salt = "module-test"
 }
 
+# Before anything exists: a budget the storage alone exceeds (the hot tier is 99.56 CNY/hour) is
+# refused at plan, although the pools, priced by DescribePrice at apply, are not known yet.
+run "refuses_budget_below_storage" {
+  command = plan
+
+  variables {
+    max_hourly_price = 50
+  }
+
+  expect_failures = [output.estimated_hourly_price]
+}
+
 run "defaults" {
   # What the module reports is what the GPU workers' kubelets register: the pool's own bootstrap
   # renders its node_labels/node_taints into kubeadm (TestAccNodePool_bootstrap reads them back).
@@ -126,13 +138,14 @@ run "matrix_budget_option" {
   }
 }
 
-# A budget the storage alone exceeds (the hot tier is 99.56 CNY/hour) is refused at plan, before
-# anything is created; the pools are priced at apply, where the same budget is checked again.
-run "refuses_budget_below_storage" {
+
+# Once the pools exist their prices are known at plan: a budget above the storage but below the
+# whole cluster (about 781 CNY/hour in the emulator) is refused at plan too.
+run "refuses_cluster_above_budget" {
   command = plan
 
   variables {
-    max_hourly_price = 50
+    max_hourly_price = 200
   }
 
   expect_failures = [output.estimated_hourly_price]
