@@ -89,7 +89,7 @@ output "findings" {
 }
 
 output "estimated_hourly_price" {
-  description = "Price of the nodes per hour (DescribePrice; the emulator's figures are illustrative)."
+  description = "Price per hour, CNY, of the node pools (DescribePrice; the emulator's figures are illustrative) plus the storage tiers (list price per GiB-month)."
   value       = module.cluster.estimated_hourly_price
 }
 

@@ -61,6 +61,16 @@ run "all_tiers" {
     condition     = strcontains(output.alluxio_properties, "st-test-cold-0001")
     error_message = "alluxio_properties does not mount the bucket"
   }
+  # Hot: CPFS advance_200, 20 TiB x 1,024 GiB x 1.4 CNY / 720 h. Cold: OSS Standard, 1,024 TiB
+  # x 1,099.51 GB x 0.12 CNY / 720 h. The total is the priced tiers; the rest are named.
+  assert {
+    condition     = abs(output.hourly_prices["hot"] - 20 * 1024 * 1.4 / 720) < 0.001 && abs(output.hourly_prices["cold"] - 1024 * 1099.511627776 * 0.12 / 720) < 0.001
+    error_message = "hot and cold tiers are priced from the list prices: ${jsonencode(output.hourly_prices)}"
+  }
+  assert {
+    condition     = abs(output.estimated_hourly_price - sum([for k, v in output.hourly_prices : v if v != null])) < 0.001 && output.unpriced == [for k, v in output.hourly_prices : k if v == null]
+    error_message = "the total is the priced tiers, the unpriced are listed: ${jsonencode(output.hourly_prices)} ${output.estimated_hourly_price} ${jsonencode(output.unpriced)}"
+  }
 }
 
 run "cold_only" {
