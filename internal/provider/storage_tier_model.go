@@ -60,7 +60,7 @@ func (m *storageTierModel) setPrice() {
 		return
 	}
 	price, known := storageplan.HourlyPrice(m.Backend.ValueString(), m.ProvisionedCapacityTiB.ValueInt64())
-	if !known || m.ProvisionedCapacityTiB.IsNull() {
+	if !known || m.ProvisionedCapacityTiB.IsNull() { // an imported bucket has no capacity until planned
 		m.EstimatedHourlyPrice = types.Float64Null()
 		return
 	}
