@@ -87,6 +87,11 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 	if err := json.Unmarshal([]byte(stackJSON), &out); err != nil {
 		return err
 	}
+	// An output that decodes to nothing (a renamed field) would leave every check below with
+	// nothing to check: refuse it.
+	if len(out.Nodes) == 0 || len(out.WorkerPools) == 0 {
+		return fmt.Errorf("the stack output names %d nodes and %d worker pools: %s", len(out.Nodes), len(out.WorkerPools), stackJSON)
+	}
 	sum, err := s.converge(ctx, len(out.Nodes))
 	if err != nil {
 		return err
