@@ -91,14 +91,15 @@ Flags:
 		go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()
 		stopAgent = func() { cancel(); <-done }
 	}
+	// The handler is installed before the ready line: a caller may send SIGINT as soon as it reads
+	// that line, and a signal arriving before Notify would kill the process without saving state.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	url, err := srv.Start(*listen)
 	if err != nil {
 		logger.Fatalf("gpucluster-emulator: %v", err)
 	}
 	fmt.Printf("listening on %s\n", url)
-
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	stopAgent()
 	if err := srv.Close(); err != nil {
