@@ -118,9 +118,45 @@ func groupTags(spec poolSpec) map[string]string {
 		tagScenario: spec.Scenario, tagManagedBy: managedByVal})
 }
 
-// nodeTags are the tags every node the group launches carries, as a fixed pool's nodes do.
+// nodeTags are the tags every node of a pool carries, fixed or autoscaling.
 func nodeTags(spec poolSpec) map[string]string {
 	return mergeTags(groupTags(spec), map[string]string{tagSpec: spec.SpecHash})
+}
+
+// configurationTags are the tags of an autoscaling pool's scaling configuration, which the group
+// puts on every node it launches: the node tags and the pool's built-in node labels.
+//
+// The labels are there for scale from zero. For a group without nodes the Cluster Autoscaler's
+// alicloud provider builds a template node from the group's active configuration and takes the
+// configuration's tags as the template's labels (cluster-autoscaler/cloudprovider/alicloud,
+// alicloud_manager.go, buildGenericLabels). With the built-in labels there, a pending pod that
+// selects gpucluster.io/pool or nvidia.com/gpu.product, as the rendered training and MPI jobs do,
+// can start a group at zero. Labels from kubernetes.labels are left out: their keys could clash
+// with the user's tags, and tags are capped at 20 per resource.
+func configurationTags(spec poolSpec) map[string]string {
+	labels := map[string]string{}
+	for _, k := range templateLabelKeys {
+		if v, ok := spec.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	return mergeTags(nodeTags(spec), labels)
+}
+
+// checkNodeTagCount refuses, at plan, a pool whose nodes would carry more tags than ECS allows
+// on one instance: the provider's own, the built-in labels of an autoscaling pool and tags.
+func checkNodeTagCount(spec poolSpec, diags *diag.Diagnostics) {
+	own, why := len(nodeTags(spec))-len(spec.UserTags), ""
+	if spec.Autoscale != nil {
+		labels := len(configurationTags(spec)) - len(nodeTags(spec))
+		own += labels
+		why = fmt.Sprintf(" (%d of them the pool's built-in node labels, which its scaling configuration carries so the Cluster Autoscaler can scale the group from zero)", labels)
+	}
+	if total := own + len(spec.UserTags); total > cloud.MaxTagsPerResource {
+		diags.AddAttributeError(path.Root("tags"), "Too many tags for a node",
+			fmt.Sprintf("Every node of this pool would carry %d tags: %d of the provider's own%s and the %d of tags. ECS allows %d per instance: drop %d of tags.",
+				total, own, why, len(spec.UserTags), cloud.MaxTagsPerResource, total-cloud.MaxTagsPerResource))
+	}
 }
 
 // groupVSwitches are the vSwitches of the pool's zones, in zone_ids order (the group's
@@ -203,11 +239,7 @@ func (r *nodePoolResource) ensureConfiguration(ctx context.Context, g *cloud.Sca
 		return "", err
 	}
 	name := configurationName(spec)
-	tags := nodeTags(spec)
-	if len(tags) > cloud.MaxTagsPerResource {
-		return "", fmt.Errorf("a node would carry %d tags, more than the %d ECS allows (the provider uses %d): drop some of tags",
-			len(tags), cloud.MaxTagsPerResource, len(tags)-len(spec.UserTags))
-	}
+	tags := configurationTags(spec)
 	for _, cf := range cfgs {
 		if cf.Name != name {
 			continue

@@ -133,6 +133,48 @@ func (g *stateGroupID) capture(s *terraform.State) error {
 	return nil
 }
 
+// checkTemplateLabels reads the group's active scaling configuration as the Cluster Autoscaler
+// does to build the template node of a group without nodes (DescribeScalingGroups, then
+// DescribeScalingConfigurations; the configuration's tags become the template's labels) and
+// checks that each of the keys is there with the value of the pool's node_labels.
+func checkTemplateLabels(emu *acctest.Emulator, keys ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs := s.RootModule().Resources["gpucluster_node_pool.train"]
+		if rs == nil {
+			return fmt.Errorf("no gpucluster_node_pool.train in state")
+		}
+		c := emulatorESS(emu)
+		g := ess.CreateDescribeScalingGroupsRequest()
+		id := rs.Primary.Attributes["scaling_group_id"]
+		g.RegionId, g.ScalingGroupId = acctest.Region, &[]string{id}
+		gr, err := c.DescribeScalingGroups(g)
+		if err != nil || len(gr.ScalingGroups.ScalingGroup) != 1 {
+			return fmt.Errorf("DescribeScalingGroups(%s): %v", id, err)
+		}
+		cf := ess.CreateDescribeScalingConfigurationsRequest()
+		cf.RegionId, cf.ScalingGroupId = acctest.Region, id
+		cf.ScalingConfigurationId = &[]string{gr.ScalingGroups.ScalingGroup[0].ActiveScalingConfigurationId}
+		cr, err := c.DescribeScalingConfigurations(cf)
+		if err != nil || len(cr.ScalingConfigurations.ScalingConfiguration) != 1 {
+			return fmt.Errorf("DescribeScalingConfigurations of the active configuration: %v", err)
+		}
+		template := map[string]string{}
+		for _, tag := range cr.ScalingConfigurations.ScalingConfiguration[0].Tags.Tag {
+			template[tag.Key] = tag.Value
+		}
+		for _, k := range keys {
+			want := rs.Primary.Attributes["node_labels."+k]
+			if want == "" {
+				return fmt.Errorf("node_labels has no %s", k)
+			}
+			if template[k] != want {
+				return fmt.Errorf("the template node of a group at zero would have label %s=%q, want the pool's %q (configuration tags %v)", k, template[k], want, template)
+			}
+		}
+		return nil
+	}
+}
+
 func checkScalingGroups(emu *acctest.Emulator, want int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		if got := len(emu.Resources().ScalingGroups); got != want {
@@ -160,7 +202,8 @@ func TestAccNodePoolAutoscaling_autoscalerOwnsTheSize(t *testing.T) {
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("scaling_group_id"), knownvalue.StringRegexp(regexp.MustCompile(`^asg-`))),
 					statecheck.ExpectKnownValue("gpucluster_node_pool.train", tfjsonpath.New("size"), knownvalue.Null()),
 				},
-				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 0), checkScalingGroups(emu, 1), group.capture),
+				Check: resource.ComposeTestCheckFunc(checkInstances(emu, 0), checkScalingGroups(emu, 1), group.capture,
+					checkTemplateLabels(emu, "gpucluster.io/pool", "gpucluster.io/node-role", "gpucluster.io/scenario", "nvidia.com/gpu.present", "nvidia.com/gpu.product")),
 			},
 			{
 				PreConfig: func() {
@@ -322,6 +365,15 @@ resource "gpucluster_node_pool" "train" {
 }
 
 // Bad input is refused at plan, naming the attribute, and nothing is created.
+// manyTags is n tags in HCL map syntax.
+func manyTags(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, " t%d = \"v\",", i)
+	}
+	return b.String()
+}
+
 func TestAccNodePoolAutoscaling_badInput(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	for _, c := range []struct{ name, extra, want string }{
@@ -330,6 +382,11 @@ func TestAccNodePoolAutoscaling_badInput(t *testing.T) {
 		{"size and autoscaling", "size = 2\n  autoscaling = { min_size = 0, max_size = 3 }", `size`},
 		{"spot mix without spot", `autoscaling = { min_size = 0, max_size = 3, on_demand_base = 1 }`, `autoscaling\.on_demand_base needs spot`},
 		{"budget exceeded", `autoscaling = { min_size = 0, max_size = 50, max_hourly_price = 10 }`, `(?s)Pool over budget at max_size.*max_size = 50 nodes`},
+		// 6 tags of the provider's, 5 built-in labels on an A100 pool's configuration, 10 of the user's.
+		{"too many tags with the template labels", "autoscaling = { min_size = 0, max_size = 3 }\n  tags = {" + manyTags(10) + "}",
+			`(?s)Too many tags for a node.*21 tags: 11 of the provider's own \(5 of them the pool's built-in node labels.*drop 1 of tags`},
+		{"a built-in label as a tag", "autoscaling = { min_size = 0, max_size = 3 }\n  tags = { \"gpucluster.io/pool\" = \"x\" }",
+			`(?s)Reserved tag key.*"gpucluster.io/pool" is a node label the provider sets itself`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resource.Test(t, resource.TestCase{

@@ -468,6 +468,9 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	}
 	spec.UserTags, d = mapOf(ctx, plan.Tags)
 	diags.Append(d...)
+	if !plan.Tags.IsUnknown() {
+		checkNodeTagCount(spec, &diags)
+	}
 	spec.MaxUnavail = 1
 	if u := nested.UpdateStrategy; u != nil {
 		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())

@@ -368,9 +368,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				},
 			},
 			"tags": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Tags on every node, changed in place. Keys starting with `gpucluster:` are reserved.",
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Tags on every node, changed in place. Keys starting with `gpucluster:` and the built-in node label keys " +
+					"(`gpucluster.io/node-role`, `gpucluster.io/scenario`, `gpucluster.io/pool`, `nvidia.com/gpu.present`, `nvidia.com/gpu.product`) " +
+					"are reserved: an autoscaling pool's scaling configuration carries those labels as tags for scale from zero. " +
+					"A node carries at most 20 tags: the provider's 6 (11 on an autoscaling pool) and these.",
 			},
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
@@ -43,8 +45,16 @@ const (
 // (cloud.MaxTagsPerResource).
 const maxUserTags = 16
 
+// templateLabelKeys are the node labels every pool registers its nodes with. An autoscaling
+// pool's scaling configuration carries them as tags (configurationTags), so they are reserved
+// tag keys too: a tags attribute refuses them and reading back leaves them out.
+var templateLabelKeys = []string{bootstrap.NodeRoleLabel, bootstrap.ScenarioLabel, bootstrap.PoolLabel,
+	bootstrap.GPUPresentLabel, bootstrap.GPUProductLabel}
+
 // isReservedTagKey reports whether a tag key is the provider's own.
-func isReservedTagKey(k string) bool { return strings.HasPrefix(k, tagPrefix) }
+func isReservedTagKey(k string) bool {
+	return strings.HasPrefix(k, tagPrefix) || slices.Contains(templateLabelKeys, k)
+}
 
 // userTags drops the provider's reserved tags, leaving what a tags attribute holds.
 func userTags(all map[string]string) map[string]string {
@@ -82,9 +92,13 @@ func checkUserTags(v types.Map, limit int, diags *diag.Diagnostics) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if isReservedTagKey(k) {
+		switch {
+		case strings.HasPrefix(k, tagPrefix):
 			diags.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
 				fmt.Sprintf("Tag keys starting with %q are the provider's own; rename %q. Use another prefix: the provider sets %s and its other tags itself.", tagPrefix, k, tagManagedBy))
+		case isReservedTagKey(k):
+			diags.AddAttributeError(path.Root("tags").AtMapKey(k), "Reserved tag key",
+				fmt.Sprintf("%q is a node label the provider sets itself, and an autoscaling pool's nodes carry it as a tag so the Cluster Autoscaler can scale from zero; rename the tag. Node labels of your own go in kubernetes.labels.", k))
 		}
 	}
 	if limit > 0 && len(elems) > limit {
