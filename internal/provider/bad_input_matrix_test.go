@@ -311,6 +311,15 @@ func badInputs(deadEndpoint string) []badInput {
 			attr: `kubernetes\.join_token`, fix: `kubeadm token generate`},
 		{name: "pool/reserved tag", config: a100Pool(`tags = { "gpucluster:pool-name" = "other" }`),
 			attr: `tags`, fix: `Use another prefix`},
+		{name: "pool/built-in label as a tag", config: a100Pool(`tags = { "nvidia.com/gpu.product" = "A100" }`),
+			attr: `tags`, fix: `Node labels of your own go in kubernetes\.labels`},
+		{name: "pool/more tags than a node can carry", config: onNewNetwork(`name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  gpus_per_node = 8
+  size = 2
+  tags = {` + manyTags(15) + `}`),
+			attr: `tags`, fix: `Every node of this pool would carry 21 tags: 6 of the provider's own and the 15 of tags\. ECS allows 20 per instance: drop 1 of tags`},
 		{name: "pool/training on a 24 GB GPU", config: onNewNetwork(`name = "bad"
   scenario = "ai_training"
   gpu_model = "A10"
