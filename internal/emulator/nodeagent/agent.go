@@ -28,6 +28,9 @@ import (
 type Kube interface {
 	RegisterNode(ctx context.Context, node *corev1.Node) error
 	DeleteNode(ctx context.Context, name string) error
+	// SetKubeletRunning says whether the node's kubelet runs: false when its instance stops
+	// (the node goes NotReady), true when it runs again.
+	SetKubeletRunning(ctx context.Context, name string, running bool) error
 	// ApplyAddons applies the manifests in order, server-side, and reports every object.
 	ApplyAddons(ctx context.Context, addons []Addon) []AddonResult
 }
@@ -61,6 +64,7 @@ type Agent struct {
 	plans      map[string]planEntry // by instance id
 	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
 	registered map[string]string    // instance id -> node name
+	stopped    map[string]bool      // registered instances whose kubelet is down
 	statuses   map[string]NodeStatus
 	addonsDone bool
 }
@@ -76,7 +80,8 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{}, statuses: map[string]NodeStatus{}}
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
+		stopped: map[string]bool{}, statuses: map[string]NodeStatus{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -134,6 +139,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		if name, ok := a.registered[in.ID]; ok {
 			st = a.statuses[in.ID]
 			st.Status, st.Node = in.Status, name
+			st.Reason = a.followPower(ctx, in, name)
 			statuses[in.ID] = st
 			continue
 		}
@@ -244,6 +250,28 @@ func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 	return pe
 }
 
+// followPower stops a registered node's kubelet when its instance leaves Running (stopped,
+// stopping, or starting again) and starts it when the instance runs again, and says why the node
+// is not Ready meanwhile. A failed call is tried again next round.
+func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name string) string {
+	down := in.Status != "Running"
+	if down != a.stopped[in.ID] {
+		if err := a.kube.SetKubeletRunning(ctx, name, !down); err != nil {
+			a.logf("nodeagent: node %s of instance %s (%s): %v", name, in.ID, in.Status, err)
+		} else if down {
+			a.stopped[in.ID] = true
+			a.logf("nodeagent: instance %s is %s: node %s goes NotReady", in.ID, in.Status, name)
+		} else {
+			delete(a.stopped, in.ID)
+			a.logf("nodeagent: instance %s runs again: node %s comes back", in.ID, name)
+		}
+	}
+	if down {
+		return "instance " + in.Status + ": its kubelet posts no status, so the node is NotReady until the instance runs again"
+	}
+	return ""
+}
+
 // forgetGone deletes the nodes of released instances, as the cloud's node controller does.
 func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 	live := map[string]bool{}
@@ -259,6 +287,7 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 			continue
 		}
 		delete(a.registered, id)
+		delete(a.stopped, id)
 		delete(a.plans, id)
 		if c := a.cluster; c != nil {
 			delete(c.members, id)

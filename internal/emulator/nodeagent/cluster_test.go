@@ -121,6 +121,32 @@ func TestWithRealCluster(t *testing.T) {
 		assertNoNodes(t, client, "wrongca-gpu-0")
 	})
 
+	t.Run("a stopped instance's node goes NotReady and comes back", func(t *testing.T) {
+		s := startCloud(t, true)
+		cp, w := s.smallCluster(t, "power", cas[0], cas[0])
+		a := s.startAgent(t, kube)
+		s.settle(t, a, []string{cp, w}, registered)
+		waitReady(t, client, "power-gpu-0")
+
+		s.power(t, w, false)
+		got := s.settle(t, a, []string{w}, func(st NodeStatus) bool { return st.Status == "Stopped" })
+		mustContain(t, "the stopped node's reason", got[w].Reason, "instance Stopped: its kubelet posts no status")
+		// The node lifecycle controller sees the Unknown Ready condition and taints the node
+		// unreachable: nothing new schedules there.
+		waitNode(t, client, "power-gpu-0", "Ready Unknown and tainted unreachable", func(n *corev1.Node) bool {
+			return nodeReady(n) == corev1.ConditionUnknown && slices.ContainsFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.Key == corev1.TaintNodeUnreachable })
+		})
+
+		s.power(t, w, true)
+		got = s.settle(t, a, []string{w}, func(st NodeStatus) bool { return st.Status == "Running" })
+		if got[w].Reason != "" || got[w].Node != "power-gpu-0" {
+			t.Errorf("the restarted worker: %+v, want node power-gpu-0 and no reason", got[w])
+		}
+		waitNode(t, client, "power-gpu-0", "Ready again, untainted", func(n *corev1.Node) bool {
+			return nodeReady(n) == corev1.ConditionTrue && !slices.ContainsFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.Key == corev1.TaintNodeUnreachable })
+		})
+	})
+
 	t.Run("a second kubeadm init", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])
@@ -154,6 +180,37 @@ func waitReady(t *testing.T, client kubernetes.Interface, name string) *corev1.N
 		select {
 		case <-ctx.Done():
 			t.Fatalf("node %s not Ready: %v (last error %v)", name, n, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// nodeReady is the status of the node's Ready condition ("" when it has none).
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// waitNode waits until the node satisfies ok (what says what ok waits for).
+func waitNode(t *testing.T, client kubernetes.Interface, name, what string, ok func(*corev1.Node) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), clusterStepTimeout)
+	defer cancel()
+	for {
+		n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err == nil && ok(n) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			if n != nil {
+				t.Fatalf("node %s not %s: conditions %+v, taints %+v (last error %v)", name, what, n.Status.Conditions, n.Spec.Taints, err)
+			}
+			t.Fatalf("node %s not %s: %v", name, what, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -169,6 +170,20 @@ func (k *fakeKube) DeleteNode(_ context.Context, name string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.nodes, name)
+	return nil
+}
+
+func (k *fakeKube) SetKubeletRunning(_ context.Context, name string, running bool) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.nodes[name]
+	if n == nil {
+		return fmt.Errorf("no node %s", name)
+	}
+	n.Annotations[KwokNodeAnnotation] = "stopped"
+	if running {
+		n.Annotations[KwokNodeAnnotation] = "fake"
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -101,4 +102,55 @@ func (k *clientKube) DeleteNode(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
+}
+
+// kubeletConditions are the conditions the kubelet posts, which the node lifecycle controller
+// turns Unknown when the kubelet stops posting.
+var kubeletConditions = []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure}
+
+// SetKubeletRunning plays a kubelet that stops and starts with its instance. Stopping takes the
+// node from kwok (the annotation no longer matches kwok's selector), so nothing renews its Lease
+// or posts its status, and marks its conditions Unknown as the node lifecycle controller does
+// once the grace period passes; the controller then taints it unreachable itself. Starting hands
+// the node back to kwok, whose initialise stage makes it Ready again.
+func (k *clientKube) SetKubeletRunning(ctx context.Context, name string, running bool) error {
+	nodes := k.cs.CoreV1().Nodes()
+	owner := "fake"
+	if !running {
+		owner = "stopped"
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[KwokNodeAnnotation] = owner
+		_, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
+	if err != nil || running {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		for i := range cur.Status.Conditions {
+			c := &cur.Status.Conditions[i]
+			if !slices.Contains(kubeletConditions, c.Type) {
+				continue // NetworkUnavailable is the CNI's, not the kubelet's
+			}
+			if c.Status != corev1.ConditionUnknown {
+				c.LastTransitionTime = now
+			}
+			c.Status, c.Reason, c.Message = corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."
+		}
+		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
 }

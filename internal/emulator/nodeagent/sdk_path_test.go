@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
@@ -160,6 +163,31 @@ func (s *cloudScenario) settle(t *testing.T, a *Agent, ids []string, done func(N
 			t.Fatalf("the nodes did not settle: %+v", got)
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// power stops or starts an instance with the ECS SDK's StopInstances / StartInstances, as a user
+// does from the console or the CLI (internal/cloud has no call for it: the provider never stops a
+// node).
+func (s *cloudScenario) power(t *testing.T, id string, start bool) {
+	t.Helper()
+	c, err := ecs.NewClientWithAccessKey("cn-wulanchabu", "emulator", "emulator-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := neturl.Parse(s.url)
+	c.Domain, c.GetConfig().Scheme = u.Host, "HTTP"
+	if start {
+		r := ecs.CreateStartInstancesRequest()
+		r.InstanceId = &[]string{id}
+		_, err = c.StartInstances(r)
+	} else {
+		r := ecs.CreateStopInstancesRequest()
+		r.InstanceId = &[]string{id}
+		_, err = c.StopInstances(r)
+	}
+	if err != nil {
+		t.Fatalf("start=%v %s: %v", start, id, err)
 	}
 }
 
