@@ -252,7 +252,8 @@ func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 
 // followPower stops a registered node's kubelet when its instance leaves Running (stopped,
 // stopping, or starting again) and starts it when the instance runs again, and says why the node
-// is not Ready meanwhile. A failed call is tried again next round.
+// is not Ready meanwhile; the first control-plane node applies its add-ons again when it boots
+// again. A failed call is tried again next round.
 func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name string) string {
 	down := in.Status != "Running"
 	if down != a.stopped[in.ID] {
@@ -264,6 +265,11 @@ func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name
 		} else {
 			delete(a.stopped, in.ID)
 			a.logf("nodeagent: instance %s runs again: node %s comes back", in.ID, name)
+			if c := a.cluster; c != nil && c.initID == in.ID {
+				// gpucluster-addons.service runs on every boot: the add-ons are applied again,
+				// and one deleted by hand meanwhile comes back.
+				a.addonsDone = false
+			}
 		}
 	}
 	if down {

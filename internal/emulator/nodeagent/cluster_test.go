@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -145,6 +146,26 @@ func TestWithRealCluster(t *testing.T) {
 		waitNode(t, client, "power-gpu-0", "Ready again, untainted", func(n *corev1.Node) bool {
 			return nodeReady(n) == corev1.ConditionTrue && !slices.ContainsFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.Key == corev1.TaintNodeUnreachable })
 		})
+
+		// The first control-plane node applies its add-ons on every boot: one deleted by hand
+		// while it was stopped comes back when it runs again.
+		s.power(t, cp, false)
+		s.settle(t, a, []string{cp}, func(st NodeStatus) bool { return st.Status == "Stopped" })
+		flannel := client.AppsV1().DaemonSets("kube-flannel")
+		if err := flannel.Delete(t.Context(), "kube-flannel-ds", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := flannel.Get(t.Context(), "kube-flannel-ds", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("Flannel's DaemonSet after deleting it: %v", err)
+		}
+		s.power(t, cp, true)
+		got = s.settle(t, a, []string{cp}, func(st NodeStatus) bool { return st.Status == "Running" })
+		if len(got[cp].Addons) == 0 {
+			t.Errorf("the restarted control plane lists no add-ons: %+v", got[cp])
+		}
+		if _, err := flannel.Get(t.Context(), "kube-flannel-ds", metav1.GetOptions{}); err != nil {
+			t.Errorf("Flannel's DaemonSet, deleted by hand, is not back after the control plane's reboot: %v", err)
+		}
 	})
 
 	t.Run("a second kubeadm init", func(t *testing.T) {
