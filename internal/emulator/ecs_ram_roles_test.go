@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
 )
 
 // runWithRole starts amount instances carrying the RAM role ("" for none) and answers their ids.
@@ -138,5 +140,33 @@ func TestInstanceRamRoleSurvivesRestart(t *testing.T) {
 	got, total := e2.ramRoles(ids, "", 0, 0)
 	if total != 2 || got[ids[0]] != "gpucluster-control-plane" || got[ids[1]] != "gpucluster-control-plane" {
 		t.Fatalf("after a restart: %v (TotalCount %d), want both instances with gpucluster-control-plane", got, total)
+	}
+}
+
+// An autoscaling group launches its instances with its configuration's RamRoleName, and a
+// configuration with a name RAM would refuse is refused when it is made, not at scale-out.
+func TestScalingGroupInstancesCarryTheRamRole(t *testing.T) {
+	e := newEnv(t, Config{BootTime: 100 * time.Millisecond})
+	f := e.essGroup(0, 4, []string{"ecs.gn6i-c4g1.xlarge"}, func(_ *ess.CreateScalingGroupRequest, cfg *ess.CreateScalingConfigurationRequest) {
+		cfg.RamRoleName = "gpucluster-worker"
+	})
+	e.autoscalerSetSize(f.group, 2)
+	e.advance(time.Second)
+	var ids []string
+	for _, in := range e.scalingInstances(f.group) {
+		ids = append(ids, in.InstanceId)
+	}
+	if got, total := e.ramRoles(ids, "", 0, 0); len(ids) != 2 || total != 2 || got[ids[0]] != "gpucluster-worker" || got[ids[1]] != "gpucluster-worker" {
+		t.Fatalf("the group's instances %v carry roles %v, want gpucluster-worker on both", ids, got)
+	}
+
+	cfg := ess.CreateCreateScalingConfigurationRequest()
+	cfg.RegionId, cfg.ScalingGroupId = testRegion, f.group
+	cfg.ImageId, cfg.InstanceTypes, cfg.SecurityGroupId = "ubuntu_22_04_x64_20G_alibase_20240101.vhd", &[]string{"ecs.gn6i-c4g1.xlarge"}, f.sgID
+	cfg.RamRoleName = "bad role!"
+	_, err := e.essClient().CreateScalingConfiguration(cfg)
+	wantCode(t, err, "InvalidParameter")
+	if !strings.Contains(err.Error(), "RamRoleName") {
+		t.Fatalf("the error does not name RamRoleName: %v", err)
 	}
 }
