@@ -57,6 +57,8 @@ var conditionallyRequired = map[string][]string{
 	// BackendServers is "The list of backend servers that you want to add", whose entries'
 	// "ServerId: Required": the action adds those servers and nothing else.
 	"2014-05-15/AddBackendServers": {"BackendServers"},
+	// "You must specify at least one parameter from InstanceIds and RamRoleName."
+	"2014-05-26/DescribeInstanceRamRole": {"InstanceIds"},
 }
 
 // clampedParams are documented ranges the vendor clamps instead of refusing ("If you set this
@@ -163,7 +165,8 @@ func newEgressFixture(e *env, f conformanceFixture) egressFixture {
 func newConformanceFixture(e *env) conformanceFixture {
 	e.t.Helper()
 	f := conformanceFixture{fixture: e.network("10.0.0.0/16", "10.0.1.0/24")}
-	f.instance = e.runOne(f.fixture)
+	// The running instance carries a RAM role, so DescribeInstanceRamRole has an entry to answer.
+	f.instance = e.runOne(f.fixture, params{"RamRoleName": "conformance"})
 	f.stopped = e.runOne(f.fixture)
 	var ds struct{ DeploymentSetId string }
 	decodeInto(e.t.(*testing.T), e.ecsCall("CreateDeploymentSet", params{"Strategy": "Availability"}), &ds)
@@ -219,6 +222,8 @@ func (f conformanceFixture) values(key, param string) params {
 			return params{param: f.stopped}
 		}
 		return params{param: f.instance}
+	case "InstanceIds":
+		return params{param: `["` + f.instance + `"]`}
 	case "NatGatewayId":
 		if action == "DeleteNatGateway" {
 			return params{param: f.egress.freeNat}

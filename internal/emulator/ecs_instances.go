@@ -373,6 +373,10 @@ func runInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	ramRole, e := p.ramRoleParam()
+	if e != nil {
+		return nil, e
+	}
 	userData := p["UserData"]
 	if userData != "" {
 		raw, err := base64.StdEncoding.DecodeString(userData)
@@ -457,7 +461,7 @@ func runInstances(c *call) (any, *apiError) {
 			Phase: phaseBoot, PhaseAt: nowNano, Created: nowNano,
 			VSwitchID: vsw.ID, VpcID: vsw.VpcID, SGs: sgIDs, Tags: tags, Spot: spot,
 			AutoRelease: autoRelease, Hpc: hpcID, SysDisk: sys, DataDisks: data,
-			UserData: userData, ChargeType: charge, KeyPair: p["KeyPairName"],
+			UserData: userData, ChargeType: charge, KeyPair: p["KeyPairName"], RamRole: ramRole,
 		}
 		if ds != nil {
 			in.DeploySet = ds.ID

@@ -88,6 +88,10 @@ func (c *call) readConfig(cf *scalingConfig, g *scalingGroup, modify bool) *apiE
 	if _, e := runImage(launch); e != nil {
 		return e
 	}
+	// The same rule as RunInstances, refused now rather than at the group's first scale-out.
+	if _, e := params(launch).ramRoleParam(); e != nil {
+		return e
+	}
 	sgs := params(launch).list("SecurityGroupIds")
 	if v := launch["SecurityGroupId"]; v != "" {
 		sgs = append(sgs, v)

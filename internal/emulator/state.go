@@ -70,6 +70,7 @@ type instance struct {
 	UserData    string   `json:"user_data,omitempty"`
 	ChargeType  string   `json:"charge,omitempty"`
 	KeyPair     string   `json:"key,omitempty"`
+	RamRole     string   `json:"ram_role,omitempty"` // instance RAM role (RunInstances RamRoleName)
 	StoppedMode string   `json:"stopped_mode,omitempty"`
 }
 

@@ -111,14 +111,20 @@ func decodeInto(t *testing.T, a rpcAnswer, v any) {
 	must(t, json.Unmarshal(a.body, v))
 }
 
-// runOne starts one instance and returns its id.
-func (e *env) runOne(f fixture) string {
+// runOne starts one instance, with any extra RunInstances parameters, and returns its id.
+func (e *env) runOne(f fixture, extra ...params) string {
 	e.t.Helper()
 	var out struct {
 		InstanceIdSets struct{ InstanceIdSet []string }
 	}
-	a := e.ecsCall("RunInstances", params{"ImageId": "ubuntu_22_04_x64_20G_alibase_20240101.vhd",
-		"InstanceType": "ecs.gn6i-c4g1.xlarge", "VSwitchId": f.vswID, "SecurityGroupId": f.sgID})
+	p := params{"ImageId": "ubuntu_22_04_x64_20G_alibase_20240101.vhd",
+		"InstanceType": "ecs.gn6i-c4g1.xlarge", "VSwitchId": f.vswID, "SecurityGroupId": f.sgID}
+	for _, x := range extra {
+		for k, v := range x {
+			p[k] = v
+		}
+	}
+	a := e.ecsCall("RunInstances", p)
 	if a.status != 200 {
 		e.t.Fatalf("RunInstances: %v", a)
 	}
