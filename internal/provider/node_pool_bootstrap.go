@@ -46,7 +46,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		return diags
 	}
 	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
-		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.caKeyWO.IsUnknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
 		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
@@ -67,12 +67,12 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		Versions: versions,
 		Kubernetes: bootstrap.Kubernetes{
 			APIEndpoint:                endpoint.ValueString(),
-			JoinToken:                  k8s.JoinToken.ValueString(),
+			JoinToken:                  k8s.JoinToken.ValueString() + in.joinTokenWO.ValueString(), // at most one is set (ConflictsWith)
 			CACertHash:                 k8s.CACertHash.ValueString(),
 			InsecureSkipCAVerification: k8s.InsecureSkipCAVerification.ValueBool(),
 			PodSubnet:                  k8s.PodSubnet.ValueString(),
 			JoinControlPlane:           k8s.joinsControlPlane(),
-			CertificateKey:             k8s.CertificateKey.ValueString(),
+			CertificateKey:             k8s.CertificateKey.ValueString() + in.certKeyWO.ValueString(),
 			CACertPEM:                  k8s.CACertPEM.ValueString(),
 			CAKeyPEM:                   k8s.CAKeyPEM.ValueString() + in.caKeyWO.ValueString(), // at most one is set (ConflictsWith)
 			Addons:                     addons,
@@ -192,17 +192,25 @@ func hasUnknownMap(m types.Map) bool {
 }
 
 // bootstrapInputs is what the node bootstrap needs besides the plan: the endpoint of
-// kubernetes.load_balancer_id, and the write-only CA key, which is null in every plan and state
-// and known only from the configuration.
+// kubernetes.load_balancer_id, and the write-only secrets (CA key, join token, certificate key),
+// which are null in every plan and state and known only from the configuration.
 type bootstrapInputs struct {
 	// lbEndpoint is address:6443 of kubernetes.load_balancer_id when the pool has no
 	// api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
-	lbEndpoint string
-	caKeyWO    types.String
+	lbEndpoint  string
+	caKeyWO     types.String
+	joinTokenWO types.String
+	certKeyWO   types.String
+}
+
+// unknown reports whether a write-only secret is not known yet (it comes from something that
+// is created in this apply).
+func (in bootstrapInputs) unknown() bool {
+	return in.caKeyWO.IsUnknown() || in.joinTokenWO.IsUnknown() || in.certKeyWO.IsUnknown()
 }
 
 func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (bootstrapInputs, diag.Diagnostics) {
-	in := bootstrapInputs{caKeyWO: types.StringNull()}
+	in := bootstrapInputs{caKeyWO: types.StringNull(), joinTokenWO: types.StringNull(), certKeyWO: types.StringNull()}
 	var diags diag.Diagnostics
 	if plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
 		return in, diags
@@ -210,8 +218,10 @@ func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolMo
 	var cfg types.Object
 	diags.Append(config.GetAttribute(ctx, path.Root("kubernetes"), &cfg)...)
 	if !cfg.IsNull() && !cfg.IsUnknown() {
-		if v, ok := cfg.Attributes()["ca_key_pem_wo"].(types.String); ok {
-			in.caKeyWO = v
+		for name, dst := range map[string]*types.String{"ca_key_pem_wo": &in.caKeyWO, "join_token_wo": &in.joinTokenWO, "certificate_key_wo": &in.certKeyWO} {
+			if v, ok := cfg.Attributes()[name].(types.String); ok {
+				*dst = v
+			}
 		}
 	}
 	var k k8sModel

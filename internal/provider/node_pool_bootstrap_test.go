@@ -271,8 +271,9 @@ resource "gpucluster_node_pool" "workers" {
 	}
 }
 
-// With a seeded CA opened through the ephemeral resource and kubernetes.ca_key_pem_wo, the CA key
-// reaches the first control-plane node's user data and no plan or state at all.
+// With a seeded CA opened through the ephemeral resource and kubernetes.ca_key_pem_wo,
+// join_token_wo and certificate_key_wo, the CA key, the join token and the certificate key reach
+// the first control-plane node's user data and no plan or state at all.
 func TestAccNodePool_caKeyWriteOnly(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	seed := randomSeed(t)
@@ -304,10 +305,12 @@ ephemeral "gpucluster_cluster_ca" "ca" {
 }
 
 ` + controlPoolConfig(`
-    join_token    = "`+testJoinToken+`"
-    ca_cert_pem   = gpucluster_cluster_ca.ca.cert_pem
-    ca_cert_hash  = gpucluster_cluster_ca.ca.ca_cert_hash
-    ca_key_pem_wo = ephemeral.gpucluster_cluster_ca.ca.private_key_pem`)
+    api_endpoint       = "10.20.0.10:6443"
+    join_token_wo      = ephemeral.gpucluster_cluster_ca.ca.join_token
+    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+    ca_key_pem_wo      = ephemeral.gpucluster_cluster_ca.ca.private_key_pem
+    certificate_key_wo = ephemeral.gpucluster_cluster_ca.ca.certificate_key`)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -320,7 +323,8 @@ ephemeral "gpucluster_cluster_ca" "ca" {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{absentFromState{seeded}},
 			Check: checkUserData(emu, "gpucluster_node_pool.control",
-				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(keyPEM, "\n")[1], "InitConfiguration"}, nil),
+				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(keyPEM, "\n")[1], "InitConfiguration", m.JoinToken,
+					"certificateKey: " + m.CertificateKey}, nil),
 		}},
 	})
 }

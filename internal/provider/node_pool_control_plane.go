@@ -94,10 +94,11 @@ func checkControlPlane(size types.Int64, k *k8sModel, bootstrapped bool, diags *
 				"through its load balancer. Set kubernetes.load_balancer_id = "+
 				"gpucluster_control_plane_endpoint.<name>.load_balancer_id (the same as on the first pool), or kubernetes.api_endpoint.")
 	}
-	if k.CertificateKey.IsNull() {
+	if k.CertificateKey.IsNull() && k.CertificateKeyWO.IsNull() {
 		diags.AddAttributeError(k8sPath.AtName("certificate_key"), "Joining control-plane pool without a certificate key",
 			"kubernetes.certificate_key is unset: with control_plane_init = false the nodes download the control-plane certificates the first node "+
-				"uploaded, encrypted with the certificate key. Set kubernetes.certificate_key = gpucluster_cluster_ca.<name>.certificate_key here and on the first pool.")
+				"uploaded, encrypted with the certificate key. Set kubernetes.certificate_key = gpucluster_cluster_ca.<name>.certificate_key here and on the first pool "+
+				"(or certificate_key_wo = ephemeral.gpucluster_cluster_ca.<name>.certificate_key with a seeded CA).")
 	}
 	checkFirstNodeOnly(k, "a joining control-plane pool (control_plane_init = false)", diags)
 }

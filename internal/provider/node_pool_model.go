@@ -74,6 +74,7 @@ type k8sModel struct {
 	Role        types.String `tfsdk:"role"`
 	APIEndpoint types.String `tfsdk:"api_endpoint"`
 	JoinToken   types.String `tfsdk:"join_token"`
+	JoinTokenWO types.String `tfsdk:"join_token_wo"`
 	CACertHash  types.String `tfsdk:"ca_cert_hash"`
 	PodSubnet   types.String `tfsdk:"pod_subnet"`
 	Labels      types.Map    `tfsdk:"labels"`
@@ -85,6 +86,7 @@ type k8sModel struct {
 	// control plane means true.
 	ControlPlaneInit           types.Bool   `tfsdk:"control_plane_init"`
 	CertificateKey             types.String `tfsdk:"certificate_key"`
+	CertificateKeyWO           types.String `tfsdk:"certificate_key_wo"`
 	CACertPEM                  types.String `tfsdk:"ca_cert_pem"`
 	CAKeyPEM                   types.String `tfsdk:"ca_key_pem"`
 	CAKeyPEMWO                 types.String `tfsdk:"ca_key_pem_wo"`
@@ -154,9 +156,9 @@ var (
 	spotAttrTypes   = map[string]attr.Type{"strategy": types.StringType, "max_hourly_price": types.Float64Type}
 	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type}
 	k8sAttrTypes    = map[string]attr.Type{
-		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "ca_cert_hash": types.StringType,
+		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
-		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
+		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
 		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},
 	}

@@ -231,6 +231,14 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						Sensitive:           true,
 						MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. Sensitive: it never reaches plan output or logs. Changing it does not replace nodes.",
 					},
+					"join_token_wo": schema.StringAttribute{
+						Optional:  true,
+						Sensitive: true,
+						WriteOnly: true,
+						MarkdownDescription: "Write-only form of `join_token` (OpenTofu and Terraform >= 1.11): never stored in plan or state. Pass " +
+							"`ephemeral.gpucluster_cluster_ca.<name>.join_token` of a seeded CA. Needed in every run that creates nodes. Conflicts with `join_token`.",
+						Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("join_token"))},
+					},
 					"ca_cert_hash": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by every joining node. Required on joining pools unless `insecure_skip_ca_verification = true`.",
@@ -263,6 +271,15 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						MarkdownDescription: "kubeadm certificate key (64 hex digits, `gpucluster_cluster_ca.<name>.certificate_key`) that encrypts the " +
 							"control-plane certificates the first node uploads. Required on a joining control-plane pool; on the first pool it turns on " +
 							"`--upload-certs`. Sensitive.",
+					},
+					"certificate_key_wo": schema.StringAttribute{
+						Optional:  true,
+						Sensitive: true,
+						WriteOnly: true,
+						MarkdownDescription: "Write-only form of `certificate_key` (OpenTofu and Terraform >= 1.11): never stored in plan or state. Pass " +
+							"`ephemeral.gpucluster_cluster_ca.<name>.certificate_key` of a seeded CA. Needed in every run that creates nodes. " +
+							"Conflicts with `certificate_key`.",
+						Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("certificate_key"))},
 					},
 					"ca_cert_pem": schema.StringAttribute{
 						Optional:            true,
