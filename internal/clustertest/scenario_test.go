@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,8 +32,28 @@ func TestAccClusterScenario_aiTraining(t *testing.T) {
   }`)
 }
 
+// With a seeded cluster CA: the CA key, the certificate key and the join token reach the nodes
+// through write-only arguments only. The cluster forms (every join checks the token and the CA
+// hash against the cluster's), and none of the secrets is in the state file.
 func TestAccClusterScenario_molecularDynamics(t *testing.T) {
-	testScenario(t, "molecular-dynamics", "md-kube", "")
+	ca := acctest.NewSeededCA(t)
+	s := testScenario(t, "molecular-dynamics", "md-kube", "ca_seed = var.ca_seed\n  ca_seed_version = 1", "TF_VAR_ca_seed="+ca.Seed)
+	state, err := os.ReadFile(filepath.Join(s.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, secret := range map[string]string{"the seed": ca.Seed, "the CA key": strings.Split(ca.KeyPEM, "\n")[1],
+		"the certificate key": ca.CertificateKey, "the join token's secret": ca.JoinToken[7:]} {
+		if strings.Contains(string(state), secret) {
+			t.Errorf("%s is in the state file", what)
+		}
+	}
+	// The audit reads the right file: the CA and the pools that took its secrets are there.
+	for _, want := range []string{`"type": "gpucluster_cluster_ca"`, `"type": "gpucluster_node_pool"`, `"seed_wo_version": 1`} {
+		if !strings.Contains(string(state), want) {
+			t.Errorf("the state file lacks %s: the audit would prove nothing", want)
+		}
+	}
 }
 
 func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
@@ -41,13 +63,22 @@ func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
   }`)
 }
 
-func testScenario(t *testing.T, module, name, inputs string) {
+// testScenario applies the module with inputs (and env added to the CLI's environment) and checks
+// the cluster works.
+func testScenario(t *testing.T, module, name, inputs string, env ...string) *stack {
 	s := startStack(t)
 	root := fmt.Sprintf(`
 terraform {
   required_providers {
     gpucluster = { source = "gpucluster/gpucluster" }
   }
+}
+
+variable "ca_seed" {
+  type      = string
+  default   = null
+  sensitive = true
+  ephemeral = true
 }
 
 module "stack" {
@@ -64,9 +95,10 @@ output "stack" {
   value = jsonencode({ nodes = module.stack.nodes, worker_pools = module.stack.worker_pools })
 }
 `, acctest.ModulesDir(), module, name, inputs)
-	if err := s.checkClusterWorks(context.Background(), s.apply(t, root)); err != nil {
+	if err := s.checkClusterWorks(context.Background(), s.apply(t, root, env...)); err != nil {
 		t.Fatal(err)
 	}
+	return s
 }
 
 // stackOutputs is the root module's "stack" output.

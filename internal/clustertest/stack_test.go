@@ -18,6 +18,7 @@ type stack struct {
 	emu     *acctest.Emulator
 	cluster *testcluster.Cluster
 	agent   *nodeagent.Agent
+	dir     string // the CLI's working directory, once applied (its terraform.tfstate)
 }
 
 // startStack starts the control plane, then the emulator with its node agent; the test's
@@ -50,14 +51,16 @@ func (s *stack) instances() []clusterreport.Instance {
 }
 
 // apply applies root (a configuration that calls a module of modules/ and has a "stack" output)
-// with the real CLI and returns that output. The test's cleanup destroys the stack and fails if
-// the emulator still holds anything. The testing framework's steps are not used: they cannot
-// read back a state with modules.
-func (s *stack) apply(t *testing.T, root string) string {
+// with the real CLI, env added to its environment, and returns that output. The test's cleanup
+// destroys the stack and fails if the emulator still holds anything. The testing framework's
+// steps are not used: they cannot read back a state with modules.
+func (s *stack) apply(t *testing.T, root string, env ...string) string {
 	t.Helper()
 	run := acctest.NewCLIRun(t)
 	run.UseEmulator(s.emu.URL)
+	run.Env = append(run.Env, env...)
 	run.Write(root)
+	s.dir = run.Dir
 	// get, not init: with dev_overrides init would ask the registry for the provider.
 	run.MustRun("get", "-no-color")
 	t.Cleanup(func() {

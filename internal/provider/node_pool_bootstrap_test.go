@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 const testJoinToken = "abcdef.0123456789abcdef"
@@ -276,17 +275,9 @@ resource "gpucluster_node_pool" "workers" {
 // the first control-plane node's user data and no plan or state at all.
 func TestAccNodePool_caKeyWriteOnly(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	seed := randomSeed(t)
-	seeded := seededCASecrets(t, seed)
-	t.Setenv("TF_VAR_ca_seed", seed)
-	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := m.KeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := acctest.NewSeededCA(t)
+	seeded := seededCASecrets(ca)
+	t.Setenv("TF_VAR_ca_seed", ca.Seed)
 	config := emu.Config() + poolNetworkConfig("") + `
 variable "ca_seed" {
   type      = string
@@ -323,8 +314,8 @@ ephemeral "gpucluster_cluster_ca" "ca" {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{absentFromState{seeded}},
 			Check: checkUserData(emu, "gpucluster_node_pool.control",
-				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(keyPEM, "\n")[1], "InitConfiguration", m.JoinToken,
-					"certificateKey: " + m.CertificateKey}, nil),
+				[]string{"/etc/kubernetes/pki/ca.key", strings.Split(ca.KeyPEM, "\n")[1], "InitConfiguration", ca.JoinToken,
+					"certificateKey: " + ca.CertificateKey}, nil),
 		}},
 	})
 }

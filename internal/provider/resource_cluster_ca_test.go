@@ -2,8 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"testing"
@@ -179,15 +177,6 @@ resource "echo" "secrets" {}
 `, version)
 }
 
-func randomSeed(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
 func seedHash(t *testing.T, seed string) string {
 	t.Helper()
 	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
@@ -206,7 +195,7 @@ func seedHash(t *testing.T, seed string) string {
 // seed_wo_version changes with it, and then the CA is replaced by the new seed's.
 func TestAccClusterCA_seed(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	seed, other := randomSeed(t), randomSeed(t)
+	seed, other := acctest.NewSeededCA(t).Seed, acctest.NewSeededCA(t).Seed
 	hash, otherHash := seedHash(t, seed), seedHash(t, other)
 	vars := func(s string) config.Variables { return config.Variables{"ca_seed": config.StringVariable(s)} }
 	echoed := func(h string) statecheck.StateCheck {

@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 )
 
 // secretSet names the secrets of one run, so a finding says which one leaked.
@@ -260,23 +259,14 @@ func (c absentFromPlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 }
 
 // seededCASecrets are the secrets a seed derives, which only the ephemeral resource may return.
-func seededCASecrets(t *testing.T, seed string) secretSet {
-	t.Helper()
-	m, err := clusterca.Derive(seed, clusterca.DefaultAlgorithm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := m.KeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
+func seededCASecrets(ca acctest.SeededCA) secretSet {
 	ss := secretSet{
-		"CA seed":                              seed,
-		"seeded CA's certificate key":          m.CertificateKey,
-		"seeded CA's join token":               m.JoinToken,
-		"seeded CA's join token's secret half": m.JoinToken[7:],
+		"CA seed":                              ca.Seed,
+		"seeded CA's certificate key":          ca.CertificateKey,
+		"seeded CA's join token":               ca.JoinToken,
+		"seeded CA's join token's secret half": ca.JoinToken[7:],
 	}
-	addKeyLines(ss, "seeded CA's private key", keyPEM)
+	addKeyLines(ss, "seeded CA's private key", ca.KeyPEM)
 	return ss
 }
 
@@ -451,7 +441,7 @@ func TestAccSecretsAudit(t *testing.T) {
 	}
 	// The seeded CA's secrets may not be anywhere but the ephemeral resource's result: not in
 	// the log, the plan or the state, not even marked sensitive.
-	seeded := seededCASecrets(t, randomSeed(t))
+	seeded := seededCASecrets(acctest.NewSeededCA(t))
 	for name, v := range seeded {
 		secrets[name] = v
 	}

@@ -18,6 +18,12 @@ locals {
     substr(sha256("token-secret/${local.token_seed}"), 0, 16),
   ]))
 
+  # With a seed the CA's key, its certificate key and the join token are derived from it and go to
+  # the pools' write-only arguments only, from the ephemeral resource, never into state.
+  seeded          = var.control_plane.enabled && var.ca_seed_version != null
+  join_token_wo   = local.seeded ? ephemeral.gpucluster_cluster_ca.cluster[0].join_token : null
+  join_token_kept = local.seeded ? null : local.join_token
+
   versions = { for k, v in var.software_versions : k => v if v != null }
   # The control plane's stable address: its internal load balancer's, not any one node's, so a
   # node replaced by a scale or a roll changes nothing the workers or kubeadm hold.
@@ -34,8 +40,8 @@ locals {
 # Warn (not fail) when the join token is predictable: fine for a test cluster, not for production.
 check "join_token_secrecy" {
   assert {
-    condition     = nonsensitive(var.join_token != null || var.join_token_salt != null)
-    error_message = "Neither join_token nor join_token_salt is set: the derived kubeadm join token can be computed by anyone who knows the network id. Set join_token_salt (or join_token) from a secret store."
+    condition     = nonsensitive(var.join_token != null || var.join_token_salt != null) || local.seeded
+    error_message = "Neither join_token nor join_token_salt is set: the derived kubeadm join token can be computed by anyone who knows the network id. Set join_token_salt (or join_token) from a secret store, or ca_seed and ca_seed_version."
   }
 }
 
@@ -59,10 +65,22 @@ resource "gpucluster_control_plane_endpoint" "api" {
   tags       = var.tags
 }
 
-# The cluster CA, made before any node boots so that every join pins its hash. Its private key and
-# certificate key are sensitive in state; only the first control-plane node receives the key.
+# The cluster CA, made before any node boots so that every join pins its hash; only the first
+# control-plane node receives the key. Without ca_seed its private key and certificate key are
+# sensitive in state; with it they are derived from the seed and stored nowhere.
 resource "gpucluster_cluster_ca" "cluster" {
   count = var.control_plane.enabled ? 1 : 0
+
+  seed_wo         = local.seeded ? var.ca_seed : null
+  seed_wo_version = var.ca_seed_version
+}
+
+# The seeded CA's secrets for this run only (checked against the certificate above).
+ephemeral "gpucluster_cluster_ca" "cluster" {
+  count = local.seeded ? 1 : 0
+
+  seed     = var.ca_seed
+  cert_pem = gpucluster_cluster_ca.cluster[0].cert_pem
 }
 
 # The first control-plane node: kubeadm init --upload-certs with the CA above, the load balancer's
@@ -85,12 +103,16 @@ resource "gpucluster_node_pool" "control_plane" {
     role               = "control_plane"
     control_plane_init = true
     load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
-    join_token         = local.join_token
+    join_token         = local.join_token_kept
+    join_token_wo      = local.join_token_wo
     pod_subnet         = var.control_plane.pod_subnet
     ca_cert_hash       = local.ca_cert_hash
     ca_cert_pem        = gpucluster_cluster_ca.cluster[0].cert_pem
+    # Null with a seed; the _wo forms carry them then.
     ca_key_pem         = gpucluster_cluster_ca.cluster[0].private_key_pem
+    ca_key_pem_wo      = local.seeded ? ephemeral.gpucluster_cluster_ca.cluster[0].private_key_pem : null
     certificate_key    = gpucluster_cluster_ca.cluster[0].certificate_key
+    certificate_key_wo = local.seeded ? ephemeral.gpucluster_cluster_ca.cluster[0].certificate_key : null
     versions           = length(local.versions) == 0 ? null : local.versions
     addons             = local.addons
   }
@@ -122,9 +144,11 @@ resource "gpucluster_node_pool" "control_plane_join" {
     role               = "control_plane"
     control_plane_init = false
     load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
-    join_token         = local.join_token
+    join_token         = local.join_token_kept
+    join_token_wo      = local.join_token_wo
     ca_cert_hash       = local.ca_cert_hash
     certificate_key    = gpucluster_cluster_ca.cluster[0].certificate_key
+    certificate_key_wo = local.seeded ? ephemeral.gpucluster_cluster_ca.cluster[0].certificate_key : null
     versions           = length(local.versions) == 0 ? null : local.versions
   }
 
@@ -175,7 +199,8 @@ resource "gpucluster_node_pool" "worker" {
   kubernetes = {
     role                          = "gpu_worker"
     api_endpoint                  = local.api_endpoint
-    join_token                    = local.join_token
+    join_token                    = local.join_token_kept
+    join_token_wo                 = local.join_token_wo
     ca_cert_hash                  = local.ca_cert_hash
     insecure_skip_ca_verification = local.ca_cert_hash == null ? var.insecure_skip_ca_verification : null
     versions                      = length(local.versions) == 0 ? null : local.versions

@@ -140,7 +140,7 @@ output "grafana_dashboard" {
 }
 
 output "join_token" {
-  description = "The kubeadm join token the nodes use (sensitive), for joining nodes built outside this module."
-  value       = local.join_token
+  description = "The kubeadm join token the nodes use (sensitive), for joining nodes built outside this module. Null with ca_seed: open the gpucluster_cluster_ca ephemeral resource with the seed for it."
+  value       = local.join_token_kept
   sensitive   = true
 }

@@ -193,6 +193,20 @@ variable "join_token_salt" {
   sensitive   = true
 }
 
+variable "ca_seed" {
+  description = "Optional: a secret of at least 32 characters (such as `openssl rand -hex 32`) the cluster CA's key, its certificate key and the join token are derived from, so that none of them is in any plan or state: they reach the nodes through write-only arguments only (OpenTofu and Terraform >= 1.11). Ephemeral: pass it from a secret store (TF_VAR_ca_seed), in every run. Set ca_seed_version with it. Null: the CA key is random and kept in state, marked sensitive, and the join token is join_token or derived from join_token_salt."
+  type        = string
+  default     = null
+  sensitive   = true
+  ephemeral   = true
+}
+
+variable "ca_seed_version" {
+  description = "Set (to 1) together with ca_seed; change it whenever ca_seed changes, which replaces the CA and so every node. Write-only values leave no trace in state to compare, so this number is what tells a new seed from the old one. Null: no seed."
+  type        = number
+  default     = null
+}
+
 variable "ca_cert_hash" {
   description = "External control plane only (control_plane.enabled = false): sha256:<hex> of its CA, which the workers pin when they join. With the module's own control plane the CA is made here (gpucluster_cluster_ca) and this is ignored. Null with an external control plane is refused unless insecure_skip_ca_verification = true."
   type        = string

@@ -97,6 +97,8 @@ module "cluster" {
 
   join_token         = var.join_token
   join_token_salt    = var.join_token_salt
+  ca_seed            = var.ca_seed
+  ca_seed_version    = var.ca_seed_version
   ca_cert_hash       = var.ca_cert_hash
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs

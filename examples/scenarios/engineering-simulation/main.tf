@@ -6,7 +6,7 @@
 # `make demo` applies the ai-training example against the offline emulator. Against Alibaba Cloud,
 # leave out GPUCLUSTER_ENDPOINT and set ALIBABA_CLOUD_REGION and your credentials.
 terraform {
-  required_version = ">= 1.7.0"
+  required_version = ">= 1.11.0"
 
   required_providers {
     gpucluster = {

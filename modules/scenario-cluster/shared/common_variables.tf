@@ -73,6 +73,20 @@ variable "join_token_salt" {
   sensitive   = true
 }
 
+variable "ca_seed" {
+  description = "Optional: a secret of at least 32 characters (such as `openssl rand -hex 32`) the cluster CA's key, its certificate key and the join token are derived from, so that none of them is in any plan or state (write-only arguments, OpenTofu and Terraform >= 1.11). Ephemeral: pass it from a secret store (TF_VAR_ca_seed) in every run, with ca_seed_version. Null: the CA key is random and kept in state, marked sensitive."
+  type        = string
+  default     = null
+  sensitive   = true
+  ephemeral   = true
+}
+
+variable "ca_seed_version" {
+  description = "Set (to 1) together with ca_seed; change it whenever ca_seed changes, which replaces the CA and every node. Null: no seed."
+  type        = number
+  default     = null
+}
+
 variable "ca_cert_hash" {
   description = "External control plane only (control_plane.enabled = false): sha256:<hex> of its CA, which the workers pin when they join. The module's own control plane makes its CA (gpucluster_cluster_ca) and ignores this."
   type        = string

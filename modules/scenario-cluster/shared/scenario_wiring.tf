@@ -28,6 +28,8 @@ module "scenario" {
   hpa                = var.hpa
   join_token         = var.join_token
   join_token_salt    = var.join_token_salt
+  ca_seed            = var.ca_seed
+  ca_seed_version    = var.ca_seed_version
   ca_cert_hash       = var.ca_cert_hash
   tags               = var.tags
 }
