@@ -216,19 +216,10 @@ func (r *nodePoolResource) runRequest(spec poolSpec, try poolplan.Try, b poolpla
 	if spec.AutoRelease > 0 {
 		in.AutoReleaseTime = time.Now().UTC().Add(spec.AutoRelease).Format("2006-01-02T15:04:05Z")
 	}
-	in.Tags = []cloud.Tag{
-		{Key: tagPool, Value: spec.PoolID},
-		{Key: tagPoolName, Value: spec.Name},
-		{Key: tagPoolNetwork, Value: spec.Network.ID},
-		{Key: tagScenario, Value: spec.Scenario},
-		{Key: tagSpec, Value: spec.SpecHash},
-		{Key: tagManagedBy, Value: managedByVal},
-	}
-	for _, k := range sortedKeys(spec.UserTags) {
-		in.Tags = append(in.Tags, cloud.Tag{Key: k, Value: spec.UserTags[k]})
-	}
-	if len(in.Tags) > cloud.MaxTagsPerResource {
-		return in, fmt.Errorf("a node would carry %d tags, more than the %d ECS allows (the provider uses %d): drop some of tags", len(in.Tags), cloud.MaxTagsPerResource, len(in.Tags)-len(spec.UserTags))
+	// The same tags as an autoscaling pool's nodes (nodeTags); their count was checked at plan.
+	tags := nodeTags(spec)
+	for _, k := range sortedKeys(tags) {
+		in.Tags = append(in.Tags, cloud.Tag{Key: k, Value: tags[k]})
 	}
 	return in, nil
 }

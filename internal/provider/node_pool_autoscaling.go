@@ -134,13 +134,18 @@ func nodeTags(spec poolSpec) map[string]string {
 // can start a group at zero. Labels from kubernetes.labels are left out: their keys could clash
 // with the user's tags, and tags are capped at 20 per resource.
 func configurationTags(spec poolSpec) map[string]string {
+	return mergeTags(nodeTags(spec), templateLabelTags(spec))
+}
+
+// templateLabelTags are the pool's built-in node labels (templateLabelKeys) with their values.
+func templateLabelTags(spec poolSpec) map[string]string {
 	labels := map[string]string{}
 	for _, k := range templateLabelKeys {
 		if v, ok := spec.Labels[k]; ok {
 			labels[k] = v
 		}
 	}
-	return mergeTags(nodeTags(spec), labels)
+	return labels
 }
 
 // checkNodeTagCount refuses, at plan, a pool whose nodes would carry more tags than ECS allows
@@ -148,7 +153,7 @@ func configurationTags(spec poolSpec) map[string]string {
 func checkNodeTagCount(spec poolSpec, diags *diag.Diagnostics) {
 	own, why := len(nodeTags(spec))-len(spec.UserTags), ""
 	if spec.Autoscale != nil {
-		labels := len(configurationTags(spec)) - len(nodeTags(spec))
+		labels := len(templateLabelTags(spec))
 		own += labels
 		why = fmt.Sprintf(" (%d of them the pool's built-in node labels, which its scaling configuration carries so the Cluster Autoscaler can scale the group from zero)", labels)
 	}

@@ -38,7 +38,7 @@ output "cluster" {
 }
 
 output "join_token" {
-  description = "The kubeadm join token (sensitive)."
+  description = "The kubeadm join token (sensitive); null with ca_seed, whose token is in no state."
   value       = module.cluster.join_token
   sensitive   = true
 }

@@ -125,7 +125,7 @@ output "price_breakdown" {
 }
 
 output "join_token" {
-  description = "The kubeadm join token (sensitive)."
+  description = "The kubeadm join token (sensitive); null with ca_seed, whose token is in no state."
   value       = module.scenario.join_token
   sensitive   = true
 }
