@@ -5,7 +5,7 @@
 # outputs a user cares about, destroy, check nothing is left, stop the emulator.
 #
 # make demo-cluster (CLUSTER=1) runs the same stack with the offline Kubernetes: the test cluster
-# (bin/gpucluster-testcluster, from make kube) starts first, the emulator's node agent registers
+# (bin/gpucluster-offlinekube, from make kube) starts first, the emulator's node agent registers
 # each instance whose bootstrap would work on the real cloud as one of its Nodes and applies the
 # control plane's add-ons there, the stack turns on its validation jobs, and after apply the demo
 # prints one line, "kubernetes: R/N nodes Ready, S/P validation pods scheduled on GPU nodes", with
@@ -35,7 +35,7 @@ step() { printf '\n==> %s\n' "$*"; }
 emulator_flags=(--state-file "$work/emulator-state.json" --boot-seconds 2)
 if [[ "${CLUSTER:-}" == 1 ]]; then
   step "starting the offline Kubernetes (kube-apiserver, controller-manager, scheduler, etcd, kwok)"
-  "$BIN/gpucluster-testcluster" --bin "$BIN" >"$work/cluster.out" 2>"$work/cluster.err" &
+  "$BIN/gpucluster-offlinekube" --bin "$BIN" >"$work/cluster.out" 2>"$work/cluster.err" &
   cluster_pid=$!
   kubeconfig=""
   for _ in $(seq 1 1200); do
@@ -91,7 +91,7 @@ done
 
 if [[ "${CLUSTER:-}" == 1 ]]; then
   step "the cluster in Kubernetes"
-  "$BIN/gpucluster-testcluster" report --kubeconfig "$kubeconfig" --emulator "$url" || cluster_failed=1
+  "$BIN/gpucluster-offlinekube" report --kubeconfig "$kubeconfig" --emulator "$url" || cluster_failed=1
 fi
 
 step "$cli_name destroy"

@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
 
 // TestProgramRunsTheNodeAgentWithKubeconfig: with --kubeconfig of a real test cluster the program
 // answers /_emulator/nodes, and its agent looks at the instances it serves: one made through the
 // SDK without user data is reported, once Running, as running no node bootstrap.
 func TestProgramRunsTheNodeAgentWithKubeconfig(t *testing.T) {
-	tc := testcluster.StartT(t, testcluster.Options{})
+	tc := offlinekube.StartT(t, offlinekube.Options{})
 	url, _ := startProgram(t, buildEmulator(t), "--kubeconfig", tc.Kubeconfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

@@ -1,6 +1,6 @@
 // Package clustertest holds the acceptance tests that go past the cloud API: each scenario
 // module is applied with real OpenTofu (or Terraform) against the emulator, whose node agent
-// turns the Running instances into Nodes of a real Kubernetes control plane (internal/testcluster)
+// turns the Running instances into Nodes of a real Kubernetes control plane (internal/offlinekube)
 // as their user data would on the real cloud. The tests then ask the API server, not the
 // provider, whether the cluster works: Ready GPU nodes with the pool's labels, taints and GPU
 // capacity, the validation pods spread over the GPU nodes, the reaper scheduled, and no pod

@@ -10,13 +10,13 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
 
 // stack is one test's emulator, Kubernetes control plane and the node agent between them.
 type stack struct {
 	emu     *acctest.Emulator
-	cluster *testcluster.Cluster
+	cluster *offlinekube.Cluster
 	agent   *nodeagent.Agent
 	dir     string // the CLI's working directory, once applied (its terraform.tfstate)
 }
@@ -26,7 +26,7 @@ type stack struct {
 func startStack(t *testing.T) *stack {
 	t.Helper()
 	acctest.PreCheck(t)
-	cluster := testcluster.StartT(t, testcluster.Options{})
+	cluster := offlinekube.StartT(t, offlinekube.Options{})
 	emu := acctest.StartEmulator(t)
 	kube, err := nodeagent.NewKube(cluster.RESTConfig())
 	if err != nil {

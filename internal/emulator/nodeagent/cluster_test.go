@@ -15,7 +15,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
 
 // clusterStepTimeout bounds a step against the real API server on a loaded 2-core machine: a
@@ -23,10 +23,10 @@ import (
 const clusterStepTimeout = 90 * time.Second
 
 // TestWithRealCluster runs the agent against a real kube-apiserver, controller-manager,
-// scheduler and kwok (internal/testcluster), one cluster for every scenario; each scenario has
+// scheduler and kwok (internal/offlinekube), one cluster for every scenario; each scenario has
 // its own emulator and its own host names.
 func TestWithRealCluster(t *testing.T) {
-	tc := testcluster.StartT(t, testcluster.Options{})
+	tc := offlinekube.StartT(t, offlinekube.Options{})
 	kube, err := NewKube(tc.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

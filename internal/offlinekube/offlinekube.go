@@ -1,4 +1,4 @@
-// Package testcluster starts and stops a real Kubernetes control plane on loopback, for tests that
+// Package offlinekube starts and stops a real Kubernetes control plane on loopback, for tests that
 // need the API server, the scheduler and the controllers to judge what the provider's clusters
 // would do: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from their
 // upstream modules by `make kube` (scripts/build-kube.sh) into ./bin, and kwok, which stands in for
@@ -8,7 +8,7 @@
 // Every cluster is new: its own temporary work directory (certificates, etcd data, one log file per
 // component), its own free loopback ports, its own CA (or one the test hands in). Stop ends every
 // process. layout.go holds each component's flags, and why.
-package testcluster
+package offlinekube
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.logf = func(string, ...any) {}
 	}
 	if c.workDir == "" {
-		dir, err := os.MkdirTemp("", "testcluster-")
+		dir, err := os.MkdirTemp("", "offlinekube-")
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		kept := c.stopForRetry(attempt)
-		c.logf("testcluster: a port was taken; starting again on others (the logs of attempt %d: %s)", attempt, kept)
+		c.logf("offlinekube: a port was taken; starting again on others (the logs of attempt %d: %s)", attempt, kept)
 	}
 }
 
@@ -158,7 +158,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 		Burst: 400,
 	}
 	if c.client, err = kubernetes.NewForConfig(c.restConfig); err != nil {
-		return fmt.Errorf("testcluster: client: %w", err)
+		return fmt.Errorf("offlinekube: client: %w", err)
 	}
 	run := func(name string, args, env []string) (*process, error) {
 		return c.run(name, filepath.Join(binDir, name), l.logDir, args, env)
@@ -171,7 +171,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	if err := waitFor(ctx, etcd, 100*time.Millisecond, httpOK(l.etcdURL+"/health")); err != nil {
 		return err
 	}
-	c.logf("testcluster: etcd ready on %s (%s)", l.etcdURL, time.Since(begin).Round(time.Millisecond))
+	c.logf("offlinekube: etcd ready on %s (%s)", l.etcdURL, time.Since(begin).Round(time.Millisecond))
 
 	apiserver, err := run("kube-apiserver", l.apiServerArgs(), nil)
 	if err != nil {
@@ -180,7 +180,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	if err := waitFor(ctx, apiserver, 200*time.Millisecond, c.apiReady); err != nil {
 		return err
 	}
-	c.logf("testcluster: kube-apiserver ready on %s (%s)", l.apiURL, time.Since(begin).Round(time.Millisecond))
+	c.logf("offlinekube: kube-apiserver ready on %s (%s)", l.apiURL, time.Since(begin).Round(time.Millisecond))
 
 	// The rest find the API server ready; none waits for another.
 	controllerManager, err := run("kube-controller-manager", l.controllerManagerArgs(), nil)
@@ -203,7 +203,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 			return p.failure(errExited)
 		}
 	}
-	c.logf("testcluster: control plane ready in %s (work dir %s)", time.Since(begin).Round(time.Millisecond), c.workDir)
+	c.logf("offlinekube: control plane ready in %s (work dir %s)", time.Since(begin).Round(time.Millisecond), c.workDir)
 	return nil
 }
 
@@ -296,7 +296,7 @@ func CheckBinaries(binDir string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("testcluster: %v not found in %s: run `make kube` (scripts/build-kube.sh builds the test cluster into ./bin)", missing, binDir)
+	return fmt.Errorf("offlinekube: %v not found in %s: run `make kube` (scripts/build-kube.sh builds the test cluster into ./bin)", missing, binDir)
 }
 
 // DefaultBinDir is the bin directory of the repository that holds the working directory: the
@@ -313,7 +313,7 @@ func DefaultBinDir() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("testcluster: no go.mod above the working directory; set Options.BinDir")
+			return "", errors.New("offlinekube: no go.mod above the working directory; set Options.BinDir")
 		}
 		dir = parent
 	}

@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"k8s.io/client-go/tools/clientcmd"

@@ -17,13 +17,13 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
-// report is `gpucluster-testcluster report`: it waits until every instance the emulator's node
+// report is `gpucluster-offlinekube report`: it waits until every instance the emulator's node
 // agent reports is a Ready node and every validation pod has run on a GPU node, then prints
 // exactly one line, "kubernetes: R/N nodes Ready, S/P validation pods scheduled on GPU nodes",
 // and below it the reason for each node or pod that is not. Exit status 1 when it did not
 // converge in time.
 func report(args []string) int {
-	fs := flag.NewFlagSet("gpucluster-testcluster report", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gpucluster-offlinekube report", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig the cluster printed (required)")
 	emulatorURL := fs.String("emulator", "", "the emulator's URL; it runs the node agent (--kubeconfig) (required)")
 	wait := fs.Duration("wait", 3*time.Minute, "how long to wait for the nodes and the validation pods")

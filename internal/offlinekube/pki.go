@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"crypto"
@@ -206,18 +206,18 @@ func newCA(now time.Time) (*x509.Certificate, crypto.Signer, error) {
 func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error) {
 	certBlock, _ := pem.Decode(certPEM)
 	if certBlock == nil || certBlock.Type != "CERTIFICATE" {
-		return nil, nil, errors.New("testcluster: Options.CACertPEM holds no PEM CERTIFICATE block")
+		return nil, nil, errors.New("offlinekube: Options.CACertPEM holds no PEM CERTIFICATE block")
 	}
 	cert, err := x509.ParseCertificate(certBlock.Bytes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("testcluster: Options.CACertPEM: %w", err)
+		return nil, nil, fmt.Errorf("offlinekube: Options.CACertPEM: %w", err)
 	}
 	if !cert.IsCA {
-		return nil, nil, fmt.Errorf("testcluster: Options.CACertPEM (%s) is not a CA certificate", cert.Subject)
+		return nil, nil, fmt.Errorf("offlinekube: Options.CACertPEM (%s) is not a CA certificate", cert.Subject)
 	}
 	keyBlock, _ := pem.Decode(keyPEM)
 	if keyBlock == nil {
-		return nil, nil, errors.New("testcluster: Options.CAKeyPEM holds no PEM block")
+		return nil, nil, errors.New("offlinekube: Options.CAKeyPEM holds no PEM block")
 	}
 	var parsed any
 	switch keyBlock.Type {
@@ -228,18 +228,18 @@ func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error) {
 	case "EC PRIVATE KEY":
 		parsed, err = x509.ParseECPrivateKey(keyBlock.Bytes)
 	default:
-		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: a %q block; want PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY", keyBlock.Type)
+		return nil, nil, fmt.Errorf("offlinekube: Options.CAKeyPEM: a %q block; want PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY", keyBlock.Type)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: %w", err)
+		return nil, nil, fmt.Errorf("offlinekube: Options.CAKeyPEM: %w", err)
 	}
 	key, ok := parsed.(crypto.Signer)
 	if !ok {
-		return nil, nil, fmt.Errorf("testcluster: Options.CAKeyPEM: a %T cannot sign", parsed)
+		return nil, nil, fmt.Errorf("offlinekube: Options.CAKeyPEM: a %T cannot sign", parsed)
 	}
 	type equaler interface{ Equal(crypto.PublicKey) bool }
 	if pub, ok := key.Public().(equaler); !ok || !pub.Equal(cert.PublicKey) {
-		return nil, nil, errors.New("testcluster: Options.CAKeyPEM is not the key of Options.CACertPEM")
+		return nil, nil, errors.New("offlinekube: Options.CAKeyPEM is not the key of Options.CACertPEM")
 	}
 	return cert, key, nil
 }

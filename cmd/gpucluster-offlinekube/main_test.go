@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -39,16 +39,16 @@ func TestMain(m *testing.M) {
 func buildProgram(t *testing.T) string {
 	t.Helper()
 	programOnce.Do(func() {
-		if programDir, programError = os.MkdirTemp("", "gpucluster-testcluster-"); programError != nil {
+		if programDir, programError = os.MkdirTemp("", "gpucluster-offlinekube-"); programError != nil {
 			return
 		}
-		program = filepath.Join(programDir, "gpucluster-testcluster")
+		program = filepath.Join(programDir, "gpucluster-offlinekube")
 		if out, err := exec.Command("go", "build", "-o", program, ".").CombinedOutput(); err != nil {
 			programError = fmt.Errorf("%w\n%s", err, out)
 		}
 	})
 	if programError != nil {
-		t.Fatalf("building gpucluster-testcluster: %v", programError)
+		t.Fatalf("building gpucluster-offlinekube: %v", programError)
 	}
 	return program
 }
@@ -56,16 +56,16 @@ func buildProgram(t *testing.T) string {
 // TestProgramRunsTheClusterUntilTerminated runs the program as a script does: the one ready line,
 // the kubeconfig it names used by a client, then SIGTERM, a clean exit and no component left.
 func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
-	kubeBin, err := testcluster.DefaultBinDir()
+	kubeBin, err := offlinekube.DefaultBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testcluster.CheckBinaries(kubeBin); err != nil {
+	if err := offlinekube.CheckBinaries(kubeBin); err != nil {
 		t.Fatal(err)
 	}
 	workDir := t.TempDir()
 	cmd := exec.Command(buildProgram(t), "-bin", kubeBin, "-work-dir", workDir)
-	running, line := testtools.StartProgram(t, cmd, testcluster.DefaultStartTimeout+10*time.Second)
+	running, line := testtools.StartProgram(t, cmd, offlinekube.DefaultStartTimeout+10*time.Second)
 	m := regexp.MustCompile(`^kubeconfig (/.+)$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("ready line = %q, want `kubeconfig PATH`; standard error:\n%s", line, running.Stderr())
@@ -83,7 +83,7 @@ func TestProgramRunsTheClusterUntilTerminated(t *testing.T) {
 	}
 
 	running.Stop(t, syscall.SIGTERM, time.Minute)
-	if left := testcluster.ProcessesMentioning(workDir); len(left) > 0 {
+	if left := offlinekube.ProcessesMentioning(workDir); len(left) > 0 {
 		t.Fatalf("components left running after the program exited: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(workDir, "logs", "kube-apiserver.log")); err != nil {

@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"context"
@@ -44,9 +44,9 @@ func StartT(t TB, opts Options) *Cluster {
 	}
 	removeWorkDir := opts.WorkDir == ""
 	if removeWorkDir {
-		dir, err := os.MkdirTemp("", "testcluster-")
+		dir, err := os.MkdirTemp("", "offlinekube-")
 		if err != nil {
-			t.Fatalf("testcluster: %v", err)
+			t.Fatalf("offlinekube: %v", err)
 		}
 		opts.WorkDir = dir
 	}
@@ -56,7 +56,7 @@ func StartT(t TB, opts Options) *Cluster {
 			c.Stop()
 		}
 		if t.Failed() {
-			t.Logf("testcluster: the components' logs are kept in %s", opts.WorkDir)
+			t.Logf("offlinekube: the components' logs are kept in %s", opts.WorkDir)
 			return
 		}
 		if removeWorkDir {

@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"fmt"
@@ -37,11 +37,11 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 	}
 	var err error
 	if l.certs, err = newPKI(filepath.Join(workDir, "pki"), caCertPEM, caKeyPEM); err != nil {
-		return nil, fmt.Errorf("testcluster: certificates: %w", err)
+		return nil, fmt.Errorf("offlinekube: certificates: %w", err)
 	}
 	ports, err := pickPorts(3)
 	if err != nil {
-		return nil, fmt.Errorf("testcluster: free loopback ports: %w", err)
+		return nil, fmt.Errorf("offlinekube: free loopback ports: %w", err)
 	}
 	l.etcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	l.etcdPeerURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
@@ -50,13 +50,13 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 	for name := range identities {
 		path := filepath.Join(workDir, name+".kubeconfig")
 		if err := writeKubeconfig(path, l.apiURL, l.certs, name); err != nil {
-			return nil, fmt.Errorf("testcluster: %s kubeconfig: %w", name, err)
+			return nil, fmt.Errorf("offlinekube: %s kubeconfig: %w", name, err)
 		}
 		l.kubeconfigs[name] = path
 	}
 	l.kwokStagesFile = filepath.Join(workDir, "kwok-stages.yaml")
 	if err := writeKwokStages(l.kwokStagesFile); err != nil {
-		return nil, fmt.Errorf("testcluster: kwok stages: %w", err)
+		return nil, fmt.Errorf("offlinekube: kwok stages: %w", err)
 	}
 	return l, nil
 }

@@ -1,10 +1,10 @@
-// Command gpucluster-testcluster runs the offline test cluster (internal/testcluster) for shell
+// Command gpucluster-offlinekube runs the offline test cluster (internal/offlinekube) for shell
 // scripts: a real kube-apiserver, kube-controller-manager and kube-scheduler on loopback, with kwok
 // standing in for the kubelets of Nodes annotated kwok.x-k8s.io/node=fake. It prints exactly one
 // line on standard output, "kubeconfig PATH", when the cluster is ready, and runs until SIGINT or
 // SIGTERM, then stops every component. Progress and errors go to standard error.
 //
-// `gpucluster-testcluster report` sums up a stack the emulator's node agent registered in it
+// `gpucluster-offlinekube report` sums up a stack the emulator's node agent registered in it
 // (see report.go); make demo-cluster ends with it.
 package main
 
@@ -19,20 +19,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/testcluster"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "report" {
 		os.Exit(report(os.Args[2:]))
 	}
-	fs := flag.NewFlagSet("gpucluster-testcluster", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gpucluster-offlinekube", flag.ContinueOnError)
 	binDir := fs.String("bin", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (`make kube`); default: ./bin of the repository holding the working directory")
 	workDir := fs.String("work-dir", "", "directory for certificates, etcd data, kubeconfigs and logs/<component>.log, kept on exit; default: a temporary directory removed on exit")
-	timeout := fs.Duration("start-timeout", testcluster.DefaultStartTimeout, "how long the control plane may take to become ready")
+	timeout := fs.Duration("start-timeout", offlinekube.DefaultStartTimeout, "how long the control plane may take to become ready")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-testcluster [flags]
-       gpucluster-testcluster report --kubeconfig PATH --emulator URL [--wait 3m]
+		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-offlinekube [flags]
+       gpucluster-offlinekube report --kubeconfig PATH --emulator URL [--wait 3m]
 
 Runs a Kubernetes control plane on loopback for offline tests and demos. Prints
 "kubeconfig PATH" (an administrator's kubeconfig) when ready; stops on SIGINT or SIGTERM.
@@ -53,7 +53,7 @@ Flags:
 	signals, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stopSignals()
 	startCtx, cancel := context.WithTimeout(signals, *timeout)
-	cluster, err := testcluster.Start(startCtx, testcluster.Options{BinDir: *binDir, WorkDir: *workDir, Logf: logger.Printf})
+	cluster, err := offlinekube.Start(startCtx, offlinekube.Options{BinDir: *binDir, WorkDir: *workDir, Logf: logger.Printf})
 	cancel()
 	if err != nil {
 		logger.Printf("%v", err)
@@ -62,8 +62,8 @@ Flags:
 	fmt.Printf("kubeconfig %s\n", cluster.Kubeconfig())
 
 	<-signals.Done()
-	logger.Printf("testcluster: stopping")
+	logger.Printf("offlinekube: stopping")
 	begin := time.Now()
 	cluster.Stop()
-	logger.Printf("testcluster: stopped in %s", time.Since(begin).Round(time.Millisecond))
+	logger.Printf("offlinekube: stopped in %s", time.Since(begin).Round(time.Millisecond))
 }

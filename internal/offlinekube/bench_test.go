@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 // default service account created) and how much memory the components hold once it is ready.
 // It prints the numbers; nothing asserts a time.
 //
-//	go test -run '^$' -bench BenchmarkStart -benchtime 3x ./internal/testcluster/
+//	go test -run '^$' -bench BenchmarkStart -benchtime 3x ./internal/offlinekube/
 func BenchmarkStart(b *testing.B) {
 	binDir, err := DefaultBinDir()
 	if err != nil {

@@ -1,4 +1,4 @@
-package testcluster
+package offlinekube
 
 import (
 	"bytes"
