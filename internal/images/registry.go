@@ -17,10 +17,9 @@ package images
 // (<repo>/kube-apiserver, <repo>/etcd, <repo>/pause, and <repo>/coredns, not coredns/coredns:
 // kubeadm adds the coredns/ level only for registry.k8s.io itself, GetDNSImage in
 // https://github.com/kubernetes/kubernetes/blob/master/cmd/kubeadm/app/images/images.go), and a
-// Personal Edition repository is one level under its namespace
-// (https://www.alibabacloud.com/help/en/acr/user-guide/create-a-repository). The digest survives
-// a copy that keeps the image index (skopeo copy --all, crane copy, Container Registry's image
-// sync), so a mirrored reference is the same image.
+// Personal Edition repository is one level under its namespace (namespace/repository). The
+// digest survives a copy that keeps the image index (skopeo copy --all, crane copy, Container
+// Registry's image sync), so a mirrored reference is the same image.
 
 import (
 	"fmt"
@@ -51,18 +50,21 @@ func RefIn(name, registry string) string { return Get(name).MirrorName(registry)
 const DefaultNamespace = "gpucluster"
 
 // Mainland reports whether region is in mainland China: the cn-* regions but Hong Kong
-// (cn-hongkong reaches the public registries). Region ids:
-// https://www.alibabacloud.com/help/en/cloud-migration-guide-for-beginners/latest/regions-and-zones
+// (cn-hongkong reaches the public registries). Container Registry's region ids:
+// https://www.alibabacloud.com/help/doc-detail/215426.htm
 func Mainland(region string) bool {
 	return strings.HasPrefix(region, "cn-") && region != "cn-hongkong"
 }
 
 // DefaultRegistry is the registry a region uses when the user sets none: in mainland China the
 // Container Registry Personal Edition namespace DefaultNamespace on the region's VPC endpoint
-// (registry-vpc.<region>.aliyuncs.com, reachable from the VPC without a public route:
-// https://www.alibabacloud.com/help/en/acr/user-guide/access-a-container-registry-instance-over-a-vpc);
-// elsewhere "" (the upstream registries). The namespace is not made by the project: whoever uses
-// the default creates it and syncs the images into it (SyncNote says what to do).
+// (registry-vpc.<region>.aliyuncs.com, reachable from the VPC without a public route; the vendor's
+// own examples pull from it, such as registry-vpc.${region}.aliyuncs.com/eci_open/nginx:alpine in
+// https://help.aliyun.com/zh/terraform/alicloud-eci-image-cache). Where the region offers no
+// Personal Edition (the region table above), set image_registry to an Enterprise Edition
+// instance. Outside mainland China "" (the upstream registries). The namespace is not made by the
+// project: whoever uses the default creates it and syncs the images into it (SyncNote says what
+// to do).
 func DefaultRegistry(region string) string {
 	if !Mainland(region) {
 		return ""
