@@ -314,7 +314,7 @@ func badInputs(deadEndpoint string) []badInput {
   gpu_model = "A100"
   gpus_per_node = 8
   size = 2
-  kubernetes = { api_endpoint = "10.0.0.10:6443", join_token = "`+matrixToken+`", insecure_skip_ca_verification = true, image_registry = "https://example.cn/mirror" }`),
+  kubernetes = { api_endpoint = "10.0.0.10:6443", join_token = "` + matrixToken + `", insecure_skip_ca_verification = true, image_registry = "https://example.cn/mirror" }`),
 			attr: `kubernetes\.image_registry`, fix: `has a scheme`},
 		{name: "pool/reserved tag", config: a100Pool(`tags = { "gpucluster:pool-name" = "other" }`),
 			attr: `tags`, fix: `Use another prefix`},
