@@ -104,6 +104,7 @@ module "cluster" {
   ca_cert_hash       = var.ca_cert_hash
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
+  image_registry     = var.image_registry
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags
