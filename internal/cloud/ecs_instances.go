@@ -315,11 +315,11 @@ func (c *Client) DeleteInstances(ctx context.Context, ids []string) error {
 					return struct{}{}, deleted, nil
 				}
 				if !IsNotFound(err) {
-					return struct{}{}, "", errDeleteRefused{err}
+					return struct{}{}, "", serviceAnswer{err}
 				}
 				alive, err := c.DescribeInstancesByID(ctx, chunk)
 				if err != nil {
-					return struct{}{}, "", errDeleteRefused{err}
+					return struct{}{}, "", serviceAnswer{err}
 				}
 				chunk = chunk[:0]
 				for _, in := range alive {
@@ -332,7 +332,7 @@ func (c *Client) DeleteInstances(ctx context.Context, ids []string) error {
 			},
 			pending: []string{someGone}, target: []string{deleted},
 		})
-		var final errDeleteRefused
+		var final serviceAnswer
 		if errors.As(err, &final) {
 			return final.err // the service's own answer, as before
 		}

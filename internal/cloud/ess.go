@@ -470,16 +470,20 @@ func afterActivities(ctx context.Context, call func() error) error {
 	_, err := waitFor(ctx, waiter[struct{}]{
 		what: "the scaling group", goal: "end its scaling activity",
 		refresh: func() (struct{}, string, error) {
-			if last = call(); IsCode(last, "ScalingActivityInProgress") {
+			switch last = call(); {
+			case last == nil:
+				return struct{}{}, sent, nil
+			case IsCode(last, "ScalingActivityInProgress"):
 				return struct{}{}, refused, nil
 			}
-			return struct{}{}, sent, last
+			return struct{}{}, "", serviceAnswer{last}
 		},
 		pending: []string{refused}, target: []string{sent},
 		lastSeen: func(struct{}, string) string { return fmt.Sprintf("last refusal: %v", last) },
 	})
-	if err != nil && last != nil && !IsCode(last, "ScalingActivityInProgress") {
-		return last // the call's own answer, as the caller's wrapping expects
+	var answer serviceAnswer
+	if errors.As(err, &answer) {
+		return answer.err
 	}
 	return err
 }

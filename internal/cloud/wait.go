@@ -194,23 +194,24 @@ func DeleteUntilGone(ctx context.Context, del func() error, retryCodes ...string
 			case refused != nil && ctx.Err() != nil:
 				return struct{}{}, "", fmt.Errorf("%w (still refused: %v)", ctx.Err(), refused)
 			}
-			return struct{}{}, "", errDeleteRefused{err}
+			return struct{}{}, "", serviceAnswer{err}
 		},
 		pending:  []string{refusedState},
 		target:   []string{acceptedState},
 		interval: func(attempt int) time.Duration { return backoff(deleteRetryMin, deleteRetryMax, attempt) },
 		lastSeen: func(struct{}, string) string { return fmt.Sprintf("still refused: %v", refused) },
 	})
-	var final errDeleteRefused
+	var final serviceAnswer
 	if errors.As(err, &final) {
 		return final.err // the service's own answer, as the caller's wrapping expects
 	}
 	return err
 }
 
-// errDeleteRefused carries a delete's final, non-retryable answer through waitFor, so
-// DeleteUntilGone returns it as the service gave it.
-type errDeleteRefused struct{ err error }
+// serviceAnswer carries a call's own error (a delete the service refused for good) out through
+// waitFor, so the waiter's caller can return it unwrapped, as the service gave it: the callers'
+// own wrapping ("deleting VPC vpc-1: ...") already says what was being done.
+type serviceAnswer struct{ err error }
 
-func (e errDeleteRefused) Error() string { return e.err.Error() }
-func (e errDeleteRefused) Unwrap() error { return e.err }
+func (e serviceAnswer) Error() string { return e.err.Error() }
+func (e serviceAnswer) Unwrap() error { return e.err }
