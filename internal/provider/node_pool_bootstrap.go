@@ -117,8 +117,11 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	if err == nil {
 		doc, err = bootstrap.Merge(doc, spec.UserData)
 	}
-	if err == nil && len(doc) > bootstrap.MaxUserDataBytes {
-		err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data) is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
+	if err == nil {
+		doc = bootstrap.PackUserData(doc)
+		if len(doc) > bootstrap.MaxUserDataBytes {
+			err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data), gzip-compressed, is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
+		}
 	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
