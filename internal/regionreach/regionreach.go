@@ -153,12 +153,14 @@ func Filtered(region, host string) (Host, bool) {
 	return Host{}, false
 }
 
-// Describe is the sentence a refusal names a filtered host with: the host, the verdict, why,
-// and the source.
+// Describe is the clause a refusal names a filtered host with: the host, the verdict, why, and
+// the source.
 func (h Host) Describe(host, region string) string {
-	return fmt.Sprintf("%s is %s from %s (a Chinese mainland region; a NAT gateway or EIP gives a route, not reachability): %s (source: %s)",
-		host, h.Verdict, region, h.Why, h.Source)
+	return fmt.Sprintf("%s is %s from %s: %s (source: %s)", host, h.Verdict, region, h.Why, h.Source)
 }
+
+// RouteIsNotReach is the reminder a refusal starts with: the node may well have a route out.
+const RouteIsNotReach = "a Chinese mainland region, where a NAT gateway or EIP gives a route, not reachability"
 
 // VPCMirrorHost is Alibaba Cloud's mirror site on its internal network (mirrors.aliyun.com's
 // in-VPC name: Ubuntu, PyPI, the Kubernetes packages), reachable from every ECS instance.
