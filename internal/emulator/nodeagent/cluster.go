@@ -74,13 +74,13 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 			"this node would create another cluster at %s. Only the first control-plane node runs kubeadm init (control_plane_init = true); "+
 			"the others join it", c.endpoint, c.initID, c.initHost, endpoint)}
 	}
-	if r := net.checkDownloads(in, p.Downloads); r != "" {
+	if r := net.checkDownloads(in, a.routed(p.Downloads)); r != "" {
 		return decision{role: RoleInit, reason: r}
 	}
 	cni := cniImages(p.Addons)
 	var rv regionVerdict
 	if a.opts.RegionModel {
-		if rv = judgeRegion(in, p, true, p.ImageRepository, cni); rv.fatal != "" {
+		if rv = judgeRegion(in, p, true, p.ImageRepository, cni, net.internetRoute(in) != ""); rv.fatal != "" {
 			return decision{role: RoleInit, reason: rv.fatal}
 		}
 	}
@@ -99,7 +99,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		role = RoleControlPlane
 	}
 	d := decision{role: role}
-	if d.reason = net.checkDownloads(in, p.Downloads); d.reason != "" {
+	if d.reason = net.checkDownloads(in, a.routed(p.Downloads)); d.reason != "" {
 		return d
 	}
 	targets, why := net.resolveEndpoint(in, j.Endpoint)
@@ -158,7 +158,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		return d
 	}
 	if a.opts.RegionModel {
-		rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages)
+		rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages, net.internetRoute(in) != "")
 		if d.reason = rv.fatal; d.reason == "" {
 			d = d.withRegion(rv)
 		}

@@ -83,9 +83,20 @@ func cniImages(addons []Addon) []string {
 	return out
 }
 
+// routed are the downloads the route check judges: with Options.RegionModel, image pulls are
+// judged by judgeRegion instead, through the node's containerd mirrors and the cluster's
+// imageRepository (a joining node's own user data does not say where its images come from).
+func (a *Agent) routed(downloads []Download) []Download {
+	if !a.opts.RegionModel {
+		return downloads
+	}
+	return slices.DeleteFunc(slices.Clone(downloads), func(d Download) bool { return d.Image })
+}
+
 // judgeRegion applies Options.RegionModel to a node whose other checks passed. repo and cni are
-// the cluster's imageRepository and CNI images (the node's own on a first control-plane node).
-func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo string, cni []string) regionVerdict {
+// the cluster's imageRepository and CNI images (the node's own on a first control-plane node);
+// route says whether the instance has a way to the internet.
+func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo string, cni []string, route bool) regionVerdict {
 	var v regionVerdict
 	// Every cause is named at once (fixing one at a time would take as many boots), each host once.
 	var fatal, notReady causes
@@ -117,7 +128,7 @@ func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo 
 		pulls = append(pulls, imagePull{ref, "the pod network's image (CNI " + bootstrap.CNIAddonFile + ")", false})
 	}
 	for _, pull := range pulls {
-		why := unpullable(in.Region, p.Containerd, pull.ref)
+		why := unpullable(in.Region, p.Containerd, pull.ref, route)
 		if why == "" {
 			continue
 		}
@@ -135,7 +146,10 @@ func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo 
 	fix := ". Take downloads from in-region sources (the in-VPC mirror " + regionreach.VPCMirrorHost + ", an OSS internal endpoint such as oss-" + in.Region +
 		"-internal.aliyuncs.com) or bake them into the image; point kubeadm's imageRepository, containerd's sandbox_image and the add-ons' images at a registry " +
 		"in the region (a Container Registry VPC endpoint such as registry-vpc." + in.Region + ".aliyuncs.com), or mirror the registries in /etc/containerd/certs.d" + ignored
-	from := "from " + in.Region + " (" + regionreach.RouteIsNotReach + ")"
+	from := "from " + in.Region
+	if regionreach.Mainland(in.Region) {
+		from += " (" + regionreach.RouteIsNotReach + ")"
+	}
 	switch {
 	case len(fatal.why) > 0:
 		for _, why := range notReady.why {
@@ -182,16 +196,21 @@ func (c causes) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// unpullable says why containerd cannot pull ref from region: every host it would contact
-// (its mirrors for the registry, then the registry) is filtered there. "" = it can.
-func unpullable(region string, c containerdSetup, ref string) string {
+// unpullable says why containerd cannot pull ref from region: no host it would contact (its
+// mirrors for the registry, then the registry) is usable, that is in the region, or reached
+// through the internet route and not filtered there. "" = it can.
+func unpullable(region string, c containerdSetup, ref string, route bool) string {
 	var why []string
 	for _, host := range c.pullHosts(ref) {
-		h, ok := regionreach.Filtered(region, host)
-		if !ok {
+		h, filtered := regionreach.Filtered(region, host)
+		switch {
+		case regionreach.InRegion(region, host), route && !filtered:
 			return ""
+		case filtered:
+			why = append(why, h.Describe(host, region))
+		default:
+			why = append(why, host+" needs the internet, and the instance has no route to it ("+NoRouteReason+")")
 		}
-		why = append(why, h.Describe(host, region))
 	}
 	return strings.Join(why, "; then ")
 }

@@ -53,9 +53,21 @@ func inRegion(files map[string]string) {
 	}
 }
 
-// rewritten renders the options, decodes the user data as the node would, lets edit change the
-// files, and encodes them again as one #cloud-config document.
+// flannelFromGHCR undoes inRegion's move of Flannel's images: they come from ghcr.io, as today.
+func flannelFromGHCR(files map[string]string) {
+	p := bootstrap.AddonsDir + "/" + bootstrap.CNIAddonFile
+	files[p] = strings.ReplaceAll(files[p], "registry-vpc."+testRegion+".aliyuncs.com/flannel-io/", "ghcr.io/flannel-io/")
+}
+
+// rewritten is rewrittenDoc Base64-encoded, as RunInstances takes user data.
 func rewritten(t *testing.T, o bootstrap.Options, edits ...func(files map[string]string)) string {
+	t.Helper()
+	return base64.StdEncoding.EncodeToString([]byte(rewrittenDoc(t, o, edits...)))
+}
+
+// rewrittenDoc renders the options, decodes the user data as the node would, lets the edits
+// change the files, and encodes them again as one #cloud-config document.
+func rewrittenDoc(t *testing.T, o bootstrap.Options, edits ...func(files map[string]string)) string {
 	t.Helper()
 	ci, err := DecodeUserData(userData(t, o))
 	if err != nil {
@@ -78,7 +90,7 @@ func rewritten(t *testing.T, o bootstrap.Options, edits ...func(files map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base64.StdEncoding.EncodeToString(append([]byte("#cloud-config\n"), b...))
+	return "#cloud-config\n" + string(b)
 }
 
 // regionSync runs one round of an agent with the region model over v.
@@ -201,6 +213,16 @@ func TestRegionInRegionBootstrap(t *testing.T) {
 			}
 		})
 	}
+	t.Run("in-region sources need no route", func(t *testing.T) {
+		v := goodView(t)
+		v.NatGateways = nil
+		cpOpts, wOpts := firstControlPlane(ca), gpuWorker(ca)
+		cpOpts.PackageMirror, wOpts.PackageMirror = bootstrap.MirrorAlibabaVPC, bootstrap.MirrorAlibabaVPC
+		instanceByID(t, &v, "i-cp").UserData = rewritten(t, cpOpts, inRegion)
+		instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, wOpts, inRegion)
+		kube := newFakeKube()
+		checkOutcomes(t, regionSync(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
+	})
 	t.Run("no route in ap-southeast-1 still fails", func(t *testing.T) {
 		v := goodView(t)
 		setRegion(&v, "ap-southeast-1")
@@ -221,10 +243,6 @@ func TestRegionImages(t *testing.T) {
 					`sed -i 's#config_path = ""#config_path = "/etc/containerd/certs.d"#' /etc/containerd/config.toml`+"\nsystemctl enable containerd\n", 1)
 			}
 		}
-	}
-	flannelFromGHCR := func(files map[string]string) {
-		p := bootstrap.AddonsDir + "/" + bootstrap.CNIAddonFile
-		files[p] = strings.ReplaceAll(files[p], "registry-vpc."+testRegion+".aliyuncs.com/flannel-io/", "ghcr.io/flannel-io/")
 	}
 	cases := []struct {
 		name           string
