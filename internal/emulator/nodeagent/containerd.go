@@ -34,7 +34,8 @@ const (
 var (
 	// sandboxRE finds the sandbox image in a containerd configuration (1.x sandbox_image, 2.x
 	// pinned_images' sandbox), or in a script line that edits one (sed ... sandbox_image = "...").
-	sandboxRE = regexp.MustCompile(`\b(?:sandbox_image|sandbox)\s*=\s*\\?["']([^"'\\\s]+)\\?["']`)
+	// No \b before the key: a sed replacement writes it after a back-reference (\1sandbox_image).
+	sandboxRE = regexp.MustCompile(`(?:sandbox_image|sandbox)\s*=\s*\\?["']([^"'\\\s]+)\\?["']`)
 	// configDefaultRE is the script writing containerd's defaults over a configuration file.
 	configDefaultRE = regexp.MustCompile(`containerd config default\s*(?:\|\s*(?:sudo\s+)?tee\s+(?:-a\s+)?|>\s*)(\S+)`)
 	hostSectionRE   = regexp.MustCompile(`^\s*\[host\.["']([^"']+)["']\]`)
@@ -83,7 +84,7 @@ func readContainerd(files map[string]string, script string) containerdSetup {
 		}
 	}
 	for _, line := range strings.Split(script, "\n") {
-		if m := sandboxRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "sandbox") {
+		if m := sandboxRE.FindStringSubmatch(line); m != nil {
 			c.SandboxImage, c.SandboxFrom = m[1], "the bootstrap script ("+strings.TrimSpace(line)+")"
 		}
 	}

@@ -36,11 +36,8 @@ var pkgsRepoRE = regexp.MustCompile(`https://pkgs\.k8s\.io/core:/stable:/(v[0-9.
 // of the region, kubeadm's images and a pinned version from the region's registry, containerd's
 // pause image from it too, and Flannel's images.
 func inRegion(files map[string]string) {
+	inRegionDownloads(files)
 	s := files[bootstrap.ScriptPath]
-	s = pkgsRepoRE.ReplaceAllString(s, "http://"+regionreach.VPCMirrorHost+"/kubernetes-new/core/stable/$1/deb/")
-	for _, host := range []string{"us.download.nvidia.com", "developer.download.nvidia.com", "nvidia.github.io"} {
-		s = strings.ReplaceAll(s, "https://"+host+"/", inRegionBucket+host+"/")
-	}
 	s = strings.Replace(s, "systemctl enable containerd\n",
 		`sed -i 's#sandbox_image = .*#sandbox_image = "`+inRegionPause+`"#' /etc/containerd/config.toml`+"\nsystemctl enable containerd\n", 1)
 	files[bootstrap.ScriptPath] = s
@@ -57,6 +54,16 @@ func inRegion(files map[string]string) {
 func flannelFromGHCR(files map[string]string) {
 	p := bootstrap.AddonsDir + "/" + bootstrap.CNIAddonFile
 	files[p] = strings.ReplaceAll(files[p], "registry-vpc."+testRegion+".aliyuncs.com/flannel-io/", "ghcr.io/flannel-io/")
+}
+
+// inRegionDownloads is inRegion's part for the script's downloads alone.
+func inRegionDownloads(files map[string]string) {
+	s := files[bootstrap.ScriptPath]
+	s = pkgsRepoRE.ReplaceAllString(s, "http://"+regionreach.VPCMirrorHost+"/kubernetes-new/core/stable/$1/deb/")
+	for _, host := range []string{"us.download.nvidia.com", "developer.download.nvidia.com", "nvidia.github.io"} {
+		s = strings.ReplaceAll(s, "https://"+host+"/", inRegionBucket+host+"/")
+	}
+	files[bootstrap.ScriptPath] = s
 }
 
 // rewritten is rewrittenDoc Base64-encoded, as RunInstances takes user data.
@@ -161,7 +168,7 @@ func TestRegionRefusesTodaysBootstrap(t *testing.T) {
 		"i-cp": {reason: []string{
 			"pkgs.k8s.io is unreliable from cn-wulanchabu", "a NAT gateway or EIP gives a route, not reachability", regionreach.SourceKubeadmAptIssue,
 			"pulling registry.k8s.io/kube-apiserver (kubeadm's control-plane images from imageRepository registry.k8s.io", "registry.k8s.io is blocked", regionreach.SourceRegistryK8sIssue,
-			"pulling registry.k8s.io/pause:3.8 (the pause (sandbox) image every pod starts in, set by containerd's default",
+			"pulling registry.k8s.io/pause:3.10@sha256:", "the pause (sandbox) image every pod starts in, set by the bootstrap script",
 			"ghcr.io/flannel-io/flannel:", "ghcr.io is unreliable", regionreach.SourceGHCRIssue,
 		}},
 		"i-gpu1": {reason: []string{"no API server answers"}},
@@ -183,7 +190,7 @@ func TestRegionRefusesTodaysGPUWorker(t *testing.T) {
 			"developer.download.nvidia.com is unreliable", regionreach.SourceNVIDIACUDACN,
 			"nvidia.github.io is blocked", regionreach.SourceNVIDIAGitHubIO,
 			"pkgs.k8s.io is unreliable",
-			"pulling registry.k8s.io/pause:3.8",
+			"pulling registry.k8s.io/pause:3.10",
 		}},
 	})
 }
@@ -238,9 +245,9 @@ func TestRegionImages(t *testing.T) {
 	hostsToml := func(registry, mirror string, configPath bool) func(map[string]string) {
 		return func(files map[string]string) {
 			files["/etc/containerd/certs.d/"+registry+"/hosts.toml"] = "server = \"https://" + registry + "\"\n\n[host.\"https://" + mirror + "\"]\n  capabilities = [\"pull\", \"resolve\"]\n"
-			if configPath {
-				files[bootstrap.ScriptPath] = strings.Replace(files[bootstrap.ScriptPath], "systemctl enable containerd\n",
-					`sed -i 's#config_path = ""#config_path = "/etc/containerd/certs.d"#' /etc/containerd/config.toml`+"\nsystemctl enable containerd\n", 1)
+			// The bootstrap sets config_path on every node; without, containerd 1.7 reads no hosts.toml.
+			if !configPath {
+				files[bootstrap.ScriptPath] = regexp.MustCompile(`(?m)^.*config_path.*\n`).ReplaceAllString(files[bootstrap.ScriptPath], "")
 			}
 		}
 	}
@@ -258,7 +265,7 @@ func TestRegionImages(t *testing.T) {
 			wantW:  outcome{reason: []string{"no API server answers"}}},
 		{name: "containerd's default pause image on a worker",
 			worker: []func(map[string]string){inRegion, func(f map[string]string) {
-				f[bootstrap.ScriptPath] = regexp.MustCompile(`(?m)^sed -i 's#sandbox_image.*\n`).ReplaceAllString(f[bootstrap.ScriptPath], "")
+				f[bootstrap.ScriptPath] = regexp.MustCompile(`(?m)^sed -i .*sandbox.*\n`).ReplaceAllString(f[bootstrap.ScriptPath], "")
 			}},
 			wantCP: outcome{ready: true},
 			wantW:  outcome{notReady: true, reason: []string{"pulling registry.k8s.io/pause:3.8", "containerd's default"}}},
@@ -308,6 +315,37 @@ func TestRegionImages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRegionImageRegistry runs the bootstrap's own in-region image setting
+// (Kubernetes.ImageRegistry: kubeadm's imageRepository, the pause image, the CNI's images, a
+// hosts.toml per public registry) through the image rule: every image resolves in the region, so
+// what still refuses the nodes is their downloads; with those in-region too, they go Ready.
+func TestRegionImageRegistry(t *testing.T) {
+	ca := testCAs(t)[0]
+	registry := "registry-vpc." + testRegion + ".aliyuncs.com/gpucluster"
+	cpOpts, wOpts := firstControlPlane(ca), gpuWorker(ca)
+	cpOpts.Kubernetes.ImageRegistry, wOpts.Kubernetes.ImageRegistry = registry, registry
+
+	t.Run("downloads still refused", func(t *testing.T) {
+		v := goodView(t)
+		instanceByID(t, &v, "i-cp").UserData = userData(t, cpOpts)
+		kube := newFakeKube()
+		got := regionSync(t, v, kube)
+		checkOutcomes(t, got, kube, map[string]outcome{"i-cp": {reason: []string{"pkgs.k8s.io is unreliable"}}})
+		for _, host := range []string{"registry.k8s.io", "ghcr.io", "pulling"} {
+			if strings.Contains(got["i-cp"].Reason, host) {
+				t.Errorf("i-cp reason names %s, want only its downloads: %s", host, got["i-cp"].Reason)
+			}
+		}
+	})
+	t.Run("downloads in-region too: Ready", func(t *testing.T) {
+		v := goodView(t)
+		instanceByID(t, &v, "i-cp").UserData = rewritten(t, cpOpts, inRegionDownloads)
+		instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, wOpts, inRegionDownloads)
+		kube := newFakeKube()
+		checkOutcomes(t, regionSync(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
+	})
 }
 
 // TestRegionFabricManager: an NVSwitch instance (sccgn7ex, the catalog's NVSwitch type) whose
