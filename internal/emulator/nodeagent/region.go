@@ -23,10 +23,11 @@ type Options struct {
 	// fails when no host it would contact is usable; an NVSwitch instance whose bootstrap installs
 	// no Fabric Manager registers with the condition ConditionCUDAInitFailed.
 	//
-	// Off by default only while internal/bootstrap renders nodes that pull from registry.k8s.io,
-	// pkgs.k8s.io and NVIDIA's servers: turned on, today's offline cluster tests (all in
-	// cn-wulanchabu) would fail as the real cloud would. It becomes the default, and this option
-	// goes away, in the same change that lands the in-region bootstrap.
+	// Off by default only while internal/bootstrap renders nodes that download from pkgs.k8s.io
+	// and NVIDIA's servers (and pull from the public registries when Kubernetes.ImageRegistry is
+	// ""): turned on, today's offline cluster tests (all in cn-wulanchabu) would fail as the real
+	// cloud would. It becomes the default, and this option goes away, in the same change that
+	// lands the in-region bootstrap.
 	RegionModel bool
 }
 
