@@ -1,6 +1,8 @@
 package bootstrap
 
 import (
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -74,5 +76,5 @@ func checkPackageMirror(mirror string) error {
 	if mirror == "" || slices.Contains(PackageMirrors(), mirror) {
 		return nil
 	}
-	return &InputError{"package_mirror", mirror, "is not a package mirror", "use one of " + strings.Join(PackageMirrors(), ", ")}
+	return planerr.Input("package_mirror", mirror, "is not a package mirror", "use one of "+strings.Join(PackageMirrors(), ", "))
 }

@@ -3,6 +3,7 @@ package manifests
 import (
 	"errors"
 	"fmt"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"maps"
 	"regexp"
 	"slices"
@@ -171,9 +172,9 @@ func TestClusterAutoscalerInputErrors(t *testing.T) {
 			c := autoscalerOpts()
 			tc.edit(&c)
 			_, err := RenderClusterAutoscaler(c)
-			var ie *InputError
-			if !errors.As(err, &ie) || ie.Field != tc.field || ie.Fix == "" {
-				t.Fatalf("error %v, want an InputError on %s with a fix", err, tc.field)
+			var ie *planerr.Error
+			if !errors.As(err, &ie) || ie.Path != tc.field || ie.Fix == "" {
+				t.Fatalf("error %v, want a *planerr.Error on %s with a fix", err, tc.field)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -219,12 +218,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	}
 	docs, err := manifests.Render(o)
 	if err != nil {
-		var ie *manifests.InputError
-		if errors.As(err, &ie) {
-			resp.Diagnostics.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
-		} else {
-			resp.Diagnostics.AddError(summary, err.Error())
-		}
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	affinity, err := manifests.AntiAffinityYAML("example-job")
@@ -247,7 +241,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		err = renderClusterAutoscaler(m.ClusterAutoscaler, autoscaler)
 	}
 	if err != nil {
-		addManifestsError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler})
@@ -256,7 +250,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		return
 	}
 	if err := renderMPI(o, m.MPI); err != nil {
-		addManifestsError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 
