@@ -3,7 +3,6 @@ package bootstrap
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 

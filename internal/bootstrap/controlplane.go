@@ -6,14 +6,13 @@ package bootstrap
 // the cluster CA by its hash.
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // DefaultPodSubnet is the pod network when none is given: Flannel's own default, outside the

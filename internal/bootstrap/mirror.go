@@ -1,11 +1,11 @@
 package bootstrap
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Where the bootstrap takes Ubuntu packages (and where the node's pip looks) from.

@@ -2,9 +2,10 @@ package bootstrap
 
 import (
 	"errors"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // With the in-VPC mirror, apt and pip are pointed at it before the first apt-get update; with

@@ -1,8 +1,6 @@
 package bootstrap
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"fmt"
 	"maps"
 	"regexp"
@@ -13,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Node roles.

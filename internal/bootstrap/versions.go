@@ -4,12 +4,12 @@
 package bootstrap
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Minimum versions the cluster targets (internal/catalog/SOURCES.md section 2): the oldest driver,

@@ -20,8 +20,6 @@ package manifests
 //     no taints.
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"fmt"
 	"regexp"
 	"slices"
@@ -36,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Cluster Autoscaler names and defaults.

@@ -3,7 +3,6 @@ package manifests
 import (
 	"errors"
 	"fmt"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"maps"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 func autoscalerOpts() ClusterAutoscalerOptions {

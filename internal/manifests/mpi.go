@@ -1,8 +1,6 @@
 package manifests
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // MPI jobs run under the Kubeflow MPI Operator (MPIJob, kubeflow.org/v2beta1): a launcher pod

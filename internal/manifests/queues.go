@@ -1,8 +1,6 @@
 package manifests
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
-
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Gang scheduling and team queues are Kueue's (kueue.x-k8s.io). Kueue admits a workload whole or

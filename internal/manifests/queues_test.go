@@ -2,11 +2,12 @@ package manifests
 
 import (
 	"errors"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 func clusterQueues(t *testing.T, r MPIRender) map[string]clusterQueue {

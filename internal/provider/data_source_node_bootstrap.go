@@ -3,14 +3,15 @@ package provider
 import (
 	"context"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
 var _ datasource.DataSource = (*nodeBootstrapDataSource)(nil)
