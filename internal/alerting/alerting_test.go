@@ -398,7 +398,7 @@ func TestDashboardJSON(t *testing.T) {
 	}
 }
 
-func TestThresholdErrorsNameTheAttribute(t *testing.T) {
+func TestThresholdsOutOfRangeNameTheAttribute(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		opts        Options

@@ -154,7 +154,7 @@ func TestClusterAutoscalerCarriesNoSecret(t *testing.T) {
 	}
 }
 
-func TestClusterAutoscalerInputErrors(t *testing.T) {
+func TestClusterAutoscalerBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		edit  func(*ClusterAutoscalerOptions)

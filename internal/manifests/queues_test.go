@@ -99,7 +99,7 @@ func TestDefaultTeam(t *testing.T) {
 	}
 }
 
-func TestTeamInputErrors(t *testing.T) {
+func TestTeamBadInput(t *testing.T) {
 	o := Options{Scenario: "molecular_dynamics", Nodes: 2, GPUsPerNode: 8}
 	pools := []Pool{{Name: "md-gpu", Nodes: 2, GPUsPerNode: 8}}
 	for _, c := range []struct {
