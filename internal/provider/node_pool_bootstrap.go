@@ -6,11 +6,9 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -21,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
@@ -99,11 +96,6 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	}
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
-		var ve *bootstrap.VersionError
-		if errors.As(err, &ve) {
-			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
-			return diags
-		}
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
 		return diags
 	}
@@ -147,27 +139,31 @@ func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
 }
 
 // bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
+// bootstrap names its Options fields: the pool nests versions under kubernetes, and its labels,
+// taints and add-ons are written differently from the Options entries the error names, so the
+// diagnostic points at the kubernetes attribute holding them (or the mounts entry).
 func bootstrapErrorPath(err error) path.Path {
-	var in *bootstrap.InputError
-	var field string
-	if pe, ok := planerr.As(err); ok {
-		field = pe.Path
-	} else if errors.As(err, &in) {
-		field = in.Field
-	} else {
-		return path.Root("kubernetes")
+	fallback := path.Root("kubernetes")
+	steps := planErrorPath(err, fallback).Steps()
+	if len(steps) < 2 {
+		return fallback
 	}
-	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
-		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
-			return path.Root("mounts").AtListIndex(i)
+	first, _ := steps[0].(path.PathStepAttributeName)
+	switch first {
+	case "versions":
+		if name, ok := steps[1].(path.PathStepAttributeName); ok {
+			return fallback.AtName("versions").AtName(string(name))
 		}
-		return path.Root("mounts")
+	case "mounts":
+		if i, ok := steps[1].(path.PathStepElementKeyInt); ok {
+			return path.Root("mounts").AtListIndex(int(i))
+		}
+	case "kubernetes":
+		if name, ok := steps[1].(path.PathStepAttributeName); ok {
+			return fallback.AtName(string(name))
+		}
 	}
-	if rest, ok := strings.CutPrefix(field, "kubernetes."); ok {
-		name, _, _ := strings.Cut(rest, "[")
-		return path.Root("kubernetes").AtName(name)
-	}
-	return path.Root("kubernetes")
+	return fallback
 }
 
 // k8sSoftware reads kubernetes.versions and kubernetes.nccl_env.
