@@ -11,10 +11,10 @@ import (
 // page reads PageNumber/PageSize; maxSize is the action's cap (50 on most VPC and ECS lists, 100
 // on NAS, SLB and EIP lists).
 func (c *call) page(maxSize int) (number, size int, e *apiError) {
-	if number, e = c.p.intv("PageNumber", 1); e != nil || number < 1 {
+	if number, e = c.p.Int("PageNumber", 1); e != nil || number < 1 {
 		return 0, 0, errInvalid("PageNumber", "must be a positive integer")
 	}
-	if size, e = c.p.intv("PageSize", 10); e != nil || size < 1 || size > maxSize {
+	if size, e = c.p.Int("PageSize", 10); e != nil || size < 1 || size > maxSize {
 		return 0, 0, errInvalid("PageSize", "must be 1-%d", maxSize)
 	}
 	return number, size, nil
@@ -41,7 +41,7 @@ func (c *call) listQuery(idParam string, maxPage int) (listQuery, *apiError) {
 	if q.number, q.size, e = c.page(maxPage); e != nil {
 		return q, e
 	}
-	if q.tags, e = c.p.tagsParam("Tag"); e != nil {
+	if q.tags, e = c.p.Tags("Tag"); e != nil {
 		return q, e
 	}
 	if v := c.p[idParam]; idParam != "" && v != "" {

@@ -53,14 +53,14 @@ func createFileSystem(c *call) (any, *apiError) {
 	if !ok {
 		return nil, errf(400, "InvalidFileSystemType.NotSupported", "FileSystemType %q must be standard, extreme, cpfs or cpfsse.", typ)
 	}
-	st, e := c.p.required("StorageType")
+	st, e := c.p.Required("StorageType")
 	if e != nil {
 		return nil, e
 	}
 	if allowed != nil && !contains(allowed, st) {
 		return nil, errf(400, "InvalidStorageType.NotSupported", "StorageType %q is not valid for FileSystemType %s: use one of %s.", st, typ, strings.Join(allowed, ", "))
 	}
-	proto, e := c.p.required("ProtocolType")
+	proto, e := c.p.Required("ProtocolType")
 	if e != nil {
 		return nil, e
 	}
@@ -74,7 +74,7 @@ func createFileSystem(c *call) (any, *apiError) {
 	if zone != "" && !c.s.zoneExists(c.region, zone) {
 		return nil, errNotFound("InvalidZoneId.NotFound", zone)
 	}
-	capacity, e := c.p.intv("Capacity", 0)
+	capacity, e := c.p.Int("Capacity", 0)
 	if e != nil {
 		return nil, e
 	}
@@ -100,12 +100,12 @@ func createFileSystem(c *call) (any, *apiError) {
 		}
 		vswID = v
 	}
-	if dry, _ := c.p.boolv("DryRun", false); dry {
+	if dry, _ := c.p.Bool("DryRun", false); dry {
 		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
 	}
 	d := c.s.db
-	enc, _ := c.p.intv("EncryptType", 0)
-	bw, _ := c.p.intv("Bandwidth", 0)
+	enc, _ := c.p.Int("EncryptType", 0)
+	bw, _ := c.p.Int("Bandwidth", 0)
 	// General-purpose NAS ids are 10 bare characters; Extreme NAS ids carry "extreme-" and
 	// CPFS ids "cpfs-".
 	raw := d.newID("fs")
@@ -124,7 +124,7 @@ func createFileSystem(c *call) (any, *apiError) {
 }
 
 func (c *call) findFS() (*fileSystem, *apiError) {
-	id, e := c.p.required("FileSystemId")
+	id, e := c.p.Required("FileSystemId")
 	if e != nil {
 		return nil, e
 	}
@@ -205,10 +205,10 @@ func upgradeFileSystem(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if _, e := c.p.required("Capacity"); e != nil {
+	if _, e := c.p.Required("Capacity"); e != nil {
 		return nil, e
 	}
-	capacity, e := c.p.intv("Capacity", 0)
+	capacity, e := c.p.Int("Capacity", 0)
 	if e != nil {
 		return nil, e
 	}
@@ -221,7 +221,7 @@ func upgradeFileSystem(c *call) (any, *apiError) {
 	if mx, ok := nasMaxGiB[f.Type+"/"+f.StorageType]; ok && int64(capacity) > mx {
 		return nil, errf(400, "InvalidCapacity.OutOfRange", "Capacity %d GiB exceeds the %s %s maximum of %d GiB.", capacity, f.Type, f.StorageType, mx)
 	}
-	if dry, _ := c.p.boolv("DryRun", false); dry {
+	if dry, _ := c.p.Bool("DryRun", false); dry {
 		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
 	}
 	f.Capacity = int64(capacity)
@@ -236,18 +236,18 @@ func createMountTarget(c *call) (any, *apiError) {
 	}
 	// NetworkType is required in the vendor's model ("Vpc" or "Classic"); parameters are
 	// checked before the mount target quota, as the vendor validates a request before acting.
-	netType, e := c.p.required("NetworkType")
+	netType, e := c.p.Required("NetworkType")
 	if e != nil {
 		return nil, e
 	}
 	if netType != "Vpc" {
 		return nil, errInvalid("NetworkType", "only Vpc mount targets are supported")
 	}
-	vpcID, e := c.p.required("VpcId")
+	vpcID, e := c.p.Required("VpcId")
 	if e != nil {
 		return nil, e
 	}
-	vswID, e := c.p.required("VSwitchId")
+	vswID, e := c.p.Required("VSwitchId")
 	if e != nil {
 		return nil, e
 	}
@@ -298,7 +298,7 @@ func deleteMountTarget(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	dom, e := c.p.required("MountTargetDomain")
+	dom, e := c.p.Required("MountTargetDomain")
 	if e != nil {
 		return nil, e
 	}

@@ -85,7 +85,7 @@ func createLoadBalancer(c *call) (any, *apiError) {
 	if e := oneOf("DeleteProtection", protect, "on", "off"); e != nil {
 		return nil, e
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -101,7 +101,7 @@ func createLoadBalancer(c *call) (any, *apiError) {
 			return nil, errf(400, "NetworkConflict", "there are network conflicts in specified parameter: an internet-facing instance takes no VpcId or VSwitchId.")
 		}
 		if netCharge == "paybybandwidth" {
-			bw, e := c.p.intv("Bandwidth", 1)
+			bw, e := c.p.Int("Bandwidth", 1)
 			if e != nil || bw < 1 || bw > 5120 {
 				return nil, errf(400, "InvalidParameter", "The specified Bandwidth is invalid: %q must be 1-5120 Mbit/s.", c.p["Bandwidth"])
 			}
@@ -169,7 +169,7 @@ func slbNetworkType(lb *loadBalancer) string {
 }
 
 func (c *call) findSLB() (*loadBalancer, *apiError) {
-	id, e := c.p.required("LoadBalancerId")
+	id, e := c.p.Required("LoadBalancerId")
 	if e != nil {
 		return nil, e
 	}
@@ -289,7 +289,7 @@ func setLoadBalancerDeleteProtection(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	v, e := c.p.required("DeleteProtection")
+	v, e := c.p.Required("DeleteProtection")
 	if e != nil {
 		return nil, e
 	}
@@ -305,7 +305,7 @@ func setLoadBalancerName(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	name, e := c.p.required("LoadBalancerName")
+	name, e := c.p.Required("LoadBalancerName")
 	if e != nil {
 		return nil, e
 	}
@@ -329,7 +329,7 @@ func (lb *loadBalancer) backend(id string) int {
 // backendServersParam decodes BackendServers, a JSON list whose Weight the
 // vendor's own examples send as a string ("100") and others as a number.
 func backendServersParam(c *call) ([]slbBackend, *apiError) {
-	raw, e := c.p.required("BackendServers")
+	raw, e := c.p.Required("BackendServers")
 	if e != nil {
 		return nil, e
 	}

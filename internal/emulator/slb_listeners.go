@@ -26,7 +26,7 @@ func intRange(c *call, name string, lo, hi int, dst *int) *apiError {
 	if c.p[name] == "" {
 		return nil
 	}
-	n, e := c.p.intv(name, 0)
+	n, e := c.p.Int(name, 0)
 	if e != nil || n < lo || n > hi {
 		return errf(400, "InvalidParameter", "The specified parameter %s is not valid: %q must be %d-%d.", name, c.p[name], lo, hi)
 	}
@@ -38,7 +38,7 @@ func intRange(c *call, name string, lo, hi int, dst *int) *apiError {
 // to l (whose fields hold the defaults or the current values).
 func listenerParams(c *call, l *slbListener) *apiError {
 	if c.p["Bandwidth"] != "" {
-		bw, e := c.p.intv("Bandwidth", 0)
+		bw, e := c.p.Int("Bandwidth", 0)
 		if e != nil || bw != -1 && (bw < 1 || bw > 5120) {
 			return errf(400, "InvalidParameter", "The specified bandwidth is not valid: %q must be -1 (unlimited) or 1-5120 Mbit/s.", c.p["Bandwidth"])
 		}
@@ -97,7 +97,7 @@ func listenerPortParam(c *call) (int, *apiError) {
 	if c.p["ListenerPort"] == "" {
 		return 0, errMissing("ListenerPort")
 	}
-	port, e := c.p.intv("ListenerPort", 0)
+	port, e := c.p.Int("ListenerPort", 0)
 	if e != nil || port < 1 || port > 65535 {
 		return 0, errf(400, "InvalidParameter", "The specified port is not valid: ListenerPort %q must be 1-65535.", c.p["ListenerPort"])
 	}

@@ -29,21 +29,21 @@ func randomToken(n int) string {
 // (with their SecurityToken) until they expire. Any syntactically valid role
 // ARN is assumable: the emulator models no RAM policies.
 func assumeRole(c *call) (any, *apiError) {
-	arn, e := c.p.required("RoleArn")
+	arn, e := c.p.Required("RoleArn")
 	if e != nil {
 		return nil, e
 	}
 	if !roleArnRE.MatchString(arn) {
 		return nil, errf(400, "InvalidParameter.RoleArn", "RoleArn %q must look like acs:ram::<account id>:role/<role name>.", arn)
 	}
-	session, e := c.p.required("RoleSessionName")
+	session, e := c.p.Required("RoleSessionName")
 	if e != nil {
 		return nil, e
 	}
 	if !sessionNameRE.MatchString(session) {
 		return nil, errf(400, "InvalidParameter.RoleSessionName", "RoleSessionName must be 2-64 characters of letters, digits, '.', '@', '-', '_'.")
 	}
-	dur, e := c.p.intv("DurationSeconds", 3600)
+	dur, e := c.p.Int("DurationSeconds", 3600)
 	if e != nil {
 		return nil, e
 	}

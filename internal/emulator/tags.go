@@ -49,7 +49,7 @@ const (
 // kind resolves ResourceType. An unknown type is answered 404
 // InvalidResourceType.NotFound, as the vendor's tag APIs do.
 func (a *tagAPI) kind(c *call) (string, *tagKind, *apiError) {
-	typ, e := c.p.required("ResourceType")
+	typ, e := c.p.Required("ResourceType")
 	if e != nil {
 		return "", nil, e
 	}
@@ -71,7 +71,7 @@ func (a *tagAPI) kind(c *call) (string, *tagKind, *apiError) {
 }
 
 func (a *tagAPI) resourceIDs(c *call, required bool) ([]string, *apiError) {
-	ids := c.p.list("ResourceId")
+	ids := c.p.List("ResourceId")
 	if len(ids) == 0 && required {
 		return nil, errMissing("ResourceId.1")
 	}
@@ -118,7 +118,7 @@ func (a *tagAPI) tag(c *call) *apiError {
 	if e != nil {
 		return e
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return e
 	}
@@ -160,11 +160,11 @@ func (a *tagAPI) untag(c *call, extraKeys ...string) *apiError {
 	if e != nil {
 		return e
 	}
-	keys := append(c.p.list("TagKey"), extraKeys...)
+	keys := append(c.p.List("TagKey"), extraKeys...)
 	if len(keys) > maxTagsPerCall {
 		return errInvalid("TagKey", "at most %d keys, got %d", maxTagsPerCall, len(keys))
 	}
-	all, e := c.p.boolv("All", false)
+	all, e := c.p.Bool("All", false)
 	if e != nil {
 		return e
 	}
@@ -197,7 +197,7 @@ type tagFilter struct {
 
 func tagFiltersParam(c *call) ([]tagFilter, *apiError) {
 	var out []tagFilter
-	for _, m := range c.p.structList("TagFilter") {
+	for _, m := range c.p.StructList("TagFilter") {
 		f := tagFilter{key: m["TagKey"]}
 		if f.key == "" {
 			return nil, errMissing("TagFilter.N.TagKey")
@@ -206,7 +206,7 @@ func tagFiltersParam(c *call) ([]tagFilter, *apiError) {
 		for k, v := range m {
 			sub[k] = v
 		}
-		f.values = sub.list("TagValues")
+		f.values = sub.List("TagValues")
 		out = append(out, f)
 	}
 	return out, nil
@@ -240,7 +240,7 @@ func (a *tagAPI) list(c *call, pageSize int, withTagFilter bool) ([]tagRow, stri
 	if e != nil {
 		return nil, "", e
 	}
-	filters, e := c.p.tagsParam("Tag")
+	filters, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, "", e
 	}

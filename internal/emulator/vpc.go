@@ -53,7 +53,7 @@ func createVpc(c *call) (any, *apiError) {
 	if !ok || pfx.Bits() > 28 {
 		return nil, errf(400, "InvalidCidrBlock.Malformed", "CidrBlock %s must be inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 with a mask of /8-/28.", cidr)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -107,7 +107,7 @@ func describeVpcs(c *call) (any, *apiError) {
 }
 
 func (c *call) findVpc() (*vpcRec, *apiError) {
-	id, e := c.p.required("VpcId")
+	id, e := c.p.Required("VpcId")
 	if e != nil {
 		return nil, e
 	}
@@ -171,14 +171,14 @@ func createVSwitch(c *call) (any, *apiError) {
 	if c.s.asyncStatus(v.Created, c.now, "Pending", "Available") != "Available" {
 		return nil, errf(400, "IncorrectVpcStatus", "The current status of VPC %s (Pending) does not support this operation; wait until it is Available.", v.ID)
 	}
-	zone, e := c.p.required("ZoneId")
+	zone, e := c.p.Required("ZoneId")
 	if e != nil {
 		return nil, e
 	}
 	if !c.s.zoneExists(c.region, zone) {
 		return nil, errNotFound("InvalidZoneId.NotFound", zone)
 	}
-	cidrS, e := c.p.required("CidrBlock")
+	cidrS, e := c.p.Required("CidrBlock")
 	if e != nil {
 		return nil, e
 	}
@@ -207,7 +207,7 @@ func createVSwitch(c *call) (any, *apiError) {
 	if n >= 150 {
 		return nil, errf(400, "QuotaExceeded.VSwitch", "VPC %s already has 150 vSwitches.", v.ID)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -250,7 +250,7 @@ func describeVSwitches(c *call) (any, *apiError) {
 }
 
 func (c *call) findVSwitch() (*vswitchRec, *apiError) {
-	id, e := c.p.required("VSwitchId")
+	id, e := c.p.Required("VSwitchId")
 	if e != nil {
 		return nil, e
 	}

@@ -47,7 +47,7 @@ func eipBandwidthRange(instCharge, netCharge string) (int, int) {
 }
 
 func eipBandwidthParam(c *call, instCharge, netCharge string, def int) (int, *apiError) {
-	bw, e := c.p.intv("Bandwidth", def)
+	bw, e := c.p.Int("Bandwidth", def)
 	lo, hi := eipBandwidthRange(instCharge, netCharge)
 	if e != nil || bw < lo || bw > hi {
 		return 0, errf(400, "InvalidParameter", "Specified value of \"Bandwidth\" is not valid: %q; with InstanceChargeType %s and InternetChargeType %s it must be %d-%d Mbit/s (more needs an Internet Shared Bandwidth plan).",
@@ -69,7 +69,7 @@ func allocateEipAddress(c *call) (any, *apiError) {
 		if c.p["AutoPay"] == "" {
 			return nil, errMissing("AutoPay")
 		}
-		if p, e := c.p.intv("Period", 1); e != nil || p < 1 || p > 9 {
+		if p, e := c.p.Int("Period", 1); e != nil || p < 1 || p > 9 {
 			return nil, errInvalid("Period", "must be 1-9 months")
 		}
 	}
@@ -100,7 +100,7 @@ func allocateEipAddress(c *call) (any, *apiError) {
 }
 
 func (c *call) findEip() (*eipRec, *apiError) {
-	id, e := c.p.required("AllocationId")
+	id, e := c.p.Required("AllocationId")
 	if e != nil {
 		return nil, e
 	}
@@ -120,7 +120,7 @@ func associateEipAddress(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	target, e := c.p.required("InstanceId")
+	target, e := c.p.Required("InstanceId")
 	if e != nil {
 		return nil, e
 	}
@@ -177,7 +177,7 @@ func unassociateEipAddress(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("Force", false)
+	force, e := c.p.Bool("Force", false)
 	if e != nil {
 		return nil, e
 	}

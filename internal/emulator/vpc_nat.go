@@ -72,7 +72,7 @@ func createNatGateway(c *call) (any, *apiError) {
 	if name := c.p["Name"]; name != "" && (len(name) < 2 || len(name) > 128) {
 		return nil, errf(400, "InvalidParameter.Name.Malformed", "The specified Name is not valid: %q must be 2-128 characters.", name)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -109,7 +109,7 @@ func (c *call) natVSwitch(v *vpcRec) (*vswitchRec, *apiError) {
 
 // findNat reads NatGatewayId; a gateway whose deletion has settled is gone.
 func (c *call) findNat() (*natGateway, *apiError) {
-	id, e := c.p.required("NatGatewayId")
+	id, e := c.p.Required("NatGatewayId")
 	if e != nil {
 		return nil, e
 	}
@@ -126,7 +126,7 @@ func describeNatGateways(c *call) (any, *apiError) {
 		return nil, e
 	}
 	// Ids come as NatGatewayIds.N and as one NatGatewayId.
-	ids := c.p.list("NatGatewayIds")
+	ids := c.p.List("NatGatewayIds")
 	if v := c.p["NatGatewayId"]; v != "" {
 		ids = append(ids, v)
 	}
@@ -225,7 +225,7 @@ func deleteNatGateway(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("Force", false)
+	force, e := c.p.Bool("Force", false)
 	if e != nil {
 		return nil, e
 	}

@@ -78,7 +78,7 @@ func vpcTagResources(c *call) (any, *apiError) {
 func vpcUnTagResources(c *call) (any, *apiError) {
 	// The SDK's request also carries Tag.N; its keys name tags to remove, like TagKey.N.
 	var extra []string
-	for _, m := range c.p.structList("Tag") {
+	for _, m := range c.p.StructList("Tag") {
 		if k := m["Key"]; k != "" {
 			extra = append(extra, k)
 		}
@@ -90,11 +90,11 @@ func vpcUnTagResources(c *call) (any, *apiError) {
 }
 
 func vpcListTagResources(c *call) (any, *apiError) {
-	size, e := c.p.intv("MaxResults", tagListPageSize)
+	size, e := c.p.Int("MaxResults", tagListPageSize)
 	if e != nil || size < 1 || size > tagListPageSize {
 		return nil, errInvalid("MaxResults", "must be 1-%d", tagListPageSize)
 	}
-	for _, m := range c.p.structList("Tag") {
+	for _, m := range c.p.StructList("Tag") {
 		if m["Key"] == "" && m["Value"] != "" {
 			return nil, errMissing("Tag.N.Key")
 		}
