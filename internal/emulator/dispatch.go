@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
 // call is one RPC request being answered.
@@ -44,7 +47,7 @@ const (
 	versionECS = "2014-05-26"
 	versionVPC = "2016-04-28"
 	versionNAS = "2017-06-26"
-	versionSTS = "2015-04-01"
+	versionSTS = sts.Version
 	versionSLB = "2014-05-15"
 	versionESS = "2014-08-28"
 )
@@ -58,10 +61,30 @@ var productHost = map[string]string{
 	versionESS: "ess.aliyuncs.com",
 }
 
-// routes maps "Version/Action" to its handler; filled by each product file's init.
+// routes maps "Version/Action" to its handler for the products still in this package; filled
+// by each product file's init. The products in their own package register with core.Register.
 var routes = map[string]route{}
 
 func register(version, action string, r route) { routes[version+"/"+action] = r }
+
+// lookupRoute finds the route of "Version/Action", in this package's table or the core's.
+func lookupRoute(key string) (route, bool) {
+	if r, ok := routes[key]; ok {
+		return r, true
+	}
+	r, ok := core.Lookup(key)
+	if !ok {
+		return route{}, false
+	}
+	return route{fn: func(c *call) (any, *apiError) { return r.Fn(c.coreCall()) }, write: r.Write, idem: r.Idem,
+		noRegion: r.NoRegion, regionOptional: r.RegionOptional, vendorModel: r.VendorModel}, true
+}
+
+// coreCall is the call as a product package's handler takes it.
+func (c *call) coreCall() *core.Call {
+	return &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
+		ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores}
+}
 
 // commonParams are left out of the idempotency hash: they change on every retry.
 var commonParams = map[string]bool{
@@ -175,7 +198,7 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	rt, ok := routes[version+"/"+action]
+	rt, ok := lookupRoute(version + "/" + action)
 	if !ok {
 		if _, known := productHost[version]; !known {
 			return nil, 0, errf(400, "InvalidVersion", "Specified parameter Version %q is not valid.", version)
@@ -262,7 +285,7 @@ func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
 // ServedActions lists every RPC action the emulator answers as "Version/Action", sorted; the
 // conformance generator and suite walk it so a new action cannot be left out.
 func ServedActions() []string {
-	out := make([]string, 0, len(routes))
+	out := core.Served()
 	for k := range routes {
 		out = append(out, k)
 	}

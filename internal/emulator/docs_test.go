@@ -29,7 +29,7 @@ func actionTable() string {
 		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB}, {"ESS (Auto Scaling)", versionESS},
 	}
 	byVersion := map[string][]string{}
-	for key := range routes {
+	for _, key := range ServedActions() {
 		version, action, _ := strings.Cut(key, "/")
 		byVersion[version] = append(byVersion[version], action)
 	}

@@ -12,6 +12,8 @@ import (
 
 	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 func init() {
@@ -22,7 +24,7 @@ func init() {
 	register(versionECS, "StopInstances", route{fn: stopInstances, write: true})
 }
 
-const timeFormat = "2006-01-02T15:04:05Z"
+const timeFormat = core.TimeFormat
 
 func fmtTime(unixNano int64) string { return time.Unix(0, unixNano).UTC().Format(timeFormat) }
 

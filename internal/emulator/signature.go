@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
 // signatureWindow is how far a Timestamp may drift and how long a
@@ -157,10 +159,7 @@ func (s *Server) lookupKey(ak string) (secret, token string, exp time.Time, ok b
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c, found := s.db.STS[ak]; found {
-		return c.Secret, c.Token, time.Unix(c.Expires, 0), true
-	}
-	return "", "", time.Time{}, false
+	return sts.StoreIn(s.db.stores).Lookup(ak)
 }
 
 // ossCredentials is handed to the OSS handler: the same keys the RPC side accepts.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 // The model types below are the emulator's own compact records: they hold
@@ -179,13 +181,6 @@ type fileSystem struct {
 	Tags        []tag         `json:"tags,omitempty"`
 }
 
-type stsCred struct {
-	Secret  string `json:"secret"`
-	Token   string `json:"token"`
-	Expires int64  `json:"expires"` // unix seconds
-	Role    string `json:"role"`
-}
-
 // idemEntry remembers a create call made with a ClientToken: the hash of its
 // parameters and the body answered, so a retry gets the same answer.
 type idemEntry struct {
@@ -206,7 +201,6 @@ type db struct {
 	FSs       map[string]*fileSystem     `json:"file_systems"`
 	Capacity  map[string]map[string]int  `json:"capacity"`
 	Idem      map[string]*idemEntry      `json:"idempotency"`
-	STS       map[string]*stsCred        `json:"sts"`
 	ENITags   map[string]*eniTags        `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
 	Templates map[string]*launchTemplate `json:"launch_templates,omitempty"`
 	// Unavailable marks instance types a zone does not sell: zone -> type ("*" for every
@@ -226,6 +220,34 @@ type db struct {
 
 	// Auto Scaling (ess_state.go).
 	ESS *essState `json:"ess,omitempty"`
+
+	// stores are the records of the products moved into their own package (core.Stores); their
+	// keys sit in the same JSON object as the fields above (see MarshalJSON).
+	stores *core.Stores
+}
+
+// dbFields is db without its JSON methods, so they can encode the fields the plain way.
+type dbFields db
+
+// MarshalJSON writes the fields above and every product store's keys as one flat object: the
+// layout of the state file before the products had their own packages.
+func (d *db) MarshalJSON() ([]byte, error) {
+	raw, err := json.Marshal((*dbFields)(d))
+	if err != nil {
+		return nil, err
+	}
+	return d.stores.MarshalStores(raw)
+}
+
+// UnmarshalJSON reads the fields above and lets every product store read its own keys.
+func (d *db) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, (*dbFields)(d)); err != nil {
+		return err
+	}
+	if d.stores == nil {
+		d.stores = core.NewStores()
+	}
+	return d.stores.UnmarshalStores(data)
 }
 
 func newDB() *db {
@@ -239,9 +261,9 @@ func newDB() *db {
 		FSs:       map[string]*fileSystem{},
 		Capacity:  map[string]map[string]int{},
 		Idem:      map[string]*idemEntry{},
-		STS:       map[string]*stsCred{},
 		ENITags:   map[string]*eniTags{},
 		Templates: map[string]*launchTemplate{},
+		stores:    core.NewStores(),
 	}
 	d.initNetMaps()
 	d.initESS()
@@ -475,9 +497,6 @@ func (s *Server) load() error {
 	}
 	if d.Idem == nil {
 		d.Idem = map[string]*idemEntry{}
-	}
-	if d.STS == nil {
-		d.STS = map[string]*stsCred{}
 	}
 	if d.ENITags == nil {
 		d.ENITags = map[string]*eniTags{}

@@ -65,3 +65,6 @@ func Served() []string {
 	sort.Strings(out)
 	return out
 }
+
+// TimeFormat is the vendor's UTC timestamp format in answers (CreationTime, Expiration).
+const TimeFormat = "2006-01-02T15:04:05Z"
