@@ -24,6 +24,7 @@ type call struct {
 	now     time.Time
 	reqID   string
 	ak      string
+	core    *core.Call // built on first use by Core
 }
 
 type handlerFunc func(c *call) (any, *apiError)
@@ -76,14 +77,17 @@ func lookupRoute(key string) (route, bool) {
 	if !ok {
 		return route{}, false
 	}
-	return route{fn: func(c *call) (any, *apiError) { return r.Fn(c.coreCall()) }, write: r.Write, idem: r.Idem,
+	return route{fn: func(c *call) (any, *apiError) { return r.Fn(c.Core()) }, write: r.Write, idem: r.Idem,
 		noRegion: r.NoRegion, regionOptional: r.RegionOptional, vendorModel: r.VendorModel}, true
 }
 
-// coreCall is the call as a product package's handler takes it.
-func (c *call) coreCall() *core.Call {
-	return &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
-		ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores}
+// Core is the call as a product package's handler (and the core's tag engine) takes it.
+func (c *call) Core() *core.Call {
+	if c.core == nil {
+		c.core = &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
+			ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores}
+	}
+	return c.core
 }
 
 // commonParams are left out of the idempotency hash: they change on every retry.

@@ -15,8 +15,8 @@ func init() {
 
 // nasTags is the NAS tag API. The vendor's only ResourceType is "filesystem",
 // spelled in lower case.
-var nasTags = &tagAPI{product: "NAS", kinds: map[string]*tagKind{
-	"filesystem": {find: findFSTags, all: allFSTags},
+var nasTags = &tagAPI{Product: "NAS", Kinds: map[string]*tagKind{
+	"filesystem": {Find: findFSTags, All: allFSTags},
 }}
 
 func findFSTags(c *call, id string) *tagTarget {
@@ -24,7 +24,7 @@ func findFSTags(c *call, id string) *tagTarget {
 	if f == nil || f.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: f.ID, tags: f.Tags, set: func(t []tag) { f.Tags = t }}
+	return &tagTarget{ID: f.ID, Tags: f.Tags, Set: func(t []tag) { f.Tags = t }}
 }
 
 func allFSTags(c *call, filters []tag) []tagTarget {
@@ -39,14 +39,14 @@ func allFSTags(c *call, filters []tag) []tagTarget {
 }
 
 func nasTagResources(c *call) (any, *apiError) {
-	if e := nasTags.tag(c); e != nil {
+	if e := nasTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &nas.TagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func nasUntagResources(c *call) (any, *apiError) {
-	if e := nasTags.untag(c); e != nil {
+	if e := nasTags.Untag(c); e != nil {
 		return nil, e
 	}
 	return &nas.UntagResourcesResponse{RequestId: c.reqID}, nil
@@ -55,7 +55,7 @@ func nasUntagResources(c *call) (any, *apiError) {
 // nasListTagResources pages by NextToken alone: the NAS request has no
 // MaxResults, so every page holds up to tagListPageSize rows.
 func nasListTagResources(c *call) (any, *apiError) {
-	rows, next, e := nasTags.list(c, tagListPageSize, false)
+	rows, next, e := nasTags.List(c, tagListPageSize, false)
 	if e != nil {
 		return nil, e
 	}
@@ -63,7 +63,7 @@ func nasListTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]nas.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			nas.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			nas.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

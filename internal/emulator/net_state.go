@@ -287,18 +287,6 @@ func (c *call) netVSwitchDependency(vswID string) *apiError {
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-// taggedTargets lists, in id order, the records among ids that carry tags
-// matching filters: the "all" half of a tagKind, for records found by find.
-func taggedTargets(c *call, ids []string, filters []tag, find func(*call, string) *tagTarget) []tagTarget {
-	var out []tagTarget
-	for _, id := range ids {
-		if t := find(c, id); t != nil && len(t.tags) > 0 && matchTags(t.tags, filters) {
-			out = append(out, *t)
-		}
-	}
-	return out
-}
-
 // eipAddress makes a public-looking address, unique per allocation.
 func eipAddress(seq uint64) string {
 	return fmt.Sprintf("47.%d.%d.%d", 96+(seq>>16)&3, (seq>>8)&255, seq&255)

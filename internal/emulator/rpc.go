@@ -13,6 +13,16 @@ type (
 	apiError = core.Error
 	params   = core.Params
 	tag      = core.Tag
+
+	tagTarget = core.TagTarget
+	tagKind   = core.TagKind[*call]
+	tagAPI    = core.TagAPI[*call]
+)
+
+// Limits the vendor documents for every product's tag API.
+const (
+	maxTagsPerCall  = core.MaxTagsPerCall
+	tagListPageSize = core.TagListPageSize
 )
 
 var (
@@ -26,6 +36,8 @@ var (
 	removeTags    = core.RemoveTags
 	matchTags     = core.MatchTags
 	tagMap        = core.TagMap
+	sortTargets   = core.SortTargets
+	taggedTargets = core.TaggedTargets[*call]
 )
 
 // errorBody is the vendor's JSON error document.

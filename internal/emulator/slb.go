@@ -470,8 +470,8 @@ func describeHealthStatus(c *call) (any, *apiError) {
 
 // slbTags is the SLB tag API. The emulator models load balancer instances;
 // the vendor's other types are accepted as names whose ids never exist here.
-var slbTags = &tagAPI{product: "SLB", kinds: map[string]*tagKind{
-	"instance":               {find: findSLBTags, all: allSLBTags},
+var slbTags = &tagAPI{Product: "SLB", Kinds: map[string]*tagKind{
+	"instance":               {Find: findSLBTags, All: allSLBTags},
 	"certificate":            {},
 	"acl":                    {},
 	"vservergroup":           {},
@@ -483,7 +483,7 @@ func findSLBTags(c *call, id string) *tagTarget {
 	if lb == nil || lb.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: lb.ID, tags: lb.Tags, set: func(t []tag) { lb.Tags = t }}
+	return &tagTarget{ID: lb.ID, Tags: lb.Tags, Set: func(t []tag) { lb.Tags = t }}
 }
 
 func allSLBTags(c *call, filters []tag) []tagTarget {
@@ -491,21 +491,21 @@ func allSLBTags(c *call, filters []tag) []tagTarget {
 }
 
 func slbTagResources(c *call) (any, *apiError) {
-	if e := slbTags.tag(c); e != nil {
+	if e := slbTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &slb.TagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func slbUntagResources(c *call) (any, *apiError) {
-	if e := slbTags.untag(c); e != nil {
+	if e := slbTags.Untag(c); e != nil {
 		return nil, e
 	}
 	return &slb.UntagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func slbListTagResources(c *call) (any, *apiError) {
-	rows, next, e := slbTags.list(c, tagListPageSize, false)
+	rows, next, e := slbTags.List(c, tagListPageSize, false)
 	if e != nil {
 		return nil, e
 	}
@@ -513,7 +513,7 @@ func slbListTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]slb.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			slb.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			slb.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

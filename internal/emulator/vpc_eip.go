@@ -308,7 +308,7 @@ func findEipTags(c *call, id string) *tagTarget {
 	if x == nil || x.Region != c.region || c.s.eipGone(x, c.now) {
 		return nil
 	}
-	return &tagTarget{id: x.ID, tags: x.Tags, set: func(t []tag) { x.Tags = t }}
+	return &tagTarget{ID: x.ID, Tags: x.Tags, Set: func(t []tag) { x.Tags = t }}
 }
 
 func allEipTags(c *call, filters []tag) []tagTarget {

@@ -284,7 +284,7 @@ func findNatTags(c *call, id string) *tagTarget {
 	if n == nil || n.Region != c.region || c.s.natGone(n, c.now) {
 		return nil
 	}
-	return &tagTarget{id: n.ID, tags: n.Tags, set: func(t []tag) { n.Tags = t }}
+	return &tagTarget{ID: n.ID, Tags: n.Tags, Set: func(t []tag) { n.Tags = t }}
 }
 
 func allNatTags(c *call, filters []tag) []tagTarget {

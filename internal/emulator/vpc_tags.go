@@ -14,19 +14,19 @@ func init() {
 // vpcTags is the VPC tag API: ResourceType is case-insensitive and the
 // emulator models VPC, VSWITCH, NATGATEWAY and EIP; the vendor's other types are accepted as
 // names whose ids never exist here.
-var vpcTags = &tagAPI{product: "VPC", foldCase: true, kinds: map[string]*tagKind{
-	"VPC":     {find: findVpcTags, all: allVpcTags},
-	"VSWITCH": {find: findVSwitchTags, all: allVSwitchTags},
+var vpcTags = &tagAPI{Product: "VPC", FoldCase: true, Kinds: map[string]*tagKind{
+	"VPC":     {Find: findVpcTags, All: allVpcTags},
+	"VSWITCH": {Find: findVSwitchTags, All: allVSwitchTags},
 	// vpc_nat.go, vpc_eip.go
-	"NATGATEWAY": {find: findNatTags, all: allNatTags},
-	"EIP":        {find: findEipTags, all: allEipTags},
+	"NATGATEWAY": {Find: findNatTags, All: allNatTags},
+	"EIP":        {Find: findEipTags, All: allEipTags},
 }}
 
 func init() {
 	for _, typ := range []string{"ROUTETABLE", "VPNGATEWAY", "COMMONBANDWIDTHPACKAGE",
 		"PREFIXLIST", "PUBLICIPADDRESSPOOL", "IPV4GATEWAY", "IPV6GATEWAY", "NETWORKACL", "TRAFFICMIRRORFILTER",
 		"TRAFFICMIRRORSESSION", "FLOWLOG", "HAVIP", "DHCPOPTIONSSET", "GATEWAYENDPOINT"} {
-		vpcTags.kinds[typ] = &tagKind{}
+		vpcTags.Kinds[typ] = &tagKind{}
 	}
 }
 
@@ -35,7 +35,7 @@ func findVpcTags(c *call, id string) *tagTarget {
 	if v == nil || v.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: v.ID, tags: v.Tags, set: func(t []tag) { v.Tags = t }}
+	return &tagTarget{ID: v.ID, Tags: v.Tags, Set: func(t []tag) { v.Tags = t }}
 }
 
 func allVpcTags(c *call, filters []tag) []tagTarget {
@@ -54,7 +54,7 @@ func findVSwitchTags(c *call, id string) *tagTarget {
 	if sw == nil || sw.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: sw.ID, tags: sw.Tags, set: func(t []tag) { sw.Tags = t }}
+	return &tagTarget{ID: sw.ID, Tags: sw.Tags, Set: func(t []tag) { sw.Tags = t }}
 }
 
 func allVSwitchTags(c *call, filters []tag) []tagTarget {
@@ -69,7 +69,7 @@ func allVSwitchTags(c *call, filters []tag) []tagTarget {
 }
 
 func vpcTagResources(c *call) (any, *apiError) {
-	if e := vpcTags.tag(c); e != nil {
+	if e := vpcTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &vpc.TagResourcesResponse{RequestId: c.reqID}, nil
@@ -83,7 +83,7 @@ func vpcUnTagResources(c *call) (any, *apiError) {
 			extra = append(extra, k)
 		}
 	}
-	if e := vpcTags.untag(c, extra...); e != nil {
+	if e := vpcTags.Untag(c, extra...); e != nil {
 		return nil, e
 	}
 	return &vpc.UnTagResourcesResponse{RequestId: c.reqID}, nil
@@ -99,7 +99,7 @@ func vpcListTagResources(c *call) (any, *apiError) {
 			return nil, errMissing("Tag.N.Key")
 		}
 	}
-	rows, next, e := vpcTags.list(c, size, false)
+	rows, next, e := vpcTags.List(c, size, false)
 	if e != nil {
 		return nil, e
 	}
@@ -107,7 +107,7 @@ func vpcListTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]vpc.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			vpc.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			vpc.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }
