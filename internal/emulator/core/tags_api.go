@@ -116,13 +116,19 @@ func checkTagKV(t Tag) *Error {
 	return nil
 }
 
-// Tag adds or overwrites Tag.N on every ResourceId.N, all or nothing.
-func (a *TagAPI[C]) Tag(c C) *Error {
+// kindAndIDs reads what Tag and Untag act on: ResourceType and ResourceId.N (required).
+func (a *TagAPI[C]) kindAndIDs(c C) (*TagKind[C], []string, *Error) {
 	_, k, e := a.kind(c)
 	if e != nil {
-		return e
+		return nil, nil, e
 	}
 	ids, e := a.resourceIDs(c, true)
+	return k, ids, e
+}
+
+// Tag adds or overwrites Tag.N on every ResourceId.N, all or nothing.
+func (a *TagAPI[C]) Tag(c C) *Error {
+	k, ids, e := a.kindAndIDs(c)
 	if e != nil {
 		return e
 	}
@@ -160,11 +166,7 @@ func (a *TagAPI[C]) Tag(c C) *Error {
 // Untag removes TagKey.N (or every tag with All=true and no keys) from every
 // ResourceId.N. Removing a key a resource does not carry is not an error.
 func (a *TagAPI[C]) Untag(c C, extraKeys ...string) *Error {
-	_, k, e := a.kind(c)
-	if e != nil {
-		return e
-	}
-	ids, e := a.resourceIDs(c, true)
+	k, ids, e := a.kindAndIDs(c)
 	if e != nil {
 		return e
 	}
