@@ -85,9 +85,18 @@ func lookupRoute(key string) (route, bool) {
 func (c *call) Core() *core.Call {
 	if c.core == nil {
 		c.core = &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
-			ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores}
+			ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores, Env: serverEnv{c.s}}
 	}
 	return c.core
+}
+
+// serverEnv is the Server as the products in their own packages see it (core.Env).
+type serverEnv struct{ s *Server }
+
+func (e serverEnv) NewID(prefix string) string          { return e.s.db.newID(prefix) }
+func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(region, zone) }
+func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
+	return e.s.asyncStatus(since, now, pending, done)
 }
 
 // commonParams are left out of the idempotency hash: they change on every retry.

@@ -381,7 +381,7 @@ func describeScalingGroups(c *call) (any, *apiError) {
 	}
 	var match []*scalingGroup
 	for _, g := range c.s.db.ESS.Groups {
-		if g.Region != c.region || c.s.groupGone(g, c.now) || !matchTags(g.Tags, q.tags) {
+		if g.Region != c.region || c.s.groupGone(g, c.now) || !matchTags(g.Tags, q.Tags) {
 			continue
 		}
 		if len(ids) > 0 && !contains(ids, g.ID) || len(names) > 0 && !contains(names, g.Name) {
@@ -389,7 +389,7 @@ func describeScalingGroups(c *call) (any, *apiError) {
 		}
 		match = append(match, g)
 	}
-	resp := &ess.DescribeScalingGroupsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingGroupsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingGroups.ScalingGroup = []ess.ScalingGroup{}
 	for _, g := range pageOf(q, match, func(g *scalingGroup) string { return g.ID }) {
 		resp.ScalingGroups.ScalingGroup = append(resp.ScalingGroups.ScalingGroup, c.vendorGroup(g))

@@ -209,7 +209,7 @@ func describeScalingConfigurations(c *call) (any, *apiError) {
 		}
 		match = append(match, cf)
 	}
-	resp := &ess.DescribeScalingConfigurationsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingConfigurationsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingConfigurations.ScalingConfiguration = []ess.ScalingConfigurationInDescribeScalingConfigurations{}
 	for _, cf := range pageOf(q, match, func(cf *scalingConfig) string { return cf.ID }) {
 		resp.ScalingConfigurations.ScalingConfiguration = append(resp.ScalingConfigurations.ScalingConfiguration, c.vendorConfig(cf))

@@ -173,7 +173,7 @@ func describeScalingRules(c *call) (any, *apiError) {
 		}
 		match = append(match, r)
 	}
-	resp := &ess.DescribeScalingRulesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingRulesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingRules.ScalingRule = []ess.ScalingRule{}
 	for _, r := range pageOf(q, match, func(r *scalingRule) string { return r.ID }) {
 		g := c.s.db.ESS.Groups[r.Group]
@@ -512,11 +512,11 @@ func describeScalingActivities(c *call) (any, *apiError) {
 		}
 		match = append(match, a)
 	}
-	resp := &ess.DescribeScalingActivitiesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingActivitiesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingActivities.ScalingActivity = []ess.ScalingActivity{}
 	// Newest first, as the vendor lists them.
 	sort.Slice(match, func(i, j int) bool { return match[i].ID > match[j].ID })
-	lo, hi := pageBounds(len(match), q.number, q.size)
+	lo, hi := pageBounds(len(match), q.Number, q.Size)
 	for _, a := range match[lo:hi] {
 		st := c.s.activityStatus(a, c.now)
 		va := ess.ScalingActivity{
@@ -582,7 +582,7 @@ func describeScalingInstances(c *call) (any, *apiError) {
 			match = append(match, row{g, m})
 		}
 	}
-	resp := &ess.DescribeScalingInstancesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingInstancesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingInstances.ScalingInstance = []ess.ScalingInstance{}
 	for _, r := range pageOf(q, match, func(r row) string { return r.m.Instance }) {
 		in := c.s.db.Instances[r.m.Instance]

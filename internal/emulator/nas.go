@@ -148,13 +148,13 @@ func describeFileSystems(c *call) (any, *apiError) {
 	var list []*fileSystem
 	for _, f := range c.s.db.FSs {
 		if f.Region != c.region || (c.p["FileSystemType"] != "" && c.p["FileSystemType"] != "all" && f.Type != c.p["FileSystemType"]) ||
-			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) || !q.match(f.ID, f.Tags) {
+			(c.p["VpcId"] != "" && f.VpcID != c.p["VpcId"]) || !q.Match(f.ID, f.Tags) {
 			continue
 		}
 		list = append(list, f)
 	}
 	page := pageOf(q, list, func(x *fileSystem) string { return x.ID })
-	resp := &nas.DescribeFileSystemsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &nas.DescribeFileSystemsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.FileSystems.FileSystem = []nas.FileSystem{}
 	for _, f := range page {
 		out := nas.FileSystem{FileSystemId: f.ID, RegionId: f.Region, ZoneId: f.Zone, FileSystemType: f.Type,

@@ -206,13 +206,13 @@ func describeLoadBalancers(c *call) (any, *apiError) {
 			!matchParam(c.p, "VpcId", lb.VpcID) || !matchParam(c.p, "VSwitchId", lb.VSwitchID) ||
 			!matchParam(c.p, "AddressType", lb.AddressType) || !matchParam(c.p, "Address", lb.Address) ||
 			!matchParam(c.p, "NetworkType", slbNetworkType(lb)) || !matchParam(c.p, "LoadBalancerStatus", "active") ||
-			(c.p["ServerId"] != "" && lb.backend(c.p["ServerId"]) < 0) || !q.match(lb.ID, lb.Tags) {
+			(c.p["ServerId"] != "" && lb.backend(c.p["ServerId"]) < 0) || !q.Match(lb.ID, lb.Tags) {
 			continue
 		}
 		list = append(list, lb)
 	}
 	page := pageOf(q, list, func(x *loadBalancer) string { return x.ID })
-	resp := &slb.DescribeLoadBalancersResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &slb.DescribeLoadBalancersResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.LoadBalancers.LoadBalancer = []slb.LoadBalancer{}
 	for _, lb := range page {
 		out := slb.LoadBalancer{LoadBalancerId: lb.ID, LoadBalancerName: lb.Name, LoadBalancerStatus: "active",

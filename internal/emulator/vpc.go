@@ -77,13 +77,13 @@ func describeVpcs(c *call) (any, *apiError) {
 	d := c.s.db
 	var list []*vpcRec
 	for _, v := range d.Vpcs {
-		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.match(v.ID, v.Tags) {
+		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.Match(v.ID, v.Tags) {
 			continue
 		}
 		list = append(list, v)
 	}
 	page := pageOf(q, list, func(x *vpcRec) string { return x.ID })
-	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.Vpcs.Vpc = []vpc.Vpc{}
 	for _, v := range page {
 		out := vpc.Vpc{VpcId: v.ID, RegionId: v.Region, VpcName: v.Name, Description: v.Desc, CidrBlock: v.CIDR,
@@ -226,13 +226,13 @@ func describeVSwitches(c *call) (any, *apiError) {
 	var list []*vswitchRec
 	for _, sw := range d.VSwitches {
 		if sw.Region != c.region || (c.p["VpcId"] != "" && sw.VpcID != c.p["VpcId"]) || (c.p["ZoneId"] != "" && sw.Zone != c.p["ZoneId"]) ||
-			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.match(sw.ID, sw.Tags) {
+			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.Match(sw.ID, sw.Tags) {
 			continue
 		}
 		list = append(list, sw)
 	}
 	page := pageOf(q, list, func(x *vswitchRec) string { return x.ID })
-	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.VSwitches.VSwitch = []vpc.VSwitch{}
 	for _, sw := range page {
 		used := len(d.byVSwitch[sw.ID])

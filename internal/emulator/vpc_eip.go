@@ -248,8 +248,8 @@ func describeEipAddresses(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if len(q.ids) > 50 {
-		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(q.ids))
+	if len(q.IDs) > 50 {
+		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(q.IDs))
 	}
 	var ips []string
 	if v := c.p["EipAddress"]; v != "" {
@@ -266,13 +266,13 @@ func describeEipAddresses(c *call) (any, *apiError) {
 		if x.Region != c.region || c.s.eipGone(x, c.now) ||
 			(ips != nil && !contains(ips, x.IP)) || !matchParam(c.p, "EipName", x.Name) || !matchParam(c.p, "Status", st) ||
 			!matchParam(c.p, "AssociatedInstanceType", x.InstanceType) || !matchParam(c.p, "AssociatedInstanceId", x.Instance) ||
-			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !q.match(x.ID, x.Tags) {
+			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !q.Match(x.ID, x.Tags) {
 			continue
 		}
 		list = append(list, x)
 	}
 	page := pageOf(q, list, func(x *eipRec) string { return x.ID })
-	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.EipAddresses.EipAddress = []vpc.EipAddress{}
 	for _, x := range page {
 		out := vpc.EipAddress{AllocationId: x.ID, IpAddress: x.IP, RegionId: x.Region, Name: x.Name, Description: x.Desc,

@@ -131,7 +131,7 @@ func describeNatGateways(c *call) (any, *apiError) {
 		ids = append(ids, v)
 	}
 	if len(ids) > 0 {
-		q.ids = ids
+		q.IDs = ids
 	}
 	d := c.s.db
 	var list []*natGateway
@@ -140,13 +140,13 @@ func describeNatGateways(c *call) (any, *apiError) {
 			!matchParam(c.p, "VpcId", n.VpcID) || !matchParam(c.p, "VSwitchId", n.VSwitchID) ||
 			!matchParam(c.p, "ZoneId", n.Zone) || !matchParam(c.p, "Name", n.Name) ||
 			!matchParam(c.p, "NatType", "Enhanced") || !matchParam(c.p, "NetworkType", n.NetworkType) ||
-			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !q.match(n.ID, n.Tags) {
+			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !q.Match(n.ID, n.Tags) {
 			continue
 		}
 		list = append(list, n)
 	}
 	page := pageOf(q, list, func(n *natGateway) string { return n.ID })
-	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.NatGateways.NatGateway = []vpc.NatGateway{}
 	for _, n := range page {
 		resp.NatGateways.NatGateway = append(resp.NatGateways.NatGateway, c.natOut(n))

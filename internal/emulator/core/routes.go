@@ -17,6 +17,7 @@ type Call struct {
 	ReqID   string
 	AK      string // the access key that signed the call
 	Stores  *Stores
+	Env     Env
 }
 
 // Handler answers a Call with a response struct (one of the SDK's, so field names are the
