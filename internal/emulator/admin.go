@@ -109,11 +109,11 @@ func (s *Server) Resources() Resources {
 			"deployment_set_id": in.DeploySet, "hpc_cluster_id": in.Hpc,
 		})
 	}
-	for _, v := range s.db.Vpcs {
+	for _, v := range s.db.network().Vpcs {
 		r.Vpcs = append(r.Vpcs, map[string]any{"id": v.ID, "region": v.Region, "name": v.Name, "cidr_block": v.CIDR,
 			"status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
 	}
-	for _, v := range s.db.VSwitches {
+	for _, v := range s.db.network().VSwitches {
 		r.VSwitches = append(r.VSwitches, map[string]any{"id": v.ID, "region": v.Region, "vpc_id": v.VpcID, "zone": v.Zone,
 			"cidr_block": v.CIDR, "name": v.Name, "status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
 	}

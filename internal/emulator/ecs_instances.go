@@ -216,7 +216,7 @@ func runInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	vsw := d.VSwitches[vswID]
+	vsw := d.network().VSwitches[vswID]
 	if vsw == nil || vsw.Region != c.region {
 		return nil, errNotFound("InvalidVSwitchId.NotFound", vswID)
 	}
@@ -321,7 +321,7 @@ func runInstances(c *call) (any, *apiError) {
 		default:
 			return nil, errInvalid(name+".NetworkInterfaceTrafficMode", "must be Standard or HighPerformance")
 		}
-		nv := d.VSwitches[n.VSwitchID]
+		nv := d.network().VSwitches[n.VSwitchID]
 		if nv == nil || nv.Region != c.region {
 			return nil, errNotFound("InvalidVSwitchId.NotFound", n.VSwitchID)
 		}
@@ -502,7 +502,7 @@ func runInstances(c *call) (any, *apiError) {
 				if j == 0 && nc.VSwitchID == vsw.ID {
 					nc.IP = in.IP
 				} else {
-					nc.IP = allocIP(d.VSwitches[nc.VSwitchID])
+					nc.IP = allocIP(d.network().VSwitches[nc.VSwitchID])
 				}
 				in.NICs[j] = nc
 			}

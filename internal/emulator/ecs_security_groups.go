@@ -29,7 +29,7 @@ func createSecurityGroup(c *call) (any, *apiError) {
 	// no instance in a VPC can join.
 	vpcID := c.p["VpcId"]
 	d := c.s.db
-	if v := d.Vpcs[vpcID]; vpcID != "" && (v == nil || v.Region != c.region) {
+	if v := d.network().Vpcs[vpcID]; vpcID != "" && (v == nil || v.Region != c.region) {
 		return nil, errNotFound("InvalidVpcId.NotFound", vpcID)
 	}
 	typ := orDefault(c.p["SecurityGroupType"], "normal")

@@ -188,7 +188,7 @@ func createScalingGroup(c *call) (any, *apiError) {
 		return nil, errInvalid("VSwitchIds", "at most %d vSwitches, got %d", essMaxVSwitches, len(vsws))
 	}
 	for _, id := range vsws {
-		v := d.VSwitches[id]
+		v := d.network().VSwitches[id]
 		if v == nil || v.Region != c.region {
 			return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 		}
@@ -254,7 +254,7 @@ func modifyScalingGroup(c *call) (any, *apiError) {
 	}
 	if vsws := c.p.List("VSwitchIds"); len(vsws) > 0 {
 		for _, id := range vsws {
-			v := c.s.db.VSwitches[id]
+			v := c.s.db.network().VSwitches[id]
 			if v == nil || v.Region != c.region {
 				return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 			}

@@ -89,13 +89,13 @@ func createFileSystem(c *call) (any, *apiError) {
 	}
 	var vpcID, vswID string
 	if v := c.p["VpcId"]; v != "" {
-		if vv := c.s.db.Vpcs[v]; vv == nil || vv.Region != c.region {
+		if vv := c.s.db.network().Vpcs[v]; vv == nil || vv.Region != c.region {
 			return nil, errNotFound("InvalidVpcId.NotFound", v)
 		}
 		vpcID = v
 	}
 	if v := c.p["VSwitchId"]; v != "" {
-		if sw := c.s.db.VSwitches[v]; sw == nil || sw.Region != c.region {
+		if sw := c.s.db.network().VSwitches[v]; sw == nil || sw.Region != c.region {
 			return nil, errNotFound("InvalidVSwitchId.NotFound", v)
 		}
 		vswID = v
@@ -251,7 +251,7 @@ func createMountTarget(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	sw := c.s.db.VSwitches[vswID]
+	sw := c.s.db.network().VSwitches[vswID]
 	if sw == nil || sw.Region != c.region {
 		return nil, errNotFound("InvalidVSwitchId.NotFound", vswID)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // The products not yet moved into their own package name the core's types and helpers by
@@ -17,6 +18,9 @@ type (
 	tagTarget = core.TagTarget
 	tagKind   = core.TagKind[*call]
 	tagAPI    = core.TagAPI[*call]
+
+	vpcRec     = emuvpc.VPC
+	vswitchRec = emuvpc.VSwitch
 )
 
 // Limits the vendor documents for every product's tag API.

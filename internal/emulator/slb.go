@@ -136,7 +136,7 @@ func (c *call) slbPlaceInVpc(lb *loadBalancer) *apiError {
 	if v := c.p["VpcId"]; v != "" && v != sw.VpcID {
 		return errf(400, "NetworkConflict", "there are network conflicts in specified parameter: vSwitch %s is in VPC %s, not %s.", sw.ID, sw.VpcID, v)
 	}
-	if v := c.s.db.Vpcs[sw.VpcID]; v != nil && c.s.asyncStatus(v.Created, c.now, "Pending", "Available") != "Available" {
+	if v := c.s.db.network().Vpcs[sw.VpcID]; v != nil && c.s.asyncStatus(v.Created, c.now, "Pending", "Available") != "Available" {
 		return errf(400, "VpcStatusError", "the specified vpc status is creating: VPC %s.", v.ID)
 	}
 	if z := c.p["MasterZoneId"]; z != "" && z != sw.Zone {

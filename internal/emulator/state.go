@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // The model types below are the emulator's own compact records: they hold
@@ -103,31 +104,6 @@ type securityGroup struct {
 	Tags    []tag  `json:"tags,omitempty"`
 }
 
-type vpcRec struct {
-	ID         string `json:"id"`
-	Region     string `json:"region"`
-	Name       string `json:"name,omitempty"`
-	Desc       string `json:"desc,omitempty"`
-	CIDR       string `json:"cidr"`
-	VRouter    string `json:"vrouter"`
-	RouteTable string `json:"route_table"`
-	Created    int64  `json:"created"`
-	Tags       []tag  `json:"tags,omitempty"`
-}
-
-type vswitchRec struct {
-	ID      string `json:"id"`
-	Region  string `json:"region"`
-	VpcID   string `json:"vpc"`
-	Zone    string `json:"zone"`
-	CIDR    string `json:"cidr"`
-	Name    string `json:"name,omitempty"`
-	Desc    string `json:"desc,omitempty"`
-	Created int64  `json:"created"`
-	NextIP  uint32 `json:"next_ip"` // offset of the next private address to hand out
-	Tags    []tag  `json:"tags,omitempty"`
-}
-
 type deploymentSet struct {
 	ID       string `json:"id"`
 	Region   string `json:"region"`
@@ -193,8 +169,6 @@ type idemEntry struct {
 type db struct {
 	Seq       uint64                     `json:"seq"`
 	Instances map[string]*instance       `json:"instances"`
-	Vpcs      map[string]*vpcRec         `json:"vpcs"`
-	VSwitches map[string]*vswitchRec     `json:"vswitches"`
 	SGs       map[string]*securityGroup  `json:"security_groups"`
 	DSets     map[string]*deploymentSet  `json:"deployment_sets"`
 	Hpcs      map[string]*hpcCluster     `json:"hpc_clusters"`
@@ -226,6 +200,9 @@ type db struct {
 	stores *core.Stores
 }
 
+// network is the VPC product's records (package vpc).
+func (d *db) network() *emuvpc.Store { return emuvpc.StoreIn(d.stores) }
+
 // dbFields is db without its JSON methods, so they can encode the fields the plain way.
 type dbFields db
 
@@ -253,8 +230,6 @@ func (d *db) UnmarshalJSON(data []byte) error {
 func newDB() *db {
 	d := &db{
 		Instances: map[string]*instance{},
-		Vpcs:      map[string]*vpcRec{},
-		VSwitches: map[string]*vswitchRec{},
 		SGs:       map[string]*securityGroup{},
 		DSets:     map[string]*deploymentSet{},
 		Hpcs:      map[string]*hpcCluster{},
@@ -473,12 +448,6 @@ func (s *Server) load() error {
 	}
 	if d.Instances == nil {
 		d.Instances = map[string]*instance{}
-	}
-	if d.Vpcs == nil {
-		d.Vpcs = map[string]*vpcRec{}
-	}
-	if d.VSwitches == nil {
-		d.VSwitches = map[string]*vswitchRec{}
 	}
 	if d.SGs == nil {
 		d.SGs = map[string]*securityGroup{}

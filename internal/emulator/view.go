@@ -108,7 +108,7 @@ func (s *Server) View() View {
 		}
 		v.Instances = append(v.Instances, iv)
 	}
-	for id, sw := range d.VSwitches {
+	for id, sw := range d.network().VSwitches {
 		v.VSwitches[id] = VSwitchView{ID: sw.ID, VpcID: sw.VpcID, CIDR: sw.CIDR}
 	}
 	for id, g := range d.SGs {

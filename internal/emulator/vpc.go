@@ -62,7 +62,7 @@ func createVpc(c *call) (any, *apiError) {
 		Created: c.now.UnixNano(), Tags: tags}
 	v.VRouter = d.newID("vrt")
 	v.RouteTable = d.newID("vtb")
-	d.Vpcs[v.ID] = v
+	d.network().Vpcs[v.ID] = v
 	return &vpc.CreateVpcResponse{RequestId: c.reqID, VpcId: v.ID, VRouterId: v.VRouter, RouteTableId: v.RouteTable,
 		ResourceGroupId: defaultResourceGroup}, nil
 }
@@ -76,7 +76,7 @@ func describeVpcs(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	var list []*vpcRec
-	for _, v := range d.Vpcs {
+	for _, v := range d.network().Vpcs {
 		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.Match(v.ID, v.Tags) {
 			continue
 		}
@@ -90,7 +90,7 @@ func describeVpcs(c *call) (any, *apiError) {
 			VRouterId: v.VRouter, Status: c.s.asyncStatus(v.Created, c.now, "Pending", "Available"),
 			CreationTime: fmtTime(v.Created), ResourceGroupId: defaultResourceGroup}
 		out.VSwitchIds.VSwitchId = []string{}
-		for _, sw := range d.VSwitches {
+		for _, sw := range d.network().VSwitches {
 			if sw.VpcID == v.ID {
 				out.VSwitchIds.VSwitchId = append(out.VSwitchIds.VSwitchId, sw.ID)
 			}
@@ -111,7 +111,7 @@ func (c *call) findVpc() (*vpcRec, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	v := c.s.db.Vpcs[id]
+	v := c.s.db.network().Vpcs[id]
 	if v == nil || v.Region != c.region {
 		return nil, errNotFound("InvalidVpcId.NotFound", id)
 	}
@@ -134,7 +134,7 @@ func deleteVpc(c *call) (any, *apiError) {
 			return nil, errf(400, "DependencyViolation.Instance", "VPC %s still has instance %s; release it first.", v.ID, in.ID)
 		}
 	}
-	if sw := firstSorted(d.VSwitches, func(sw *vswitchRec) bool { return sw.VpcID == v.ID }); sw != nil {
+	if sw := firstSorted(d.network().VSwitches, func(sw *vswitchRec) bool { return sw.VpcID == v.ID }); sw != nil {
 		return nil, errf(400, "DependencyViolation.VSwitch", "VPC %s still has vSwitch %s; delete it first.", v.ID, sw.ID)
 	}
 	if g := firstSorted(d.SGs, func(g *securityGroup) bool { return g.VpcID == v.ID }); g != nil {
@@ -145,7 +145,7 @@ func deleteVpc(c *call) (any, *apiError) {
 			return nil, errDependency("VPC %s is still used by file system %s.", v.ID, f.ID)
 		}
 	}
-	delete(d.Vpcs, v.ID)
+	delete(d.network().Vpcs, v.ID)
 	return &vpc.DeleteVpcResponse{RequestId: c.reqID}, nil
 }
 
@@ -195,7 +195,7 @@ func createVSwitch(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	n := 0
-	for _, sw := range d.VSwitches {
+	for _, sw := range d.network().VSwitches {
 		if sw.VpcID != v.ID {
 			continue
 		}
@@ -213,7 +213,7 @@ func createVSwitch(c *call) (any, *apiError) {
 	}
 	sw := &vswitchRec{ID: d.newID("vsw"), Region: c.region, VpcID: v.ID, Zone: zone, CIDR: cidrS,
 		Name: c.p["VSwitchName"], Desc: c.p["Description"], Created: c.now.UnixNano(), Tags: tags}
-	d.VSwitches[sw.ID] = sw
+	d.network().VSwitches[sw.ID] = sw
 	return &vpc.CreateVSwitchResponse{RequestId: c.reqID, VSwitchId: sw.ID}, nil
 }
 
@@ -224,7 +224,7 @@ func describeVSwitches(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	var list []*vswitchRec
-	for _, sw := range d.VSwitches {
+	for _, sw := range d.network().VSwitches {
 		if sw.Region != c.region || (c.p["VpcId"] != "" && sw.VpcID != c.p["VpcId"]) || (c.p["ZoneId"] != "" && sw.Zone != c.p["ZoneId"]) ||
 			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.Match(sw.ID, sw.Tags) {
 			continue
@@ -254,7 +254,7 @@ func (c *call) findVSwitch() (*vswitchRec, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	sw := c.s.db.VSwitches[id]
+	sw := c.s.db.network().VSwitches[id]
 	if sw == nil || sw.Region != c.region {
 		return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 	}
@@ -280,7 +280,7 @@ func deleteVSwitch(c *call) (any, *apiError) {
 			}
 		}
 	}
-	delete(d.VSwitches, sw.ID)
+	delete(d.network().VSwitches, sw.ID)
 	return &vpc.DeleteVSwitchResponse{RequestId: c.reqID}, nil
 }
 

@@ -98,8 +98,8 @@ func (c *call) natVSwitch(v *vpcRec) (*vswitchRec, *apiError) {
 	if c.p["VSwitchId"] != "" {
 		return c.findVSwitch()
 	}
-	for _, id := range sortedKeys(c.s.db.VSwitches) {
-		sw := c.s.db.VSwitches[id]
+	for _, id := range sortedKeys(c.s.db.network().VSwitches) {
+		sw := c.s.db.network().VSwitches[id]
 		if sw.VpcID == v.ID && c.s.asyncStatus(sw.Created, c.now, "Pending", "Available") == "Available" {
 			return sw, nil
 		}

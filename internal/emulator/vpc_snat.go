@@ -79,7 +79,7 @@ func createSnatEntry(c *call) (any, *apiError) {
 	}
 	src := cidr
 	if vswID != "" {
-		sw := c.s.db.VSwitches[vswID]
+		sw := c.s.db.network().VSwitches[vswID]
 		if sw == nil || sw.Region != c.region {
 			return nil, errf(404, "InvalidVSwitchId.NotFound", "The specified virtual switch %q does not exists.", vswID)
 		}

@@ -31,7 +31,7 @@ func init() {
 }
 
 func findVpcTags(c *call, id string) *tagTarget {
-	v := c.s.db.Vpcs[id]
+	v := c.s.db.network().Vpcs[id]
 	if v == nil || v.Region != c.region {
 		return nil
 	}
@@ -40,7 +40,7 @@ func findVpcTags(c *call, id string) *tagTarget {
 
 func allVpcTags(c *call, filters []tag) []tagTarget {
 	var out []tagTarget
-	for _, v := range c.s.db.Vpcs {
+	for _, v := range c.s.db.network().Vpcs {
 		if v.Region == c.region && len(v.Tags) > 0 && matchTags(v.Tags, filters) {
 			out = append(out, *findVpcTags(c, v.ID))
 		}
@@ -50,7 +50,7 @@ func allVpcTags(c *call, filters []tag) []tagTarget {
 }
 
 func findVSwitchTags(c *call, id string) *tagTarget {
-	sw := c.s.db.VSwitches[id]
+	sw := c.s.db.network().VSwitches[id]
 	if sw == nil || sw.Region != c.region {
 		return nil
 	}
@@ -59,7 +59,7 @@ func findVSwitchTags(c *call, id string) *tagTarget {
 
 func allVSwitchTags(c *call, filters []tag) []tagTarget {
 	var out []tagTarget
-	for _, sw := range c.s.db.VSwitches {
+	for _, sw := range c.s.db.network().VSwitches {
 		if sw.Region == c.region && len(sw.Tags) > 0 && matchTags(sw.Tags, filters) {
 			out = append(out, *findVSwitchTags(c, sw.ID))
 		}
