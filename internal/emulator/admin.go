@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	emunas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
 )
 
 // Stats is the JSON of GET /_emulator/stats.
@@ -128,10 +130,10 @@ func (s *Server) Resources() Resources {
 	for _, h := range s.db.Hpcs {
 		r.HpcClusters = append(r.HpcClusters, map[string]any{"id": h.ID, "region": h.Region, "name": h.Name})
 	}
-	for _, f := range s.db.FSs {
+	for _, f := range emunas.StoreIn(s.db.stores).FileSystems {
 		r.FileSystems = append(r.FileSystems, map[string]any{"id": f.ID, "region": f.Region, "zone": f.Zone,
 			"file_system_type": f.Type, "storage_type": f.StorageType, "protocol_type": f.Protocol,
-			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
+			"capacity": f.Capacity, "status": f.Status(serverEnv{s}, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
 	s.essResources(now, &r)

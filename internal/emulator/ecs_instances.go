@@ -26,7 +26,7 @@ func init() {
 
 const timeFormat = core.TimeFormat
 
-func fmtTime(unixNano int64) string { return time.Unix(0, unixNano).UTC().Format(timeFormat) }
+var fmtTime = core.FormatTime
 
 // instanceStatus derives the visible status from phase and elapsed time:
 // boot runs Pending for the first half of BootTime, Starting for the second.

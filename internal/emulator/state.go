@@ -128,35 +128,6 @@ type hpcCluster struct {
 	Desc   string `json:"desc,omitempty"`
 }
 
-type mountTarget struct {
-	Domain      string `json:"domain"`
-	VpcID       string `json:"vpc"`
-	VSwitchID   string `json:"vsw"`
-	AccessGroup string `json:"access_group"`
-	NetworkType string `json:"net"`
-	Created     int64  `json:"created"`
-}
-
-type fileSystem struct {
-	ID          string        `json:"id"`
-	Region      string        `json:"region"`
-	Zone        string        `json:"zone"`
-	Type        string        `json:"type"`
-	StorageType string        `json:"storage_type"`
-	Protocol    string        `json:"protocol"`
-	Capacity    int64         `json:"capacity,omitempty"` // GiB
-	Bandwidth   int64         `json:"bandwidth,omitempty"`
-	Desc        string        `json:"desc,omitempty"`
-	VpcID       string        `json:"vpc,omitempty"`
-	VSwitchID   string        `json:"vsw,omitempty"`
-	Encrypt     int           `json:"encrypt,omitempty"`
-	Created     int64         `json:"created"`
-	Phase       string        `json:"phase"` // "create" or "extend"
-	PhaseAt     int64         `json:"phase_at"`
-	Mounts      []mountTarget `json:"mounts,omitempty"`
-	Tags        []tag         `json:"tags,omitempty"`
-}
-
 // idemEntry remembers a create call made with a ClientToken: the hash of its
 // parameters and the body answered, so a retry gets the same answer.
 type idemEntry struct {
@@ -172,7 +143,6 @@ type db struct {
 	SGs       map[string]*securityGroup  `json:"security_groups"`
 	DSets     map[string]*deploymentSet  `json:"deployment_sets"`
 	Hpcs      map[string]*hpcCluster     `json:"hpc_clusters"`
-	FSs       map[string]*fileSystem     `json:"file_systems"`
 	Capacity  map[string]map[string]int  `json:"capacity"`
 	Idem      map[string]*idemEntry      `json:"idempotency"`
 	ENITags   map[string]*eniTags        `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
@@ -233,7 +203,6 @@ func newDB() *db {
 		SGs:       map[string]*securityGroup{},
 		DSets:     map[string]*deploymentSet{},
 		Hpcs:      map[string]*hpcCluster{},
-		FSs:       map[string]*fileSystem{},
 		Capacity:  map[string]map[string]int{},
 		Idem:      map[string]*idemEntry{},
 		ENITags:   map[string]*eniTags{},
@@ -457,9 +426,6 @@ func (s *Server) load() error {
 	}
 	if d.Hpcs == nil {
 		d.Hpcs = map[string]*hpcCluster{}
-	}
-	if d.FSs == nil {
-		d.FSs = map[string]*fileSystem{}
 	}
 	if d.Capacity == nil {
 		d.Capacity = map[string]map[string]int{}

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 func init() {
@@ -140,10 +142,8 @@ func deleteVpc(c *call) (any, *apiError) {
 	if g := firstSorted(d.SGs, func(g *securityGroup) bool { return g.VpcID == v.ID }); g != nil {
 		return nil, errf(400, "DependencyViolation.SecurityGroup", "VPC %s still has security group %s; delete it first.", v.ID, g.ID)
 	}
-	for _, f := range d.FSs {
-		if f.VpcID == v.ID {
-			return nil, errDependency("VPC %s is still used by file system %s.", v.ID, f.ID)
-		}
+	if e := emuvpc.VpcDependency(d.stores, v.ID); e != nil {
+		return nil, e
 	}
 	delete(d.network().Vpcs, v.ID)
 	return &vpc.DeleteVpcResponse{RequestId: c.reqID}, nil
@@ -273,12 +273,8 @@ func deleteVSwitch(c *call) (any, *apiError) {
 	if n := len(d.byVSwitch[sw.ID]); n > 0 {
 		return nil, errDependency("vSwitch %s still has %d instance(s); delete them first.", sw.ID, n)
 	}
-	for _, f := range d.FSs {
-		for _, m := range f.Mounts {
-			if m.VSwitchID == sw.ID {
-				return nil, errDependency("vSwitch %s still has NAS mount target %s; delete it first.", sw.ID, m.Domain)
-			}
-		}
+	if e := emuvpc.VSwitchDependency(d.stores, sw.ID); e != nil {
+		return nil, e
 	}
 	delete(d.network().VSwitches, sw.ID)
 	return &vpc.DeleteVSwitchResponse{RequestId: c.reqID}, nil

@@ -69,3 +69,6 @@ func Served() []string {
 
 // TimeFormat is the vendor's UTC timestamp format in answers (CreationTime, Expiration).
 const TimeFormat = "2006-01-02T15:04:05Z"
+
+// FormatTime writes unix nanoseconds in TimeFormat.
+func FormatTime(unixNano int64) string { return time.Unix(0, unixNano).UTC().Format(TimeFormat) }
