@@ -11,12 +11,15 @@
 // init; the top-level package internal/emulator is the assembly that imports every product
 // and builds the Server.
 //
-// A product that needs another product's records may import that lower product package and
-// read its store through Stores (StoreOf); the order is the vendor's own layering: VPC at the
-// bottom, ECS on VPC, NAS and SLB on VPC and ECS, ESS on ECS. A lower product that must react
-// to a higher one (DeleteVpc refusing while a NAT gateway or load balancer is in it, an
-// instance leaving its load balancers when released) does it through a small hook the higher
-// product registers, never by importing it, so there is no import cycle.
+// A product that needs another product's records imports that lower product package and reads
+// its store (NAS finds a mount target's vSwitch with vpc.StoreIn(c.Stores).VSwitchIn). The order
+// is the vendor's own layering: VPC at the bottom, ECS on VPC, NAS and SLB on VPC and ECS, ESS on
+// ECS. A lower product that must react to a higher one (DeleteVSwitch refusing while a NAS mount
+// target is in it; later an instance leaving its load balancers when released) offers a small
+// hook the higher product registers from its init (vpc.RegisterDependent), so no product imports
+// one above it and there is no import cycle. What every product shares because the vendor's
+// cloud does (one id sequence, the served zones, asynchronous status from the clock) comes from
+// the Server through Call.Env.
 //
 // # State file
 //
