@@ -158,7 +158,7 @@ func (s *Server) Reset() {
 		s.oss.Reset()
 	}
 	s.stats.reset()
-	s.nonces.reset()
+	s.auth.ResetNonces()
 	s.SetFaults(Faults{})
 	s.markDirty()
 }

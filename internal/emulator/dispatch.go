@@ -129,14 +129,14 @@ func newRequestID() string {
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
-	sr := signedRequest{method: r.Method}
-	if isV3(r) {
-		v3, aerr := readV3(r) // before ParseForm, which consumes the body the signature covers
+	sr := core.SignedRequest{Method: r.Method}
+	if core.IsV3(r) {
+		v3, aerr := core.ReadV3(r) // before ParseForm, which consumes the body the signature covers
 		if aerr != nil {
 			writeAPIError(w, aerr, reqID, r.Host)
 			return
 		}
-		sr.v3 = v3
+		sr.V3 = v3
 	}
 	if err := r.ParseForm(); err != nil {
 		writeAPIError(w, errf(400, "InvalidParameter", "cannot parse the request: %v", err), reqID, r.Host)
@@ -202,7 +202,7 @@ func orOK(code string) string {
 	return code
 }
 
-func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
+func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
 	now := s.now()
 	if action == "" {
 		return nil, 0, errMissing("Action")

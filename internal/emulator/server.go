@@ -25,6 +25,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 // Config configures a Server.
@@ -53,7 +55,7 @@ type Server struct {
 	mu sync.RWMutex
 	db *db
 
-	nonces nonceCache
+	auth   core.Authenticator
 	stats  statsCounter
 	faults faultInjector
 	oss    ossBackend
@@ -93,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		stop:      make(chan struct{}),
 		saverDone: make(chan struct{}),
 	}
+	s.auth.Keys = s.lookupKey
 	s.regions = map[string]*regionInfo{}
 	for _, r := range catalogRegions {
 		if len(cfg.Regions) == 0 || contains(cfg.Regions, r.ID) {
