@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sort"
 	"time"
@@ -119,11 +118,6 @@ func paramsHash(p params) string {
 		_, _ = fmt.Fprintf(h, "%s=%s\n", k, p[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func newRequestID() string {
-	a, b := rand.Uint64(), rand.Uint64()
-	return fmt.Sprintf("%08X-%04X-%04X-%04X-%012X", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {

@@ -1,9 +1,6 @@
 package emulator
 
 import (
-	"encoding/json"
-	"net/http"
-
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
@@ -42,26 +39,8 @@ var (
 	tagMap        = core.TagMap
 	sortTargets   = core.SortTargets
 	taggedTargets = core.TaggedTargets[*call]
+	writeAPIError = core.WriteError
+	newRequestID  = core.NewRequestID
 )
 
-// errorBody is the vendor's JSON error document.
-type errorBody struct {
-	RequestId string `json:"RequestId"`
-	HostId    string `json:"HostId"`
-	Code      string `json:"Code"`
-	Message   string `json:"Message"`
-	Recommend string `json:"Recommend"`
-}
-
-func writeAPIError(w http.ResponseWriter, e *apiError, requestID, host string) {
-	body, _ := json.Marshal(errorBody{
-		RequestId: requestID,
-		HostId:    host,
-		Code:      e.Code,
-		Message:   e.Message,
-		Recommend: "https://api.aliyun.com/troubleshoot?q=" + e.Code,
-	})
-	w.Header().Set("Content-Type", "application/json;charset=utf-8")
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(body)
-}
+type errorBody = core.ErrorBody

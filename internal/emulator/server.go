@@ -57,7 +57,7 @@ type Server struct {
 
 	auth   core.Authenticator
 	stats  statsCounter
-	faults faultInjector
+	faults core.FaultInjector
 	oss    ossBackend
 
 	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
