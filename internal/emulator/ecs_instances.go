@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -72,22 +71,6 @@ func (s *Server) visible(in *instance, now time.Time) bool {
 		return false
 	}
 	return in.AutoRelease == 0 || in.AutoRelease > now.Unix()
-}
-
-// allocIP hands out the next private address of a vSwitch.
-func allocIP(vsw *vswitchRec) string {
-	pfx, err := netip.ParsePrefix(vsw.CIDR)
-	if err != nil {
-		return ""
-	}
-	base := pfx.Masked().Addr().As4()
-	n := binary.BigEndian.Uint32(base[:])
-	vsw.NextIP++
-	// Skip the network address and the vendor-reserved first addresses.
-	n += 2 + vsw.NextIP
-	var out [4]byte
-	binary.BigEndian.PutUint32(out[:], n)
-	return netip.AddrFrom4(out).String()
 }
 
 func vswitchCapacity(cidr string) uint32 {

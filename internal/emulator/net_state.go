@@ -1,9 +1,6 @@
 package emulator
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"time"
 )
@@ -283,13 +280,6 @@ func (c *call) netVSwitchDependency(vswID string) *apiError {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// eipAddress makes a public-looking address, unique per allocation.
-func eipAddress(seq uint64) string {
-	return fmt.Sprintf("47.%d.%d.%d", 96+(seq>>16)&3, (seq>>8)&255, seq&255)
 }
 
 // netResources adds this file's records to the admin listing. Caller holds s.mu.

@@ -41,6 +41,12 @@ var (
 	taggedTargets = core.TaggedTargets[*call]
 	writeAPIError = core.WriteError
 	newRequestID  = core.NewRequestID
+	oneOf         = core.OneOf
+	matchParam    = core.MatchParam
+	allocIP       = (*emuvpc.VSwitch).NextAddress
+	eipAddress    = emuvpc.PublicAddress
 )
+
+func sortedKeys[V any](m map[string]V) []string { return core.SortedKeys(m) }
 
 type errorBody = core.ErrorBody

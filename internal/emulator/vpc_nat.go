@@ -24,13 +24,6 @@ func init() {
 // natMaxBandwidth is what DescribeNatGateways reports for an enhanced gateway (Mbit/s).
 const natMaxBandwidth = 5120
 
-func oneOf(name, v string, allowed ...string) *apiError {
-	if contains(allowed, v) {
-		return nil
-	}
-	return errf(400, "InvalidParameter", "The specified parameter %q is not valid: %q is not one of %s.", name, v, strings.Join(allowed, ", "))
-}
-
 func createNatGateway(c *call) (any, *apiError) {
 	v, e := c.findVpc()
 	if e != nil {
@@ -155,9 +148,6 @@ func describeNatGateways(c *call) (any, *apiError) {
 }
 
 // matchParam reports whether an optional filter parameter is absent or equal to have.
-func matchParam(p params, name, have string) bool {
-	return p[name] == "" || p[name] == have
-}
 
 func (c *call) natOut(n *natGateway) vpc.NatGateway {
 	out := vpc.NatGateway{NatGatewayId: n.ID, Name: n.Name, Description: n.Desc, VpcId: n.VpcID, NatType: "Enhanced",
