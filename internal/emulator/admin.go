@@ -152,7 +152,7 @@ func (s *Server) Resources() Resources {
 // Reset empties all state and counters (faults and stock included).
 func (s *Server) Reset() {
 	s.mu.Lock()
-	s.db = newDB()
+	s.useDB(newDB())
 	s.mu.Unlock()
 	if s.oss != nil {
 		s.oss.Reset()

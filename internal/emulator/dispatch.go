@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
@@ -48,7 +49,7 @@ const (
 	versionVPC = "2016-04-28"
 	versionNAS = "2017-06-26"
 	versionSTS = sts.Version
-	versionSLB = "2014-05-15"
+	versionSLB = emuslb.Version
 	versionESS = "2014-08-28"
 )
 
@@ -92,7 +93,11 @@ func (c *call) Core() *core.Call {
 // serverEnv is the Server as the products in their own packages see it (core.Env).
 type serverEnv struct{ s *Server }
 
-func (e serverEnv) NewID(prefix string) string          { return e.s.db.newID(prefix) }
+func (e serverEnv) NewID(prefix string) string { return e.s.db.newID(prefix) }
+func (e serverEnv) NextSeq() uint64 {
+	e.s.db.Seq++
+	return e.s.db.Seq
+}
 func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(region, zone) }
 func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
 	return e.s.asyncStatus(since, now, pending, done)

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 )
 
 // Config configures a Server.
@@ -90,12 +91,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:       cfg,
-		db:        newDB(),
 		dirty:     make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		saverDone: make(chan struct{}),
 	}
 	s.auth.Keys = s.lookupKey
+	s.useDB(newDB())
 	s.regions = map[string]*regionInfo{}
 	for _, r := range catalogRegions {
 		if len(cfg.Regions) == 0 || contains(cfg.Regions, r.ID) {
@@ -121,6 +122,20 @@ func New(cfg Config) (*Server, error) {
 	go s.saver()
 	go s.janitor()
 	return s, nil
+}
+
+// useDB makes d the Server's state and tells the product packages what they learn from the
+// Server rather than from an import: SLB finds ECS instances here while ECS is part of this
+// package. Caller holds s.mu, or no one else sees s yet.
+func (s *Server) useDB(d *db) {
+	s.db = d
+	d.loadBalancers().UseInstances(func(id string, now time.Time) (emuslb.Instance, bool) {
+		in := d.Instances[id]
+		if in == nil {
+			return emuslb.Instance{}, false
+		}
+		return emuslb.Instance{Region: in.Region, VpcID: in.VpcID, IP: in.IP, Status: s.instanceStatus(in, now)}, true
+	})
 }
 
 func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.clockSkew.Load())) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
@@ -158,9 +159,8 @@ type db struct {
 	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
 
 	// Network products (net_state.go).
-	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`
-	EIPs map[string]*eipRec       `json:"eips,omitempty"`
-	SLBs map[string]*loadBalancer `json:"load_balancers,omitempty"`
+	Nats map[string]*natGateway `json:"nat_gateways,omitempty"`
+	EIPs map[string]*eipRec     `json:"eips,omitempty"`
 
 	// Auto Scaling (ess_state.go).
 	ESS *essState `json:"ess,omitempty"`
@@ -172,6 +172,9 @@ type db struct {
 
 // network is the VPC product's records (package vpc).
 func (d *db) network() *emuvpc.Store { return emuvpc.StoreIn(d.stores) }
+
+// loadBalancers is the SLB product's records (package slb).
+func (d *db) loadBalancers() *emuslb.Store { return emuslb.StoreIn(d.stores) }
 
 // dbFields is db without its JSON methods, so they can encode the fields the plain way.
 type dbFields db
@@ -442,7 +445,7 @@ func (s *Server) load() error {
 	d.initNetMaps()
 	d.initESS()
 	d.reindex()
-	s.db = d
+	s.useDB(d)
 	if s.oss != nil && len(snap.OSS) > 0 {
 		if err := s.oss.UnmarshalState(snap.OSS); err != nil {
 			return fmt.Errorf("oss state: %w", err)

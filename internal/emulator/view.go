@@ -150,8 +150,8 @@ func (s *Server) netView(now time.Time, v *View) {
 		}
 		v.EIPs = append(v.EIPs, ev)
 	}
-	for _, id := range sortedKeys(d.SLBs) {
-		lb := d.SLBs[id]
+	for _, id := range sortedKeys(d.loadBalancers().LoadBalancers) {
+		lb := d.loadBalancers().LoadBalancers[id]
 		lv := LoadBalancerView{ID: lb.ID, VpcID: lb.VpcID, Address: lb.Address, AddressType: lb.AddressType}
 		for _, l := range lb.Listeners {
 			lv.Listeners = append(lv.Listeners, ListenerView{Protocol: "TCP", Port: l.Port, BackendPort: l.BackendPort, Running: l.Running})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
@@ -69,7 +70,7 @@ func createVpc(c *call) (any, *apiError) {
 		ResourceGroupId: defaultResourceGroup}, nil
 }
 
-const defaultResourceGroup = "rg-emulator-default"
+const defaultResourceGroup = core.DefaultResourceGroup
 
 func describeVpcs(c *call) (any, *apiError) {
 	q, e := c.listQuery("VpcId", 50)

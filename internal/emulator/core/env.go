@@ -9,6 +9,9 @@ type Env interface {
 	// NewID makes a vendor-looking id (prefix, "-", 20 lowercase base-36 characters) from the
 	// state's one sequence, so ids of every product sort by creation order. Needs the write lock.
 	NewID(prefix string) string
+	// NextSeq bumps the same sequence and answers it, for values that must be unique but are no
+	// id (the public address of an internet load balancer). Needs the write lock.
+	NextSeq() uint64
 	// ZoneExists reports whether the Server serves zone in region.
 	ZoneExists(region, zone string) bool
 	// AsyncStatus answers pending until half of Config.BootTime has passed since (unix

@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// DefaultResourceGroup is the resource group every record is in: the emulator models one.
+const DefaultResourceGroup = "rg-emulator-default"
+
 // SortedKeys answers a map's keys in order: the order the vendor's lists keep, and a fixed
 // order for checks that report the first of several offenders.
 func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -266,7 +266,7 @@ func createMountTarget(c *core.Call) (any, *core.Error) {
 	if ag == "" {
 		ag = "DEFAULT_VPC_GROUP_NAME"
 	}
-	m := MountTarget{Domain: f.ID + "-" + c.Env.NewID("m")[15:] + "." + c.Region + ".nassdk.aliyuncs.com", VpcID: vpcID,
+	m := MountTarget{Domain: f.ID + "-" + c.Env.NewID("m")[15:] + "." + c.Region + ".nas.aliyuncs.com", VpcID: vpcID,
 		VSwitchID: vswID, AccessGroup: ag, NetworkType: netType, Created: c.Now.UnixNano()}
 	f.Mounts = append(f.Mounts, m)
 	return &nassdk.CreateMountTargetResponse{RequestId: c.ReqID, MountTargetDomain: m.Domain}, nil

@@ -2,6 +2,7 @@ package nas
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ type testEnv struct{ seq int }
 func (e *testEnv) NewID(prefix string) string {
 	e.seq++
 	return fmt.Sprintf("%s-em%018d", prefix, e.seq) // as long as the Server's ids, which NAS cuts
+}
+func (e *testEnv) NextSeq() uint64 {
+	e.seq++
+	return uint64(e.seq)
 }
 func (e *testEnv) ZoneExists(r, z string) bool { return r == region && z == region+"-a" }
 func (e *testEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
@@ -69,6 +74,9 @@ func TestMountTargetHoldsItsNetwork(t *testing.T) {
 		t.Fatal(e)
 	}
 	domain := out.(*nassdk.CreateMountTargetResponse).MountTargetDomain
+	if !strings.HasPrefix(domain, fs+"-") || !strings.HasSuffix(domain, "."+region+".nas.aliyuncs.com") {
+		t.Fatalf("mount target domain %q is not <file system>-<id>.<region>.nas.aliyuncs.com", domain)
+	}
 	if e := emuvpc.VSwitchDependency(w.stores, w.vswID); e == nil || e.Code != "DependencyViolation" {
 		t.Fatalf("DeleteVSwitch of the mount target's vSwitch: %v", e)
 	}

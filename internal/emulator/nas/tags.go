@@ -8,7 +8,7 @@ import (
 
 // NAS tags (API 2017-06-26): TagResources / UntagResources / ListTagResources on
 // ResourceType "filesystem", the same engine as ECS and VPC. DescribeFileSystems
-// reports each file system's tags and filters by Tag.N (see nassdk.go).
+// reports each file system's tags and filters by Tag.N (see nas.go).
 func init() {
 	core.Register(Version, "TagResources", core.Route{Fn: nasTagResources, Write: true, RegionOptional: true})
 	core.Register(Version, "UntagResources", core.Route{Fn: nasUntagResources, Write: true, RegionOptional: true})
