@@ -15,9 +15,11 @@
 // its store (NAS finds a mount target's vSwitch with vpc.StoreIn(c.Stores).VSwitchIn). The order
 // is the vendor's own layering: VPC at the bottom, ECS on VPC, NAS and SLB on VPC and ECS, ESS on
 // ECS. A lower product that must react to a higher one (DeleteVSwitch refusing while a NAS mount
-// target is in it; later an instance leaving its load balancers when released) offers a small
-// hook the higher product registers from its init (vpc.RegisterDependent), so no product imports
-// one above it and there is no import cycle. What every product shares because the vendor's
+// target is in it) offers a small hook the higher product registers from its init
+// (vpc.RegisterDependent), so no product imports one above it and there is no import cycle.
+// While ECS is still part of internal/emulator, SLB reads ECS instances through a finder the
+// Server hands its store (slb.Store.UseInstances), and the Server tells SLB of a released
+// instance (slb.Store.ForgetInstance). What every product shares because the vendor's
 // cloud does (one id sequence, the served zones, asynchronous status from the clock) comes from
 // the Server through Call.Env.
 //
