@@ -1,6 +1,6 @@
 // Package vpc holds the records of the emulator's VPC API (2016-04-28): VPCs and vSwitches, the
 // network every other product places its records in. It stands on package core only, so the
-// products above it (NAS mount targets, and in time ECS, SLB, ESS) import it to find a VPC or a
+// products above it (NAS mount targets, SLB, and in time ECS and ESS) import it to find a VPC or a
 // vSwitch.
 //
 // The VPC handlers and the records of NAT gateways, EIPs and SNAT entries are still in
