@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -361,8 +360,8 @@ type snapshot struct {
 	OSS json.RawMessage `json:"oss,omitempty"`
 }
 
-// saveLocked writes the state atomically: a temp file in the same directory,
-// fsync, then rename over the target. Caller holds s.mu (read is enough).
+// saveLocked writes the state atomically (core.WriteFileAtomic). Caller holds s.mu (read is
+// enough).
 func (s *Server) saveLocked() error {
 	if s.cfg.StateFile == "" {
 		return nil
@@ -379,27 +378,7 @@ func (s *Server) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.cfg.StateFile)
-	f, err := os.CreateTemp(dir, ".emulator-state-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, s.cfg.StateFile)
+	return core.WriteFileAtomic(s.cfg.StateFile, data)
 }
 
 func (s *Server) load() error {
