@@ -6,10 +6,10 @@ import (
 )
 
 // Records of the network products added for cluster egress and the control
-// plane's load balancer: NAT gateways with their SNAT entries, elastic IPs
-// (VPC API, 2016-04-28) and Classic Load Balancers (SLB API, 2014-05-15).
+// plane's load balancer: NAT gateways with their SNAT entries and elastic IPs
+// (VPC API, 2016-04-28); the Classic Load Balancers are package slb's.
 // Like the other records they hold only what the APIs return; the answers are
-// built into the SDK's structs by vpc_nat.go, vpc_snat.go, vpc_eip.go, slb*.go.
+// built into the SDK's structs by vpc_nat.go, vpc_snat.go, vpc_eip.go.
 //
 // Asynchronous states are derived from timestamps (half of Config.BootTime per
 // transition, as for VPCs), so nothing has to tick them along: a NAT gateway is

@@ -2,7 +2,7 @@ package slb
 
 // Classic Load Balancer (SLB API 2014-05-15): instances, backend servers,
 // health status, deletion protection and tags. Listeners are in
-// slb_listeners.go. Semantics and codes follow
+// listeners.go. Semantics and codes follow
 //   https://www.alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-createloadbalancer
 //   https://alibabacloud.com/help/en/slb/api-deleteloadbalancer-2
 //   https://alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-setloadbalancerdeleteprotection
