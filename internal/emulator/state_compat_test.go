@@ -10,7 +10,7 @@ import (
 )
 
 // The state file is the emulator's one durable interface: a long-running emulator
-// (cmd/gpucluster-emulator -state) is upgraded in place, so a file written by an older build
+// (cmd/gpucluster-emulator --state-file) is upgraded in place, so a file written by an older build
 // must load into a newer one with every record intact. testdata/state/pre-split.json was
 // written by the emulator as it was before it was split into one package per product (by
 // TestWritePreSplitStateFixture of commit 574f6d4, removed since so that no later build can
