@@ -154,7 +154,7 @@ LOG=${GPUCLUSTER_LOG:-` + LogPath + `}
 CONSOLE=${GPUCLUSTER_CONSOLE:-/dev/console}
 ATTEMPTS=${GPUCLUSTER_ATTEMPTS:-%d}
 BACKOFF=${GPUCLUSTER_BACKOFF:-%d}
-report() { echo "$(date -u +%%FT%%TZ) ` + ConsolePrefix + `$*"; echo "` + ConsolePrefix + `$*" >"$CONSOLE" 2>/dev/null || true; }
+report() { echo "$(date -u +%%FT%%TZ) ` + ConsolePrefix + `$*"; echo "` + ConsolePrefix + `$*" >>"$CONSOLE" 2>/dev/null || true; }
 status() { echo "state=$1 phase=$2 attempt=$3/$ATTEMPTS time=$(date -u +%%FT%%TZ)" >"$S/bootstrap-status.new" && mv -f "$S/bootstrap-status.new" "$S/bootstrap-status"; }
 apt_version() { apt-cache madison "$1" | awk -v p="$2-" 'index($3, p) == 1 { print $3; exit }'; }
 `
