@@ -15,16 +15,23 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
-var _ datasource.DataSource = (*nodeBootstrapDataSource)(nil)
+var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
 
 func newNodeBootstrapDataSource() datasource.DataSource { return &nodeBootstrapDataSource{} }
 
 // nodeBootstrapDataSource renders the cloud-init document of a cluster node (internal/bootstrap).
 // Offline: no API call.
-type nodeBootstrapDataSource struct{}
+// nodeBootstrapDataSource renders without calling the API; the provider's region picks
+// package_mirror's default.
+type nodeBootstrapDataSource struct{ client *cloud.Client }
+
+func (d *nodeBootstrapDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFromProviderData(req.ProviderData, &resp.Diagnostics)
+}
 
 func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_node_bootstrap"
@@ -121,19 +128,37 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
 			},
 			"package_mirror": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: packageMirrorDoc,
+				Optional: true, Computed: true,
+				MarkdownDescription: packageMirrorDoc + " Unset, the provider's region's default.",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+			},
+			"nvswitch": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "The instance type's GPUs are connected by NVSwitches (`nvswitch` of `gpucluster_instance_types`): the " +
+					"bootstrap installs NVIDIA Fabric Manager at exactly the driver's version and starts it before kubelet. " +
+					"`gpu_worker` only. Default `false`.",
+			},
+			"host_cuda": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the host, from NVIDIA's " +
+					"repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers bring " +
+					"their own CUDA and NCCL and need only the driver from the host. `gpu_worker` only.",
 			},
 			"internet_sources": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
-					"(a network `egress` of `nat` or `existing`). Never empty today: see `package_mirror`.",
+					"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the images kubeadm pulls.",
 			},
 			"nccl_env": schema.MapAttribute{
 				Optional: true, Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
 					mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
+			},
+			"bootstrap_script": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The bootstrap script the document writes (gzip-compressed there, to stay under the 32 KB " +
+					"user data limit), for review: the phases the node runs, in order. It holds no secret: the join token is " +
+					"only in the kubeadm configuration.",
 			},
 			"cloud_init": schema.StringAttribute{
 				Computed: true, Sensitive: true,
@@ -150,8 +175,11 @@ type nodeBootstrapModel struct {
 	Mounts          []string             `tfsdk:"mounts"`
 	ERDMA           types.Bool           `tfsdk:"erdma"`
 	PackageMirror   types.String         `tfsdk:"package_mirror"`
+	NVSwitch        types.Bool           `tfsdk:"nvswitch"`
+	HostCUDA        types.Bool           `tfsdk:"host_cuda"`
 	InternetSources types.List           `tfsdk:"internet_sources"`
 	NCCLEnv         types.Map            `tfsdk:"nccl_env"`
+	BootstrapScript types.String         `tfsdk:"bootstrap_script"`
 	CloudInit       types.String         `tfsdk:"cloud_init"`
 }
 
@@ -186,7 +214,15 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	role := m.Role.ValueString()
 	summary := "Rendering node bootstrap for role " + role
-	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString()}
+	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString(),
+		NVSwitch: m.NVSwitch.ValueBool(), HostCUDA: m.HostCUDA.ValueBool()}
+	if d.client != nil {
+		opts.Region = d.client.Region()
+	}
+	if opts.PackageMirror == "" {
+		opts.PackageMirror = bootstrap.DefaultPackageMirror(opts.Region)
+	}
+	m.PackageMirror = types.StringValue(opts.PackageMirror)
 	if m.Versions != nil {
 		opts.Versions = bootstrap.Versions{Driver: m.Versions.Driver.ValueString(), CUDA: m.Versions.CUDA.ValueString(),
 			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
@@ -239,6 +275,12 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	m.InternetSources = stringList(bootstrap.InternetSources(opts))
 	m.CloudInit = types.StringValue(doc)
+	files, err := bootstrap.DocumentFiles(doc)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, "reading the rendered document back: "+err.Error())
+		return
+	}
+	m.BootstrapScript = types.StringValue(files[bootstrap.ScriptPath])
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -3,6 +3,7 @@ package provider_test
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 )
 
 const testJoinToken = "abcdef.0123456789abcdef"
@@ -180,7 +182,16 @@ func checkUserData(emu *acctest.Emulator, pool string, want, notWant []string) r
 		if err != nil {
 			return fmt.Errorf("user data of %s is not Base64: %w", id, err)
 		}
+		// The document and every file it writes, decoded: the bootstrap script is gz+b64, so a
+		// search of the raw document would miss what it says (and a "not in it" would prove nothing).
 		doc := string(raw)
+		files, err := bootstrap.DocumentFiles(doc)
+		if err != nil {
+			return fmt.Errorf("user data of %s: %w", id, err)
+		}
+		for _, p := range slices.Sorted(maps.Keys(files)) {
+			doc += "\n" + files[p]
+		}
 		for _, w := range want {
 			if !strings.Contains(doc, w) {
 				return fmt.Errorf("%s: node %s's user data lacks %q:\n%.2000s", pool, id, w, doc)

@@ -355,8 +355,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"package_mirror": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				Default:             stringdefault.StaticString(bootstrap.MirrorInternet),
-				MarkdownDescription: packageMirrorDoc + " Changing it rolls the nodes. A pool whose bootstrap needs the internet on a network with `egress.mode = \"none\"` is refused at plan (at apply, before any node is asked for, when `network_id` is not known at plan).",
+				MarkdownDescription: packageMirrorDoc + " Unset, a new pool takes its region's default and keeps it. Changing it rolls the nodes. A pool whose bootstrap needs the internet on a network with `egress.mode = \"none\"` is refused at plan (at apply, before any node is asked for, when `network_id` is not known at plan).",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
 			},
 			"node_labels": schema.MapAttribute{
