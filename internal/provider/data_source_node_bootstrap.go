@@ -45,10 +45,12 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Renders the `#cloud-config` document that turns an Ubuntu 22.04 ECS instance into a node of the " +
 			"cluster. `control_plane` installs containerd and Kubernetes and runs `kubeadm init` with the bootstrap token you pass; " +
-			"`gpu_worker` installs the NVIDIA driver (data-centre `.run` installer, exact version), the CUDA toolkit and NCCL " +
-			"(NVIDIA apt repository, pinned), the NVIDIA container toolkit as containerd's default runtime, the eRDMA driver when " +
-			"asked, writes the NCCL environment to `/etc/nccl.conf` and `/etc/profile.d`, mounts the storage tiers and runs " +
-			"`kubeadm join` with the node's labels and taints. The join token is written only to a root-only kubeadm file, never " +
+			"`gpu_worker` installs the NVIDIA driver (Ubuntu's `nvidia-headless-<branch>-server` packages, exact version; with " +
+			"`nvswitch`, Fabric Manager at the same version), the NVIDIA container toolkit as containerd's default runtime, the " +
+			"eRDMA driver when asked, the CUDA toolkit and NCCL on the host only with `host_cuda`, writes the NCCL environment to `/etc/nccl.conf` and `/etc/profile.d`, mounts the storage tiers and runs " +
+			"`kubeadm join` with the node's labels and taints. The node runs these as phases of a systemd unit that retries them " +
+			"and resumes after a reboot, and reports its progress in `/var/lib/gpucluster/bootstrap-status` and on the serial " +
+			"console (guide \"How the nodes form one cluster\"). The join token is written only to a root-only kubeadm file, never " +
 			"to a command line or the log. `gpucluster_node_pool` renders the same document by default and merges it before " +
 			"your own `user_data`. Offline: no API call.",
 		Attributes: map[string]schema.Attribute{
@@ -63,10 +65,10 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
 					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
 				Attributes: map[string]schema.Attribute{
-					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR[.PATCH]`, downloaded from `us.download.nvidia.com/tesla`.", def.Driver),
-					"cuda":       version("CUDA toolkit `MAJOR.MINOR` (apt package `cuda-toolkit-MAJOR-MINOR`).", def.CUDA),
-					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; installed as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
-					"kubernetes": version("Kubernetes `1.MINOR` (latest patch of the minor from pkgs.k8s.io) or `1.MINOR.PATCH` (pinned).", def.Kubernetes),
+					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR.PATCH`: installed from Ubuntu's archive (`nvidia-headless-MAJOR-server` at exactly this version), so it must be a version the archive carries.", def.Driver),
+					"cuda":       version("CUDA `MAJOR.MINOR` the workloads are built for, checked against the driver; installed on the host (apt package `cuda-toolkit-MAJOR-MINOR`) only with `host_cuda`.", def.CUDA),
+					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; with `host_cuda` installed on the host as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
+					"kubernetes": version("Kubernetes `1.MINOR` (the provider's pinned release of that minor, such as 1.33.6 for 1.33) or `1.MINOR.PATCH`; kubeadm gets that exact release.", def.Kubernetes),
 				},
 			},
 			"kubernetes": schema.SingleNestedAttribute{
