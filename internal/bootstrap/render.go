@@ -286,6 +286,9 @@ func Validate(o Options) (warnings []string, err error) {
 	if o.Role == RoleControlPlane && len(o.NCCLEnv) > 0 {
 		warnings = append(warnings, "nccl_env is ignored for control_plane nodes: they run no GPU workloads")
 	}
+	if o.Role == RoleControlPlane && (o.NVSwitch || o.HostCUDA) {
+		warnings = append(warnings, "nvswitch and host_cuda are ignored for control_plane nodes: they install no NVIDIA software")
+	}
 	return warnings, nil
 }
 

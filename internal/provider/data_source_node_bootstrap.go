@@ -17,6 +17,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
@@ -329,11 +330,15 @@ func fieldPath(field string) path.Path {
 func addFieldError(diags *diag.Diagnostics, err error, summary string) {
 	var ie *bootstrap.InputError
 	var ve *bootstrap.VersionError
+	pe, isPlanErr := planerr.As(err)
 	switch {
 	case errors.As(err, &ie):
 		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
 	case errors.As(err, &ve):
 		diags.AddAttributeError(path.Root("versions").AtName(ve.Field), summary, err.Error())
+	case isPlanErr:
+		// A version without a pinned release: Path names the version field.
+		diags.AddAttributeError(path.Root("versions").AtName(pe.Path), summary, err.Error())
 	default:
 		diags.AddError(summary, err.Error())
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
@@ -48,7 +49,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	}
 	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
 		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
-		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
@@ -87,6 +88,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		// without NVSwitch would fail the fabric-manager phase: the pool's candidates for 8 GPUs
 		// of one model are all NVSwitch types or none.
 		NVSwitch: spec.Role == bootstrap.RoleGPUWorker && len(spec.Types) > 0 && nvswitchType(spec.Types[0]),
+		HostCUDA: k8s.HostCUDA.ValueBool(),
 		// Autoscaling pools only: the Cluster Autoscaler needs the provider id, and a spot mix
 		// that launches spot nodes needs the handler. Fixed pools keep their user data.
 		ProviderID:              spec.Autoscale != nil,
@@ -100,6 +102,11 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		var ve *bootstrap.VersionError
 		if errors.As(err, &ve) {
 			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
+			return diags
+		}
+		if pe, ok := planerr.As(err); ok {
+			// A version without a pinned release: Path names the version field, as VersionError.Field does.
+			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(pe.Path), "Invalid node bootstrap", err.Error())
 			return diags
 		}
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
@@ -193,6 +200,9 @@ func softwareHashInput(k8s *k8sModel, v bootstrap.Versions, nccl map[string]stri
 	}
 	for _, k := range slices.Sorted(maps.Keys(nccl)) {
 		parts = append(parts, "nccl_env."+k+"="+nccl[k])
+	}
+	if k8s != nil && k8s.HostCUDA.ValueBool() {
+		parts = append(parts, "host_cuda")
 	}
 	return strings.Join(parts, "\n")
 }

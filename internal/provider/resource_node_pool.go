@@ -328,6 +328,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						ElementType:         types.StringType,
 						MarkdownDescription: "NCCL environment overrides for GPU workers, on top of the network's defaults (see `gpucluster_node_bootstrap`). Changing them rolls the nodes.",
 					},
+					"host_cuda": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the GPU workers' hosts, from " +
+							"NVIDIA's repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers " +
+							"bring their own CUDA and NCCL and need only the driver. Changing it rolls the nodes.",
+					},
 					"labels": schema.MapAttribute{
 						Optional:            true,
 						ElementType:         types.StringType,
