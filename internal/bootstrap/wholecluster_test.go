@@ -157,6 +157,8 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 		t.Fatal(err)
 	}
 	base := bootstrap.Kubernetes{APIEndpoint: lbEndpoint, JoinToken: joinToken, CACertHash: caHash}
+	// A mainland region: the defaults take every package from the in-VPC mirror.
+	const region = "cn-wulanchabu"
 	cp := func(name string, nodes int, join bool) pool {
 		id := bootstrap.NodeIdentity{Role: bootstrap.RoleControlPlane, Scenario: catalog.ScenarioAITraining, Pool: name}
 		k := base
@@ -167,14 +169,15 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 			k.CACertPEM, k.CAKeyPEM = certPEM, keyPEM
 			k.Addons = addons
 		}
-		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: k}}
+		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: k, Region: region}}
 	}
 	gpu := func(name string, nodes int, product string, extra []bootstrap.Taint) pool {
 		id := bootstrap.NodeIdentity{Role: bootstrap.RoleGPUWorker, Scenario: catalog.ScenarioAITraining, Pool: name, GPU: true, GPUProduct: product,
 			UserLabels: map[string]string{"example.org/team": "nlp"}, UserTaints: extra}
 		k := base
 		k.Labels, k.Taints = id.Labels(), id.Taints()
-		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleGPUWorker, ERDMA: true, Kubernetes: k,
+		// ebmgn7ex and ebmgn8v, the ai_training picks, are NVSwitch types: Fabric Manager too.
+		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleGPUWorker, ERDMA: true, Kubernetes: k, Region: region, NVSwitch: true,
 			Mounts: []string{"0a1b-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"}}}
 	}
 	return []pool{
