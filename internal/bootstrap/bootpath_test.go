@@ -263,6 +263,9 @@ func TestPhaseRunnerMarkersRetriesAndResume(t *testing.T) {
 			t.Errorf("console lacks %q:\n%s", want, cons)
 		}
 	}
+	if got := ParseConsole(cons); got.FailedPhase != PhaseDriver || got.Joined || got.LastOK != PhaseERDMA {
+		t.Errorf("ParseConsole of the runner's console = %+v, want failed at %s after %s", got, PhaseDriver, PhaseERDMA)
+	}
 	if strings.Contains(cons, "phase "+PhaseFabricManager) || strings.Contains(cons, StateJoined) {
 		t.Errorf("the runner went on after a failed phase:\n%s", cons)
 	}
@@ -295,6 +298,9 @@ func TestPhaseRunnerMarkersRetriesAndResume(t *testing.T) {
 	}
 	if s := status(); s.State != StateJoined {
 		t.Errorf("status after the second run = %+v, want joined", s)
+	}
+	if got := ParseConsole(read(console)); !got.Joined || got.FailedPhase != "" {
+		t.Errorf("ParseConsole after the second run = %+v, want joined", got)
 	}
 	if !strings.HasSuffix(read(console), ConsolePrefix+"joined\n") {
 		t.Errorf("console does not end with joined:\n%s", read(console))
@@ -339,6 +345,27 @@ func TestParseStatus(t *testing.T) {
 	for _, bad := range []string{"", "joined", "state=done phase=join attempt=1/8 time=x", "state=joined phase=join attempt=one time=x"} {
 		if _, err := ParseStatus(bad); err == nil {
 			t.Errorf("ParseStatus(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestParseConsole(t *testing.T) {
+	kernel := "[    5.1] systemd[1]: Started Journal Service.\n"
+	tests := []struct {
+		name, output string
+		want         ConsoleOutcome
+	}{
+		{"no bootstrap yet", kernel, ConsoleOutcome{}},
+		{"retrying is not failed", kernel + ConsolePrefix + "phase packages ok\n" + ConsolePrefix + "phase driver failed (attempt 1/8), next in 15s\n",
+			ConsoleOutcome{Seen: true, LastOK: PhasePackages}},
+		{"failed at a phase", ConsolePrefix + "phase packages ok\r\n" + ConsolePrefix + "phase driver failed (attempt 8/8)\r\n",
+			ConsoleOutcome{Seen: true, LastOK: PhasePackages, FailedPhase: PhaseDriver}},
+		{"failed, then the unit's restart got through", ConsolePrefix + "phase driver failed (attempt 8/8)\n" + ConsolePrefix + "phase driver ok\n" +
+			ConsolePrefix + "phase join ok\n" + ConsolePrefix + "joined\n", ConsoleOutcome{Seen: true, LastOK: PhaseJoin, Joined: true}},
+	}
+	for _, tt := range tests {
+		if got := ParseConsole(tt.output); got != tt.want {
+			t.Errorf("%s: ParseConsole = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }

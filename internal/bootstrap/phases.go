@@ -198,3 +198,49 @@ func renderScript(role string, phases []phase) string {
 	b.WriteString("status " + StateJoined + " " + phases[len(phases)-1].name + " 1\nreport " + StateJoined + "\n")
 	return b.String()
 }
+
+// ConsoleOutcome is what the bootstrap's serial console lines say about a node.
+type ConsoleOutcome struct {
+	// Joined: the last bootstrap line is "joined".
+	Joined bool
+	// FailedPhase is the phase whose every attempt failed, when that is the last word (the unit
+	// starts the script again later: a later line may still say the phase is ok).
+	FailedPhase string
+	// LastOK is the last phase that succeeded.
+	LastOK string
+	// Seen: the output has any bootstrap line at all.
+	Seen bool
+}
+
+// ParseConsole reads the bootstrap's lines (ConsolePrefix) from a serial console output, such as
+// ECS GetInstanceConsoleOutput returns (decoded from Base64), and says how the bootstrap stands.
+func ParseConsole(output string) ConsoleOutcome {
+	var out ConsoleOutcome
+	for _, line := range strings.Split(output, "\n") {
+		i := strings.Index(line, ConsolePrefix)
+		if i < 0 {
+			continue
+		}
+		out.Seen = true
+		rest := strings.TrimSpace(line[i+len(ConsolePrefix):])
+		switch {
+		case rest == StateJoined:
+			out.Joined, out.FailedPhase = true, ""
+		case strings.HasPrefix(rest, "phase "):
+			f := strings.Fields(rest)
+			if len(f) < 3 {
+				continue
+			}
+			switch {
+			case f[2] == "ok":
+				out.LastOK = f[1]
+				if out.FailedPhase == f[1] {
+					out.FailedPhase = ""
+				}
+			case f[2] == "failed" && !strings.Contains(rest, "next in"):
+				out.FailedPhase, out.Joined = f[1], false
+			}
+		}
+	}
+	return out
+}
