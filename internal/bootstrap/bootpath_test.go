@@ -154,9 +154,18 @@ func TestFabricManagerOnNVSwitchTypes(t *testing.T) {
 	if !regexp.MustCompile(`driver fabric-manager .*kubelet .*join$`).MatchString(order) {
 		t.Errorf("phases %s: want driver, then fabric-manager, before kubelet and join", order)
 	}
+	if strings.Contains(phaseBody(script, PhaseDriver), "lspci") {
+		t.Error("an NVSwitch type's driver phase refuses NVSwitches")
+	}
 	o.NVSwitch = false
-	if s := renderFiles(t, o)[ScriptPath]; strings.Contains(s, "fabricmanager") || strings.Contains(s, "phase "+PhaseFabricManager) {
+	s := renderFiles(t, o)[ScriptPath]
+	if strings.Contains(s, "fabricmanager") || strings.Contains(s, "phase "+PhaseFabricManager) {
 		t.Error("a type without NVSwitch gets Fabric Manager")
+	}
+	// ...but a machine that has NVSwitches after all (a type the catalog misses) fails its
+	// driver phase rather than join with GPUs CUDA cannot use.
+	if !strings.Contains(phaseBody(s, PhaseDriver), "lspci -d 10de::0680") {
+		t.Error("a type without NVSwitch does not check the machine for NVSwitches")
 	}
 }
 

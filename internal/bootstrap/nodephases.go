@@ -59,7 +59,7 @@ func script(o Options) string {
 	if worker {
 		br, drv := v.driverBranch(), v.Driver
 		pkgs := fmt.Sprintf("nvidia-headless-%[1]s-server nvidia-utils-%[1]s-server", br)
-		add(PhaseDriver,
+		driver := []string{
 			// nouveau would claim the GPUs first: blacklisted, out of the initramfs, unloaded; a
 			// nouveau that cannot be unloaded costs one reboot, after which the phase runs again.
 			"printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/gpucluster-blacklist-nouveau.conf",
@@ -73,10 +73,17 @@ func script(o Options) string {
 			fmt.Sprintf("v=$(apt_version nvidia-headless-%s-server %s)", br, drv),
 			fmt.Sprintf(`if [ -z "$v" ]; then echo "driver %s is not in the apt sources; they have: $(apt-cache madison nvidia-headless-%s-server | awk '{print $3}' | tr '\n' ' ')" >&2; exit 1; fi`, drv, br),
 			fmt.Sprintf("apt-get install -y --no-install-recommends %s", pinAll(pkgs, "$v")),
-			"apt-mark hold "+pkgs,
+			"apt-mark hold " + pkgs,
 			"modprobe nvidia",
 			"nvidia-smi -pm 1",
-			"nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv")
+			"nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv"}
+		if !o.NVSwitch {
+			// A machine with NVSwitches (PCI class 0680 "bridge" devices of NVIDIA, as the HGX A100
+			// baseboard's switches show) whose type the catalog does not mark NVSwitch would get no
+			// Fabric Manager and fail every CUDA job: the phase fails instead, saying so.
+			driver = append(driver, `if lspci -d 10de::0680 2>/dev/null | grep -q .; then echo 'this machine has NVIDIA NVSwitches but its instance type is not marked NVSwitch: no Fabric Manager, CUDA would fail' >&2; exit 1; fi`)
+		}
+		add(PhaseDriver, driver...)
 		if o.NVSwitch {
 			fm := "nvidia-fabricmanager-" + br
 			add(PhaseFabricManager,
