@@ -134,7 +134,9 @@ func InternetSources(o Options) []string {
 	if internet {
 		out = append(out, "Kubernetes packages (pkgs.k8s.io)")
 	}
-	out = append(out, "Kubernetes control-plane and pause images (registry.k8s.io, pulled by kubeadm)")
+	if img := imageSource(o.Kubernetes.ImageRegistry); img != "" { // registry.go
+		out = append(out, img)
+	}
 	return slices.Clip(out)
 }
 

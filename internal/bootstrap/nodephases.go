@@ -104,6 +104,7 @@ func script(o Options) string {
 	rt := []string{"mkdir -p /etc/containerd",
 		"containerd config default > /etc/containerd/config.toml",
 		"sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml"}
+	rt = append(rt, containerdImageLines(o.Kubernetes.ImageRegistry)...) // registry.go
 	if worker {
 		base := o.ctkBase()
 		rt = append(rt,

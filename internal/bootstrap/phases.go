@@ -123,9 +123,10 @@ type phase struct {
 
 // bootstrapUnit runs the script. Restart=on-failure starts it again after a phase failed every
 // attempt; a reboot starts it again too (WantedBy), and the markers make it resume. Once every
-// phase is done the script exits at once.
+// phase is done the script exits at once. Exit status 3 is "not Ubuntu 22.04", which no retry
+// mends. (Kept short: it is in the first node's user data, close to the 32 KB limit.)
 const bootstrapUnit = `[Unit]
-Description=gpucluster node bootstrap (log ` + LogPath + `, status ` + StatusPath + `)
+Description=gpucluster node bootstrap (` + LogPath + `)
 Wants=network-online.target
 After=network-online.target
 
@@ -134,7 +135,6 @@ Type=oneshot
 ExecStart=/bin/bash ` + ScriptPath + `
 Restart=on-failure
 RestartSec=60
-# 3: not Ubuntu 22.04, which no retry mends.
 RestartPreventExitStatus=3
 TimeoutStartSec=infinity
 
@@ -156,6 +156,7 @@ ATTEMPTS=${GPUCLUSTER_ATTEMPTS:-%d}
 BACKOFF=${GPUCLUSTER_BACKOFF:-%d}
 report() { echo "$(date -u +%%FT%%TZ) ` + ConsolePrefix + `$*"; echo "` + ConsolePrefix + `$*" >>"$CONSOLE" 2>/dev/null || true; }
 status() { echo "state=$1 phase=$2 attempt=$3/$ATTEMPTS time=$(date -u +%%FT%%TZ)" >"$S/bootstrap-status.new" && mv -f "$S/bootstrap-status.new" "$S/bootstrap-status"; }
+step() { echo "== $(date -u +%%FT%%TZ) $*"; }
 apt_version() { apt-cache madison "$1" | awk -v p="$2-" 'index($3, p) == 1 { print $3; exit }'; }
 `
 

@@ -58,6 +58,7 @@ type clusterConfiguration struct {
 	KubernetesVersion    string            `json:"kubernetesVersion,omitempty"`
 	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint,omitempty"`
 	Networking           map[string]string `json:"networking,omitempty"`
+	ImageRepository      string            `json:"imageRepository,omitempty"`
 	Etcd                 etcdConfiguration `json:"etcd"`
 }
 
@@ -121,7 +122,7 @@ func (o Options) nodeRegistration() nodeRegistration {
 func (o Options) initConfig() []any {
 	apiVersion := o.kubeadmAPIVersion()
 	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint,
-		Networking: map[string]string{"podSubnet": o.podSubnet()}}
+		Networking: map[string]string{"podSubnet": o.podSubnet()}, ImageRepository: o.Kubernetes.ImageRegistry}
 	cc.Etcd.Local.DataDir = "/var/lib/etcd"
 	// The exact release whose packages the node installs (versions.go, KubernetesReleases): a
 	// label such as stable-1.33 would make kubeadm ask dl.k8s.io at boot.

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
@@ -25,13 +24,12 @@ var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
 func newNodeBootstrapDataSource() datasource.DataSource { return &nodeBootstrapDataSource{} }
 
 // nodeBootstrapDataSource renders the cloud-init document of a cluster node (internal/bootstrap).
-// Offline: no API call.
-// nodeBootstrapDataSource renders without calling the API; the provider's region picks
-// package_mirror's default.
-type nodeBootstrapDataSource struct{ client *cloud.Client }
+// Offline: no API call; the provider's region only picks the defaults of package_mirror and
+// kubernetes.image_registry.
+type nodeBootstrapDataSource struct{ region string }
 
 func (d *nodeBootstrapDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.region = regionOf(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -100,6 +98,7 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						Optional:            true,
 						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
 					},
+					"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
 					"labels": schema.MapAttribute{
 						Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
@@ -199,6 +198,7 @@ type bootstrapKubernetes struct {
 	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
 	Insecure    types.Bool        `tfsdk:"insecure_skip_ca_verification"`
 	PodSubnet   types.String      `tfsdk:"pod_subnet"`
+	Registry    types.String      `tfsdk:"image_registry"`
 	Labels      map[string]string `tfsdk:"labels"`
 	Taints      []bootstrapTaint  `tfsdk:"taints"`
 }
@@ -219,9 +219,7 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	summary := "Rendering node bootstrap for role " + role
 	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString(),
 		NVSwitch: m.NVSwitch.ValueBool(), HostCUDA: m.HostCUDA.ValueBool()}
-	if d.client != nil {
-		opts.Region = d.client.Region()
-	}
+	opts.Region = d.region
 	if opts.PackageMirror == "" {
 		opts.PackageMirror = bootstrap.DefaultPackageMirror(opts.Region)
 	}
@@ -240,6 +238,10 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
 			CACertHash: k.CACertHash.ValueString(), InsecureSkipCAVerification: k.Insecure.ValueBool(), PodSubnet: k.PodSubnet.ValueString(),
 			Labels: identity.Labels(), Taints: identity.Taints()}
+		registry, warn := resolveImageRegistry(k.Registry, d.region)
+		addImageRegistryWarning(&resp.Diagnostics, path.Root("kubernetes").AtName("image_registry"), warn)
+		opts.Kubernetes.ImageRegistry = registry
+		k.Registry = types.StringValue(registry)
 	}
 	userEnv := map[string]string{}
 	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {
@@ -332,6 +334,8 @@ func addFieldError(diags *diag.Diagnostics, err error, summary string) {
 	var ve *bootstrap.VersionError
 	pe, isPlanErr := planerr.As(err)
 	switch {
+	case isPlanErr && pe.Path != "":
+		diags.AddAttributeError(attributePath(pe.Path), summary, err.Error())
 	case errors.As(err, &ie):
 		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
 	case errors.As(err, &ve):

@@ -247,9 +247,9 @@ data "gpucluster_node_bootstrap" "cp" {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)mirrors\.cloud\.aliyuncs\.com/ubuntu/ jammy main.*/etc/pip\.conf.*apt-get update.*mirrors\.cloud\.aliyuncs\.com/kubernetes-new/`))),
-				// Every package comes from the mirror: only kubeadm's images still need the internet.
+				// Every package comes from the in-VPC mirror.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("internet_sources"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringRegexp(regexp.MustCompile(`registry\.k8s\.io`)),
+					// None: in cn-wulanchabu the images come from the region's in-VPC registry too.
 				})),
 			},
 		}},

@@ -247,6 +247,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						Optional:            true,
 						MarkdownDescription: "Pod network CIDR for `kubeadm init` and the Flannel CNI (first control-plane pool), such as the network's reserved pod CIDR. Default `10.244.0.0/16`.",
 					},
+					"image_registry": schema.StringAttribute{Optional: true, MarkdownDescription: imageRegistryDoc},
 					"load_balancer_id": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "Control plane only: the `load_balancer_id` of the `gpucluster_control_plane_endpoint` in front of " +
