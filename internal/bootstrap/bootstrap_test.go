@@ -177,10 +177,16 @@ func decodeCloudConfig(t *testing.T, doc string) cloudConfig {
 	return cc
 }
 
+// file is the write_files entry of path, its Content decoded (the script is gz+b64).
 func file(t *testing.T, cc cloudConfig, path string) writeFile {
 	t.Helper()
 	for _, f := range cc.WriteFiles {
 		if f.Path == path {
+			content, err := fileContent(f)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			f.Content = content
 			return f
 		}
 	}
@@ -201,19 +207,21 @@ func TestRender(t *testing.T) {
 		{
 			name: "gpu worker, eRDMA, NAS, Kubernetes 1.33", opts: worker(),
 			kinds: []string{"JoinConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta4",
-			script: []string{"NVIDIA-Linux-x86_64-535.183.01.run", "cuda-toolkit-11-8", "libnccl2=2.15.5-1+cuda11.8",
+			script: []string{"apt_version nvidia-headless-535-server 535.183.01", "nvidia-headless-535-server=$v nvidia-utils-535-server=$v",
 				"nvidia-container-toolkit", "nvidia-ctk runtime configure --runtime=containerd --set-as-default",
 				"env_setup.sh --egs", "nfs-common", "mkdir -p '/mnt/warm'", "mount -a", "join " + KubeadmPath, "wait_for_api",
-				"https://pkgs.k8s.io/core:/stable:/v1.33/deb/"},
-			notInScript: []string{testToken, "kubeadm init"},
-			files:       []string{KubeadmPath, ScriptPath, NCCLConfPath, NCCLProfilePath},
+				"https://pkgs.k8s.io/core:/stable:/v1.33/deb/", "kubelet=1.33.6-1.1", "update-initramfs -u"},
+			// No host CUDA toolkit or NCCL unless HostCUDA asks; no NVIDIA .run installer; no
+			// Fabric Manager on a type without NVSwitch.
+			notInScript: []string{testToken, "kubeadm init", "cuda-toolkit", "libnccl", "download.nvidia.com", ".run", "fabricmanager"},
+			files:       []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, NCCLConfPath, NCCLProfilePath},
 		},
 		{
 			name: "control plane, Kubernetes 1.30.4 pinned", opts: func() Options { o := controlPlane(); o.Versions.Kubernetes = "1.30.4"; return o }(),
 			kinds: []string{"InitConfiguration", "ClusterConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta3",
 			script:      []string{"kubeadm init --config " + KubeadmPath, "kubelet=1.30.4-1.1", "v1.30/deb/", "systemctl enable " + addonsService},
 			notInScript: []string{testToken, "nvidia", "cuda", "erdma", "nfs-common", "kubeadm join", "upload-certs"},
-			files:       []string{KubeadmPath, ScriptPath, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService},
+			files:       []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService},
 		},
 	}
 	for _, tt := range tests {
@@ -269,8 +277,11 @@ func TestRender(t *testing.T) {
 					t.Errorf("script contains %q", bad)
 				}
 			}
-			if len(cc.RunCmd) != 1 || !strings.Contains(strings.Join(cc.RunCmd[0], " "), ScriptPath) {
-				t.Fatalf("runcmd = %v, want the bootstrap script", cc.RunCmd)
+			if len(cc.RunCmd) != 1 || !strings.Contains(strings.Join(cc.RunCmd[0], " "), "systemctl enable --now "+BootstrapUnit) {
+				t.Fatalf("runcmd = %v, want only the bootstrap unit enabled and started", cc.RunCmd)
+			}
+			if unit := file(t, cc, systemdDir+BootstrapUnit).Content; !strings.Contains(unit, "ExecStart=/bin/bash "+ScriptPath) || !strings.Contains(unit, "Restart=on-failure") {
+				t.Fatalf("bootstrap unit:\n%s", unit)
 			}
 		})
 	}

@@ -129,7 +129,7 @@ func TestMerge(t *testing.T) {
 			if len(runcmd) != tt.runcmd {
 				t.Fatalf("merged runcmd = %v, want %d entries", runcmd, tt.runcmd)
 			}
-			if first, _ := json.Marshal(runcmd[0]); !strings.Contains(string(first), ScriptPath) {
+			if first, _ := json.Marshal(runcmd[0]); !strings.Contains(string(first), "enable --now "+BootstrapUnit) {
 				t.Fatalf("merged runcmd starts with %s, want our bootstrap first", first)
 			}
 			var paths []string

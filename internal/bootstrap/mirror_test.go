@@ -42,22 +42,30 @@ func TestPackageMirrorScript(t *testing.T) {
 
 func TestInternetSources(t *testing.T) {
 	w := worker()
-	all := InternetSources(w)
-	w.PackageMirror = MirrorAlibabaVPC
-	mirrored := InternetSources(w)
-	if len(mirrored) != len(all)-1 || strings.Contains(strings.Join(mirrored, ";"), "Ubuntu packages") {
-		t.Errorf("the mirror should take Ubuntu packages off the list: %v -> %v", all, mirrored)
-	}
-	// What no in-VPC mirror covers stays, for both roles.
-	for _, o := range []Options{w, {Role: RoleControlPlane, PackageMirror: MirrorAlibabaVPC}} {
-		got := strings.Join(InternetSources(o), ";")
-		for _, want := range []string{"pkgs.k8s.io", "registry.k8s.io"} {
-			if !strings.Contains(got, want) {
-				t.Errorf("%s: InternetSources = %s; want %s", o.Role, got, want)
-			}
+	w.PackageMirror = MirrorInternet
+	all := strings.Join(InternetSources(w), ";")
+	for _, want := range []string{"Ubuntu packages, the NVIDIA driver", "nvidia.github.io", "pkgs.k8s.io", "registry.k8s.io"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("internet: InternetSources = %s; want %s", all, want)
 		}
-		if strings.Contains(got, "nvidia") != (o.Role == RoleGPUWorker) {
-			t.Errorf("%s: InternetSources = %s; NVIDIA sources belong to GPU workers only", o.Role, got)
+	}
+	// With the in-VPC mirror only the images remain (kubeadm's image repository is its own
+	// setting), for both roles; the host CUDA toolkit comes back only when asked for.
+	w.PackageMirror = MirrorAlibabaVPC
+	for _, o := range []Options{w, {Role: RoleControlPlane, PackageMirror: MirrorAlibabaVPC}} {
+		if got := InternetSources(o); len(got) != 1 || !strings.Contains(got[0], "registry.k8s.io") {
+			t.Errorf("%s with alibaba_vpc: InternetSources = %v; want the images only", o.Role, got)
+		}
+	}
+	w.HostCUDA = true
+	if got := strings.Join(InternetSources(w), ";"); !strings.Contains(got, "developer.download.nvidia.com") {
+		t.Errorf("host_cuda: InternetSources = %s; want NVIDIA's CUDA repository", got)
+	}
+	// The region picks the default.
+	for region, want := range map[string]string{"cn-wulanchabu": MirrorAlibabaVPC, "cn-beijing": MirrorAlibabaVPC, "cn-hongkong": MirrorInternet,
+		"ap-southeast-1": MirrorInternet, "": MirrorInternet} {
+		if got := DefaultPackageMirror(region); got != want {
+			t.Errorf("DefaultPackageMirror(%q) = %s, want %s", region, got, want)
 		}
 	}
 }

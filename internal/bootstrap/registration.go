@@ -54,26 +54,11 @@ func (r Registration) TaintStrings() []string {
 // Render wrote, alone or merged with the user's own parts by Merge (ours is the first cloud-config
 // part).
 func ParseRegistration(userData string) (Registration, error) {
-	userData, err := UnpackUserData(userData)
+	files, err := DocumentFiles(userData)
 	if err != nil {
 		return Registration{}, err
 	}
-	doc, err := ourCloudConfig(userData)
-	if err != nil {
-		return Registration{}, err
-	}
-	var cc cloudConfig
-	if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
-		return Registration{}, fmt.Errorf("the user data's cloud-config is not YAML: %w", err)
-	}
-	reg := Registration{Files: map[string]string{}}
-	for _, f := range cc.WriteFiles {
-		content, err := fileContent(f)
-		if err != nil {
-			return Registration{}, fmt.Errorf("write_files %s: %w", f.Path, err)
-		}
-		reg.Files[f.Path] = content
-	}
+	reg := Registration{Files: files}
 	kubeadm, ok := reg.Files[KubeadmPath]
 	if !ok {
 		return Registration{}, fmt.Errorf("the user data writes no %s: it was not rendered by the node bootstrap", KubeadmPath)
@@ -82,6 +67,32 @@ func ParseRegistration(userData string) (Registration, error) {
 		return Registration{}, fmt.Errorf("%s: %w", KubeadmPath, err)
 	}
 	return reg, nil
+}
+
+// DocumentFiles are the files the bootstrap's cloud-config writes (alone or merged by Merge),
+// path -> content, decoded: the script is written gzip-compressed.
+func DocumentFiles(userData string) (map[string]string, error) {
+	userData, err := UnpackUserData(userData)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := ourCloudConfig(userData)
+	if err != nil {
+		return nil, err
+	}
+	var cc cloudConfig
+	if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
+		return nil, fmt.Errorf("the user data's cloud-config is not YAML: %w", err)
+	}
+	files := map[string]string{}
+	for _, f := range cc.WriteFiles {
+		content, err := fileContent(f)
+		if err != nil {
+			return nil, fmt.Errorf("write_files %s: %w", f.Path, err)
+		}
+		files[f.Path] = content
+	}
+	return files, nil
 }
 
 // ourCloudConfig is the bootstrap's cloud-config: the document itself, or the first cloud-config

@@ -39,10 +39,7 @@ func nodeImages(t *testing.T, o Options) (refs []string, cc cloudConfig) {
 	}
 	refs = append(refs, m[1])
 	if o.initNode() {
-		cni, err := gunzipBase64(file(t, cc, AddonsDir+"/"+CNIAddonFile).Content)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cni := file(t, cc, AddonsDir+"/"+CNIAddonFile).Content // file decodes gz+b64
 		for _, m := range imageRefLine.FindAllStringSubmatch(cni, -1) {
 			refs = append(refs, m[1])
 		}

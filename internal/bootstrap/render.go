@@ -101,8 +101,20 @@ type Options struct {
 	ERDMA bool
 	// NCCLEnv overrides netplan.NCCLEnv(ERDMA) per variable. Workers only.
 	NCCLEnv map[string]string
-	// PackageMirror is where apt and pip look: MirrorInternet ("" too) or MirrorAlibabaVPC.
+	// PackageMirror is where apt and pip look: MirrorInternet or MirrorAlibabaVPC; "" is the
+	// region's default (DefaultPackageMirror).
 	PackageMirror string
+	// Region is the region the node runs in, such as cn-wulanchabu: it picks the default
+	// PackageMirror.
+	Region string
+	// NVSwitch installs and starts NVIDIA Fabric Manager, at the driver's exact version, before
+	// the node joins: the instance type's GPUs are connected by NVSwitches
+	// (catalog.InstanceType.NVSwitch). GPU workers only.
+	NVSwitch bool
+	// HostCUDA installs the CUDA toolkit (Versions.CUDA) and NCCL on the host from NVIDIA's
+	// repository (developer.download.nvidia.com, gigabytes). Off by default: Kubernetes workloads
+	// bring CUDA and NCCL in their container images and need only the driver from the host.
+	HostCUDA bool
 	// ProviderID registers a worker with spec.providerID <region>.<instance id> from the instance
 	// metadata: the Cluster Autoscaler's alicloud provider finds a node's scaling group by it.
 	// Set for autoscaling pools (fixed pools keep their user data, so upgrading rolls none).
@@ -274,6 +286,9 @@ func Validate(o Options) (warnings []string, err error) {
 	if o.Role == RoleControlPlane && len(o.NCCLEnv) > 0 {
 		warnings = append(warnings, "nccl_env is ignored for control_plane nodes: they run no GPU workloads")
 	}
+	if o.Role == RoleControlPlane && (o.NVSwitch || o.HostCUDA) {
+		warnings = append(warnings, "nvswitch and host_cuda are ignored for control_plane nodes: they install no NVIDIA software")
+	}
 	return warnings, nil
 }
 
@@ -285,8 +300,8 @@ type cloudConfig struct {
 
 type writeFile struct {
 	Path        string `json:"path"`
-	Permissions string `json:"permissions"`
-	Owner       string `json:"owner"`
+	Permissions string `json:"permissions,omitempty"`
+	Owner       string `json:"owner,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 	Content     string `json:"content"`
 }
@@ -297,7 +312,6 @@ const (
 	KubeadmPath     = "/etc/gpucluster/kubeadm.yaml"
 	NCCLConfPath    = "/etc/nccl.conf"
 	NCCLProfilePath = "/etc/profile.d/gpucluster-nccl.sh"
-	LogPath         = "/var/log/gpucluster-bootstrap.log"
 )
 
 // Render returns the #cloud-config document for a node. The join token appears only in the
@@ -315,7 +329,11 @@ func Render(o Options) (string, error) {
 	for _, p := range slices.Sorted(maps.Keys(kubeadm)) {
 		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: p, Permissions: "0600", Owner: "root:root", Content: kubeadm[p]})
 	}
-	cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: ScriptPath, Permissions: "0700", Owner: "root:root", Content: script(o)})
+	// The script is written compressed, like the add-ons: the first node's user data is close to
+	// the 32 KB limit. cloud-init decodes it (write_files encoding gz+b64).
+	cc.WriteFiles = append(cc.WriteFiles,
+		writeFile{Path: ScriptPath, Permissions: "0700", Owner: "root:root", Encoding: "gz+b64", Content: gzipBase64(script(o))},
+		writeFile{Path: systemdDir + BootstrapUnit, Permissions: "0644", Owner: "root:root", Content: bootstrapUnit})
 	if o.initNode() {
 		files, err := firstNodeFiles(o)
 		if err != nil {
@@ -339,7 +357,21 @@ func Render(o Options) (string, error) {
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}
-	cc.RunCmd = [][]string{{"/bin/bash", "-c", ScriptPath + " >>" + LogPath + " 2>&1"}}
+	// cloud-init only enables and starts the unit (phases.go), which runs the phases, retries them
+	// and resumes after a reboot. The start waits for the unit (Type=oneshot), so the user's own
+	// runcmd entries (Merge) still run after the bootstrap, as before the unit existed.
+	cc.RunCmd = [][]string{{"/bin/sh", "-c", "systemctl daemon-reload && systemctl enable --now " + BootstrapUnit}}
+	// cloud-init writes a file as root:root with mode 0644 unless told otherwise (module write_files,
+	// "owner" and "permissions": https://cloudinit.readthedocs.io/en/latest/reference/modules.html#write-files):
+	// saying so for every file cost the first node about 800 of its 32 KB.
+	for i := range cc.WriteFiles {
+		if cc.WriteFiles[i].Owner == "root:root" {
+			cc.WriteFiles[i].Owner = ""
+		}
+		if cc.WriteFiles[i].Permissions == "0644" {
+			cc.WriteFiles[i].Permissions = ""
+		}
+	}
 	out, err := yaml.Marshal(cc)
 	if err != nil {
 		return "", fmt.Errorf("encoding cloud-config: %w", err)

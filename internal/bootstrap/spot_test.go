@@ -37,7 +37,7 @@ func TestRenderSpotHandler(t *testing.T) {
 		t.Errorf("unit:\n%s", unit.Content)
 	}
 	boot := file(t, cc, ScriptPath).Content
-	join, enable, pid := strings.Index(boot, "join "+KubeadmPath), strings.Index(boot, "systemctl enable --now "+spotHandlerService), strings.Index(boot, "--provider-id=${region}.${instance}")
+	join, enable, pid := strings.Index(boot, "  join "+KubeadmPath), strings.Index(boot, "systemctl enable --now "+spotHandlerService), strings.Index(boot, "--provider-id=${region}.${instance}")
 	if join < 0 || enable < join || pid < 0 || pid > join {
 		t.Errorf("want the provider id before the join and the handler enabled after it (provider id %d, join %d, enable %d)", pid, join, enable)
 	}
@@ -50,7 +50,8 @@ func TestRenderSpotHandler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(doc, spotHandlerService) || strings.Contains(doc, "provider-id") {
+		cc := decodeCloudConfig(t, doc)
+		if strings.Contains(doc, spotHandlerService) || strings.Contains(file(t, cc, ScriptPath).Content, "provider-id") {
 			t.Errorf("%s: has the spot handler or a provider id", name)
 		}
 	}

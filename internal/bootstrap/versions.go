@@ -6,6 +6,8 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,7 +177,38 @@ func (v Versions) Check() (warnings []string, err error) {
 	if compareVersions(k8s, mustParse(MinKubernetes)) < 0 {
 		return nil, versionError("kubernetes", v.Kubernetes, "is older than the supported minimum "+MinKubernetes+" (and has no pkgs.k8s.io repository)", "use "+DefaultVersions().Kubernetes, MinKubernetes+" or newer")
 	}
+	if v.k8sRelease() == "" {
+		pinned := slices.Sorted(maps.Keys(KubernetesReleases))
+		return nil, planerr.New("kubernetes", v.Kubernetes,
+			"is a minor without a pinned release: the node would have to ask dl.k8s.io at boot which patch is the latest",
+			"give the exact release, such as "+v.Kubernetes+".1 (from https://kubernetes.io/releases/), or one of the minors "+strings.Join(pinned, ", "),
+			fmt.Errorf("kubernetes version %q is a minor without a pinned release; give MAJOR.MINOR.PATCH or one of %s", v.Kubernetes, strings.Join(pinned, ", ")))
+	}
 	return warnings, nil
+}
+
+// KubernetesReleases pins, per Kubernetes minor, the patch release a node installs when only
+// MAJOR.MINOR is given: the apt packages (kubelet, kubeadm, kubectl) and kubeadm's
+// kubernetesVersion are then one exact release. Without a release kubeadm would resolve a label
+// such as "stable-1.33" by asking https://dl.k8s.io/release/stable-1.33.txt at boot, which does
+// not answer reliably from mainland regions, and a pool's nodes would install whichever patch
+// was newest on the day each booted. The releases are the Kubernetes project's own, from its
+// changelogs (https://github.com/kubernetes/kubernetes/tree/master/CHANGELOG: CHANGELOG-1.33.md
+// lists v1.33.6; 1.24 to 1.30 are the last patches of those minors, which are out of support).
+// A minor not listed needs MAJOR.MINOR.PATCH. Raise a pin when a newer patch of the minor is out
+// (a pool's nodes roll when it changes, as with any version change).
+var KubernetesReleases = map[string]string{
+	"1.24": "1.24.17", "1.25": "1.25.16", "1.26": "1.26.15", "1.27": "1.27.16",
+	"1.28": "1.28.15", "1.29": "1.29.15", "1.30": "1.30.14", "1.33": "1.33.6",
+}
+
+// k8sRelease is the exact Kubernetes release "1.33.6": Kubernetes itself when it has a patch,
+// else the minor's pin ("" when there is none; Check refuses that).
+func (v Versions) k8sRelease() string {
+	if strings.Count(v.Kubernetes, ".") == 2 {
+		return v.Kubernetes
+	}
+	return KubernetesReleases[v.Kubernetes]
 }
 
 // k8sMinor is "v1.33" for the pkgs.k8s.io repository path.
@@ -190,14 +223,9 @@ func (v Versions) k8sMinorNumber() int {
 	return n
 }
 
-// k8sPackageVersion is the apt version pin for kubelet/kubeadm/kubectl ("1.33.2-1.1"), or ""
-// when only a minor was given (the repository holds that minor only, so the latest patch wins).
-func (v Versions) k8sPackageVersion() string {
-	if strings.Count(v.Kubernetes, ".") == 2 {
-		return v.Kubernetes + "-1.1"
-	}
-	return ""
-}
+// k8sPackageVersion is the apt version pin for kubelet/kubeadm/kubectl ("1.33.6-1.1"; every
+// release on pkgs.k8s.io is revision -1.1).
+func (v Versions) k8sPackageVersion() string { return v.k8sRelease() + "-1.1" }
 
 // cudaPackage is "cuda-toolkit-11-8".
 func (v Versions) cudaPackage() string {

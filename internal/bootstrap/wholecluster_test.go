@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap/flannel"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
@@ -101,6 +101,7 @@ type kubeadmDoc struct {
 	KubernetesVersion    string            `json:"kubernetesVersion"`
 	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint"`
 	Networking           map[string]string `json:"networking"`
+	ImageRepository      string            `json:"imageRepository"`
 	Etcd                 map[string]any    `json:"etcd"`
 	// JoinConfiguration
 	Discovery *struct {
@@ -156,7 +157,11 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := bootstrap.Kubernetes{APIEndpoint: lbEndpoint, JoinToken: joinToken, CACertHash: caHash}
+	// A mainland region with its defaults: every package from the in-VPC mirror, every image from
+	// the region's in-VPC registry (the provider's default there): the largest user data.
+	const region = "cn-wulanchabu"
+	base := bootstrap.Kubernetes{APIEndpoint: lbEndpoint, JoinToken: joinToken, CACertHash: caHash,
+		ImageRegistry: "registry-vpc." + region + ".aliyuncs.com/gpucluster"}
 	cp := func(name string, nodes int, join bool) pool {
 		id := bootstrap.NodeIdentity{Role: bootstrap.RoleControlPlane, Scenario: catalog.ScenarioAITraining, Pool: name}
 		k := base
@@ -167,14 +172,15 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 			k.CACertPEM, k.CAKeyPEM = certPEM, keyPEM
 			k.Addons = addons
 		}
-		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: k}}
+		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: k, Region: region}}
 	}
 	gpu := func(name string, nodes int, product string, extra []bootstrap.Taint) pool {
 		id := bootstrap.NodeIdentity{Role: bootstrap.RoleGPUWorker, Scenario: catalog.ScenarioAITraining, Pool: name, GPU: true, GPUProduct: product,
 			UserLabels: map[string]string{"example.org/team": "nlp"}, UserTaints: extra}
 		k := base
 		k.Labels, k.Taints = id.Labels(), id.Taints()
-		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleGPUWorker, ERDMA: true, Kubernetes: k,
+		// ebmgn7ex and ebmgn8v, the ai_training picks, are NVSwitch types: Fabric Manager too.
+		return pool{name, nodes, id, bootstrap.Options{Role: bootstrap.RoleGPUWorker, ERDMA: true, Kubernetes: k, Region: region, NVSwitch: true,
 			Mounts: []string{"0a1b-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"}}}
 	}
 	return []pool{
@@ -252,8 +258,10 @@ func TestRenderWholeCluster(t *testing.T) {
 			}
 			// The CNI manifest is applied: written to the add-ons directory the unit applies.
 			cni := cd.file(t, bootstrap.AddonsDir+"/"+bootstrap.CNIAddonFile)
-			if !strings.Contains(cni, flannel.Image) || !strings.Contains(cni, `"Network": "10.244.0.0/16"`) {
-				t.Errorf("%s: the CNI manifest lacks the pinned Flannel image or the pod subnet", p.name)
+			// Flannel from the region's registry (the mainland default), pinned by digest.
+			if !regexp.MustCompile(`registry-vpc\.cn-wulanchabu\.aliyuncs\.com/gpucluster/flannel:v[0-9.]+@sha256:`).MatchString(cni) ||
+				!strings.Contains(cni, `"Network": "10.244.0.0/16"`) {
+				t.Errorf("%s: the CNI manifest lacks the pinned Flannel image in the registry or the pod subnet", p.name)
 			}
 			if !strings.Contains(cd.file(t, bootstrap.AddonsScriptPath), "kubectl apply --server-side --force-conflicts --field-manager=gpucluster-addons -f "+bootstrap.AddonsDir+"/") ||
 				!strings.Contains(script, "systemctl enable gpucluster-addons.service") {

@@ -115,6 +115,16 @@ func (t InstanceType) ShortName() string { return strings.TrimPrefix(t.Name, "ec
 type family struct {
 	t     InstanceType // template: every field but the per-size ones
 	sizes string
+	// hgx8 marks a family whose 8-GPU sizes are a whole NVIDIA HGX baseboard: 8 SXM GPUs of the
+	// A100 or Hopper class connected all-to-all by NVLink (600 GB/s for A100, 900 GB/s for
+	// Hopper). NVIDIA builds those baseboards with NVSwitches (Fabric Manager user guide, "GPU
+	// Baseboard Topologies": the HGX A100 and HGX H100 baseboards, urlFabricManager), so those
+	// sizes get NVSwitch: Fabric Manager must run on them or CUDA fails. The vendor does not name
+	// the switch on its family pages; smaller sizes hold part of a baseboard without its switches
+	// (the vendor passes through GPUs, not NVSwitches, to them). Not set: the V100 SXM2 families
+	// (NVLink hybrid cube mesh, no NVSwitch), ebmgn7 (NVLink not stated) and gn8v-tee (the
+	// confidential computing setup manages the fabric itself).
+	hgx8 bool
 }
 
 // Vendor pages the Source fields cite; SOURCES.md lists every page the catalog uses.
@@ -126,6 +136,9 @@ const (
 	urlTEE         = "https://www.alibabacloud.com/help/en/ecs/user-guide/build-a-heterogeneous-confidential-computing-environment"
 	urlGPUERDMA    = "https://www.alibabacloud.com/help/en/ecs/user-guide/on-the-gpu-instance-configuration-erdma"
 	urlNVIDIA      = "https://www.nvidia.com/en-us/data-center/"
+	// urlFabricManager is NVIDIA's Fabric Manager user guide (NVSwitch systems, baseboard
+	// topologies, the driver-version match).
+	urlFabricManager = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
 )
 
 const (
@@ -149,10 +162,10 @@ var families = []family{
 	{t: InstanceType{Family: "gn6e", GPU: "V100-32GB", GPUVendorName: "NVIDIA V100 SXM2", GPUModelStated: true, GPUMemoryGB: 32, GPUMemoryMiB: 32510, NVLink: true, LocalNVMe: Unknown},
 		sizes: "gn6e-c12g1.3xlarge 12/92/1/5; gn6e-c12g1.6xlarge 24/184/2/8; gn6e-c12g1.12xlarge 48/368/4/16; gn6e-c12g1.24xlarge 96/736/8/32"},
 	{t: InstanceType{Family: "gn7", GPU: "A100-40GB", GPUVendorName: "model not stated (A100 40 GB class)", GPUMemoryGB: 40, GPUMemoryMiB: 40537, NVLink: true, LocalNVMe: Unknown},
-		sizes: "gn7-c12g1.3xlarge 12/94/1/4; gn7-c13g1.13xlarge 52/378/4/16; gn7-c13g1.26xlarge 104/756/8/30"},
+		sizes: "gn7-c12g1.3xlarge 12/94/1/4; gn7-c13g1.13xlarge 52/378/4/16; gn7-c13g1.26xlarge 104/756/8/30", hgx8: true},
 	{t: InstanceType{Family: "gn7e", GPU: "A100-80GB", GPUVendorName: "model not stated (A100 80 GB class)", GPUMemoryGB: 80, GPUMemoryMiB: 81251, NVLink: true, LocalNVMe: Unknown,
 		Notes: "NVLink required for heavy training (vendor)."},
-		sizes: "gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64"},
+		sizes: "gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64", hgx8: true},
 	{t: InstanceType{Family: "gn7i", GPU: "A10", GPUVendorName: "NVIDIA A10", GPUModelStated: true, GPUMemoryGB: 24, GPUMemoryMiB: 22731, LocalNVMe: Unknown},
 		// All 12 sizes of the vendor's gn7i table, including the 2x/4x/8x sizes
 		// (up to 8 x A10); the vendor says those five can only be changed to
@@ -169,21 +182,21 @@ var families = []family{
 	{t: InstanceType{Family: "gn8v", GPU: "Hopper-96GB", GPUVendorName: "model not stated (Hopper class, 96 GB HBM3, 4 TB/s, 39.5 TFLOPS FP32)", GPUMemoryGB: 96, NVLink: true, NVLinkGBs: 900, ERI: true, LocalNVMe: No, ElasticEphemeralDisk: true,
 		RegionLimited: regionLimitedSales,
 		Notes:         notStatedNVMe},
-		sizes: "gn8v.4xlarge 16/96/1/12; gn8v.6xlarge 24/128/1/15; gn8v-2x.8xlarge 32/192/2/20; gn8v-4x.8xlarge 32/384/4/20; gn8v-2x.12xlarge 48/256/2/25; gn8v-8x.16xlarge 64/768/8/32; gn8v-4x.24xlarge 96/512/4/50; gn8v-8x.48xlarge 192/1024/8/100"},
+		sizes: "gn8v.4xlarge 16/96/1/12; gn8v.6xlarge 24/128/1/15; gn8v-2x.8xlarge 32/192/2/20; gn8v-4x.8xlarge 32/384/4/20; gn8v-2x.12xlarge 48/256/2/25; gn8v-8x.16xlarge 64/768/8/32; gn8v-4x.24xlarge 96/512/4/50; gn8v-8x.48xlarge 192/1024/8/100", hgx8: true},
 	{t: InstanceType{Family: "ebmgn7e", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, bare metal, MIG (model not stated)", GPUMemoryGB: 80, NVLink: true, BareMetal: true, LocalNVMe: Unknown,
 		Notes: "Bare metal; MIG supported (vendor)."},
-		sizes: "ebmgn7e.32xlarge 128/1024/8/64"},
+		sizes: "ebmgn7e.32xlarge 128/1024/8/64", hgx8: true},
 	{t: InstanceType{Family: "ebmgn7ex", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, bare metal (model not stated)", GPUMemoryGB: 80, NVLink: true, ERI: true, ERIQuantity: 2, ERIGbps: 160, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
 		Notes: "Bare metal; 2 ERIs on different network cards, 160 Gbit/s eRDMA. " + notStatedNVMe},
-		sizes: "ebmgn7ex.32xlarge 128/1024/8/160"},
+		sizes: "ebmgn7ex.32xlarge 128/1024/8/160", hgx8: true},
 	{t: InstanceType{Family: "ebmgn8v", GPU: "Hopper-96GB", GPUVendorName: "Hopper class 96 GB, bare metal (model not stated)", GPUMemoryGB: 96, NVLink: true, NVLinkGBs: 900, ERI: true, ERIGbps: 160, BareMetal: true, LocalNVMe: No, ElasticEphemeralDisk: true,
 		RegionLimited: regionLimitedSales,
 		Notes:         "Bare metal; 160 Gbit/s eRDMA. " + notStatedNVMe},
-		sizes: "ebmgn8v.48xlarge 192/1024/8/170"},
+		sizes: "ebmgn8v.48xlarge 192/1024/8/170", hgx8: true},
 	{t: InstanceType{Family: "sccgn7ex", GPU: "A100-80GB", GPUVendorName: "A100 80 GB class, super computing cluster (model not stated)", GPUMemoryGB: 80, NVLink: true, NVSwitch: true, SCC: true, BareMetal: true, RoCEGbps: 800, GPUDirect: true, RequiresHPCCluster: true, LocalNVMe: Unknown,
 		Source: srcSCC,
 		Notes:  "Bare metal: the vendor builds SCC on ECS Bare Metal and adds RDMA. NVSwitch; RoCE 800 Gbit/s (4 x dual-port 100G) with GPUDirect; RunInstances needs HpcClusterId."},
-		sizes: "sccgn7ex.32xlarge 128/1024/8/64"},
+		sizes: "sccgn7ex.32xlarge 128/1024/8/64", hgx8: true},
 	// gn8v-tee: the heterogeneous confidential computing family, gn8v sizes
 	// with the GPU inside a TDX trusted execution environment (the sizes are on
 	// the GPU family page; what the family is, on the vendor's confidential
@@ -246,6 +259,9 @@ func init() {
 			t, err := parseSize(f.t, strings.TrimSpace(sz))
 			if err != nil {
 				panic(err) // table error: caught by every test run
+			}
+			if f.hgx8 && t.GPUs == 8 {
+				t.NVSwitch = true
 			}
 			instanceTypes = append(instanceTypes, t)
 			typeIndex[t.Name] = len(instanceTypes) - 1

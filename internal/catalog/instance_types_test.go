@@ -268,3 +268,23 @@ func TestListings(t *testing.T) {
 		t.Error("CPU type has no GPU model")
 	}
 }
+
+// Every whole HGX baseboard (8 A100- or Hopper-class SXM GPUs on NVLink) is an NVSwitch system,
+// which needs Fabric Manager; no type with fewer GPUs, and no V100 type, is.
+func TestNVSwitchTypes(t *testing.T) {
+	want := []string{"ecs.ebmgn7e.32xlarge", "ecs.ebmgn7ex.32xlarge", "ecs.ebmgn8v.48xlarge", "ecs.gn7-c13g1.26xlarge",
+		"ecs.gn7e-c16g1.32xlarge", "ecs.gn8v-8x.16xlarge", "ecs.gn8v-8x.48xlarge", "ecs.sccgn7ex.32xlarge"}
+	var got []string
+	for _, it := range InstanceTypes() {
+		if it.NVSwitch {
+			got = append(got, it.Name)
+			if it.GPUs != 8 || !it.NVLink {
+				t.Errorf("%s: NVSwitch with %d GPUs, NVLink %v", it.Name, it.GPUs, it.NVLink)
+			}
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("NVSwitch types %v, want %v", got, want)
+	}
+}

@@ -53,8 +53,9 @@ const (
 	// counts GPUs only) are below this share is a scale-down candidate.
 	DefaultScaleDownUtilization = 0.5
 	// MaxNodeProvisionTime is how long the autoscaler waits for a launched node to register
-	// before it gives up on it and tries another group: a GPU node installs the driver, CUDA and
-	// NCCL before it joins, which takes longer than the autoscaler's 15-minute default.
+	// before it gives up on it and tries another group: a GPU node installs the driver (building
+	// its kernel module) and on NVSwitch types Fabric Manager before it joins, which takes longer
+	// than the autoscaler's 15-minute default.
 	MaxNodeProvisionTime  = 25 * time.Minute
 	clusterAutoscalerPort = 8085
 	controlPlaneLabel     = "node-role.kubernetes.io/control-plane"

@@ -182,6 +182,10 @@ func TestGPUPodsTolerateWorkerTaintsAndSelectWorkers(t *testing.T) {
 			t.Errorf("%s has no required anti-affinity per node", name)
 		}
 	}
+	// A broken driver fails the device plugin where kubectl shows it.
+	if dp := specs["device plugin"].Containers[0].Env; !slices.Contains(dp, corev1.EnvVar{Name: "FAIL_ON_INIT_ERROR", Value: "true"}) {
+		t.Errorf("device plugin env %v: want FAIL_ON_INIT_ERROR=true", dp)
+	}
 	tr := specs["training"]
 	probe := tr.Containers[0].LivenessProbe
 	if probe == nil || probe.Exec == nil || !strings.Contains(strings.Join(probe.Exec.Command, " "), HeartbeatFile) ||

@@ -86,7 +86,11 @@ func namespaces(o Options) []object {
 	return out
 }
 
-// devicePlugin is the NVIDIA device plugin DaemonSet. It has no liveness probe on purpose: it
+// devicePlugin is the NVIDIA device plugin DaemonSet. FAIL_ON_INIT_ERROR is true (the plugin's
+// own default, https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/customizing.md,
+// "--fail-on-init-error / $FAIL_ON_INIT_ERROR, default true"): it runs on GPU nodes only, and
+// there a driver it cannot initialise must crash it where kubectl shows it, not leave a node that
+// advertises no GPUs (or stale ones) without a word. It has no liveness probe on purpose: it
 // serves no health endpoint, and it already re-registers with the kubelet when the kubelet's
 // socket is recreated; a probe on its own socket would restart it in exactly the window where it
 // is re-registering.
@@ -106,7 +110,7 @@ func devicePlugin(o Options) object {
 					PriorityClassName: "system-node-critical",
 					Containers: []corev1.Container{{
 						Name: name, Image: o.Images.DevicePlugin,
-						Env: []corev1.EnvVar{{Name: "FAIL_ON_INIT_ERROR", Value: "false"}, {Name: "DEVICE_LIST_STRATEGY", Value: "envvar"}},
+						Env: []corev1.EnvVar{{Name: "FAIL_ON_INIT_ERROR", Value: "true"}, {Name: "DEVICE_LIST_STRATEGY", Value: "envvar"}},
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr(false),
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -20,7 +20,8 @@ var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
 func newNodeBootstrapDataSource() datasource.DataSource { return &nodeBootstrapDataSource{} }
 
 // nodeBootstrapDataSource renders the cloud-init document of a cluster node (internal/bootstrap).
-// Offline: no API call; the provider's region only picks kubernetes.image_registry's default.
+// Offline: no API call; the provider's region only picks the defaults of package_mirror and
+// kubernetes.image_registry.
 type nodeBootstrapDataSource struct{ region string }
 
 func (d *nodeBootstrapDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
@@ -39,10 +40,12 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Renders the `#cloud-config` document that turns an Ubuntu 22.04 ECS instance into a node of the " +
 			"cluster. `control_plane` installs containerd and Kubernetes and runs `kubeadm init` with the bootstrap token you pass; " +
-			"`gpu_worker` installs the NVIDIA driver (data-centre `.run` installer, exact version), the CUDA toolkit and NCCL " +
-			"(NVIDIA apt repository, pinned), the NVIDIA container toolkit as containerd's default runtime, the eRDMA driver when " +
-			"asked, writes the NCCL environment to `/etc/nccl.conf` and `/etc/profile.d`, mounts the storage tiers and runs " +
-			"`kubeadm join` with the node's labels and taints. The join token is written only to a root-only kubeadm file, never " +
+			"`gpu_worker` installs the NVIDIA driver (Ubuntu's `nvidia-headless-<branch>-server` packages, exact version; with " +
+			"`nvswitch`, Fabric Manager at the same version), the NVIDIA container toolkit as containerd's default runtime, the " +
+			"eRDMA driver when asked, the CUDA toolkit and NCCL on the host only with `host_cuda`, writes the NCCL environment to `/etc/nccl.conf` and `/etc/profile.d`, mounts the storage tiers and runs " +
+			"`kubeadm join` with the node's labels and taints. The node runs these as phases of a systemd unit that retries them " +
+			"and resumes after a reboot, and reports its progress in `/var/lib/gpucluster/bootstrap-status` and on the serial " +
+			"console (guide \"How the nodes form one cluster\"). The join token is written only to a root-only kubeadm file, never " +
 			"to a command line or the log. `gpucluster_node_pool` renders the same document by default and merges it before " +
 			"your own `user_data`. Offline: no API call.",
 		Attributes: map[string]schema.Attribute{
@@ -57,10 +60,10 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
 					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
 				Attributes: map[string]schema.Attribute{
-					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR[.PATCH]`, downloaded from `us.download.nvidia.com/tesla`.", def.Driver),
-					"cuda":       version("CUDA toolkit `MAJOR.MINOR` (apt package `cuda-toolkit-MAJOR-MINOR`).", def.CUDA),
-					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; installed as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
-					"kubernetes": version("Kubernetes `1.MINOR` (latest patch of the minor from pkgs.k8s.io) or `1.MINOR.PATCH` (pinned).", def.Kubernetes),
+					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR.PATCH`: installed from Ubuntu's archive (`nvidia-headless-MAJOR-server` at exactly this version), so it must be a version the archive carries.", def.Driver),
+					"cuda":       version("CUDA `MAJOR.MINOR` the workloads are built for, checked against the driver; installed on the host (apt package `cuda-toolkit-MAJOR-MINOR`) only with `host_cuda`.", def.CUDA),
+					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; with `host_cuda` installed on the host as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
+					"kubernetes": version("Kubernetes `1.MINOR` (the provider's pinned release of that minor, such as 1.33.6 for 1.33) or `1.MINOR.PATCH`; kubeadm gets that exact release.", def.Kubernetes),
 				},
 			},
 			"kubernetes": schema.SingleNestedAttribute{
@@ -123,19 +126,37 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
 			},
 			"package_mirror": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: packageMirrorDoc,
+				Optional: true, Computed: true,
+				MarkdownDescription: packageMirrorDoc + " Unset, the provider's region's default.",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+			},
+			"nvswitch": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "The instance type's GPUs are connected by NVSwitches (`nvswitch` of `gpucluster_instance_types`): the " +
+					"bootstrap installs NVIDIA Fabric Manager at exactly the driver's version and starts it before kubelet. " +
+					"`gpu_worker` only. Default `false`.",
+			},
+			"host_cuda": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the host, from NVIDIA's " +
+					"repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers bring " +
+					"their own CUDA and NCCL and need only the driver from the host. `gpu_worker` only.",
 			},
 			"internet_sources": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
-					"(a network `egress` of `nat` or `existing`). Never empty today: see `package_mirror`.",
+					"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the images kubeadm pulls.",
 			},
 			"nccl_env": schema.MapAttribute{
 				Optional: true, Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
 					mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
+			},
+			"bootstrap_script": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The bootstrap script the document writes (gzip-compressed there, to stay under the 32 KB " +
+					"user data limit), for review: the phases the node runs, in order. It holds no secret: the join token is " +
+					"only in the kubeadm configuration.",
 			},
 			"cloud_init": schema.StringAttribute{
 				Computed: true, Sensitive: true,
@@ -152,8 +173,11 @@ type nodeBootstrapModel struct {
 	Mounts          []string             `tfsdk:"mounts"`
 	ERDMA           types.Bool           `tfsdk:"erdma"`
 	PackageMirror   types.String         `tfsdk:"package_mirror"`
+	NVSwitch        types.Bool           `tfsdk:"nvswitch"`
+	HostCUDA        types.Bool           `tfsdk:"host_cuda"`
 	InternetSources types.List           `tfsdk:"internet_sources"`
 	NCCLEnv         types.Map            `tfsdk:"nccl_env"`
+	BootstrapScript types.String         `tfsdk:"bootstrap_script"`
 	CloudInit       types.String         `tfsdk:"cloud_init"`
 }
 
@@ -189,7 +213,13 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	role := m.Role.ValueString()
 	summary := "Rendering node bootstrap for role " + role
-	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString()}
+	opts := bootstrap.Options{Role: role, Mounts: m.Mounts, ERDMA: m.ERDMA.ValueBool(), PackageMirror: m.PackageMirror.ValueString(),
+		NVSwitch: m.NVSwitch.ValueBool(), HostCUDA: m.HostCUDA.ValueBool()}
+	opts.Region = d.region
+	if opts.PackageMirror == "" {
+		opts.PackageMirror = bootstrap.DefaultPackageMirror(opts.Region)
+	}
+	m.PackageMirror = types.StringValue(opts.PackageMirror)
 	if m.Versions != nil {
 		opts.Versions = bootstrap.Versions{Driver: m.Versions.Driver.ValueString(), CUDA: m.Versions.CUDA.ValueString(),
 			NCCL: m.Versions.NCCL.ValueString(), Kubernetes: m.Versions.Kubernetes.ValueString()}
@@ -246,5 +276,11 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	m.InternetSources = stringList(bootstrap.InternetSources(opts))
 	m.CloudInit = types.StringValue(doc)
+	files, err := bootstrap.DocumentFiles(doc)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, "reading the rendered document back: "+err.Error())
+		return
+	}
+	m.BootstrapScript = types.StringValue(files[bootstrap.ScriptPath])
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -28,8 +28,10 @@ data "gpucluster_node_bootstrap" "worker" {
     taints       = [{ key = "gpucluster.io/dedicated", value = "training", effect = "NoExecute" }]
   }
   mounts   = ["0a1b-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
-  nccl_env = { NCCL_DEBUG = "WARN" }
-  versions = { kubernetes = "1.30.4" }
+  nccl_env  = { NCCL_DEBUG = "WARN" }
+  versions  = { kubernetes = "1.30.4" }
+  nvswitch  = true
+  host_cuda = true
 }
 `
 	ds := "data.gpucluster_node_bootstrap.worker"
@@ -47,8 +49,13 @@ data "gpucluster_node_bootstrap" "worker" {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("nccl_env"), knownvalue.MapExact(map[string]knownvalue.Check{"NCCL_DEBUG": knownvalue.StringExact("WARN")})),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)^#cloud-config\n.*kubeadm.k8s.io/v1beta3.*JoinConfiguration.*NCCL_DEBUG=WARN.*NCCL_IB_HCA=erdma_0.*`))),
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
-					`libnccl2=2\.15\.5-1\+cuda11\.8`))),
+				// host_cuda asks for CUDA and NCCL on the host; nvswitch for Fabric Manager at the driver's version.
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)apt_version nvidia-fabricmanager-535 535\.183\.01.*libnccl2=2\.15\.5-1\+cuda11\.8.*phase driver\nphase fabric-manager\n`))),
+				// The provider's region (cn-wulanchabu, mainland) picks the in-VPC mirror.
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("package_mirror"), knownvalue.StringExact("alibaba_vpc")),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`http://mirrors\.cloud\.aliyuncs\.com/kubernetes-new/core/stable/v1\.30/deb/`))),
 			},
 		}},
 	})
@@ -72,12 +79,16 @@ data "gpucluster_node_bootstrap" "cp" {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("versions").AtMapKey("kubernetes"), knownvalue.StringExact("1.33")),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("nccl_env"), knownvalue.MapSizeExact(0)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)InitConfiguration.*node-role.kubernetes.io/control-plane.*kubeadm init --config`))),
+					`(?s)InitConfiguration.*node-role.kubernetes.io/control-plane.*kubernetesVersion: v1\.33\.6`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)p_init\(\) \{\n  kubeadm init --config .*phase init\nphase addons\n`))),
 				// cn-wulanchabu (the emulator's region) is in mainland China: kubeadm, containerd
 				// and the CNI take their images from the region's default registry.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("kubernetes").AtMapKey("image_registry"), knownvalue.StringExact(mainlandRegistry)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)imageRepository: `+regexp.QuoteMeta(mainlandRegistry)+`\n.*sandbox_image = "`+regexp.QuoteMeta(mainlandRegistry)+`/pause:3.10@sha256:[0-9a-f]{64}.*/etc/containerd/certs.d/registry.k8s.io/hosts.toml`))),
+					`(?s)imageRepository: `+regexp.QuoteMeta(mainlandRegistry)+`\n.*/etc/containerd/certs.d/registry.k8s.io/hosts.toml`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`sandbox_image = "`+regexp.QuoteMeta(mainlandRegistry)+`/pause:3.10@sha256:[0-9a-f]{64}`))),
 			},
 		}},
 	})

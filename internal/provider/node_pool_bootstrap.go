@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
@@ -45,7 +46,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	}
 	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || k8s.ImageRegistry.IsUnknown() || hasUnknown(plan.Mounts) ||
 		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
-		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
@@ -86,6 +87,11 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		ERDMA:         spec.ERDMA,
 		NCCLEnv:       nccl,
 		PackageMirror: plan.PackageMirror.ValueString(),
+		// Fabric Manager by the planned type (catalog.InstanceType.NVSwitch). A fallback type
+		// without NVSwitch would fail the fabric-manager phase: the pool's candidates for 8 GPUs
+		// of one model are all NVSwitch types or none.
+		NVSwitch: spec.Role == bootstrap.RoleGPUWorker && len(spec.Types) > 0 && nvswitchType(spec.Types[0]),
+		HostCUDA: k8s.HostCUDA.ValueBool(),
 		// Autoscaling pools only: the Cluster Autoscaler needs the provider id, and a spot mix
 		// that launches spot nodes needs the handler. Fixed pools keep their user data.
 		ProviderID:              spec.Autoscale != nil,
@@ -123,6 +129,12 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	return diags
 }
 
+// nvswitchType reports whether the catalog marks the instance type as an NVSwitch system.
+func nvswitchType(name string) bool {
+	it, ok := catalog.LookupInstanceType(name)
+	return ok && it.NVSwitch
+}
+
 // bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
 // a network that gives its members no route out: every node's cloud-init would fail.
 func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
@@ -132,8 +144,8 @@ func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
 		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, role %s) downloads from the internet: %s. "+
 			"Its network %s has egress.mode = \"none\" (gpucluster_rdma_network), which gives members no route out, so every node's "+
 			"cloud-init would fail.\nFix: set egress = { mode = \"nat\" } on the network (or \"existing\" when a NAT gateway or transit "+
-			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves the Ubuntu packages from inside the VPC, "+
-			"but not the NVIDIA and Kubernetes downloads: without egress, use an image with all of them preinstalled and set bootstrap = false.",
+			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves every package from inside the VPC, "+
+			"but not the images kubeadm pulls: without egress, use an image with them preloaded and set bootstrap = false.",
 			mirror, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
 	return diags
 }
@@ -192,6 +204,9 @@ func softwareHashInput(k8s *k8sModel, v bootstrap.Versions, nccl map[string]stri
 	}
 	for _, k := range slices.Sorted(maps.Keys(nccl)) {
 		parts = append(parts, "nccl_env."+k+"="+nccl[k])
+	}
+	if k8s != nil && k8s.HostCUDA.ValueBool() {
+		parts = append(parts, "host_cuda")
 	}
 	return strings.Join(parts, "\n")
 }

@@ -3,6 +3,7 @@ package provider_test
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,6 +78,7 @@ resource "gpucluster_node_pool" "workers" {
     join_token   = %[1]q
     ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash
     labels       = { "example.org/team" = "cfd" }
+    host_cuda    = true
     versions     = { kubernetes = "1.33.2" }
     nccl_env     = { NCCL_DEBUG = "WARN" }
   }
@@ -122,11 +124,13 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					// it also carries the control-plane join it uses if it replaces a lost first node.
 					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "InitConfiguration", "10.244.0.0/16", "--upload-certs",
 						"/etc/kubernetes/pki/ca.key", "gpucluster-addons.service", "encoding: gz+b64", "/etc/gpucluster/addons/20-hello.yaml",
-						"gpucluster-upload-certs.timer", "certificateKey"}, nil),
+						"gpucluster-upload-certs.timer", "certificateKey", "enable --now gpucluster-bootstrap.service"}, []string{"cuda-toolkit"}),
 					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443"},
 						[]string{"InitConfiguration", "kubeadm init", "unsafeSkipCAVerification", "ca.key"}),
 					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
-						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran"}, []string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey", "--provider-id", "gpucluster-spot-interruption"}),
+						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran", "cuda-toolkit-11-8"},
+						// A T4 type has no NVSwitch: no Fabric Manager.
+						[]string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey", "--provider-id", "gpucluster-spot-interruption", "fabricmanager"}),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
 					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),
@@ -181,9 +185,18 @@ func checkUserData(emu *acctest.Emulator, pool string, want, notWant []string) r
 		if err != nil {
 			return fmt.Errorf("user data of %s is not Base64: %w", id, err)
 		}
+		// The document and every file it writes, decoded: the bootstrap script is gz+b64, so a
+		// search of the raw document would miss what it says (and a "not in it" would prove nothing).
 		doc, err := bootstrap.UnpackUserData(string(raw))
 		if err != nil {
 			return fmt.Errorf("user data of %s: %w", id, err)
+		}
+		files, err := bootstrap.DocumentFiles(doc)
+		if err != nil {
+			return fmt.Errorf("user data of %s: %w", id, err)
+		}
+		for _, p := range slices.Sorted(maps.Keys(files)) {
+			doc += "\n" + files[p]
 		}
 		for _, w := range want {
 			if !strings.Contains(doc, w) {

@@ -96,6 +96,7 @@ type k8sModel struct {
 	Addons                     types.Map    `tfsdk:"addons"`
 	Versions                   types.Object `tfsdk:"versions"`
 	NCCLEnv                    types.Map    `tfsdk:"nccl_env"`
+	HostCUDA                   types.Bool   `tfsdk:"host_cuda"`
 }
 
 // joinsControlPlane reports whether the pool is a control-plane pool that joins the first one.
@@ -163,6 +164,7 @@ var (
 		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
 		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},
+		"host_cuda": types.BoolType,
 	}
 	versionAttrTypes = map[string]attr.Type{"driver": types.StringType, "cuda": types.StringType, "nccl": types.StringType, "kubernetes": types.StringType}
 )

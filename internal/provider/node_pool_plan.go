@@ -169,6 +169,14 @@ func parseAutoRelease(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// region is the provider's region, "" without a client (unit tests).
+func (r *nodePoolResource) region() string {
+	if r.client == nil {
+		return ""
+	}
+	return r.client.Region()
+}
+
 // ModifyPlan resolves the instance type and the catalog's findings, so the plan shows what will
 // be built and an error stops it before anything is created. With a network that already exists,
 // the checks that depend on it (eRDMA, placement, HPC cluster, zones) run here too; a network
@@ -189,6 +197,15 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		if resp.Diagnostics.HasError() {
 			return
 		}
+	}
+	if plan.PackageMirror.IsUnknown() {
+		// Unset: a pool keeps the mirror it was made with (so a provider upgrade rolls no nodes);
+		// a new one takes its region's default, the in-VPC mirror in mainland China.
+		plan.PackageMirror = types.StringValue(bootstrap.DefaultPackageMirror(r.region()))
+		if state != nil && !state.PackageMirror.IsNull() && !state.PackageMirror.IsUnknown() {
+			plan.PackageMirror = state.PackageMirror
+		}
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("package_mirror"), plan.PackageMirror)...)
 	}
 	if plan.Size.IsUnknown() || plan.Scenario.IsUnknown() || plan.GPUModel.IsUnknown() || plan.GPUsPerNode.IsUnknown() {
 		return

@@ -637,12 +637,12 @@ func nullOf(t attr.Type) attr.Value {
 
 // packageMirrorDoc describes package_mirror, the same on the node bootstrap data source and the
 // node pool.
-var packageMirrorDoc = "Where the bootstrap takes Ubuntu packages from, and where the node's pip looks: `internet` (default; " +
-	"the image's own apt sources) or `alibaba_vpc`, Alibaba Cloud's mirror on its internal network (`" + bootstrap.AlibabaVPCMirrorHost +
-	"`: the Ubuntu archive and PyPI, reachable from a VPC without a route to the internet; " +
-	"https://developer.aliyun.com/mirror/). A bootstrap needs the internet unless everything it downloads comes from an " +
-	"in-VPC source, and the mirror does not carry the rest of what it installs: the NVIDIA driver, CUDA, NCCL and the " +
-	"container toolkit (GPU workers), the Kubernetes packages (pkgs.k8s.io) and the images kubeadm pulls (registry.k8s.io). " +
-	"So with either value the nodes need a route out (network `egress.mode` = `nat` or `existing`); the mirror takes the bulk " +
-	"of the Ubuntu traffic off the EIP. Nodes on a network without egress need an image with everything preinstalled and " +
-	"`bootstrap = false`."
+var packageMirrorDoc = "Where the bootstrap takes its packages from, and where the node's pip looks: `internet` (the image's own " +
+	"Ubuntu sources, pkgs.k8s.io for Kubernetes, nvidia.github.io for the NVIDIA container toolkit) or `alibaba_vpc`, Alibaba " +
+	"Cloud's mirror on its internal network (`" + bootstrap.AlibabaVPCMirrorHost + "`, reachable from a VPC without a route to " +
+	"the internet; https://developer.aliyun.com/mirror/): the Ubuntu archive (with the NVIDIA driver and Fabric Manager), the " +
+	"Kubernetes packages (its `kubernetes-new` mirror of pkgs.k8s.io), the NVIDIA container toolkit (its `libnvidia-container` " +
+	"mirror) and PyPI. The default is `alibaba_vpc` in mainland China regions (`cn-*` but `cn-hongkong`), where the upstream " +
+	"hosts answer slowly or not at all, and `internet` elsewhere. Either way the images kubeadm pulls come from its image " +
+	"repository, so the nodes need a route out (network `egress.mode` = `nat` or `existing`) unless that repository is in " +
+	"the VPC too; nodes on a network without egress need an image with everything preinstalled and `bootstrap = false`."

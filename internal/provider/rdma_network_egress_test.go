@@ -164,8 +164,13 @@ func TestAccRDMANetwork_egress(t *testing.T) {
 }
 
 // mirroredControlPlanePool is a one-node control-plane pool on gpucluster_rdma_network.net whose
-// bootstrap (always rendered for a control plane) downloads through the given package_mirror.
+// bootstrap (always rendered for a control plane) downloads through the given package_mirror
+// ("" leaves it unset).
 func mirroredControlPlanePool(mirror string) string {
+	setting := fmt.Sprintf("package_mirror = %q", mirror)
+	if mirror == "" {
+		setting = ""
+	}
 	return fmt.Sprintf(`
 resource "gpucluster_node_pool" "control" {
   name           = "control"
@@ -173,13 +178,13 @@ resource "gpucluster_node_pool" "control" {
   scenario       = "engineering_simulation"
   instance_type  = "ecs.g7.2xlarge"
   size           = 1
-  package_mirror = %q
+  %s
   kubernetes = {
     role       = "control_plane"
     join_token = "abcdef.0123456789abcdef"
   }
 }
-`, mirror)
+`, setting)
 }
 
 // noEgressControlPlane is a network without egress and a control-plane pool on it.
@@ -240,11 +245,11 @@ data "gpucluster_node_bootstrap" "cp" {
 		Steps: []resource.TestStep{{
 			Config: emu.Config() + config,
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)mirrors\.cloud\.aliyuncs\.com/ubuntu/ jammy main.*/etc/pip\.conf.*apt-get update`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)mirrors\.cloud\.aliyuncs\.com/ubuntu/ jammy main.*/etc/pip\.conf.*apt-get update.*mirrors\.cloud\.aliyuncs\.com/kubernetes-new/`))),
+				// Every package comes from the in-VPC mirror.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("internet_sources"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringRegexp(regexp.MustCompile(`pkgs\.k8s\.io`)),
-					// No registry.k8s.io: in cn-wulanchabu the images come from the region's in-VPC registry.
+					// None: in cn-wulanchabu the images come from the region's in-VPC registry too.
 				})),
 			},
 		}},
@@ -265,15 +270,27 @@ func TestAccNodePool_packageMirror(t *testing.T) {
 		CheckDestroy:             checkNothingLeft(emu),
 		Steps: []resource.TestStep{
 			{
-				Config: pool("alibaba_vpc"),
-				Check:  checkUserData(emu, addr, mirrored, nil),
+				// Unset in a mainland region (the emulator's cn-wulanchabu): the in-VPC mirror.
+				Config: pool(""),
+				Check: resource.ComposeTestCheckFunc(checkUserData(emu, addr, mirrored, []string{"pkgs.k8s.io"}),
+					resource.TestCheckResourceAttr(addr, "package_mirror", "alibaba_vpc")),
+			},
+			{
+				Config:             pool("alibaba_vpc"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: false,
 			},
 			{
 				Config: pool("internet"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 				},
-				Check: checkUserData(emu, addr, []string{"kubeadm init"}, mirrored),
+				Check: checkUserData(emu, addr, []string{"kubeadm init", "https://pkgs.k8s.io/core:/stable:/v1.33/deb/"}, mirrored),
+			},
+			{
+				// Unset again: the pool keeps the mirror it has, and rolls nothing.
+				Config:   pool(""),
+				PlanOnly: true,
 			},
 		},
 	})

@@ -329,6 +329,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						ElementType:         types.StringType,
 						MarkdownDescription: "NCCL environment overrides for GPU workers, on top of the network's defaults (see `gpucluster_node_bootstrap`). Changing them rolls the nodes.",
 					},
+					"host_cuda": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the GPU workers' hosts, from " +
+							"NVIDIA's repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers " +
+							"bring their own CUDA and NCCL and need only the driver. Changing it rolls the nodes.",
+					},
 					"labels": schema.MapAttribute{
 						Optional:            true,
 						ElementType:         types.StringType,
@@ -356,8 +362,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"package_mirror": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				Default:             stringdefault.StaticString(bootstrap.MirrorInternet),
-				MarkdownDescription: packageMirrorDoc + " Changing it rolls the nodes. A pool whose bootstrap needs the internet on a network with `egress.mode = \"none\"` is refused at plan (at apply, before any node is asked for, when `network_id` is not known at plan).",
+				MarkdownDescription: packageMirrorDoc + " Unset, a new pool takes its region's default and keeps it. Changing it rolls the nodes. A pool whose bootstrap needs the internet on a network with `egress.mode = \"none\"` is refused at plan (at apply, before any node is asked for, when `network_id` is not known at plan).",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
 			},
 			"node_labels": schema.MapAttribute{

@@ -32,9 +32,8 @@ locals {
   ca_cert_hash = var.control_plane.enabled ? gpucluster_cluster_ca.cluster[0].ca_cert_hash : var.ca_cert_hash
 
   # Every pool here runs the node bootstrap, which needs a route to the internet whatever
-  # package_mirror says: the in-VPC mirror carries Ubuntu and PyPI, not NVIDIA's or Kubernetes'
-  # repositories and images.
-  no_egress_message = "The node bootstrap (package_mirror = \"${var.package_mirror}\") downloads the NVIDIA driver, CUDA, NCCL, the container toolkit and the Kubernetes packages and images from the internet, but the network's egress.mode is \"none\" (network_egress_mode): every node's cloud-init would fail. Set egress = { mode = \"nat\" } on the gpucluster_rdma_network (or \"existing\" with a route of your own); package_mirror = \"alibaba_vpc\" alone does not remove the need."
+  # package_mirror says: the in-VPC mirror carries every package, not the images kubeadm pulls.
+  no_egress_message = "The node bootstrap (package_mirror = ${var.package_mirror == null ? "the region's default" : "\"${var.package_mirror}\""}) pulls the Kubernetes images from the internet (and with package_mirror = \"internet\" its packages too), but the network's egress.mode is \"none\" (network_egress_mode): every node's cloud-init would fail. Set egress = { mode = \"nat\" } on the gpucluster_rdma_network (or \"existing\" with a route of your own); package_mirror = \"alibaba_vpc\" alone does not remove the need."
 }
 
 # Warn (not fail) when the join token is predictable: fine for a test cluster, not for production.

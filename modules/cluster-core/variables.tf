@@ -303,13 +303,12 @@ variable "network_egress_mode" {
 }
 
 variable "package_mirror" {
-  description = "Where the node bootstrap takes Ubuntu packages from (and where nodes' pip looks): internet (default) or alibaba_vpc (Alibaba Cloud's in-VPC mirror, mirrors.cloud.aliyuncs.com). The NVIDIA and Kubernetes downloads still need the internet either way."
+  description = "Where the node bootstrap takes its packages from (and where nodes' pip looks): internet (the upstream sources) or alibaba_vpc (Alibaba Cloud's in-VPC mirror, mirrors.cloud.aliyuncs.com: Ubuntu with the NVIDIA driver and Fabric Manager, the Kubernetes packages, the NVIDIA container toolkit, PyPI). Unset (null), the region's default: alibaba_vpc in mainland China (cn-* but cn-hongkong), internet elsewhere. The images kubeadm pulls come from its image repository either way."
   type        = string
-  default     = "internet"
-  nullable    = false
+  default     = null
 
   validation {
-    condition     = contains(["internet", "alibaba_vpc"], var.package_mirror)
-    error_message = "package_mirror must be internet or alibaba_vpc."
+    condition     = var.package_mirror == null || contains(["internet", "alibaba_vpc"], coalesce(var.package_mirror, "internet"))
+    error_message = "package_mirror must be internet or alibaba_vpc (or null for the region's default)."
   }
 }

@@ -39,7 +39,7 @@ resource "gpucluster_rdma_network" "this" {
     # anything is created. ../cluster-core checks the same on its pools for its other callers.
     precondition {
       condition     = var.network.egress_mode != "none"
-      error_message = "network.egress_mode = \"none\" gives the cluster's nodes no route to the internet, but their bootstrap (package_mirror \"internet\" or \"alibaba_vpc\" alike) downloads the NVIDIA driver, CUDA, NCCL, the container toolkit and the Kubernetes packages and images from it. Leave network.egress_mode unset (\"nat\": a NAT gateway and EIP of the network's own), or set it to \"existing\" when a route of your own leads out."
+      error_message = "network.egress_mode = \"none\" gives the cluster's nodes no route to the internet, but their bootstrap (package_mirror \"internet\" or \"alibaba_vpc\" alike) pulls the Kubernetes images from it, and with \"internet\" its packages too. Leave network.egress_mode unset (\"nat\": a NAT gateway and EIP of the network's own), or set it to \"existing\" when a route of your own leads out."
     }
   }
 }

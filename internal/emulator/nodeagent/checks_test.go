@@ -42,12 +42,14 @@ func TestStaticChecks(t *testing.T) {
 			v.NatGateways = nil
 			v.EIPs = []emulator.EIPView{{ID: "eip-1", IP: "47.96.0.2", InstanceID: "ngw-1", InstanceType: "Nat"}}
 		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
-		{"in-VPC mirror does not replace NVIDIA's downloads", func(t *testing.T, v *emulator.View) {
+		// The in-VPC mirror serves every package (NVIDIA's included); kubeadm's images are a
+		// setting of their own.
+		{"in-VPC mirror does not replace kubeadm's image registry", func(t *testing.T, v *emulator.View) {
 			v.NatGateways = nil
 			o := gpuWorker(good)
 			o.PackageMirror = bootstrap.MirrorAlibabaVPC
 			instanceByID(t, v, "i-gpu1").UserData = userData(t, o)
-		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": "downloads from us.download.nvidia.com"}},
+		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": "downloads from registry.k8s.io"}},
 		{"wrong CA hash", func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").UserData = userData(t, gpuWorker(wrong))
 		}, map[string]string{"i-cp": "", "i-gpu1": "its CA hash " + good.hash + " is not among the pinned caCertHashes " + wrong.hash}},
