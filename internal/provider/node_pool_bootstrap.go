@@ -21,12 +21,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
 // workers when they have an API endpoint to join, control planes always. Input mistakes are
 // plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
-func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
+func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
 		return diags
@@ -123,7 +124,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 
 // bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
 // a network that gives its members no route out: every node's cloud-init would fail.
-func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
+func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
 	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
@@ -239,6 +240,6 @@ func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolMo
 
 // launchesSpot reports whether an autoscaling pool's group launches spot nodes: spot is on and not
 // every node above the on-demand base is pay-as-you-go.
-func launchesSpot(spec *poolSpec) bool {
+func launchesSpot(spec *nodepool.Spec) bool {
 	return spec.Autoscale != nil && spec.Spot != "" && spec.Spot != "NoSpot" && spec.Autoscale.Mix.OnDemandPercentAboveBase < 100
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
 )
 
@@ -26,47 +27,6 @@ const (
 	minAutoRelease = 30 * time.Minute
 	maxAutoRelease = 3 * 365 * 24 * time.Hour
 )
-
-// poolSpec is a node pool's configuration resolved against the catalog and its network: what
-// every RunInstances call of the pool is built from.
-type poolSpec struct {
-	PoolID      string
-	Name        string
-	Scenario    string
-	Network     poolNetwork
-	Types       []string // planned type first, then the catalog's next candidates
-	Fallback    bool
-	Zones       []string
-	Size        int
-	MinSize     int
-	ImageID     string
-	RAMRole     string // the nodes' instance RAM role, "" for none
-	SystemDisk  diskSpec
-	DataDisks   []diskSpec
-	Spot        string
-	SpotLimit   float64
-	AutoRelease time.Duration
-	UserData    string
-	UserTags    map[string]string
-	Labels      map[string]string
-	Taints      []string
-	Role        string
-	ERDMA       bool
-	HPCCluster  string
-	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
-	LoadBalancerID string
-	MaxUnavail     int
-	SpecHash       string
-	// Autoscale is set for an autoscaling pool (node_pool_autoscaling*.go); Size is then its
-	// max_size and MinSize its min_size.
-	Autoscale *autoscaleSpec
-}
-
-type diskSpec struct {
-	Category string
-	Level    string
-	SizeGiB  int
-}
 
 func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
@@ -225,7 +185,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 
-	var network *poolNetwork
+	var network *nodepool.Network
 	if r.client != nil && !plan.NetworkID.IsUnknown() {
 		n, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 		if err != nil {
@@ -263,14 +223,14 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // keepType, at apply time, is the instance type the plan showed.
 // atApply is true when called from Create or Update: the node bootstrap is then rendered.
 // in carries what the bootstrap needs beyond the plan (see bootstrapInputs).
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, in bootstrapInputs) (poolSpec, diag.Diagnostics) {
+func planSpec(ctx context.Context, plan *nodePoolModel, network *nodepool.Network, keepType string, atApply bool, in bootstrapInputs) (nodepool.Spec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	nested, _, d := plan.nested(ctx)
 	diags.Append(d...)
 	if diags.HasError() {
-		return poolSpec{}, diags
+		return nodepool.Spec{}, diags
 	}
-	spec := poolSpec{
+	spec := nodepool.Spec{
 		Name:     plan.Name.ValueString(),
 		Scenario: plan.Scenario.ValueString(),
 		Size:     int(plan.Size.ValueInt64()),
@@ -456,15 +416,15 @@ func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, ke
 	if plan.AutoReleaseAfter.ValueString() != "" {
 		spec.AutoRelease, _ = parseAutoRelease(plan.AutoReleaseAfter.ValueString())
 	}
-	spec.SystemDisk = diskSpec{Category: "cloud_essd", Level: "PL1", SizeGiB: 100}
+	spec.SystemDisk = nodepool.Disk{Category: "cloud_essd", Level: "PL1", SizeGiB: 100}
 	if d := nested.SystemDisk; d != nil {
-		spec.SystemDisk = diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
+		spec.SystemDisk = nodepool.Disk{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
 	}
 	for i, d := range nested.DataDisks {
 		// Checked again here for disks that were unknown when the configuration was validated:
 		// at apply they are known, and a bad one stops the apply before any node is asked for.
 		checkDiskConfig(path.Root("data_disks").AtListIndex(i), d, &diags)
-		spec.DataDisks = append(spec.DataDisks, diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
+		spec.DataDisks = append(spec.DataDisks, nodepool.Disk{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
 	}
 	spec.UserTags, d = mapOf(ctx, plan.Tags)
 	diags.Append(d...)
@@ -535,12 +495,12 @@ func findingDetail(f catalog.Finding) string {
 }
 
 // resolveSpec is planSpec at apply time, when the network must exist.
-func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (poolSpec, diag.Diagnostics) {
+func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (nodepool.Spec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	network, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
-		return poolSpec{}, diags
+		return nodepool.Spec{}, diags
 	}
 	keep := ""
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {

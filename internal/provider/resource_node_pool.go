@@ -2,9 +2,6 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"time"
@@ -22,11 +19,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 var (
@@ -454,7 +451,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	poolID := newPoolID()
+	poolID := nodepool.NewPoolID()
 	spec.PoolID = poolID
 	plan.ID = types.StringValue(poolID)
 	if spec.Autoscale != nil {
@@ -470,21 +467,13 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 
 	// Nodes of an earlier apply of this pool that was killed before it could save state carry
 	// the pool's name and network: adopt them so a re-run never doubles the pool.
-	orphans, err := r.client.ListInstancesByTags(ctx, map[string]string{tagPoolName: spec.Name, tagPoolNetwork: spec.Network.ID})
+	orphans, err := nodepool.AdoptOrphans(ctx, r.client, spec)
 	if err != nil {
-		resp.Diagnostics.AddError(summary, "looking for nodes of an interrupted earlier apply: "+err.Error())
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if len(orphans) > 0 {
-		ids := instanceIDs(orphans)
-		tflog.Info(ctx, fmt.Sprintf("adopting %d nodes of an interrupted earlier apply", len(ids)), map[string]any{"pool": poolID})
-		if err := r.client.TagResources(ctx, cloud.KindInstance, ids, map[string]string{tagPool: poolID}); err != nil {
-			resp.Diagnostics.AddError(summary, "adopting nodes of an interrupted earlier apply: "+err.Error())
-			return
-		}
-	}
 
-	outcome, err := r.grow(ctx, spec, "create", orphans, int(plan.Size.ValueInt64()))
+	outcome, err := nodepool.Grow(ctx, r.client, spec, "create", orphans, int(plan.Size.ValueInt64()))
 	// Whatever happened, every node that exists is recorded: a failed create leaves a tainted
 	// resource that knows its nodes, never an orphan.
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
@@ -550,12 +539,12 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	}
 	if old := poolLoadBalancer(ctx, &state); old != spec.LoadBalancerID {
 		// Moved to another load balancer, or off one: the old one loses the pool's nodes.
-		if err := r.detachBackends(ctx, old, nodeIDs(state)); err != nil {
+		if err := nodepool.DetachBackends(ctx, r.client, old, nodeIDs(state)); err != nil {
 			resp.Diagnostics.AddError(fmt.Sprintf("updating node pool (%s)", spec.PoolID), err.Error())
 			return
 		}
 	}
-	outcome, err := r.reconcile(ctx, spec, &plan)
+	outcome, err := nodepool.Reconcile(ctx, r.client, spec)
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {
@@ -578,56 +567,14 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	defer cancel()
 	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
 	if !state.ScalingGroupID.IsNull() {
-		if err := r.deleteAutoscaled(ctx, &state); err != nil {
+		if err := nodepool.DeleteScalingGroup(ctx, r.client, state.ID.ValueString(), state.ScalingGroupID.ValueString()); err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 		}
 		return
 	}
 
-	if err := r.deleteNodes(ctx, &state); err != nil {
+	if err := nodepool.DeleteNodes(ctx, r.client, state.ID.ValueString(), poolLoadBalancer(ctx, &state), state.nodeIDs()); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
-	}
-}
-
-// deleteStallRounds is how many polls without progress make a delete look for nodes it missed.
-const deleteStallRounds = 10
-
-// deleteNodes deletes every node carrying the pool's tag and waits until none is left. The nodes
-// the state lists (just refreshed, in a destroy) are used when the cloud counts as many tagged
-// nodes, which spares listing a 10,000-node pool again (100 calls); otherwise, or when the count
-// stops falling while waiting (a node the state did not know), the pool is listed by its tag.
-func (r *nodePoolResource) deleteNodes(ctx context.Context, state *nodePoolModel) error {
-	tags := map[string]string{tagPool: state.ID.ValueString()}
-	ids := state.nodeIDs()
-	count, err := r.client.CountInstancesByTags(ctx, tags)
-	if err != nil {
-		return err
-	}
-	if count != len(ids) {
-		nodes, err := r.client.ListInstancesByTags(ctx, tags)
-		if err != nil {
-			return err
-		}
-		ids = instanceIDs(nodes)
-	}
-	lb := poolLoadBalancer(ctx, state)
-	for {
-		// A control plane's nodes leave its load balancer before they are deleted.
-		if err := r.detachBackends(ctx, lb, ids); err != nil {
-			return err
-		}
-		if err := r.client.DeleteInstances(ctx, ids); err != nil {
-			return err
-		}
-		err := r.client.WaitTaggedInstancesGone(ctx, tags, deleteStallRounds)
-		if !errors.Is(err, cloud.ErrInstancesStalled) {
-			return err
-		}
-		nodes, err := r.client.ListInstancesByTags(ctx, tags)
-		if err != nil {
-			return err
-		}
-		ids = instanceIDs(nodes)
 	}
 }
 
@@ -658,21 +605,4 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
-}
-
-// newPoolID returns a fresh pool id. Random, not derived from the name: a pool destroyed and
-// created again must not reuse the ClientTokens of the first one, or the service would answer
-// with the old (deleted) instances.
-func newPoolID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return "np-" + hex.EncodeToString(b)
-}
-
-func instanceIDs(in []cloud.Instance) []string {
-	out := make([]string, 0, len(in))
-	for _, i := range in {
-		out = append(out, i.ID)
-	}
-	return out
 }
