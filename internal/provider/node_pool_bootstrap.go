@@ -46,9 +46,7 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
 		return diags
 	}
-	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
-		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
-		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() {
+	if bootstrapNotKnownYet(plan, k8s, endpoint, in) {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
@@ -59,6 +57,44 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 		}
 		return diags
 	}
+	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, in)
+	diags.Append(d...)
+	warnings, err := bootstrap.Validate(opts)
+	if err != nil {
+		var ve *bootstrap.VersionError
+		if errors.As(err, &ve) {
+			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
+			return diags
+		}
+		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
+		return diags
+	}
+	if !final {
+		for _, w := range warnings {
+			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
+		}
+		return diags
+	}
+	doc, err := renderUserData(opts, spec.UserData)
+	if err != nil {
+		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
+		return diags
+	}
+	spec.UserData = doc
+	return diags
+}
+
+// bootstrapNotKnownYet reports whether something the bootstrap is rendered from is not known
+// yet: it is checked at apply time then.
+func bootstrapNotKnownYet(plan *nodePoolModel, k8s *k8sModel, endpoint types.String, in bootstrapInputs) bool {
+	return endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown()
+}
+
+// bootstrapOptions is what internal/bootstrap renders a node of this pool from.
+func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, endpoint types.String, mounts []string, in bootstrapInputs) (bootstrap.Options, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	addons, d := mapOf(ctx, k8s.Addons)
 	diags.Append(d...)
 	versions, nccl, d := k8sSoftware(ctx, k8s)
@@ -91,35 +127,20 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	for _, t := range spec.Taints {
 		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.ParseTaint(t))
 	}
-	warnings, err := bootstrap.Validate(opts)
-	if err != nil {
-		var ve *bootstrap.VersionError
-		if errors.As(err, &ve) {
-			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
-			return diags
-		}
-		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
-		return diags
-	}
-	if !final {
-		for _, w := range warnings {
-			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
-		}
-		return diags
-	}
+	return opts, diags
+}
+
+// renderUserData renders the bootstrap and merges the user's user_data after it, within the
+// size ECS accepts.
+func renderUserData(opts bootstrap.Options, userData string) (string, error) {
 	doc, err := bootstrap.Render(opts)
 	if err == nil {
-		doc, err = bootstrap.Merge(doc, spec.UserData)
+		doc, err = bootstrap.Merge(doc, userData)
 	}
 	if err == nil && len(doc) > bootstrap.MaxUserDataBytes {
 		err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data) is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
 	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
-		return diags
-	}
-	spec.UserData = doc
-	return diags
+	return doc, err
 }
 
 // bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on

@@ -180,26 +180,35 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 
+	if r.planChanges(ctx, req.Config, &plan, state, autoscaling, &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
+}
+
+// planChanges is ModifyPlan for a changed configuration: the spec resolved against the network
+// (when it exists) and the catalog, the checks that need the cloud, and drift of a fixed pool's
+// nodes. planned is false when it stopped before the plan's values were resolved.
+func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config, plan *nodePoolModel, state *nodePoolModel, autoscaling bool, diags *diag.Diagnostics) (planned bool) {
 	var network *nodepool.Network
 	if r.client != nil && !plan.NetworkID.IsUnknown() {
 		n, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
-			return
+			diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
+			return false
 		}
 		network = &n
 	}
-	in, d := r.bootstrapInputs(ctx, &plan, req.Config)
-	resp.Diagnostics.Append(d...)
-	spec, diags := planSpec(ctx, &plan, network, "", false, in)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	in, d := r.bootstrapInputs(ctx, plan, config)
+	diags.Append(d...)
+	spec, d := planSpec(ctx, plan, network, "", false, in)
+	diags.Append(d...)
+	if diags.HasError() {
+		return false
 	}
 	if autoscaling {
-		r.checkBudget(ctx, spec, &resp.Diagnostics)
+		r.checkBudget(ctx, spec, diags)
 	}
-	r.checkSpotOffered(ctx, spec, &resp.Diagnostics)
+	r.checkSpotOffered(ctx, spec, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
@@ -209,7 +218,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			plan.EstimatedHourlyPrice = state.EstimatedHourlyPrice
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	return true
 }
 
 // gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names
