@@ -7,20 +7,14 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
-// systemTags are the reserved tags of one object of the network.
-func systemTags(name, networkID string) map[string]string {
-	t := map[string]string{tagManagedBy: managedByVal, tagNetwork: name}
-	if networkID != "" {
-		t[tagNetworkID] = networkID
-	}
-	return t
-}
+// systemTags are the reserved tags of one object of the network (network.SystemTags).
+var systemTags = network.SystemTags
 
 // securityGroupTags is everything the network's security group carries: the user's tags, the
 // reserved ones and the settings.
@@ -66,31 +60,12 @@ func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone,
 
 // --- security group rules ---
 
-// ruleFromCloud turns an API rule into a netplan.Rule.
-func ruleFromCloud(p cloud.IngressRule) netplan.Rule {
-	src := p.SourceCIDR
-	switch {
-	case p.SourceGroupID != "":
-		src = p.SourceGroupID
-	case p.SourcePrefixListID != "":
-		src = p.SourcePrefixListID
-	case p.SourceIPv6CIDR != "":
-		src = p.SourceIPv6CIDR
-	}
-	return netplan.Rule{Protocol: strings.ToUpper(p.Protocol), PortRange: p.PortRange, Source: src,
-		Policy: strings.ToLower(p.Policy), Priority: p.Priority, Description: p.Description}
-}
-
-// ruleToCloud is the API rule that authorises r.
-func ruleToCloud(r netplan.Rule) cloud.IngressRule {
-	out := cloud.IngressRule{Protocol: r.Protocol, PortRange: r.PortRange, Policy: r.Policy, Priority: r.Priority, Description: r.Description}
-	if r.IsGroupSource() {
-		out.SourceGroupID = r.Source
-	} else {
-		out.SourceCIDR = r.Source
-	}
-	return out
-}
+// The security group's rules as netplan.Rule, both ways (internal/network, shared with the
+// control-plane endpoint).
+var (
+	ruleFromCloud = network.RuleFromCloud
+	ruleToCloud   = network.RuleToCloud
+)
 
 // actualRules reads the ingress rules of the security group, with their ids. Rules a
 // gpucluster_control_plane_endpoint owns are left out: they are not the network's to show,
@@ -288,7 +263,7 @@ type networkRemoval struct {
 	HPCClusterID    string
 	// Egress holds the ids of the egress the state knows; what carries the network's tags is
 	// found and removed too.
-	Egress egressState
+	Egress network.EgressState
 	// VSwitchIDs are the vSwitches in the state; the ones tagged with the network's id are
 	// deleted too.
 	VSwitchIDs []string
@@ -301,7 +276,7 @@ type networkRemoval struct {
 // returns the failed step with the error.
 func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (string, error) {
 	// The NAT gateway sits in a vSwitch: the egress goes before anything else.
-	if step, err := removeEgress(ctx, c, rm.ID, rm.VPCID, rm.Egress); err != nil {
+	if step, err := network.RemoveEgress(ctx, c, rm.ID, rm.VPCID, rm.Egress); err != nil {
 		return "egress: " + step, err
 	}
 	if _, err := reconcileHPC(ctx, c, rm.ID, rm.Name, false); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 // rdmaNetworkModel is the resource's data.
@@ -299,7 +300,7 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		m.HPCCluster = types.BoolValue(true)
 		m.HPCClusterID = types.StringValue(h.ID)
 	}
-	st, err := readEgress(ctx, c, id, g.VPCID, vswitches)
+	st, err := network.ReadEgress(ctx, c, id, g.VPCID, vswitches)
 	if err != nil {
 		diags.AddError("Error "+what+": egress", err.Error())
 		return m, "", diags

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -161,7 +162,7 @@ func (r *endpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		if !plan.VSwitchID.IsUnknown() {
 			vswitch = plan.VSwitchID.ValueString()
 		}
-		network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
+		epNet, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
 		var vsErr *vswitchError
 		switch {
 		case errors.As(err, &vsErr):
@@ -172,9 +173,9 @@ func (r *endpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			return
 		}
 		if plan.VSwitchID.IsUnknown() && req.State.Raw.IsNull() {
-			plan.VSwitchID = types.StringValue(network.VSwitchID)
+			plan.VSwitchID = types.StringValue(epNet.VSwitchID)
 		}
-		plan.AllowedSources = stringList(endpointSources(netplan.EndpointRules("", network.CIDRs)))
+		plan.AllowedSources = stringList(network.EndpointSources(netplan.EndpointRules("", epNet.CIDRs)))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -190,7 +191,7 @@ func (r *endpointResource) Create(ctx context.Context, req resource.CreateReques
 	if !ok {
 		return
 	}
-	id, err := createOrAdoptLoadBalancer(ctx, r.client, in)
+	id, err := network.CreateOrAdoptLoadBalancer(ctx, r.client, in)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -226,7 +227,7 @@ func (r *endpointResource) Update(ctx context.Context, req resource.UpdateReques
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if err := r.client.SyncTags(ctx, cloud.KindLoadBalancer, []string{id}, lb.Tags, endpointTags(in.Network.ID, in.Name, in.UserTags)); err != nil {
+	if err := r.client.SyncTags(ctx, cloud.KindLoadBalancer, []string{id}, lb.Tags, network.EndpointTags(in.Network.ID, in.Name, in.UserTags)); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
@@ -234,23 +235,23 @@ func (r *endpointResource) Update(ctx context.Context, req resource.UpdateReques
 }
 
 // input resolves the plan against the network (vswitch_id defaults to the network's first).
-func (r *endpointResource) input(ctx context.Context, plan *endpointModel, summary string, diags *diag.Diagnostics) (endpointInput, bool) {
+func (r *endpointResource) input(ctx context.Context, plan *endpointModel, summary string, diags *diag.Diagnostics) (network.EndpointInput, bool) {
 	user, d := mapOf(ctx, plan.Tags)
 	diags.Append(d...)
-	network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), plan.VSwitchID.ValueString())
+	epNet, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), plan.VSwitchID.ValueString())
 	if err != nil {
 		diags.AddError(summary, err.Error())
-		return endpointInput{}, false
+		return network.EndpointInput{}, false
 	}
-	return endpointInput{Network: network, Name: plan.Name.ValueString(), Spec: plan.LoadBalancerSpec.ValueString(), UserTags: user}, !diags.HasError()
+	return network.EndpointInput{Network: epNet, Name: plan.Name.ValueString(), Spec: plan.LoadBalancerSpec.ValueString(), UserTags: user}, !diags.HasError()
 }
 
 // finish puts the listener and rules in place and records the load balancer as the cloud has it.
 // The state is saved whatever happens, so the load balancer is never lost.
-func (r *endpointResource) finish(ctx context.Context, id string, in endpointInput, plan *endpointModel, summary string,
+func (r *endpointResource) finish(ctx context.Context, id string, in network.EndpointInput, plan *endpointModel, summary string,
 	save func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics) {
 	plan.NetworkID = types.StringValue(in.Network.ID)
-	trafficErr := ensureEndpointTraffic(ctx, r.client, id, in.Network)
+	trafficErr := network.EnsureEndpointTraffic(ctx, r.client, id, in.Network)
 	if trafficErr == nil {
 		trafficErr = plan.setTraffic(ctx, r.client, id)
 	}
@@ -310,7 +311,7 @@ func (r *endpointResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	id, summary := state.ID.ValueString(), endpointSummary("deleting", &state)
 	// Rules first: while the load balancer exists, its id keeps naming them.
-	err := reconcileEndpointRules(ctx, r.client, state.NetworkID.ValueString(), id, nil)
+	err := network.ReconcileEndpointRules(ctx, r.client, state.NetworkID.ValueString(), id, nil)
 	if err != nil && !cloud.IsNotFound(err) {
 		resp.Diagnostics.AddError(summary, fmt.Sprintf("revoking the endpoint's rules in security group %s: %s", state.NetworkID.ValueString(), err))
 		return

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -310,7 +311,7 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			fail("listing vSwitches for egress", err)
 			return
 		}
-		if step, err := ensureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
+		if step, err := network.EnsureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
 			fail("egress: "+step, err)
 			return
 		}

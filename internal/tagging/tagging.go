@@ -5,6 +5,7 @@
 package tagging
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -24,6 +25,11 @@ const (
 	// gpucluster_storage_tier: the tier's name on its file system or bucket. With
 	// gpucluster:managed-by it lets a later apply find, and adopt, what an interrupted one created.
 	StorageTier = "gpucluster:storage-tier"
+
+	// gpucluster_control_plane_endpoint: the endpoint's name on its load balancer. With
+	// gpucluster:network-id and gpucluster:managed-by it finds, and adopts, a load balancer an
+	// interrupted apply created.
+	ControlPlaneEndpoint = "gpucluster:control-plane-endpoint"
 
 	// gpucluster_node_pool, on every node. gpucluster:pool finds the pool's nodes on every read;
 	// the name and network tags find the nodes of an apply that was killed before it saved the
@@ -66,4 +72,14 @@ func Merge(maps ...map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// TokenParts is what identifies one create call, for its ClientToken (cloud.CreateOrAdopt): the
+// call's own parts, then every tag as key=value in key order, so a change of tags is a different
+// request.
+func TokenParts(tags map[string]string, parts ...string) []string {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		parts = append(parts, k+"="+tags[k])
+	}
+	return parts
 }

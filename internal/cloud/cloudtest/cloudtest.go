@@ -83,6 +83,7 @@ type Network struct {
 	SecurityGroupID string
 	Zones           []string          // in the order given
 	VSwitchIDs      map[string]string // zone -> vSwitch
+	VSwitches       []cloud.VSwitch   // in zone order, as the service answered them
 }
 
 // CreateNetwork creates a VPC, a vSwitch in each zone (10.0.<i>.0/24) and a security group.
@@ -101,10 +102,12 @@ func (c *Cloud) CreateNetwork(ctx context.Context, t testing.TB, zones ...string
 		if err != nil {
 			t.Fatalf("CreateVSwitch in %s: %v", z, err)
 		}
-		if _, err := c.Client.WaitVSwitchAvailable(ctx, id); err != nil {
+		sw, err := c.Client.WaitVSwitchAvailable(ctx, id)
+		if err != nil {
 			t.Fatalf("waiting for the vSwitch in %s: %v", z, err)
 		}
 		n.VSwitchIDs[z] = id
+		n.VSwitches = append(n.VSwitches, *sw)
 	}
 	sg, err := c.Client.CreateSecurityGroup(ctx, cloud.SecurityGroupInput{VPCID: vpcID, Name: "cloudtest"})
 	if err != nil {
