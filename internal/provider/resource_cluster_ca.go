@@ -50,8 +50,7 @@ func (r *clusterCAResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (r *clusterCAResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	attrs := joinAttributes(clusterCAInputAttributes(), clusterCAOutputAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The cluster's Kubernetes CA, made before any node boots so that every `kubeadm join` can pin its hash: " +
 			"a CA key pair, a self-signed certificate kubeadm accepts as `/etc/kubernetes/pki/ca.crt`, the certificate key " +
@@ -61,78 +60,92 @@ func (r *clusterCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"are kept in state, marked sensitive. With `seed_wo` (write-only: OpenTofu >= 1.11, Terraform >= 1.11) all three " +
 			"follow from the seed and none is stored: the state holds the certificate and its hash only, and the " +
 			"`gpucluster_cluster_ca` ephemeral resource turns the same seed back into the secrets when a run needs them.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The CA's discovery hash, as `ca_cert_hash`.",
-				PlanModifiers:       keep,
-			},
-			"key_algorithm": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(string(clusterca.DefaultAlgorithm)),
-				MarkdownDescription: caAlgorithmDescription(),
-				Validators:          []validator.String{caAlgorithmValidator{}},
-				PlanModifiers:       replace,
-			},
-			"validity_period": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString("87600h"),
-				MarkdownDescription: "How long the CA certificate is valid, in hours as kubeadm's `caCertificateValidityPeriod`: between " +
-					"`8760h` (kubeadm signs one-year certificates from it) and `876000h`. Default `87600h`, ten years. Changing it replaces the CA.",
-				Validators:    []validator.String{caValidityValidator{}},
-				PlanModifiers: replace,
-			},
-			"seed_wo": schema.StringAttribute{
-				Optional:  true,
-				Sensitive: true,
-				WriteOnly: true,
-				MarkdownDescription: "Write-only (never stored): a secret of at least 32 characters, such as `openssl rand -hex 32`, that the " +
-					"CA key, certificate key and join token are derived from. Keep it in a secret store and pass it through an ephemeral " +
-					"variable or ephemeral resource. Every plan that gives it checks it still derives this CA's key. Changing the seed alone " +
-					"is refused; change `seed_wo_version` with it to replace the CA.",
-				Validators: []validator.String{caSeedValidator{}},
-			},
-			"seed_wo_version": schema.Int64Attribute{
-				Optional:            true,
-				MarkdownDescription: "A number to change whenever `seed_wo` changes: write-only values leave no trace in state to compare, so this is what tells a new seed from the old one. Changing it replaces the CA.",
-				Validators:          []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("seed_wo"))},
-				PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-			},
-			"cert_pem": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The CA certificate, PEM: `CN=kubernetes`, a CA for certificate signing, valid for `validity_period`. Public: it goes to every node.",
-				PlanModifiers:       keep,
-			},
-			"ca_cert_hash": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: caHashDescription + " With `seed_wo` it is known at plan time.",
-				PlanModifiers:       keep,
-			},
-			"not_after": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "When the CA certificate expires (RFC 3339, UTC).",
-				PlanModifiers:       keep,
-			},
-			"private_key_pem": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caPrivateKeyDescription + " Null when `seed_wo` is set (take it from the ephemeral resource).",
-				PlanModifiers:       keep,
-			},
-			"certificate_key": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caCertificateKeyDescription + " Null when `seed_wo` is set.",
-				PlanModifiers:       keep,
-			},
-			"join_token": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caJoinTokenDescription + " Null when `seed_wo` is set.",
-				PlanModifiers:       keep,
-			},
+		Attributes: attrs,
+	}
+}
+
+// clusterCAInputAttributes: how the CA is made: key algorithm, validity, and the optional seed.
+func clusterCAInputAttributes() map[string]schema.Attribute {
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The CA's discovery hash, as `ca_cert_hash`.",
+			PlanModifiers:       keep,
+		},
+		"key_algorithm": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             stringdefault.StaticString(string(clusterca.DefaultAlgorithm)),
+			MarkdownDescription: caAlgorithmDescription(),
+			Validators:          []validator.String{caAlgorithmValidator{}},
+			PlanModifiers:       replace,
+		},
+		"validity_period": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString("87600h"),
+			MarkdownDescription: "How long the CA certificate is valid, in hours as kubeadm's `caCertificateValidityPeriod`: between " +
+				"`8760h` (kubeadm signs one-year certificates from it) and `876000h`. Default `87600h`, ten years. Changing it replaces the CA.",
+			Validators:    []validator.String{caValidityValidator{}},
+			PlanModifiers: replace,
+		},
+		"seed_wo": schema.StringAttribute{
+			Optional:  true,
+			Sensitive: true,
+			WriteOnly: true,
+			MarkdownDescription: "Write-only (never stored): a secret of at least 32 characters, such as `openssl rand -hex 32`, that the " +
+				"CA key, certificate key and join token are derived from. Keep it in a secret store and pass it through an ephemeral " +
+				"variable or ephemeral resource. Every plan that gives it checks it still derives this CA's key. Changing the seed alone " +
+				"is refused; change `seed_wo_version` with it to replace the CA.",
+			Validators: []validator.String{caSeedValidator{}},
+		},
+		"seed_wo_version": schema.Int64Attribute{
+			Optional:            true,
+			MarkdownDescription: "A number to change whenever `seed_wo` changes: write-only values leave no trace in state to compare, so this is what tells a new seed from the old one. Changing it replaces the CA.",
+			Validators:          []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("seed_wo"))},
+			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+		},
+	}
+}
+
+// clusterCAOutputAttributes: the certificate, its hash and expiry, and the secrets derived with it.
+func clusterCAOutputAttributes() map[string]schema.Attribute {
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	return map[string]schema.Attribute{
+		"cert_pem": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The CA certificate, PEM: `CN=kubernetes`, a CA for certificate signing, valid for `validity_period`. Public: it goes to every node.",
+			PlanModifiers:       keep,
+		},
+		"ca_cert_hash": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: caHashDescription + " With `seed_wo` it is known at plan time.",
+			PlanModifiers:       keep,
+		},
+		"not_after": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "When the CA certificate expires (RFC 3339, UTC).",
+			PlanModifiers:       keep,
+		},
+		"private_key_pem": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caPrivateKeyDescription + " Null when `seed_wo` is set (take it from the ephemeral resource).",
+			PlanModifiers:       keep,
+		},
+		"certificate_key": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caCertificateKeyDescription + " Null when `seed_wo` is set.",
+			PlanModifiers:       keep,
+		},
+		"join_token": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caJoinTokenDescription + " Null when `seed_wo` is set.",
+			PlanModifiers:       keep,
 		},
 	}
 }

@@ -42,6 +42,7 @@ func (r *endpointResource) Metadata(_ context.Context, req resource.MetadataRequ
 }
 
 func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := joinAttributes(endpointInputAttributes(), endpointComputedAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The stable API endpoint of a highly available Kubernetes control plane: an internal (VPC) Classic Load " +
 			"Balancer (CLB, SLB API 2014-05-15, which the Alibaba Cloud Go SDK's `services/slb` covers completely) in a " +
@@ -61,72 +62,83 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"The load balancer carries `gpucluster:managed-by`, `gpucluster:network-id` and `gpucluster:control-plane-endpoint` " +
 			"(the name) and is created with a ClientToken derived from the request, so an interrupted apply adopts it instead of " +
 			"creating a second one. Import by the load balancer id.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer id (`lb-...`).",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"network_id": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Id of the `gpucluster_rdma_network` the control plane runs in. Changing it replaces the endpoint.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"name": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Name of the load balancer, unique within the network: a re-run after an interrupted apply adopts the " +
-					"load balancer tagged with this name and network. 2-80 characters: a letter first, then letters, digits, `-`, `_` and `.`. Changed in place.",
-				Validators: []validator.String{stringvalidator.LengthBetween(2, 80), stringvalidator.RegexMatches(endpointNamePattern,
-					"must start with a letter and hold only letters, digits, '-', '_' and '.'")},
-			},
-			"vswitch_id": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "vSwitch the load balancer's address comes from; one of the network's `vswitch_ids`. Default: the " +
-					"network's first vSwitch (by zone). Changing it replaces the endpoint (and its address).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
-			},
-			"load_balancer_spec": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(cloud.DefaultLoadBalancerSpec),
-				MarkdownDescription: fmt.Sprintf("Performance-guaranteed CLB specification: %s. Default `%s`, the smallest, "+
-					"ample for API server traffic. Changing it replaces the endpoint.", mdValues(loadBalancerSpecs), cloud.DefaultLoadBalancerSpec),
-				Validators:    []validator.String{stringvalidator.OneOf(loadBalancerSpecs...)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"tags": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Tags on the load balancer, changed in place. Keys starting with `gpucluster:` are reserved.",
-			},
-			"load_balancer_id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer id, for `gpucluster_node_pool.kubernetes.load_balancer_id`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"address": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer's private IPv4 address in `vswitch_id`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"endpoint": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"allowed_sources": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "The sources the endpoint's own security group rules let reach TCP 6443, as they are in the cloud, " +
-					"sorted: the network's vSwitch CIDRs and `100.64.0.0/10`. A rule revoked outside Terraform, or a vSwitch added to " +
-					"the network, makes the plan differ here, and the apply puts the rules right.",
-			},
-			"listener_status": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The TCP 6443 listener as the cloud reports it: `running` after every apply; `stopped`, `missing` " +
-					"or `forwarding to <port>` after a refresh that found it changed outside Terraform, which the next apply restores.",
-			},
+		Attributes: attrs,
+	}
+}
+
+// endpointInputAttributes: where the endpoint's load balancer goes and what it is.
+func endpointInputAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer id (`lb-...`).",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"network_id": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "Id of the `gpucluster_rdma_network` the control plane runs in. Changing it replaces the endpoint.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"name": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Name of the load balancer, unique within the network: a re-run after an interrupted apply adopts the " +
+				"load balancer tagged with this name and network. 2-80 characters: a letter first, then letters, digits, `-`, `_` and `.`. Changed in place.",
+			Validators: []validator.String{stringvalidator.LengthBetween(2, 80), stringvalidator.RegexMatches(endpointNamePattern,
+				"must start with a letter and hold only letters, digits, '-', '_' and '.'")},
+		},
+		"vswitch_id": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "vSwitch the load balancer's address comes from; one of the network's `vswitch_ids`. Default: the " +
+				"network's first vSwitch (by zone). Changing it replaces the endpoint (and its address).",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
+		},
+		"load_balancer_spec": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(cloud.DefaultLoadBalancerSpec),
+			MarkdownDescription: fmt.Sprintf("Performance-guaranteed CLB specification: %s. Default `%s`, the smallest, "+
+				"ample for API server traffic. Changing it replaces the endpoint.", mdValues(loadBalancerSpecs), cloud.DefaultLoadBalancerSpec),
+			Validators:    []validator.String{stringvalidator.OneOf(loadBalancerSpecs...)},
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"tags": schema.MapAttribute{
+			Optional:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Tags on the load balancer, changed in place. Keys starting with `gpucluster:` are reserved.",
+		},
+	}
+}
+
+// endpointComputedAttributes: the load balancer, its address, and its traffic path as the cloud has it.
+func endpointComputedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"load_balancer_id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer id, for `gpucluster_node_pool.kubernetes.load_balancer_id`.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"address": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer's private IPv4 address in `vswitch_id`.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"endpoint": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"allowed_sources": schema.ListAttribute{
+			Computed:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "The sources the endpoint's own security group rules let reach TCP 6443, as they are in the cloud, " +
+				"sorted: the network's vSwitch CIDRs and `100.64.0.0/10`. A rule revoked outside Terraform, or a vSwitch added to " +
+				"the network, makes the plan differ here, and the apply puts the rules right.",
+		},
+		"listener_status": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "The TCP 6443 listener as the cloud reports it: `running` after every apply; `stopped`, `missing` " +
+				"or `forwarding to <port>` after a refresh that found it changed outside Terraform, which the next apply restores.",
 		},
 	}
 }
