@@ -318,3 +318,37 @@ func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (str
 	}
 	return "", nil
 }
+
+// buildNetworkMembers creates, after the VPC and the security group, the rest of a new network in
+// order: one vSwitch per zone, the egress, the rules, the placement groups and the HPC cluster.
+// It returns the failed step with the error.
+func buildNetworkMembers(ctx context.Context, c *cloud.Client, vpcID, sgID string, in networkInputs) (string, error) {
+	// 3. One vSwitch per zone.
+	for _, zone := range in.Zones {
+		if _, err := createVSwitch(ctx, c, vpcID, sgID, zone, in.VSwitchCIDRs[zone], in); err != nil {
+			return "vSwitch in " + zone, err
+		}
+	}
+	// 4. Egress: NAT gateway, EIP, one SNAT entry per vSwitch.
+	if in.Egress.Mode == EgressNAT {
+		vswitches, err := networkVSwitches(ctx, c, vpcID, sgID)
+		if err != nil {
+			return "listing vSwitches for egress", err
+		}
+		if step, err := network.EnsureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
+			return "egress: " + step, err
+		}
+	}
+	// 5. Rules: members, admins, deny cross-segment.
+	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
+		return "security group rules", err
+	}
+	// 6. Placement groups and the HPC cluster.
+	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
+		return "placement groups", err
+	}
+	if _, err := reconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
+		return "HPC cluster", err
+	}
+	return "", nil
+}

@@ -221,6 +221,34 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		diags.AddError("Error "+what+": VPC "+g.VPCID, err.Error())
 		return m, "", diags
 	}
+	opts := m.setSettings(id, g, v, prior, &diags)
+
+	vswitches, err := networkVSwitches(ctx, c, g.VPCID, id)
+	if err != nil {
+		diags.AddError("Error "+what+": vSwitches of VPC "+g.VPCID, err.Error())
+		return m, "", diags
+	}
+	m.setVSwitches(vswitches)
+	for _, step := range []func() (string, error){
+		func() (string, error) { return "security group rules", m.readRules(ctx, c, id) },
+		func() (string, error) { return "deployment sets", m.readPlacement(ctx, c, id, prior, &diags) },
+		func() (string, error) { return "HPC cluster", m.readHPC(ctx, c, id) },
+		func() (string, error) {
+			return "egress", m.readEgress(ctx, c, id, g.VPCID, vswitches, opts, prior, &diags)
+		},
+	} {
+		if name, err := step(); err != nil {
+			diags.AddError("Error "+what+": "+name, err.Error())
+			return m, "", diags
+		}
+	}
+	tflog.Debug(ctx, "read RDMA network", map[string]any{"id": id, "vpc_id": g.VPCID, "zones": len(vswitches), "rules": len(m.SecurityGroupRules.Elements())})
+	return m, "", diags
+}
+
+// setSettings records what the security group and the VPC say: the settings on the group's
+// options tag (guessed from the cloud when the tag is missing), name, VPC and tags.
+func (m *rdmaNetworkModel) setSettings(id string, g *cloud.SecurityGroup, v *cloud.VPC, prior *rdmaNetworkModel, diags *diag.Diagnostics) networkOptions {
 	tags := g.Tags
 	opts, ok := decodeOptions(tags[tagOptions])
 	if !ok {
@@ -243,12 +271,11 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	} else {
 		m.Tags = stringMap(user)
 	}
+	return opts
+}
 
-	vswitches, err := networkVSwitches(ctx, c, g.VPCID, id)
-	if err != nil {
-		diags.AddError("Error "+what+": vSwitches of VPC "+g.VPCID, err.Error())
-		return m, "", diags
-	}
+// setVSwitches records the network's zones with their vSwitches and CIDRs.
+func (m *rdmaNetworkModel) setVSwitches(vswitches []cloud.VSwitch) {
 	zones := []string{}
 	ids, cidrs := map[string]string{}, map[string]string{}
 	for _, sw := range vswitches {
@@ -259,19 +286,24 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	m.ZoneIDs = netStringSet(zones)
 	m.VSwitchIDs = stringMap(ids)
 	m.VSwitchCIDRs = stringMap(cidrs)
+}
 
+// readRules records the security group's rules and the admin CIDRs they let in.
+func (m *rdmaNetworkModel) readRules(ctx context.Context, c *cloud.Client, id string) error {
 	rules, _, err := actualRules(ctx, c, id)
 	if err != nil {
-		diags.AddError("Error "+what+": security group rules", err.Error())
-		return m, "", diags
+		return err
 	}
 	m.SecurityGroupRules = rulesValue(rules)
 	m.AdminCIDRs = netStringSet(netplan.AdminCIDRs(rules))
+	return nil
+}
 
+// readPlacement records the placement groups.
+func (m *rdmaNetworkModel) readPlacement(ctx context.Context, c *cloud.Client, id string, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
 	placement, sets, err := networkPlacement(ctx, c, id)
 	if err != nil {
-		diags.AddError("Error "+what+": deployment sets", err.Error())
-		return m, "", diags
+		return err
 	}
 	dsIDs := make([]string, 0, len(sets))
 	for _, ds := range sets {
@@ -287,12 +319,15 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	dsList, d := types.ListValueFrom(ctx, types.StringType, dsIDs)
 	diags.Append(d...)
 	m.DeploymentSetIDs = dsList
+	return nil
+}
 
+// readHPC records the HPC cluster, if any.
+func (m *rdmaNetworkModel) readHPC(ctx context.Context, c *cloud.Client, id string) error {
 	h, err := networkHPC(ctx, c, id)
 	switch {
 	case err != nil:
-		diags.AddError("Error "+what+": HPC cluster", err.Error())
-		return m, "", diags
+		return err
 	case h == nil:
 		m.HPCCluster = types.BoolValue(false)
 		m.HPCClusterID = types.StringNull()
@@ -300,10 +335,14 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		m.HPCCluster = types.BoolValue(true)
 		m.HPCClusterID = types.StringValue(h.ID)
 	}
-	st, err := network.ReadEgress(ctx, c, id, g.VPCID, vswitches)
+	return nil
+}
+
+// readEgress records the egress: the mode from the settings, the rest from the cloud.
+func (m *rdmaNetworkModel) readEgress(ctx context.Context, c *cloud.Client, id, vpcID string, vswitches []cloud.VSwitch, opts networkOptions, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
+	st, err := network.ReadEgress(ctx, c, id, vpcID, vswitches)
 	if err != nil {
-		diags.AddError("Error "+what+": egress", err.Error())
-		return m, "", diags
+		return err
 	}
 	mode := opts.Egress
 	if mode == "" {
@@ -317,8 +356,7 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 			mode = EgressExisting
 		}
 	}
-	priorEgress, _ := egressOf(ctx, prior.Egress, &diags)
+	priorEgress, _ := egressOf(ctx, prior.Egress, diags)
 	m.Egress = egressValue(mode, st, priorEgress)
-	tflog.Debug(ctx, "read RDMA network", map[string]any{"id": id, "vpc_id": g.VPCID, "zones": zones, "rules": len(rules)})
-	return m, "", diags
+	return nil
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -326,37 +325,8 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			"\nThe network is saved as tainted; the next apply replaces it, and destroy removes what was made.")
 	}
 
-	// 3. One vSwitch per zone.
-	for _, zone := range in.Zones {
-		if _, err := createVSwitch(ctx, c, vpcID, sgID, zone, in.VSwitchCIDRs[zone], in); err != nil {
-			fail("vSwitch in "+zone, err)
-			return
-		}
-	}
-	// 4. Egress: NAT gateway, EIP, one SNAT entry per vSwitch.
-	if in.Egress.Mode == EgressNAT {
-		vswitches, err := networkVSwitches(ctx, c, vpcID, sgID)
-		if err != nil {
-			fail("listing vSwitches for egress", err)
-			return
-		}
-		if step, err := network.EnsureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
-			fail("egress: "+step, err)
-			return
-		}
-	}
-	// 5. Rules: members, admins, deny cross-segment.
-	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
-		fail("security group rules", err)
-		return
-	}
-	// 6. Placement groups and the HPC cluster.
-	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
-		fail("placement groups", err)
-		return
-	}
-	if _, err := reconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
-		fail("HPC cluster", err)
+	if step, err := buildNetworkMembers(ctx, c, vpcID, sgID, in); err != nil {
+		fail(step, err)
 		return
 	}
 
