@@ -85,7 +85,7 @@ if [[ -d templates ]]; then
   cp -R templates/. "$site/templates/"
 fi
 go run ./tools/gpumatrix -o "$site/templates/guides/choosing-a-gpu.md.tmpl"
-go run ./tools/addonguide -o "$site/templates/guides/after-apply.md.tmpl"
+go run ./tools/addonguide -o "$site/templates/guides/after-apply.md.tmpl" -images-o "$site/templates/guides/mainland-images.md.tmpl"
 
 go build -o "$work/tfplugindocs" github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs
 tfplugindocs() { "$work/tfplugindocs" "$@"; }

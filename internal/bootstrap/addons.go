@@ -133,7 +133,7 @@ func firstNodeFiles(o Options) ([]writeFile, error) {
 			writeFile{Path: CACertPath, Permissions: "0600", Owner: "root:root", Content: k.CACertPEM},
 			writeFile{Path: CAKeyPath, Permissions: "0600", Owner: "root:root", Content: k.CAKeyPEM})
 	}
-	cni, err := flannel.Render(o.podSubnet())
+	cni, err := flannel.RenderIn(o.podSubnet(), o.Kubernetes.ImageRegistry)
 	if err != nil {
 		return nil, err
 	}

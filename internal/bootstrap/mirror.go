@@ -63,9 +63,10 @@ func InternetSources(o Options) []string {
 			"CUDA and NCCL (developer.download.nvidia.com)",
 			"the NVIDIA container toolkit (nvidia.github.io)")
 	}
-	out = append(out,
-		"Kubernetes packages (pkgs.k8s.io)",
-		"Kubernetes control-plane and pause images (registry.k8s.io, pulled by kubeadm)")
+	out = append(out, "Kubernetes packages (pkgs.k8s.io)")
+	if img := imageSource(o.Kubernetes.ImageRegistry); img != "" { // registry.go
+		out = append(out, img)
+	}
 	return slices.Clip(out)
 }
 

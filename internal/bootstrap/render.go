@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
@@ -76,6 +77,11 @@ type Kubernetes struct {
 	// Addons are manifests (file name -> YAML) the first control-plane node applies once the API
 	// answers, and again on every boot (server-side apply: idempotent).
 	Addons map[string]string
+	// ImageRegistry is where the node takes every container image from (internal/images
+	// registry.go): kubeadm's imageRepository on the first control-plane node, containerd's
+	// sandbox image and registry hosts on every node, the CNI's images. "" is the upstream
+	// registries. Give every node of a cluster the same value, and the manifests too.
+	ImageRegistry string
 	// Labels and Taints are exactly what the node registers with: compute them with
 	// NodeIdentity so the node pool reports what kubelet applies.
 	Labels map[string]string
@@ -209,6 +215,9 @@ func Validate(o Options) (warnings []string, err error) {
 		return nil, &InputError{"kubernetes.join_token", "", "is not a kubeadm bootstrap token ([a-z0-9]{6}.[a-z0-9]{16})",
 			"generate one with `kubeadm token generate`, or in Terraform from two random_string resources (lower, numeric, no special) of 6 and 16 characters joined by a dot"}
 	}
+	if err := images.CheckRegistry("kubernetes.image_registry", k.ImageRegistry); err != nil {
+		return nil, err
+	}
 	if k.APIEndpoint != "" && !endpointRE.MatchString(k.APIEndpoint) {
 		return nil, &InputError{"kubernetes.api_endpoint", k.APIEndpoint, "is not host:port", "give the API server address and port, such as 10.0.0.10:6443"}
 	}
@@ -335,6 +344,7 @@ func Render(o Options) (string, error) {
 			writeFile{Path: NCCLProfilePath, Permissions: "0644", Owner: "root:root", Content: profile.String()},
 		)
 	}
+	cc.WriteFiles = append(cc.WriteFiles, registryHostFiles(o.Kubernetes.ImageRegistry)...)
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}

@@ -68,6 +68,7 @@ type clusterConfiguration struct {
 	KubernetesVersion    string            `json:"kubernetesVersion,omitempty"`
 	ControlPlaneEndpoint string            `json:"controlPlaneEndpoint,omitempty"`
 	Networking           map[string]string `json:"networking,omitempty"`
+	ImageRepository      string            `json:"imageRepository,omitempty"`
 	Etcd                 etcdConfiguration `json:"etcd"`
 }
 
@@ -131,7 +132,7 @@ func (o Options) nodeRegistration() nodeRegistration {
 func (o Options) initConfig() []any {
 	apiVersion := o.kubeadmAPIVersion()
 	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint,
-		Networking: map[string]string{"podSubnet": o.podSubnet()}}
+		Networking: map[string]string{"podSubnet": o.podSubnet()}, ImageRepository: o.Kubernetes.ImageRegistry}
 	cc.Etcd.Local.DataDir = "/var/lib/etcd"
 	if strings.Count(o.Versions.Kubernetes, ".") == 2 {
 		cc.KubernetesVersion = "v" + o.Versions.Kubernetes
@@ -297,6 +298,9 @@ func script(o Options) string {
 	w("mkdir -p /etc/containerd")
 	w("containerd config default > /etc/containerd/config.toml")
 	w("sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml")
+	for _, line := range containerdImageLines(o.Kubernetes.ImageRegistry) { // registry.go
+		w("%s", line)
+	}
 	if worker {
 		w("nvidia-ctk runtime configure --runtime=containerd --set-as-default")
 	}

@@ -3,14 +3,17 @@
 // validation jobs. One table, so a version is raised in one place and the "What runs on the
 // cluster after apply" guide, generated from it, cannot drift from what is deployed.
 //
-// Why each version is in the comment next to its row. Tags, not digests: the nodes pull from the
-// vendors' registries (or a mirror the user configures through the manifests' image options), and
-// a tag is what a user compares with the vendor's release notes.
+// Why each version is in the comment next to its row. Each row names its tag (what a user
+// compares with the vendor's release notes) and, where a public source documents it, the digest of
+// the tag's multi-arch index, so a node runs exactly the image this table was written against even
+// if the tag is moved, and a copy in another registry is the same image (registry.go: one registry
+// setting maps every row into the user's registry by one rule).
 package images
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Names of the images, the keys of the table.
@@ -29,6 +32,24 @@ const (
 	HPCG              = "hpcg"
 	PyTorch           = "pytorch"
 	ClusterAutoscaler = "cluster-autoscaler"
+	// Pause is the sandbox (pod infrastructure) image containerd runs for every pod. It is set in
+	// containerd's configuration by the node bootstrap, not applied by any manifest.
+	Pause = "pause"
+	// The MPI Operator and the MPI job templates' images (internal/manifests RenderMPI).
+	MPIOperator = "mpi-operator"
+	LAMMPS      = "lammps"
+	OpenFOAM    = "openfoam"
+	Horovod     = "horovod"
+)
+
+// What puts an image on the cluster (Image.By).
+const (
+	// ByAddons: the add-on manifests of internal/manifests (Addons, Render), the zero value.
+	ByAddons = ""
+	// ByBootstrap: the node bootstrap (internal/bootstrap): the CNI and containerd's configuration.
+	ByBootstrap = "bootstrap"
+	// ByMPI: the MPI Operator and job templates (internal/manifests RenderMPI).
+	ByMPI = "mpi"
 )
 
 // Image is one pinned container image.
@@ -41,13 +62,42 @@ type Image struct {
 	Repository string
 	// Tag is the pinned version.
 	Tag string
+	// Digest is the sha256 digest of the tag's multi-arch image index ("sha256:<64 hex>"), empty
+	// where no public source documents one (TestDigestsStillMissing lists those).
+	Digest string
+	// DigestSource is where the digest is published: a repository and path, or a URL.
+	DigestSource string
 	// Purpose says in one sentence what the image does on the cluster (for the guide).
 	Purpose string
+	// By is what renders the image: ByAddons, ByBootstrap or ByMPI.
+	By string
 }
 
-// Ref is the image reference a pod spec names: registry/repository:tag.
+// Ref is the upstream reference a pod spec names: registry/repository:tag@digest, or
+// registry/repository:tag for a row without a digest. With both, the container runtime pulls by
+// the digest and the tag is there for people.
 func (i Image) Ref() string {
-	return fmt.Sprintf("%s/%s:%s", i.Registry, i.Repository, i.Tag)
+	return i.refAt(i.Registry + "/" + i.Repository)
+}
+
+// Upstream is registry/repository, without tag or digest: the name a sync copies from.
+func (i Image) Upstream() string { return i.Registry + "/" + i.Repository }
+
+func (i Image) refAt(name string) string {
+	ref := fmt.Sprintf("%s:%s", name, i.Tag)
+	if i.Digest != "" {
+		ref += "@" + i.Digest
+	}
+	return ref
+}
+
+// TagRef is registry/repository:tag, without the digest: what a sync tool copies.
+func (i Image) TagRef() string { return fmt.Sprintf("%s/%s:%s", i.Registry, i.Repository, i.Tag) }
+
+// Short is the last element of the repository path, the name the image has in a mirror registry
+// (MirrorName): "flannel-io/flannel" -> "flannel", "nvidia/k8s/dcgm-exporter" -> "dcgm-exporter".
+func (i Image) Short() string {
+	return i.Repository[strings.LastIndex(i.Repository, "/")+1:]
 }
 
 // table is every image, in the order the guide lists them.
@@ -56,14 +106,25 @@ var table = []Image{
 	// https://github.com/flannel-io/flannel/releases/tag/v0.27.4 (kube-flannel.yml). The VXLAN
 	// backend needs nothing from the VPC (no route entry per node), and flannel leaves the hosts'
 	// eRDMA devices alone, so NCCL over eRDMA in host-network pods is unaffected.
-	{Name: Flannel, Registry: "ghcr.io", Repository: "flannel-io/flannel", Tag: "v0.27.4",
-		Purpose: "Pod network (CNI): a VXLAN overlay over the VPC for the pod CIDR the network reserves."},
-	{Name: FlannelCNIPlugin, Registry: "ghcr.io", Repository: "flannel-io/flannel-cni-plugin", Tag: "v1.8.0-flannel1",
-		Purpose: "Installs the flannel CNI binary on each node (init container of the flannel DaemonSet)."},
+	{Name: Flannel, By: ByBootstrap, Registry: "ghcr.io", Repository: "flannel-io/flannel", Tag: "v0.27.4",
+		Digest:       "sha256:2ff3c5cb44d0e27b09f27816372084c98fa12486518ca95cb4a970f4a1a464c4",
+		DigestSource: "github.com/randomcoww/homelab locals.tf (container_images.flannel, v0.27.4)",
+		Purpose:      "Pod network (CNI): a VXLAN overlay over the VPC for the pod CIDR the network reserves."},
+	//
+	// The CNI plugin is v1.9.0-flannel1, not the v1.8.0-flannel1 of v0.27.4's manifest: no public
+	// source pins a digest for v1.8.0-flannel1, and v1.9.0-flannel1's is published where it runs
+	// with flannel v0.27.4. The init container only copies the flannel CNI binary to
+	// /opt/cni/bin; the binary reads the subnet file flanneld writes, unchanged between the two.
+	{Name: FlannelCNIPlugin, By: ByBootstrap, Registry: "ghcr.io", Repository: "flannel-io/flannel-cni-plugin", Tag: "v1.9.0-flannel1",
+		Digest:       "sha256:c6a08fe5bcb23b19c2fc7c1e47b95a967cc924224ebedf94e8623f27b6c258fa",
+		DigestSource: "github.com/randomcoww/homelab locals.tf (container_images.flannel_cni_plugin, v1.9.0-flannel1)",
+		Purpose:      "Installs the flannel CNI binary on each node (init container of the flannel DaemonSet)."},
 	// v0.17.0: the release the manifests were written against; it takes the DEVICE_LIST_STRATEGY
 	// and FAIL_ON_INIT_ERROR settings the DaemonSet sets.
 	{Name: DevicePlugin, Registry: "nvcr.io", Repository: "nvidia/k8s-device-plugin", Tag: "v0.17.0",
-		Purpose: "Advertises each node's GPUs to the kubelet as nvidia.com/gpu, so pods can request them."},
+		Digest:       "sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea",
+		DigestSource: "github.com/kubernetes/minikube pkg/minikube/assets/addons.go (nvidia-device-plugin addon, registry nvcr.io)",
+		Purpose:      "Advertises each node's GPUs to the kubelet as nvidia.com/gpu, so pods can request them."},
 	// DCGM 3.3.9 / exporter 3.6.1: Kubernetes mode (DCGM_EXPORTER_KUBERNETES) labels each GPU's
 	// series with the pod and namespace holding it, which the alert rules and the adapter select on.
 	{Name: DCGMExporter, Registry: "nvcr.io", Repository: "nvidia/k8s/dcgm-exporter", Tag: "3.3.9-3.6.1-ubuntu22.04",
@@ -71,7 +132,9 @@ var table = []Image{
 	// 2.x (not 3.x): the rules are checked by promtool 2.x in the tests, and 2.55 is the last 2.x
 	// feature release.
 	{Name: Prometheus, Registry: "quay.io", Repository: "prometheus/prometheus", Tag: "v2.55.1",
-		Purpose: "Scrapes dcgm-exporter and node-exporter and evaluates the scenario's GPU alert rules."},
+		Digest:       "sha256:2659f4c2ebb718e7695cb9b25ffa7d6be64db013daba13e05c875451cf51b0d3",
+		DigestSource: "github.com/open-telemetry/opentelemetry-ebpf-instrumentation internal/test/integration/dockerutil_test.go (imgPrometheus)",
+		Purpose:      "Scrapes dcgm-exporter and node-exporter and evaluates the scenario's GPU alert rules."},
 	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25).
 	{Name: Alertmanager, Registry: "quay.io", Repository: "prometheus/alertmanager", Tag: "v0.27.0",
 		Purpose: "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
@@ -105,6 +168,26 @@ var table = []Image{
 	// The image holds every cloud provider, alicloud included.
 	{Name: ClusterAutoscaler, Registry: "registry.k8s.io", Repository: "autoscaling/cluster-autoscaler", Tag: "v1.36.1",
 		Purpose: "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
+	// 3.10: the pause image kubeadm pulls from Kubernetes 1.31 (its constants.PauseVersion); the
+	// node bootstrap sets it as containerd's sandbox image, replacing containerd 1.7's default
+	// pause:3.8, so the image containerd starts every pod with is the one kubeadm pre-pulled.
+	{Name: Pause, By: ByBootstrap, Registry: "registry.k8s.io", Repository: "pause", Tag: "3.10",
+		Digest:       "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+		DigestSource: "github.com/cilium/alpine-curl Dockerfile (FROM registry.k8s.io/pause:3.10@...)",
+		Purpose:      "The sandbox container containerd starts first in every pod (holds the pod's network namespace)."},
+	// The MPI Operator of deploy/v2beta1/mpi-operator.yaml at internal/manifests
+	// MPIOperatorVersion (v0.8.0); its CRD must come from the same release.
+	{Name: MPIOperator, By: ByMPI, Registry: "docker.io", Repository: "mpioperator/mpi-operator", Tag: "0.8.0",
+		Purpose: "Runs MPIJobs: starts the launcher and one worker pod per node and gives them SSH keys and a hostfile."},
+	// NVIDIA's NGC LAMMPS build (Kokkos CUDA, `lmp`), for the molecular-dynamics job template.
+	{Name: LAMMPS, By: ByMPI, Registry: "nvcr.io", Repository: "hpc/lammps", Tag: "patch_15Jun2023",
+		Purpose: "Runs the molecular-dynamics MPIJob template and its scaling-efficiency validation (LAMMPS)."},
+	// OpenCFD's OpenFOAM (with OpenMPI) for the CFD job template.
+	{Name: OpenFOAM, By: ByMPI, Registry: "docker.io", Repository: "opencfd/openfoam-default", Tag: "2406",
+		Purpose: "Runs the CFD MPIJob template (OpenFOAM)."},
+	// Horovod with PyTorch, NCCL and OpenMPI for the synthetic Horovod job template.
+	{Name: Horovod, By: ByMPI, Registry: "docker.io", Repository: "horovod/horovod", Tag: "0.28.1",
+		Purpose: "Runs the Horovod synthetic-benchmark MPIJob template."},
 }
 
 // All returns every pinned image, in the guide's order.

@@ -79,7 +79,11 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		AddonWorkloads:    workloads,
 	}
 	if a.ClusterAutoscaler != nil {
-		ca, err := clusterAutoscaler(*a.ClusterAutoscaler)
+		c := *a.ClusterAutoscaler
+		if c.ImageRegistry == "" {
+			c.ImageRegistry = o.ImageRegistry
+		}
+		ca, err := clusterAutoscaler(c)
 		if err != nil {
 			return nil, err
 		}

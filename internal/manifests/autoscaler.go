@@ -73,8 +73,10 @@ type NodeGroup struct {
 type ClusterAutoscalerOptions struct {
 	// NodeGroups are every autoscaling pool of the cluster; at least one.
 	NodeGroups []NodeGroup
-	// Image is the autoscaler image; default internal/images ClusterAutoscaler.
+	// Image is the autoscaler image; default internal/images ClusterAutoscaler in ImageRegistry.
 	Image string
+	// ImageRegistry is the cluster's image registry (Options.ImageRegistry); Addons passes its own.
+	ImageRegistry string
 	// ScaleDownUnneededTime is how long a node stays unneeded before it is removed; default
 	// DefaultScaleDownUnneededTime, at least one minute.
 	ScaleDownUnneededTime time.Duration
@@ -108,8 +110,11 @@ func (c ClusterAutoscalerOptions) withDefaults() (ClusterAutoscalerOptions, erro
 	}
 	slices.SortFunc(groups, func(a, b NodeGroup) int { return strings.Compare(a.ScalingGroupID, b.ScalingGroupID) })
 	c.NodeGroups = groups
+	if err := images.CheckRegistry("image_registry", c.ImageRegistry); err != nil {
+		return c, err
+	}
 	if c.Image == "" {
-		c.Image = images.Ref(images.ClusterAutoscaler)
+		c.Image = images.RefIn(images.ClusterAutoscaler, c.ImageRegistry)
 	}
 	if !imageRE.MatchString(c.Image) {
 		return c, &InputError{"cluster_autoscaler.image", c.Image, "is not an image reference", "use registry/repository:tag, such as " + images.Ref(images.ClusterAutoscaler)}

@@ -44,8 +44,9 @@ const (
 	HeartbeatFile = "/var/run/gpucluster/heartbeat"
 )
 
-// Images are the container images a user may override (a mirror, a newer tag); DefaultImages
-// takes them from the project's one table of pinned images, internal/images.
+// Images are the container images a user may override one by one (a newer tag, another build);
+// ImagesIn takes them from the project's one table of pinned images, internal/images, in the
+// cluster's image registry.
 type Images struct {
 	DevicePlugin string
 	DCGMExporter string
@@ -56,15 +57,19 @@ type Images struct {
 	PyTorch string
 }
 
-// DefaultImages returns the pinned images of internal/images.
-func DefaultImages() Images {
+// DefaultImages returns the pinned images of internal/images from their upstream registries.
+func DefaultImages() Images { return ImagesIn("") }
+
+// ImagesIn returns the pinned images of internal/images in registry (images.MirrorName; "" is the
+// upstream registries).
+func ImagesIn(registry string) Images {
 	return Images{
-		DevicePlugin: images.Ref(images.DevicePlugin),
-		DCGMExporter: images.Ref(images.DCGMExporter),
-		NCCLTests:    images.Ref(images.NCCLTests),
-		HPCG:         images.Ref(images.HPCG),
-		Reaper:       images.Ref(images.Reaper),
-		PyTorch:      images.Ref(images.PyTorch),
+		DevicePlugin: images.RefIn(images.DevicePlugin, registry),
+		DCGMExporter: images.RefIn(images.DCGMExporter, registry),
+		NCCLTests:    images.RefIn(images.NCCLTests, registry),
+		HPCG:         images.RefIn(images.HPCG, registry),
+		Reaper:       images.RefIn(images.Reaper, registry),
+		PyTorch:      images.RefIn(images.PyTorch, registry),
 	}
 }
 
@@ -97,7 +102,11 @@ type Options struct {
 	// NVLink (hundreds of GB/s), so no one number fits both.
 	MinCrossNodeBusBandwidthGBs float64
 	HPA                         *HPA
-	Images                      Images
+	// ImageRegistry is where every image is pulled from, by the rule of internal/images
+	// (registry.go): <registry>/<last element of the repository>:<tag>@<digest>. "" is the
+	// upstream registries. Images set one by one in Images are used as given.
+	ImageRegistry string
+	Images        Images
 }
 
 // InputError is a mistake in Options; Field names the option.
@@ -163,7 +172,10 @@ func withDefaults(o Options) (Options, catalog.Scenario, error) {
 	if o.MinCrossNodeBusBandwidthGBs < 0 {
 		return o, sc, &InputError{"min_cross_node_bus_bandwidth_gbs", fmt.Sprint(o.MinCrossNodeBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s"}
 	}
-	d := DefaultImages()
+	if err := images.CheckRegistry("image_registry", o.ImageRegistry); err != nil {
+		return o, sc, err
+	}
+	d := ImagesIn(o.ImageRegistry)
 	for _, img := range []struct {
 		field string
 		v     *string

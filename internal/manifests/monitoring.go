@@ -221,7 +221,7 @@ func prometheus(o Options, th alerting.Thresholds) ([]object, error) {
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil),
 		Data: map[string]string{"prometheus.yml": cfg, PrometheusRulesFile: rules}}
 	dep := deployment(name, name, 65534, corev1.Container{
-		Image: images.Ref(images.Prometheus), Resources: footprint("200m", "512Mi", "2Gi"),
+		Image: images.RefIn(images.Prometheus, o.ImageRegistry), Resources: footprint("200m", "512Mi", "2Gi"),
 		// 15 days on an emptyDir: enough to see a week's training runs; the store is lost when the pod moves.
 		Args:           []string{"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus", "--storage.tsdb.retention.time=15d"},
 		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: prometheusPort}},
@@ -231,7 +231,7 @@ func prometheus(o Options, th alerting.Thresholds) ([]object, error) {
 	return []object{serviceAccount(name, MonitoringNamespace), role, clusterRoleBinding(name, name, name), cm, dep, service(name, prometheusPort, prometheusPort)}, nil
 }
 
-func alertmanager(_ Options, th alerting.Thresholds) ([]object, error) {
+func alertmanager(o Options, th alerting.Thresholds) ([]object, error) {
 	cfg, err := alerting.AlertmanagerYAML(th)
 	if err != nil {
 		return nil, err
@@ -239,7 +239,7 @@ func alertmanager(_ Options, th alerting.Thresholds) ([]object, error) {
 	name := alertmanagerName
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil), Data: map[string]string{"alertmanager.yml": cfg}}
 	dep := deployment(name, "", 65534, corev1.Container{
-		Image: images.Ref(images.Alertmanager), Resources: footprint("20m", "64Mi", "256Mi"),
+		Image: images.RefIn(images.Alertmanager, o.ImageRegistry), Resources: footprint("20m", "64Mi", "256Mi"),
 		Args: []string{"--config.file=/etc/alertmanager/alertmanager.yml", "--storage.path=/alertmanager",
 			// One replica: no gossip peers to find.
 			"--cluster.listen-address="},
@@ -256,7 +256,7 @@ func alertmanager(_ Options, th alerting.Thresholds) ([]object, error) {
 // makes a new one. Viewers are anonymous and the login form is off, so no one needs it.
 const grafanaAdminPasswordFile = "/run/grafana-admin/password"
 
-func grafana(_ Options, th alerting.Thresholds) ([]object, error) {
+func grafana(o Options, th alerting.Thresholds) ([]object, error) {
 	dashboard, err := alerting.DashboardJSON(th)
 	if err != nil {
 		return nil, err
@@ -292,14 +292,14 @@ func grafana(_ Options, th alerting.Thresholds) ([]object, error) {
 		{Name: "dashboards", MountPath: "/var/lib/grafana/dashboards"}, {Name: "admin", MountPath: "/run/grafana-admin"},
 	}
 	dep := deployment(name, "", 472, corev1.Container{
-		Image: images.Ref(images.Grafana), Env: env, Resources: footprint("50m", "128Mi", "512Mi"),
+		Image: images.RefIn(images.Grafana, o.ImageRegistry), Env: env, Resources: footprint("50m", "128Mi", "512Mi"),
 		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: grafanaPort}},
 		ReadinessProbe: readyProbe("/api/health", grafanaPort, corev1.URISchemeHTTP),
 		VolumeMounts:   mounts,
 	}, []corev1.Volume{vol("datasources", "datasources.yaml"), vol("providers", "dashboards.yaml"), vol("dashboards", "gpu.json"),
 		{Name: "admin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}})
 	dep.Spec.Template.Spec.InitContainers = []corev1.Container{{
-		Name: "admin-password", Image: images.Ref(images.Grafana), SecurityContext: hardened(),
+		Name: "admin-password", Image: images.RefIn(images.Grafana, o.ImageRegistry), SecurityContext: hardened(),
 		Command:      []string{"/bin/sh", "-c", "umask 077; tr -dc A-Za-z0-9 </dev/urandom | head -c 32 >" + grafanaAdminPasswordFile},
 		VolumeMounts: []corev1.VolumeMount{{Name: "admin", MountPath: "/run/grafana-admin"}},
 	}}
@@ -308,7 +308,7 @@ func grafana(_ Options, th alerting.Thresholds) ([]object, error) {
 
 // nodeExporter runs on every node, GPU workers and control plane included (it tolerates every
 // taint), on the host network so its network counters are the node's.
-func nodeExporter(_ Options, _ alerting.Thresholds) ([]object, error) {
+func nodeExporter(o Options, _ alerting.Thresholds) ([]object, error) {
 	name := nodeExporterName
 	labels := map[string]string{"app.kubernetes.io/name": name}
 	ds := &appsv1.DaemonSet{
@@ -322,7 +322,7 @@ func nodeExporter(_ Options, _ alerting.Thresholds) ([]object, error) {
 					SecurityContext: nonRoot(65534), PriorityClassName: "system-node-critical",
 					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
-						Name: name, Image: images.Ref(images.NodeExporter), SecurityContext: hardened(), Resources: footprint("20m", "32Mi", "128Mi"),
+						Name: name, Image: images.RefIn(images.NodeExporter, o.ImageRegistry), SecurityContext: hardened(), Resources: footprint("20m", "32Mi", "128Mi"),
 						Args:           []string{"--path.sysfs=/host/sys", "--path.rootfs=/host/root", fmt.Sprintf("--web.listen-address=:%d", nodeExporterPort)},
 						Ports:          []corev1.ContainerPort{{Name: "metrics", ContainerPort: nodeExporterPort}},
 						ReadinessProbe: readyProbe("/", nodeExporterPort, corev1.URISchemeHTTP),
@@ -353,7 +353,7 @@ func prometheusAdapter(o Options, _ alerting.Thresholds) ([]object, error) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: MonitoringNamespace}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "extension-apiserver-authentication-reader"}}
 	dep := deployment(name, name, 65534, corev1.Container{
-		Image: images.Ref(images.PrometheusAdapter), Resources: footprint("50m", "128Mi", "512Mi"),
+		Image: images.RefIn(images.PrometheusAdapter, o.ImageRegistry), Resources: footprint("50m", "128Mi", "512Mi"),
 		Args: []string{"--prometheus-url=" + svcURL(prometheusName, prometheusPort) + "/", "--config=/etc/adapter/config.yaml",
 			fmt.Sprintf("--secure-port=%d", adapterPort), "--cert-dir=/var/run/serving-cert", "--metrics-relist-interval=1m"},
 		Ports:          []corev1.ContainerPort{{Name: "https", ContainerPort: adapterPort}},

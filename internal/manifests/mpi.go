@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 )
 
@@ -25,21 +26,14 @@ import (
 // pkg/apis/kubeflow/v2beta1/types.go at MPIOperatorVersion; the tests check the rendered objects
 // against the MPIJob CRD's schema kept in testdata.
 
-// MPI images, pinned in one place. The job images have not been run on a GPU pool by this
-// project's tests (which have no GPU); they are the vendors' published builds, and each can be
-// replaced through MPIOptions.Images (the data source's mpi.images).
+// MPI images are pinned in internal/images with the rest. The job images have not been run on a
+// GPU pool by this project's tests (which have no GPU); they are the vendors' published builds,
+// and each can be replaced through MPIOptions.Images (the data source's mpi.images).
 const (
 	// MPIOperatorVersion is the MPI Operator release; its CRD must be applied from the same
-	// release (https://github.com/kubeflow/mpi-operator/blob/v0.8.0/manifests/base/kubeflow.org_mpijobs.yaml).
+	// release (https://github.com/kubeflow/mpi-operator/blob/v0.8.0/manifests/base/kubeflow.org_mpijobs.yaml),
+	// and internal/images pins the operator image of the same release.
 	MPIOperatorVersion = "v0.8.0"
-	// DefaultMPIOperatorImage is the operator of deploy/v2beta1/mpi-operator.yaml at MPIOperatorVersion.
-	DefaultMPIOperatorImage = "mpioperator/mpi-operator:0.8.0"
-	// DefaultLAMMPSImage is NVIDIA's NGC LAMMPS build (Kokkos CUDA, `lmp`), for molecular dynamics.
-	DefaultLAMMPSImage = "nvcr.io/hpc/lammps:patch_15Jun2023"
-	// DefaultOpenFOAMImage is OpenCFD's OpenFOAM (with OpenMPI), for CFD.
-	DefaultOpenFOAMImage = "opencfd/openfoam-default:2406"
-	// DefaultHorovodImage is Horovod with PyTorch, NCCL and OpenMPI.
-	DefaultHorovodImage = "horovod/horovod:0.28.1"
 )
 
 // MPI names.
@@ -65,9 +59,13 @@ type MPIImages struct {
 	Operator, LAMMPS, OpenFOAM, Horovod string
 }
 
-// DefaultMPIImages returns the pinned images.
-func DefaultMPIImages() MPIImages {
-	return MPIImages{Operator: DefaultMPIOperatorImage, LAMMPS: DefaultLAMMPSImage, OpenFOAM: DefaultOpenFOAMImage, Horovod: DefaultHorovodImage}
+// DefaultMPIImages returns the pinned images from their upstream registries.
+func DefaultMPIImages() MPIImages { return MPIImagesIn("") }
+
+// MPIImagesIn returns the pinned images in registry (see Options.ImageRegistry).
+func MPIImagesIn(registry string) MPIImages {
+	return MPIImages{Operator: images.RefIn(images.MPIOperator, registry), LAMMPS: images.RefIn(images.LAMMPS, registry),
+		OpenFOAM: images.RefIn(images.OpenFOAM, registry), Horovod: images.RefIn(images.Horovod, registry)}
 }
 
 // MPIOptions describe the pools, the teams and the job templates.
@@ -180,7 +178,10 @@ func withMPIDefaults(o Options, m MPIOptions) (MPIOptions, error) {
 		return m, &InputError{"mpi.min_parallel_efficiency_percent", fmt.Sprint(m.MinParallelEfficiencyPercent), "is not a percentage",
 			fmt.Sprintf("use 0 to report only, or a threshold such as %d (the scenario's target)", ScalingTargetPercent())}
 	}
-	d := DefaultMPIImages()
+	if err := images.CheckRegistry("image_registry", o.ImageRegistry); err != nil {
+		return m, err
+	}
+	d := MPIImagesIn(o.ImageRegistry)
 	for _, img := range []struct {
 		field string
 		v     *string

@@ -309,6 +309,13 @@ func badInputs(deadEndpoint string) []badInput {
   size = 2
   kubernetes = { api_endpoint = "10.0.0.10:6443", join_token = "Not-A-Token" }`),
 			attr: `kubernetes\.join_token`, fix: `kubeadm token generate`},
+		{name: "pool/image_registry with a scheme", config: onNewNetwork(`name = "bad"
+  scenario = "ai_training"
+  gpu_model = "A100"
+  gpus_per_node = 8
+  size = 2
+  kubernetes = { api_endpoint = "10.0.0.10:6443", join_token = "` + matrixToken + `", insecure_skip_ca_verification = true, image_registry = "https://example.cn/mirror" }`),
+			attr: `kubernetes\.image_registry`, fix: `has a scheme`},
 		{name: "pool/reserved tag", config: a100Pool(`tags = { "gpucluster:pool-name" = "other" }`),
 			attr: `tags`, fix: `Use another prefix`},
 		{name: "pool/built-in label as a tag", config: a100Pool(`tags = { "nvidia.com/gpu.product" = "A100" }`),
@@ -586,6 +593,20 @@ data "gpucluster_kubernetes_manifests" "x" {
   }
 }
 `, attr: `mpi\.teams`, fix: `lower the teams' gpus to a sum of at most 16`},
+		{name: "data kubernetes_manifests/image_registry with a scheme", config: `
+data "gpucluster_kubernetes_manifests" "x" {
+  scenario       = "ai_training"
+  node_count     = 2
+  gpus_per_node  = 8
+  image_registry = "https://registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
+}
+`, attr: `image_registry`, fix: `use a registry and namespace such as registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster`},
+		{name: "data node_bootstrap/image_registry without a host", config: `
+data "gpucluster_node_bootstrap" "x" {
+  role       = "control_plane"
+  kubernetes = { join_token = "` + matrixToken + `", image_registry = "gpucluster/images" }
+}
+`, attr: `kubernetes\.image_registry`, fix: `has no registry host`},
 		{name: "data node_bootstrap/malformed join token", config: `
 data "gpucluster_node_bootstrap" "x" {
   role       = "gpu_worker"

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -18,15 +18,19 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
-var _ datasource.DataSource = (*kubernetesManifestsDataSource)(nil)
+var _ datasource.DataSourceWithConfigure = (*kubernetesManifestsDataSource)(nil)
 
 func newKubernetesManifestsDataSource() datasource.DataSource {
 	return &kubernetesManifestsDataSource{}
 }
 
 // kubernetesManifestsDataSource renders the cluster's Kubernetes objects (internal/manifests).
-// Offline: no API call.
-type kubernetesManifestsDataSource struct{}
+// Offline: no API call; the provider's region only picks image_registry's default.
+type kubernetesManifestsDataSource struct{ region string }
+
+func (d *kubernetesManifestsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.region = regionOf(req.ProviderData, &resp.Diagnostics)
+}
 
 func (d *kubernetesManifestsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_kubernetes_manifests"
@@ -35,7 +39,7 @@ func (d *kubernetesManifestsDataSource) Metadata(_ context.Context, req datasour
 func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	img := manifests.DefaultImages()
 	image := func(what, dflt string) schema.Attribute {
-		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: what + " image. Default `" + dflt + "`."}
+		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: what + " image. Default `" + dflt + "` (in `image_registry` when set)."}
 	}
 	str := func(desc string) schema.Attribute {
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
@@ -95,9 +99,11 @@ func (d *kubernetesManifestsDataSource) Schema(_ context.Context, _ datasource.S
 						Validators:          []validator.Int64{int64validator.Between(1, 100)}},
 				},
 			},
+			"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
+			"pinned_images":  pinnedImagesAttribute(),
 			"images": schema.SingleNestedAttribute{
 				Optional: true, Computed: true,
-				MarkdownDescription: "Container images; mirror them to ACR for regions that cannot reach the public registries.",
+				MarkdownDescription: "Container images set one by one, used as given (a newer tag, another build); unset ones are the pinned images in `image_registry`.",
 				Attributes: map[string]schema.Attribute{
 					"device_plugin": image("NVIDIA device plugin", img.DevicePlugin),
 					"dcgm_exporter": image("dcgm-exporter", img.DCGMExporter),
@@ -152,6 +158,8 @@ type kubernetesManifestsModel struct {
 	MinBusBandwidthGBs types.Float64       `tfsdk:"min_bus_bandwidth_gbs"`
 	MinCrossNodeGBs    types.Float64       `tfsdk:"min_cross_node_bus_bandwidth_gbs"`
 	HPA                *manifestsHPA       `tfsdk:"hpa"`
+	ImageRegistry      types.String        `tfsdk:"image_registry"`
+	PinnedImages       types.List          `tfsdk:"pinned_images"`
 	Images             *manifestsImages    `tfsdk:"images"`
 	Documents          []manifestsDocument `tfsdk:"documents"`
 	YAML               types.String        `tfsdk:"yaml"`
@@ -200,6 +208,9 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		Nodes: int(m.NodeCount.ValueInt64()), GPUsPerNode: int(m.GPUsPerNode.ValueInt64()), ERDMA: m.ERDMA.ValueBool(),
 		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(), MinCrossNodeBusBandwidthGBs: m.MinCrossNodeGBs.ValueFloat64(),
 	}
+	registry, warn := resolveImageRegistry(m.ImageRegistry, d.region)
+	addImageRegistryWarning(&resp.Diagnostics, path.Root("image_registry"), warn)
+	o.ImageRegistry = registry
 	if s := m.MaxRuntime.ValueString(); s != "" {
 		dur, err := time.ParseDuration(s)
 		if err != nil {
@@ -219,12 +230,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	}
 	docs, err := manifests.Render(o)
 	if err != nil {
-		var ie *manifests.InputError
-		if errors.As(err, &ie) {
-			resp.Diagnostics.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
-		} else {
-			resp.Diagnostics.AddError(summary, err.Error())
-		}
+		addManifestsError(&resp.Diagnostics, err, summary)
 		return
 	}
 	affinity, err := manifests.AntiAffinityYAML("example-job")
@@ -243,6 +249,9 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		return
 	}
 	autoscaler, err := clusterAutoscalerOptions(m.ClusterAutoscaler)
+	if err == nil && autoscaler != nil {
+		autoscaler.ImageRegistry = registry
+	}
 	if err == nil {
 		err = renderClusterAutoscaler(m.ClusterAutoscaler, autoscaler)
 	}
@@ -263,7 +272,11 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	if m.MaxRuntime.IsNull() || m.MaxRuntime.IsUnknown() {
 		m.MaxRuntime = types.StringValue(formatHours(manifests.DefaultMaxRuntime))
 	}
-	def := manifests.DefaultImages()
+	def := manifests.ImagesIn(registry)
+	m.ImageRegistry = types.StringValue(registry)
+	var diags diag.Diagnostics
+	m.PinnedImages, diags = pinnedImagesValue(registry)
+	resp.Diagnostics.Append(diags...)
 	pick := func(v types.String, dflt string) types.String {
 		if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
 			return types.StringValue(dflt)

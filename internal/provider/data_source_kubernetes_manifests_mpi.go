@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // The `mpi` attribute of gpucluster_kubernetes_manifests: MPI jobs, gang scheduling and team
@@ -129,6 +130,10 @@ type manifestsMPIImages struct {
 // addManifestsError reports an error from internal/manifests on the attribute it names.
 func addManifestsError(diags *diag.Diagnostics, err error, summary string) {
 	var ie *manifests.InputError
+	if pe, ok := planerr.As(err); ok && pe.Path != "" {
+		diags.AddAttributeError(attributePath(pe.Path), summary, err.Error())
+		return
+	}
 	if errors.As(err, &ie) {
 		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
 		return

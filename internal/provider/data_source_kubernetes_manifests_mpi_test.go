@@ -60,7 +60,7 @@ data "gpucluster_kubernetes_manifests" "tcp" {
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("queues_yaml"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)waitForPodsReady:\s+blockAdmission: true.*kind: ResourceFlavor.*gpucluster.io/pool: md-gpu.*kind: ClusterQueue.*cohortName: gpucluster-teams.*nominalQuota: "16".*kind: LocalQueue`))),
 				statecheck.ExpectKnownValue(md, mpi.AtMapKey("validation_scaling_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`-v target=90 -v min=85`))),
-				statecheck.ExpectKnownValue(md, mpi.AtMapKey("operator_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`image: mpioperator/mpi-operator:0.8.0`))),
+				statecheck.ExpectKnownValue(md, mpi.AtMapKey("operator_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`image: `+regexp.QuoteMeta(mainlandRegistry)+`/mpi-operator:0.8.0\n`))),
 				statecheck.ExpectKnownValue(tcp, mpi.AtMapKey("cfd_yaml"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)queue-name: default\s+name: cfd-openfoam\s+namespace: gpu-workloads.*-np 8 .*--mca pml ob1 --mca btl tcp,vader,self.*image: registry.example.cn/mirror/openfoam-default:2406`))),
 				statecheck.ExpectKnownValue(tcp, mpi.AtMapKey("horovod_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`mpirun --allow-run-as-root -np 8 -H horovod-synthetic-worker-0\S+:4,\S+:4 `))),

@@ -22,7 +22,11 @@ import (
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 )
+
+// mainlandRegistry is image_registry's default in the emulator's region, cn-wulanchabu.
+const mainlandRegistry = "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
 
 func TestAccKubernetesManifests_training(t *testing.T) {
 	emu := acctest.StartEmulator(t)
@@ -43,14 +47,19 @@ data "gpucluster_kubernetes_manifests" "training" {
 			Config: emu.Config() + config,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("max_runtime"), knownvalue.StringExact("72h")),
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("images").AtMapKey("device_plugin"), knownvalue.StringExact("nvcr.io/nvidia/k8s-device-plugin:v0.17.0")),
+				// The emulator's region, cn-wulanchabu, is in mainland China: every image comes from the
+				// region's default registry, pinned by digest where the table has one.
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("image_registry"), knownvalue.StringExact(mainlandRegistry)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("images").AtMapKey("device_plugin"), knownvalue.StringExact(
+					mainlandRegistry+"/k8s-device-plugin:v0.17.0@"+images.Get(images.DevicePlugin).Digest)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("pinned_images"), knownvalue.ListSizeExact(len(images.All()))),
 				// 2 namespaces, device plugin, dcgm-exporter + Service, training template, 5 reaper objects,
 				// adapter ConfigMap, HPA, nccl-tests, cross-node all-reduce (ConfigMap, Service, Job); no
 				// HPCG for training.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("documents"), knownvalue.ListSizeExact(17)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("documents").AtSliceIndex(16).AtMapKey("kind"), knownvalue.StringExact("Job")),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("documents").AtSliceIndex(16).AtMapKey("name"), knownvalue.StringExact("nccl-all-reduce-pool")),
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("images").AtMapKey("pytorch"), knownvalue.StringExact("nvcr.io/nvidia/pytorch:24.03-py3")),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("images").AtMapKey("pytorch"), knownvalue.StringExact(mainlandRegistry+"/pytorch:24.03-py3")),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("validation_all_reduce_yaml"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)^apiVersion: v1\s+data:\s+all_reduce.py: .*kind: ConfigMap.*---\n.*kind: Service.*clusterIP: None.*---\n.*kind: Job.*`+
 						`completionMode: Indexed\s+completions: 4\s+parallelism: 4.*--nnodes=4 --nproc-per-node=8.*`+
@@ -77,6 +86,7 @@ data "gpucluster_kubernetes_manifests" "md" {
   node_count         = 2
   gpus_per_node      = 4
   max_runtime        = "24h"
+  image_registry     = "" # the upstream registries, in a mainland region too
   images             = { reaper = "registry.example.cn/mirror/python:3.12-alpine", pytorch = "registry.example.cn/mirror/pytorch:24.03-py3" }
 
   min_cross_node_bus_bandwidth_gbs = 9.5
@@ -192,17 +202,87 @@ func TestAccKubernetesManifests_addons(t *testing.T) {
 data "gpucluster_kubernetes_manifests" "md" {
   scenario      = "molecular_dynamics"
   node_count    = 2
-  gpus_per_node = 8
-  hpa           = { deployment = "inference", min_replicas = 1, max_replicas = 4 }
+  gpus_per_node  = 8
+  image_registry = "registry.example.cn/mirror"
+  hpa            = { deployment = "inference", min_replicas = 1, max_replicas = 4 }
   ` + tc.validation + `
 }
 `,
 				Check: checkAddons(t, ds, tc.want),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(ds, tfjsonpath.New("addons").AtMapKey("30-monitoring.yaml"), knownvalue.StringRegexp(regexp.MustCompile(
-						`(?s)scenario: molecular_dynamics.*kind: Deployment.*image: quay.io/prometheus/prometheus:.*name: v1beta1.custom.metrics.k8s.io`))),
+						`(?s)scenario: molecular_dynamics.*kind: Deployment.*image: registry.example.cn/mirror/prometheus:v2.55.1@sha256:.*name: v1beta1.custom.metrics.k8s.io`))),
 				},
 			}},
 		})
 	}
+}
+
+// TestAccKubernetesManifests_imageRegistry: the mainland default warns with what to create and
+// sync; every image of every output is in the registry; a malformed registry is an error on the
+// attribute.
+func TestAccKubernetesManifests_imageRegistry(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	ds := "data.gpucluster_kubernetes_manifests.r"
+	config := func(registry string) string {
+		return emu.Config() + `
+data "gpucluster_kubernetes_manifests" "r" {
+  scenario          = "engineering_simulation"
+  node_count        = 2
+  gpus_per_node     = 8
+  addons_validation = true
+  ` + registry + `
+  cluster_autoscaler = { node_groups = [{ name = "burst", scaling_group_id = "asg-0123456789abcdef", min_size = 0, max_size = 4 }] }
+  mpi                = { pools = { sim = { node_count = 2, gpus_per_node = 8 } } }
+}
+`
+	}
+	upstream := regexp.MustCompile(`(?m)image: .*(docker\.io|registry\.k8s\.io|gcr\.io|ghcr\.io|quay\.io|nvcr\.io)`)
+	noUpstream := func(s *terraform.State) error {
+		attrs := s.RootModule().Resources[ds].Primary.Attributes
+		n := 0
+		for k, v := range attrs {
+			if strings.Contains(v, "image:") {
+				n++
+				if m := upstream.FindString(v); m != "" {
+					return fmt.Errorf("%s names a public registry: %s", k, m)
+				}
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("no attribute names an image")
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{
+			{
+				Config: config(""),
+				Check:  noUpstream,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(ds, tfjsonpath.New("image_registry"), knownvalue.StringExact(mainlandRegistry)),
+					statecheck.ExpectKnownValue(ds, tfjsonpath.New("pinned_images").AtSliceIndex(0), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"name": knownvalue.StringExact(images.Flannel), "upstream": knownvalue.StringExact("ghcr.io/flannel-io/flannel"),
+						"tag": knownvalue.StringExact("v0.27.4"), "digest": knownvalue.StringExact(images.Get(images.Flannel).Digest),
+						"digest_source": knownvalue.StringExact(images.Get(images.Flannel).DigestSource),
+						"reference":     knownvalue.StringExact(mainlandRegistry + "/flannel:v0.27.4@" + images.Get(images.Flannel).Digest),
+					})),
+				},
+			},
+			{
+				Config: config(`image_registry = "example-registry-vpc.cn-wulanchabu.cr.aliyuncs.com/ml"`),
+				Check:  noUpstream,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(ds, tfjsonpath.New("addons").AtMapKey("30-monitoring.yaml"), knownvalue.StringRegexp(regexp.MustCompile(
+						`image: example-registry-vpc.cn-wulanchabu.cr.aliyuncs.com/ml/grafana:11.3.0\n`))),
+				},
+			},
+			{
+				Config:      config(`image_registry = "https://example.cn/ml"`),
+				ExpectError: regexp.MustCompile(`(?s)image_registry "https://example.cn/ml" has a scheme`),
+			},
+		},
+	})
 }

@@ -16,15 +16,20 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
-var _ datasource.DataSource = (*nodeBootstrapDataSource)(nil)
+var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
 
 func newNodeBootstrapDataSource() datasource.DataSource { return &nodeBootstrapDataSource{} }
 
 // nodeBootstrapDataSource renders the cloud-init document of a cluster node (internal/bootstrap).
-// Offline: no API call.
-type nodeBootstrapDataSource struct{}
+// Offline: no API call; the provider's region only picks kubernetes.image_registry's default.
+type nodeBootstrapDataSource struct{ region string }
+
+func (d *nodeBootstrapDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.region = regionOf(req.ProviderData, &resp.Diagnostics)
+}
 
 func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_node_bootstrap"
@@ -90,6 +95,7 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 						Optional:            true,
 						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
 					},
+					"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
 					"labels": schema.MapAttribute{
 						Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
@@ -168,6 +174,7 @@ type bootstrapKubernetes struct {
 	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
 	Insecure    types.Bool        `tfsdk:"insecure_skip_ca_verification"`
 	PodSubnet   types.String      `tfsdk:"pod_subnet"`
+	Registry    types.String      `tfsdk:"image_registry"`
 	Labels      map[string]string `tfsdk:"labels"`
 	Taints      []bootstrapTaint  `tfsdk:"taints"`
 }
@@ -201,6 +208,10 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
 			CACertHash: k.CACertHash.ValueString(), InsecureSkipCAVerification: k.Insecure.ValueBool(), PodSubnet: k.PodSubnet.ValueString(),
 			Labels: identity.Labels(), Taints: identity.Taints()}
+		registry, warn := resolveImageRegistry(k.Registry, d.region)
+		addImageRegistryWarning(&resp.Diagnostics, path.Root("kubernetes").AtName("image_registry"), warn)
+		opts.Kubernetes.ImageRegistry = registry
+		k.Registry = types.StringValue(registry)
 	}
 	userEnv := map[string]string{}
 	if !m.NCCLEnv.IsNull() && !m.NCCLEnv.IsUnknown() {
@@ -285,7 +296,10 @@ func fieldPath(field string) path.Path {
 func addFieldError(diags *diag.Diagnostics, err error, summary string) {
 	var ie *bootstrap.InputError
 	var ve *bootstrap.VersionError
+	pe, isPlanErr := planerr.As(err)
 	switch {
+	case isPlanErr && pe.Path != "":
+		diags.AddAttributeError(attributePath(pe.Path), summary, err.Error())
 	case errors.As(err, &ie):
 		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
 	case errors.As(err, &ve):

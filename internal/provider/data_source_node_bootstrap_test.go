@@ -73,6 +73,11 @@ data "gpucluster_node_bootstrap" "cp" {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("nccl_env"), knownvalue.MapSizeExact(0)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)InitConfiguration.*node-role.kubernetes.io/control-plane.*kubeadm init --config`))),
+				// cn-wulanchabu (the emulator's region) is in mainland China: kubeadm, containerd
+				// and the CNI take their images from the region's default registry.
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("kubernetes").AtMapKey("image_registry"), knownvalue.StringExact(mainlandRegistry)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)imageRepository: `+regexp.QuoteMeta(mainlandRegistry)+`\n.*sandbox_image = "`+regexp.QuoteMeta(mainlandRegistry)+`/pause:3.10@sha256:[0-9a-f]{64}.*/etc/containerd/certs.d/registry.k8s.io/hosts.toml`))),
 			},
 		}},
 	})
@@ -103,6 +108,8 @@ data "gpucluster_node_bootstrap" "w" {
 			ExpectError: regexp.MustCompile(`(?s)driver version "470.82.01" is older than the supported minimum\s+510.47.03`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", insecure_skip_ca_verification = true }`, `mounts = ["nas:/ /mnt/warm"]`),
 			ExpectError: regexp.MustCompile(`(?s)mounts\[0\].*has 2 fields`)},
+		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", insecure_skip_ca_verification = true, image_registry = "mirror" }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)kubernetes.image_registry "mirror" is not a registry prefix`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", taints = [{ key = "a", effect = "NoRun" }] }`, ""),
 			ExpectError: regexp.MustCompile(`(?s)effect.*value must be one of`)},
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
@@ -57,7 +58,7 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 		}
 		return diags
 	}
-	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, in)
+	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, final, in)
 	diags.Append(d...)
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
@@ -87,18 +88,24 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 // bootstrapNotKnownYet reports whether something the bootstrap is rendered from is not known
 // yet: it is checked at apply time then.
 func bootstrapNotKnownYet(plan *nodePoolModel, k8s *k8sModel, endpoint types.String, in bootstrapInputs) bool {
-	return endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || hasUnknown(plan.Mounts) ||
+	return endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || k8s.ImageRegistry.IsUnknown() || hasUnknown(plan.Mounts) ||
 		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
 		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown()
 }
 
-// bootstrapOptions is what internal/bootstrap renders a node of this pool from.
-func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, endpoint types.String, mounts []string, in bootstrapInputs) (bootstrap.Options, diag.Diagnostics) {
+// bootstrapOptions is what internal/bootstrap renders a node of this pool from; at plan time
+// (final false) it warns about the image registry.
+func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, endpoint types.String, mounts []string, final bool, in bootstrapInputs) (bootstrap.Options, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	addons, d := mapOf(ctx, k8s.Addons)
 	diags.Append(d...)
 	versions, nccl, d := k8sSoftware(ctx, k8s)
 	diags.Append(d...)
+	registry, warn := resolveImageRegistry(k8s.ImageRegistry, in.region)
+	if !final && spec.Role == bootstrap.RoleControlPlane && !k8s.joinsControlPlane() {
+		// Once per cluster: the first control-plane pool, whose kubeadm pulls the control plane.
+		addImageRegistryWarning(&diags, path.Root("kubernetes").AtName("image_registry"), warn)
+	}
 	opts := bootstrap.Options{
 		Role:     spec.Role,
 		Versions: versions,
@@ -108,6 +115,7 @@ func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMo
 			CACertHash:                 k8s.CACertHash.ValueString(),
 			InsecureSkipCAVerification: k8s.InsecureSkipCAVerification.ValueBool(),
 			PodSubnet:                  k8s.PodSubnet.ValueString(),
+			ImageRegistry:              registry,
 			JoinControlPlane:           k8s.joinsControlPlane(),
 			CertificateKey:             k8s.CertificateKey.ValueString() + in.certKeyWO.ValueString(),
 			CACertPEM:                  k8s.CACertPEM.ValueString(),
@@ -161,10 +169,14 @@ func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string) diag.Diagnostics
 // bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
 func bootstrapErrorPath(err error) path.Path {
 	var in *bootstrap.InputError
-	if !errors.As(err, &in) {
+	var field string
+	if pe, ok := planerr.As(err); ok {
+		field = pe.Path
+	} else if errors.As(err, &in) {
+		field = in.Field
+	} else {
 		return path.Root("kubernetes")
 	}
-	field := in.Field
 	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
 		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
 			return path.Root("mounts").AtListIndex(i)
@@ -219,7 +231,9 @@ func hasUnknownMap(m types.Map) bool {
 type bootstrapInputs struct {
 	// lbEndpoint is address:6443 of kubernetes.load_balancer_id when the pool has no
 	// api_endpoint and the load balancer exists; "" otherwise (the apply looks again).
-	lbEndpoint  string
+	lbEndpoint string
+	// region is the provider's: it picks kubernetes.image_registry's default.
+	region      string
 	caKeyWO     types.String
 	joinTokenWO types.String
 	certKeyWO   types.String
@@ -233,6 +247,9 @@ func (in bootstrapInputs) unknown() bool {
 
 func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (bootstrapInputs, diag.Diagnostics) {
 	in := bootstrapInputs{caKeyWO: types.StringNull(), joinTokenWO: types.StringNull(), certKeyWO: types.StringNull()}
+	if r.client != nil {
+		in.region = r.client.Region()
+	}
 	var diags diag.Diagnostics
 	if plan.Kubernetes.IsNull() || plan.Kubernetes.IsUnknown() {
 		return in, diags

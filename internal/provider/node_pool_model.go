@@ -77,8 +77,10 @@ type k8sModel struct {
 	JoinTokenWO types.String `tfsdk:"join_token_wo"`
 	CACertHash  types.String `tfsdk:"ca_cert_hash"`
 	PodSubnet   types.String `tfsdk:"pod_subnet"`
-	Labels      types.Map    `tfsdk:"labels"`
-	Taints      types.List   `tfsdk:"taints"`
+	// ImageRegistry: every container image from one registry (shared_image_registry.go).
+	ImageRegistry types.String `tfsdk:"image_registry"`
+	Labels        types.Map    `tfsdk:"labels"`
+	Taints        types.List   `tfsdk:"taints"`
 	// LoadBalancerID: a control plane's gpucluster_control_plane_endpoint, whose backend servers
 	// the pool keeps equal to its running nodes.
 	LoadBalancerID types.String `tfsdk:"load_balancer_id"`
@@ -157,7 +159,7 @@ var (
 	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type}
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
-		"pod_subnet": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
+		"pod_subnet": types.StringType, "image_registry": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
 		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
 		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},

@@ -347,6 +347,7 @@ func kubernetesJoinAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			MarkdownDescription: "Pod network CIDR for `kubeadm init` and the Flannel CNI (first control-plane pool), such as the network's reserved pod CIDR. Default `10.244.0.0/16`.",
 		},
+		"image_registry": schema.StringAttribute{Optional: true, MarkdownDescription: imageRegistryDoc},
 		"insecure_skip_ca_verification": schema.BoolAttribute{
 			Optional: true,
 			MarkdownDescription: "Let joining nodes skip pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when `ca_cert_hash` is " +

@@ -106,6 +106,7 @@ resource "gpucluster_node_pool" "control_plane" {
     join_token         = local.join_token_kept
     join_token_wo      = local.join_token_wo
     pod_subnet         = var.control_plane.pod_subnet
+    image_registry     = local.image_registry
     ca_cert_hash       = local.ca_cert_hash
     ca_cert_pem        = gpucluster_cluster_ca.cluster[0].cert_pem
     # Null with a seed; the _wo forms carry them then.
@@ -144,6 +145,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
     role               = "control_plane"
     control_plane_init = false
     load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
+    image_registry     = local.image_registry
     join_token         = local.join_token_kept
     join_token_wo      = local.join_token_wo
     ca_cert_hash       = local.ca_cert_hash
@@ -199,6 +201,7 @@ resource "gpucluster_node_pool" "worker" {
   kubernetes = {
     role                          = "gpu_worker"
     api_endpoint                  = local.api_endpoint
+    image_registry                = local.image_registry
     join_token                    = local.join_token_kept
     join_token_wo                 = local.join_token_wo
     ca_cert_hash                  = local.ca_cert_hash
@@ -225,6 +228,9 @@ data "gpucluster_node_bootstrap" "nccl" {
   erdma    = var.erdma
   nccl_env = length(var.nccl_env) == 0 ? null : var.nccl_env
   kubernetes = {
+    # The one place image_registry is resolved (null: the region's default, with its warning); the
+    # pools and the manifests take the result, so a plan warns once.
+    image_registry = var.image_registry
     # Placeholders: this document joins nothing.
     api_endpoint = "127.0.0.1:6443"
     join_token   = local.join_token
@@ -253,6 +259,8 @@ locals {
     ) },
   )
   at_max_size_known = alltrue([for k, p in local.pools_at_max_size : p != null])
+  # image_registry as resolved for the provider's region (see data.gpucluster_node_bootstrap.nccl).
+  image_registry = data.gpucluster_node_bootstrap.nccl.kubernetes.image_registry
   # What the first control-plane node applies once the API answers, file by file in name order:
   # namespaces, device plugin, dcgm-exporter, the monitoring stack, the idle reaper, the workload
   # templates (gpucluster_kubernetes_manifests.addons).
@@ -282,6 +290,8 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   nccl_env    = length(var.nccl_env) == 0 ? null : var.nccl_env
   max_runtime = var.idle_reclaim_after
   hpa         = var.hpa
+  # One registry for every image: the add-ons here, kubeadm, containerd and the CNI in the pools.
+  image_registry = local.image_registry
 
   addons_validation = var.validation_jobs
 

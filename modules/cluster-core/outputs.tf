@@ -106,6 +106,16 @@ output "manifests_yaml" {
   value       = data.gpucluster_kubernetes_manifests.cluster.yaml
 }
 
+output "images" {
+  description = "Every image the cluster runs, for a registry sync: name, upstream (registry/repository), tag, digest (empty where none is published yet), digest_source, and reference, the name the cluster pulls (in image_registry). kubeadm's control-plane images are not listed: `kubeadm config images list` prints them."
+  value       = data.gpucluster_kubernetes_manifests.cluster.pinned_images
+}
+
+output "image_registry" {
+  description = "The registry the cluster pulls every image from (image_registry, or the region's default); empty for the public registries."
+  value       = data.gpucluster_kubernetes_manifests.cluster.image_registry
+}
+
 output "manifests" {
   description = "The same manifests one object at a time: kind, namespace, name and YAML."
   value = [for d in data.gpucluster_kubernetes_manifests.cluster.documents : {

@@ -4,14 +4,16 @@
 # with their own defaults; all the wiring lives here, once.
 
 locals {
+  # var.worker_pools is untyped (cluster-core types it), so an attribute the caller left out is
+  # read with try().
   worker_pools = { for k, p in var.worker_pools : k => merge(p, {
-    gpu_model     = p.instance_type == null ? coalesce(p.gpu_model, var.gpu_model) : null
-    gpus_per_node = p.instance_type == null ? coalesce(p.gpus_per_node, var.gpus_per_node) : null
+    gpu_model     = try(p.instance_type, null) == null ? coalesce(try(p.gpu_model, null), var.gpu_model) : null
+    gpus_per_node = try(p.instance_type, null) == null ? coalesce(try(p.gpus_per_node, null), var.gpus_per_node) : null
   }) }
 
   # Every node of a fixed pool, control plane included, lands in a placement group of at most 20;
   # autoscaling pools do not (scaling groups take no deployment set).
-  node_count       = sum(concat([0], [for p in var.worker_pools : p.size if p.size != null])) + (var.control_plane.enabled ? var.control_plane.size : 0)
+  node_count       = sum(concat([0], [for p in var.worker_pools : p.size if try(p.size, null) != null])) + (var.control_plane.enabled ? var.control_plane.size : 0)
   placement_groups = var.network.placement == "none" ? 0 : coalesce(var.network.placement_groups, max(1, ceil(local.node_count / 20)))
 
   node_local_disk = var.hot_storage == null ? false : var.hot_storage.node_local_disk
@@ -102,6 +104,7 @@ module "cluster" {
   ca_cert_hash       = var.ca_cert_hash
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
+  image_registry     = var.image_registry
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags

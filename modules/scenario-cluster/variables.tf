@@ -52,47 +52,11 @@ variable "gpu_model" {
 }
 
 variable "worker_pools" {
-  description = "GPU worker pools keyed by a short name; see cluster-core's worker_pools. Unset gpu_model and gpus_per_node come from the module's."
-  type = map(object({
-    size                   = optional(number)
-    min_size               = optional(number)
-    gpu_model              = optional(string)
-    gpus_per_node          = optional(number)
-    instance_type          = optional(string)
-    instance_type_fallback = optional(bool, false)
-    zone_ids               = optional(list(string))
-    image_id               = optional(string)
-    system_disk = optional(object({
-      category          = string
-      performance_level = optional(string)
-      size_gib          = number
-    }), { category = "cloud_essd", performance_level = "PL1", size_gib = 200 })
-    max_unavailable    = optional(number, 1)
-    auto_release_after = optional(string)
-    labels             = optional(map(string), {})
-    taints = optional(list(object({
-      key    = string
-      value  = optional(string, "")
-      effect = string
-    })), [])
-    tags = optional(map(string), {})
-    # Instead of size: an Auto Scaling group between min_size and max_size, sized by the Cluster
-    # Autoscaler (gpucluster_node_pool autoscaling; the module renders the autoscaler).
-    autoscaling = optional(object({
-      min_size              = number
-      max_size              = number
-      on_demand_base        = optional(number)
-      on_demand_percentage  = optional(number)
-      fallback_to_on_demand = optional(bool)
-      max_hourly_price      = optional(number)
-    }))
-    # Spot nodes (gpucluster_node_pool spot). On an autoscaling pool on_demand_base and
-    # on_demand_percentage mix in pay-as-you-go nodes.
-    spot = optional(object({
-      strategy         = optional(string, "SpotAsPriceGo")
-      max_hourly_price = optional(number)
-    }))
-  }))
+  description = "GPU worker pools keyed by a short name; see cluster-core's worker_pools, which declares their type and checks them. Unset gpu_model and gpus_per_node come from the module's."
+  # Untyped here on purpose: the pool object type is declared once, in cluster-core's worker_pools
+  # (with its optional attributes' defaults and checks); this module only fills gpu_model and
+  # gpus_per_node and passes the pools on, so a type error names cluster-core's variable.
+  type     = any
   nullable = false
 }
 

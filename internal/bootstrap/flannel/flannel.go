@@ -25,8 +25,9 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 )
 
-// The pinned release and its images, from the project's one table of images (internal/images,
-// which cites the release manifest).
+// The pinned release and its images from their upstream registry, from the project's one table
+// of images (internal/images, which cites the release manifest); RenderIn takes them from the
+// cluster's image registry instead.
 var (
 	Image          = images.Ref(images.Flannel)
 	CNIPluginImage = images.Ref(images.FlannelCNIPlugin)
@@ -51,8 +52,11 @@ type NetConf struct {
 }
 
 // Render returns the manifest as one multi-document YAML stream for a cluster whose pod network
-// (kubeadm's podSubnet) is podCIDR.
-func Render(podCIDR string) (string, error) {
+// (kubeadm's podSubnet) is podCIDR, with the images from their upstream registry.
+func Render(podCIDR string) (string, error) { return RenderIn(podCIDR, "") }
+
+// RenderIn is Render with the images in registry (internal/images MirrorName; "" is upstream).
+func RenderIn(podCIDR, registry string) (string, error) {
 	if podCIDR == "" {
 		return "", fmt.Errorf("flannel needs the pod network CIDR")
 	}
@@ -103,7 +107,7 @@ func Render(podCIDR string) (string, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: Namespace, Labels: map[string]string{"k8s-app": "flannel", "tier": "node"}},
 			Data:       map[string]string{"cni-conf.json": string(cniConf) + "\n", "net-conf.json": string(netConf) + "\n"},
 		},
-		daemonSet(),
+		daemonSet(images.RefIn(images.Flannel, registry), images.RefIn(images.FlannelCNIPlugin, registry)),
 	}
 	parts := make([]string, 0, len(objs))
 	for _, o := range objs {
@@ -116,7 +120,7 @@ func Render(podCIDR string) (string, error) {
 	return strings.Join(parts, "---\n"), nil
 }
 
-func daemonSet() *appsv1.DaemonSet {
+func daemonSet(image, cniPluginImage string) *appsv1.DaemonSet {
 	labels := map[string]string{"app": "flannel", "k8s-app": "flannel", "tier": "node"}
 	hostPath := func(name, p string, t corev1.HostPathType) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &t}}}
@@ -146,20 +150,20 @@ func daemonSet() *appsv1.DaemonSet {
 					ServiceAccountName: serviceAccount,
 					InitContainers: []corev1.Container{
 						{
-							Name: "install-cni-plugin", Image: CNIPluginImage,
+							Name: "install-cni-plugin", Image: cniPluginImage,
 							Command:      []string{"cp"},
 							Args:         []string{"-f", "/flannel", "/opt/cni/bin/flannel"},
 							VolumeMounts: []corev1.VolumeMount{{Name: "cni-plugin", MountPath: "/opt/cni/bin"}},
 						},
 						{
-							Name: "install-cni", Image: Image,
+							Name: "install-cni", Image: image,
 							Command:      []string{"cp"},
 							Args:         []string{"-f", "/etc/kube-flannel/cni-conf.json", "/etc/cni/net.d/" + cniConfFileName},
 							VolumeMounts: []corev1.VolumeMount{{Name: "cni", MountPath: "/etc/cni/net.d"}, {Name: "flannel-cfg", MountPath: "/etc/kube-flannel/"}},
 						},
 					},
 					Containers: []corev1.Container{{
-						Name: "kube-flannel", Image: Image,
+						Name: "kube-flannel", Image: image,
 						Command: []string{"/opt/bin/flanneld"},
 						// The subnet of each node comes from its spec.podCIDR (kubeadm's podSubnet).
 						Args: []string{"--ip-masq", "--kube-subnet-mgr"},

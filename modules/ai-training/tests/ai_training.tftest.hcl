@@ -14,6 +14,16 @@ variables {
 }
 
 run "defaults" {
+  # The emulator's region, cn-wulanchabu, is in mainland China: with image_registry unset every
+  # image comes from the region's default registry, and the manifests name no public registry.
+  assert {
+    condition     = length(output.images) > 10 && alltrue([for i in output.images : startswith(i.reference, "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster/")])
+    error_message = "every image should be in the region's default registry: ${jsonencode([for i in output.images : i.reference])}"
+  }
+  assert {
+    condition     = length(regexall("image: (docker\\.io|registry\\.k8s\\.io|ghcr\\.io|quay\\.io|nvcr\\.io)", output.manifests_yaml)) == 0 && strcontains(output.manifests_yaml, "image: registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster/")
+    error_message = "the manifests name a public registry or not the default one"
+  }
   assert {
     condition     = output.instance_types["gpu"] == "ecs.ebmgn7ex.32xlarge"
     error_message = "8 A100 80 GB-class GPUs over eRDMA should be ebmgn7ex, got ${output.instance_types["gpu"]}"

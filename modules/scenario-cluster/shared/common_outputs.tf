@@ -72,6 +72,11 @@ output "manifests_yaml" {
   value       = module.scenario.cluster.manifests_yaml
 }
 
+output "images" {
+  description = "Every image the cluster runs, for a registry sync: name, upstream, tag, digest, digest_source and reference (the name the cluster pulls, in image_registry)."
+  value       = module.scenario.cluster.images
+}
+
 output "manifests" {
   description = "The same manifests one object at a time."
   value       = module.scenario.cluster.manifests

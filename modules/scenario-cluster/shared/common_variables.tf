@@ -48,6 +48,17 @@ variable "validation_jobs" {
   nullable    = false
 }
 
+variable "image_registry" {
+  description = "Registry every container image of the cluster is pulled from, such as \"registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster\" (a Container Registry namespace through its VPC endpoint) or \"<instance>-registry-vpc.<region>.cr.aliyuncs.com/<namespace>\": kubeadm's imageRepository, containerd's pause image and registry mirrors, the CNI, every add-on and the validation and MPI jobs, each as <image_registry>/<last part of its name>:<tag>@<digest> (the images output lists them for your sync). Null: in mainland China regions (cn-* but cn-hongkong) registry-vpc.<region>.aliyuncs.com/gpucluster, which you create and fill (a plan warning says how); elsewhere the public registries. \"\" is the public registries in any region."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.image_registry == null || var.image_registry == "" || can(regex("^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+$", var.image_registry))
+    error_message = "image_registry is a registry prefix host[:port]/path without a scheme, such as registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster, or \"\" for the public registries."
+  }
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

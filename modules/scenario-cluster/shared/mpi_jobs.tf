@@ -66,6 +66,8 @@ data "gpucluster_kubernetes_manifests" "mpi" {
   erdma         = local.network.erdma
   nccl_env      = length(var.nccl_env) == 0 ? null : var.nccl_env
   max_runtime   = var.idle_reclaim_after
+  # The MPI images from the same registry as the rest of the cluster, as resolved there.
+  image_registry = module.scenario.cluster.image_registry
 
   mpi = {
     pools = local.mpi_pools

@@ -23,6 +23,7 @@ module "scenario" {
   cold_storage       = local.cold_storage
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
+  image_registry     = var.image_registry
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa
