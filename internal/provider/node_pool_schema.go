@@ -38,9 +38,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	}
 }
 
-// joinAttributes is the union of attribute maps; a name in two of them is a programming error.
-func joinAttributes(groups ...map[string]schema.Attribute) map[string]schema.Attribute {
-	out := map[string]schema.Attribute{}
+// joinAttributes is the union of attribute maps (of a resource's or a data source's schema); a
+// name in two of them is a programming error.
+func joinAttributes[A any](groups ...map[string]A) map[string]A {
+	out := map[string]A{}
 	for _, g := range groups {
 		for name, a := range g {
 			if _, dup := out[name]; dup {
