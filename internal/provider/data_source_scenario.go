@@ -93,33 +93,27 @@ func scenarioQueryAttributes() map[string]schema.Attribute {
 
 // scenarioAnswerAttributes: what the catalog answers (requirements, candidates, findings, the recommendation).
 func scenarioAnswerAttributes() map[string]schema.Attribute {
-	computedStr := func(desc string) schema.Attribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
-	}
-	computedList := func(desc string) schema.Attribute {
-		return schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: desc}
-	}
 	return map[string]schema.Attribute{
 		"requirements": schema.SingleNestedAttribute{
 			Computed:            true,
 			MarkdownDescription: "The scenario's requirements as the catalog checks them.",
 			Attributes: map[string]schema.Attribute{
-				"title":                    computedStr("Short title."),
-				"description":              computedStr("What the scenario is."),
+				"title":                    scenarioComputedString("Short title."),
+				"description":              scenarioComputedString("What the scenario is."),
 				"min_gpu_memory_gb":        schema.Int64Attribute{Computed: true, MarkdownDescription: "Minimum memory per GPU in GB; below it is an error. Null: no minimum."},
 				"min_gpu_link_gbs":         schema.Float64Attribute{Computed: true, MarkdownDescription: "GPU-GPU bandwidth target inside a node in GB/s; below it is a warning. Null: no target."},
 				"min_memory_bandwidth_gbs": schema.Float64Attribute{Computed: true, MarkdownDescription: "GPU memory bandwidth target in GB/s; below it is a warning. Null: no target."},
 				"needs_fp64":               schema.BoolAttribute{Computed: true, MarkdownDescription: "Double precision required."},
 				"min_fp64_tflops":          schema.Float64Attribute{Computed: true, MarkdownDescription: "FP64 TFLOPS below which double precision counts as not worth using. Null when FP64 is not needed."},
-				"precision":                computedList("Precisions the workload uses."),
+				"precision":                scenarioComputedList("Precisions the workload uses."),
 				"needs_ecc":                schema.BoolAttribute{Computed: true, MarkdownDescription: "ECC GPU memory required."},
 				"needs_inter_node_rdma":    schema.BoolAttribute{Computed: true, MarkdownDescription: "Multi-node runs need RDMA between nodes."},
 				"min_parallel_efficiency":  schema.Float64Attribute{Computed: true, MarkdownDescription: "Stated parallel efficiency target (fraction); not measurable by the catalog. Null: none."},
 				"min_mtbf_hours":           schema.Int64Attribute{Computed: true, MarkdownDescription: "Stated stability target (MTBF hours); not measurable by the catalog. Null: none."},
-				"recommended_models":       computedList("The GPU models recommended for the scenario; where it contradicts the requirements, `findings` says so."),
+				"recommended_models":       scenarioComputedList("The GPU models recommended for the scenario; where it contradicts the requirements, `findings` says so."),
 				"preferred_gpus_per_node":  schema.Int64Attribute{Computed: true, MarkdownDescription: "GPU count ranking aims for when `gpus_per_node` is unset. Null: the smallest size."},
 				"gpu_util_alert_percent":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Alert when GPU utilisation falls below this percentage."},
-				"other":                    computedList("Requirements the catalog does not check (storage, network plan, software versions)."),
+				"other":                    scenarioComputedList("Requirements the catalog does not check (storage, network plan, software versions)."),
 			},
 		},
 		"candidates": schema.ListNestedAttribute{
@@ -127,23 +121,23 @@ func scenarioAnswerAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Instance types that can work, best first. Types with an error finding are left out, and so are types " +
 				"`offered_instance_types` does not list when it is set.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"instance_type":     computedStr("Instance type, with the `ecs.` prefix."),
+				"instance_type":     scenarioComputedString("Instance type, with the `ecs.` prefix."),
 				"rank":              schema.Int64Attribute{Computed: true, MarkdownDescription: "1 for the best candidate."},
-				"family":            computedStr("Instance family."),
-				"gpu_model":         computedStr("Catalog GPU model of the type."),
+				"family":            scenarioComputedString("Instance family."),
+				"gpu_model":         scenarioComputedString("Catalog GPU model of the type."),
 				"gpus":              schema.Int64Attribute{Computed: true, MarkdownDescription: "GPUs per node."},
 				"gpu_memory_gb":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Memory per GPU in GB."},
 				"enable_erdma":      schema.BoolAttribute{Computed: true, MarkdownDescription: "Configure eRDMA (HighPerformance ENIs) on these nodes."},
 				"needs_hpc_cluster": schema.BoolAttribute{Computed: true, MarkdownDescription: "The type needs an HPC cluster (`HpcClusterId`)."},
-				"reasons":           computedList("Why the type ranks where it does, most important first."),
+				"reasons":           scenarioComputedList("Why the type ranks where it does, most important first."),
 				"findings":          findingsAttribute("Check results for this type under the deployment described by `enable_erdma` and `needs_hpc_cluster`; warnings and info only."),
 			}},
 		},
 		"findings": findingsAttribute("Findings about the request itself: model substitutes (such as gn8v for H100), series requests, " +
 			"the scenario's recommended models contradicting its own requirements, a `region_fallback` when the region does not sell " +
 			"the first choice, and a `network_target` warning when no candidate meets the scenario's RDMA bandwidth target between nodes."),
-		"recommended_instance_type": computedStr("The first candidate's instance type."),
-		"why": computedList("Why `recommended_instance_type` was chosen: the regional fallback when there was one, each scenario " +
+		"recommended_instance_type": scenarioComputedString("The first candidate's instance type."),
+		"why": scenarioComputedList("Why `recommended_instance_type` was chosen: the regional fallback when there was one, each scenario " +
 			"requirement met, missed or unknown with the figures (e.g. `network 160 Gbit/s with eRDMA (target >= 100 Gbit/s with " +
 			"RDMA): met`), the published figures it was ranked on, and the rest of its `reasons`."),
 	}
@@ -296,4 +290,14 @@ func newRequirementsModel(sc catalog.Scenario) *requirementsModel {
 		r.MinFP64TFLOPS = statedFloat(sc.MinFP64TFLOPS)
 	}
 	return r
+}
+
+// scenarioComputedString is a computed string attribute of the scenario data source.
+func scenarioComputedString(desc string) schema.Attribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+}
+
+// scenarioComputedList is a computed list of strings of the scenario data source.
+func scenarioComputedList(desc string) schema.Attribute {
+	return schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: desc}
 }

@@ -66,13 +66,12 @@ func (r *clusterCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 
 // clusterCAInputAttributes: how the CA is made: key algorithm, validity, and the optional seed.
 func clusterCAInputAttributes() map[string]schema.Attribute {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	return map[string]schema.Attribute{
 		"id": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "The CA's discovery hash, as `ca_cert_hash`.",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"key_algorithm": schema.StringAttribute{
 			Optional:            true,
@@ -112,40 +111,39 @@ func clusterCAInputAttributes() map[string]schema.Attribute {
 
 // clusterCAOutputAttributes: the certificate, its hash and expiry, and the secrets derived with it.
 func clusterCAOutputAttributes() map[string]schema.Attribute {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	return map[string]schema.Attribute{
 		"cert_pem": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "The CA certificate, PEM: `CN=kubernetes`, a CA for certificate signing, valid for `validity_period`. Public: it goes to every node.",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"ca_cert_hash": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: caHashDescription + " With `seed_wo` it is known at plan time.",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"not_after": schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "When the CA certificate expires (RFC 3339, UTC).",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"private_key_pem": schema.StringAttribute{
 			Computed:            true,
 			Sensitive:           true,
 			MarkdownDescription: caPrivateKeyDescription + " Null when `seed_wo` is set (take it from the ephemeral resource).",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"certificate_key": schema.StringAttribute{
 			Computed:            true,
 			Sensitive:           true,
 			MarkdownDescription: caCertificateKeyDescription + " Null when `seed_wo` is set.",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 		"join_token": schema.StringAttribute{
 			Computed:            true,
 			Sensitive:           true,
 			MarkdownDescription: caJoinTokenDescription + " Null when `seed_wo` is set.",
-			PlanModifiers:       keep,
+			PlanModifiers:       keepStateForUnknown(),
 		},
 	}
 }
@@ -221,7 +219,7 @@ func (r *clusterCAResource) Read(context.Context, resource.ReadRequest, *resourc
 func (r *clusterCAResource) Update(context.Context, resource.UpdateRequest, *resource.UpdateResponse) {
 }
 
-// Delete forgets the CA. Nodes that trust it keep doing so until they are replaced.
+// Delete forgets the CA. Nodes that trust it keepStateForUnknown() doing so until they are replaced.
 func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
 }
 
@@ -230,7 +228,7 @@ func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *res
 func (r *clusterCAResource) ImportState(_ context.Context, _ resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.AddError("gpucluster_cluster_ca cannot be imported",
 		"The CA exists only in state (and, made from a seed, in your secret store): there is no cloud object to read its key back from. "+
-			"Remove the import and let the resource create the CA; to keep a CA made from a seed across states, give the new resource the same seed_wo.")
+			"Remove the import and let the resource create the CA; to keepStateForUnknown() a CA made from a seed across states, give the new resource the same seed_wo.")
 }
 
 // ModifyPlan makes the hash known at plan time in seed mode (it follows from the seed alone, so
@@ -284,7 +282,12 @@ func (r *clusterCAResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		how = "was made with a random key, before seed_wo was set"
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("seed_wo"), "seed_wo does not derive this cluster CA",
-		fmt.Sprintf("The CA in state (%s) %s; this seed derives %s. To keep the CA and every node's trust in it, give back the seed it was made from. "+
+		fmt.Sprintf("The CA in state (%s) %s; this seed derives %s. To keepStateForUnknown() the CA and every node's trust in it, give back the seed it was made from. "+
 			"To replace the CA with one made from this seed, also change seed_wo_version (every node then has to be replaced to trust the new CA).",
 			state.CACertHash.ValueString(), how, hash))
+}
+
+// keepStateForUnknown: a computed value that only a replacement changes keeps its state in plans.
+func keepStateForUnknown() []planmodifier.String {
+	return []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 }

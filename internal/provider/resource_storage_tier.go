@@ -72,9 +72,6 @@ func (r *storageTierResource) Schema(ctx context.Context, _ resource.SchemaReque
 
 // storageTierPlacementAttributes: the tier's id, name, kind and where it sits in the network.
 func storageTierPlacementAttributes() map[string]schema.Attribute {
-	computedString := func(doc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: doc}
-	}
 	return map[string]schema.Attribute{
 		"id": schema.StringAttribute{
 			Computed:            true,
@@ -112,7 +109,7 @@ func storageTierPlacementAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "vSwitch of the mount target (its zone is the file system's). Overrides the vSwitch found from " +
 				"`network_id`. Changing it replaces the tier.",
 		},
-		"zone_id": computedString("Zone of the file system: the vSwitch's zone."),
+		"zone_id": computedStringAttribute("Zone of the file system: the vSwitch's zone."),
 	}
 }
 
@@ -272,20 +269,17 @@ func storageTierSizingAttributes() map[string]schema.Attribute {
 
 // storageTierAccessAttributes: the created file system or bucket and how nodes mount or reach it.
 func storageTierAccessAttributes() map[string]schema.Attribute {
-	computedString := func(doc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: doc}
-	}
 	return map[string]schema.Attribute{
-		"file_system_id": computedString("NAS or CPFS file system id (hot, warm)."),
-		"bucket":         computedString("OSS bucket name (cold)."),
-		"mount_target":   computedString("Mount target domain of the file system."),
-		"mount_command":  computedString("Shell command that mounts the file system at `/mnt/<name>` with NFS options for large sequential reads (NFSv3, 1 MiB rsize/wsize, hard)."),
-		"fstab_line":     computedString("The same mount as an `/etc/fstab` line."),
-		"alluxio_properties": computedString("Cold tier with `cache`: an `alluxio-site.properties` mounting the bucket as Alluxio's root " +
+		"file_system_id": computedStringAttribute("NAS or CPFS file system id (hot, warm)."),
+		"bucket":         computedStringAttribute("OSS bucket name (cold)."),
+		"mount_target":   computedStringAttribute("Mount target domain of the file system."),
+		"mount_command":  computedStringAttribute("Shell command that mounts the file system at `/mnt/<name>` with NFS options for large sequential reads (NFSv3, 1 MiB rsize/wsize, hard)."),
+		"fstab_line":     computedStringAttribute("The same mount as an `/etc/fstab` line."),
+		"alluxio_properties": computedStringAttribute("Cold tier with `cache`: an `alluxio-site.properties` mounting the bucket as Alluxio's root " +
 			"with the worker cache sized to `cache.size_gib`. Carries no credentials."),
-		"bucket_acl": computedString("Cold tier: the bucket's ACL, always `" + bucketACLPrivate + "`. Changed outside " +
+		"bucket_acl": computedStringAttribute("Cold tier: the bucket's ACL, always `" + bucketACLPrivate + "`. Changed outside " +
 			"Terraform, the next plan shows it and the apply restores it."),
-		"bucket_versioning": computedString("Cold tier: the bucket's versioning status, always `" + bucketVersioningOn +
+		"bucket_versioning": computedStringAttribute("Cold tier: the bucket's versioning status, always `" + bucketVersioningOn +
 			"`. Changed outside Terraform (suspended), the next plan shows it and the apply restores it."),
 		"bucket_block_public_access": schema.BoolAttribute{
 			Computed: true,
@@ -403,4 +397,9 @@ func (r *storageTierResource) ImportState(ctx context.Context, req resource.Impo
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("encryption"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+}
+
+// computedStringAttribute is a computed string attribute described by doc.
+func computedStringAttribute(doc string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: doc}
 }
