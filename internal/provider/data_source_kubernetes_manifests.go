@@ -221,30 +221,9 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		return
 	}
 	summary := "Rendering Kubernetes manifests for scenario " + m.Scenario.ValueString()
-	o := manifests.Options{
-		Scenario: m.Scenario.ValueString(), Namespace: m.Namespace.ValueString(), WorkloadNamespace: m.WorkloadNamespace.ValueString(),
-		Nodes: int(m.NodeCount.ValueInt64()), GPUsPerNode: int(m.GPUsPerNode.ValueInt64()), ERDMA: m.ERDMA.ValueBool(),
-		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(), MinCrossNodeBusBandwidthGBs: m.MinCrossNodeGBs.ValueFloat64(),
-	}
-	registry, warn := resolveImageRegistry(m.ImageRegistry, d.region)
-	addImageRegistryWarning(&resp.Diagnostics, path.Root("image_registry"), warn)
-	o.ImageRegistry = registry
-	if s := m.MaxRuntime.ValueString(); s != "" {
-		dur, err := time.ParseDuration(s)
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("max_runtime"), summary,
-				fmt.Sprintf("max_runtime %q is not a Go duration (%v); write hours, such as \"72h\"", s, err))
-			return
-		}
-		o.MaxRuntime = dur
-	}
-	if h := m.HPA; h != nil {
-		o.HPA = &manifests.HPA{Deployment: h.Deployment.ValueString(), MinReplicas: int32(h.MinReplicas.ValueInt64()),
-			MaxReplicas: int32(h.MaxReplicas.ValueInt64()), TargetPercent: int(h.TargetPercent.ValueInt64())}
-	}
-	if im := m.Images; im != nil {
-		o.Images = manifests.Images{DevicePlugin: im.DevicePlugin.ValueString(), DCGMExporter: im.DCGMExporter.ValueString(),
-			NCCLTests: im.NCCLTests.ValueString(), HPCG: im.HPCG.ValueString(), Reaper: im.Reaper.ValueString(), PyTorch: im.PyTorch.ValueString()}
+	o, registry, ok := d.options(&m, summary, &resp.Diagnostics)
+	if !ok {
+		return
 	}
 	docs, err := manifests.Render(o)
 	if err != nil {
@@ -290,11 +269,54 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	if m.MaxRuntime.IsNull() || m.MaxRuntime.IsUnknown() {
 		m.MaxRuntime = types.StringValue(formatHours(manifests.DefaultMaxRuntime))
 	}
+	resp.Diagnostics.Append(m.setImages(registry)...)
+	m.setDocuments(docs)
+	m.YAML = types.StringValue(manifests.Join(docs))
+	m.AntiAffinityYAML = types.StringValue(affinity)
+	m.AdapterConfig = types.StringValue(adapter)
+	m.AllReduceYAML = types.StringValue(manifests.Join(allReduce))
+	m.Addons = addons
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// options are the rendering options of the configuration, with the image registry resolved
+// (warned about once here); ok is false on an invalid max_runtime.
+func (d *kubernetesManifestsDataSource) options(m *kubernetesManifestsModel, summary string, diags *diag.Diagnostics) (o manifests.Options, registry string, ok bool) {
+	o = manifests.Options{
+		Scenario: m.Scenario.ValueString(), Namespace: m.Namespace.ValueString(), WorkloadNamespace: m.WorkloadNamespace.ValueString(),
+		Nodes: int(m.NodeCount.ValueInt64()), GPUsPerNode: int(m.GPUsPerNode.ValueInt64()), ERDMA: m.ERDMA.ValueBool(),
+		NCCLEnv: m.NCCLEnv, MinBusBandwidthGBs: m.MinBusBandwidthGBs.ValueFloat64(), MinCrossNodeBusBandwidthGBs: m.MinCrossNodeGBs.ValueFloat64(),
+	}
+	registry, warn := resolveImageRegistry(m.ImageRegistry, d.region)
+	addImageRegistryWarning(diags, path.Root("image_registry"), warn)
+	o.ImageRegistry = registry
+	if s := m.MaxRuntime.ValueString(); s != "" {
+		dur, err := time.ParseDuration(s)
+		if err != nil {
+			diags.AddAttributeError(path.Root("max_runtime"), summary,
+				fmt.Sprintf("max_runtime %q is not a Go duration (%v); write hours, such as \"72h\"", s, err))
+			return o, registry, false
+		}
+		o.MaxRuntime = dur
+	}
+	if h := m.HPA; h != nil {
+		o.HPA = &manifests.HPA{Deployment: h.Deployment.ValueString(), MinReplicas: int32(h.MinReplicas.ValueInt64()),
+			MaxReplicas: int32(h.MaxReplicas.ValueInt64()), TargetPercent: int(h.TargetPercent.ValueInt64())}
+	}
+	if im := m.Images; im != nil {
+		o.Images = manifests.Images{DevicePlugin: im.DevicePlugin.ValueString(), DCGMExporter: im.DCGMExporter.ValueString(),
+			NCCLTests: im.NCCLTests.ValueString(), HPCG: im.HPCG.ValueString(), Reaper: im.Reaper.ValueString(), PyTorch: im.PyTorch.ValueString()}
+	}
+	return o, registry, true
+}
+
+// setImages records the registry, its pinned images and every image the manifests use: the one
+// set in images, or the pinned one in the registry.
+func (m *kubernetesManifestsModel) setImages(registry string) diag.Diagnostics {
 	def := manifests.ImagesIn(registry)
 	m.ImageRegistry = types.StringValue(registry)
 	var diags diag.Diagnostics
 	m.PinnedImages, diags = pinnedImagesValue(registry)
-	resp.Diagnostics.Append(diags...)
 	pick := func(v types.String, dflt string) types.String {
 		if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
 			return types.StringValue(dflt)
@@ -310,6 +332,11 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		NCCLTests: pick(im.NCCLTests, def.NCCLTests), HPCG: pick(im.HPCG, def.HPCG), Reaper: pick(im.Reaper, def.Reaper),
 		PyTorch: pick(im.PyTorch, def.PyTorch),
 	}
+	return diags
+}
+
+// setDocuments records the rendered documents one by one.
+func (m *kubernetesManifestsModel) setDocuments(docs []manifests.Document) {
 	m.Documents = make([]manifestsDocument, 0, len(docs))
 	for _, doc := range docs {
 		m.Documents = append(m.Documents, manifestsDocument{
@@ -317,12 +344,6 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 			Namespace: types.StringValue(doc.Namespace), Name: types.StringValue(doc.Name), YAML: types.StringValue(doc.YAML),
 		})
 	}
-	m.YAML = types.StringValue(manifests.Join(docs))
-	m.AntiAffinityYAML = types.StringValue(affinity)
-	m.AdapterConfig = types.StringValue(adapter)
-	m.AllReduceYAML = types.StringValue(manifests.Join(allReduce))
-	m.Addons = addons
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // formatHours writes whole-hour durations as "72h" rather than time.Duration's "72h0m0s".
