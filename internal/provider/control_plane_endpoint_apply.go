@@ -13,7 +13,7 @@ import (
 // loadEndpointNetwork reads the network and picks the vSwitch: vswitchID when given (it must be one
 // of the network's), otherwise the network's first (by zone).
 func loadEndpointNetwork(ctx context.Context, c *cloud.Client, networkID, vswitchID string) (network.EndpointNetwork, error) {
-	n, err := lookupNetwork(ctx, c, networkID, "")
+	n, err := network.Lookup(ctx, c, networkID, "")
 	if err != nil {
 		return network.EndpointNetwork{}, err
 	}

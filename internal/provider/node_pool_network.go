@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // loadPoolNetwork reads a network by id: security group (settings ride on its tags), vSwitches,
 // deployment sets and HPC cluster. A handful of calls, once per create or update.
 func loadPoolNetwork(ctx context.Context, c *cloud.Client, id string) (nodepool.Network, error) {
-	rec, err := lookupNetwork(ctx, c, id, "")
+	rec, err := network.Lookup(ctx, c, id, "")
 	if err != nil {
 		return nodepool.Network{}, err
 	}
@@ -28,7 +29,7 @@ func loadPoolNetwork(ctx context.Context, c *cloud.Client, id string) (nodepool.
 		n.VSwitchIDs[sw.ZoneID] = sw.ID
 		n.Zones = append(n.Zones, sw.ZoneID)
 	}
-	placement, sets, err := networkPlacement(ctx, c, id)
+	placement, sets, err := network.Placement(ctx, c, id)
 	if err != nil {
 		return nodepool.Network{}, fmt.Errorf("reading the placement groups of network %s: %w", id, err)
 	}
@@ -36,7 +37,7 @@ func loadPoolNetwork(ctx context.Context, c *cloud.Client, id string) (nodepool.
 	for _, ds := range sets {
 		n.DeploymentSets = append(n.DeploymentSets, nodepool.DeploymentSetUse{ID: ds.ID, Instances: ds.Instances})
 	}
-	hpc, err := networkHPC(ctx, c, id)
+	hpc, err := network.HPC(ctx, c, id)
 	if err != nil {
 		return nodepool.Network{}, fmt.Errorf("reading the HPC cluster of network %s: %w", id, err)
 	}

@@ -27,7 +27,7 @@ import (
 
 // Egress modes.
 const (
-	EgressNAT      = "nat"
+	EgressNAT      = network.EgressModeNAT // the mode internal/network builds a NAT gateway, EIP and SNAT entries for
 	EgressNone     = "none"
 	EgressExisting = "existing"
 )
@@ -268,16 +268,11 @@ func snatCoversVSwitches(ctx context.Context, entries, vswitchIDs types.Map, dia
 
 // --- the cloud side is internal/network (egress.go); this is its glue ---
 
-func egressSpecOf(networkID, vpcID string, in networkInputs) network.EgressSpec {
-	return network.EgressSpec{NetworkID: networkID, Name: in.Name, VPCID: vpcID, UserTags: in.Tags,
-		ChargeType: in.Egress.ChargeType, BandwidthMbps: in.Egress.BandwidthMbps}
-}
-
 // updateEgress brings the egress to the plan: removed when the mode is no longer nat or the
 // EIP's billing changed (an EIP's billing cannot change in place), then built or completed for
 // nat (new vSwitches, entries deleted out of band, bandwidth), with the NAT gateway's and EIP's
 // tags moved when the network's name or tags changed. It returns the failed step.
-func updateEgress(ctx context.Context, c *cloud.Client, ch networkChange, prior egressModel) (string, error) {
+func updateEgress(ctx context.Context, c *cloud.Client, ch network.Change, prior egressModel) (string, error) {
 	want := ch.In.Egress
 	wasNAT := prior.Mode.ValueString() == EgressNAT
 	if want.Mode != EgressNAT || (wasNAT && prior.InternetChargeType.ValueString() != want.ChargeType) {
@@ -295,11 +290,11 @@ func updateEgress(ctx context.Context, c *cloud.Client, ch networkChange, prior 
 			return step, err
 		}
 	}
-	vswitches, err := networkVSwitches(ctx, c, ch.VPCID, ch.ID)
+	vswitches, err := network.VSwitches(ctx, c, ch.VPCID, ch.ID)
 	if err != nil {
 		return "listing vSwitches", err
 	}
-	return network.EnsureEgress(ctx, c, egressSpecOf(ch.ID, ch.VPCID, ch.In), vswitches)
+	return network.EnsureEgress(ctx, c, network.EgressSpecOf(ch.ID, ch.VPCID, ch.In), vswitches)
 }
 
 // egressValue is the attribute as read: the mode comes from the network's record, the rest from

@@ -48,33 +48,9 @@ type rdmaNetworkModel struct {
 	Egress             types.Object   `tfsdk:"egress"`
 }
 
-// networkInputs is a planned model as plain Go values.
-type networkInputs struct {
-	Name            string
-	CIDRBlock       string
-	Zones           []string
-	VPCID           string
-	VSwitchCIDRs    map[string]string
-	AdminCIDRs      []string
-	AllowPublicSSH  bool
-	Placement       string
-	PlacementGroups int
-	ERDMA           bool
-	HPCCluster      bool
-	Tags            map[string]string
-	Egress          egressInputs
-}
-
-// egressInputs is the planned egress: the mode, and the EIP's billing and bandwidth for nat.
-type egressInputs struct {
-	Mode          string
-	ChargeType    string
-	BandwidthMbps int
-}
-
-func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagnostics) {
+func (m rdmaNetworkModel) inputs(ctx context.Context) (network.Inputs, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	in := networkInputs{
+	in := network.Inputs{
 		Name: m.Name.ValueString(), CIDRBlock: m.CIDRBlock.ValueString(), VPCID: m.VPCID.ValueString(),
 		AllowPublicSSH: m.AllowPublicSSH.ValueBool(), Placement: m.Placement.ValueString(),
 		PlacementGroups: int(m.PlacementGroups.ValueInt64()), ERDMA: m.ERDMA.ValueBool(), HPCCluster: m.HPCCluster.ValueBool(),
@@ -92,7 +68,7 @@ func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagn
 	sort.Strings(in.Zones)
 	sort.Strings(in.AdminCIDRs)
 	e, _ := egressOf(ctx, m.Egress, &diags)
-	in.Egress = egressInputs{Mode: e.Mode.ValueString(), ChargeType: e.InternetChargeType.ValueString(), BandwidthMbps: int(e.BandwidthMbps.ValueInt64())}
+	in.Egress = network.EgressInputs{Mode: e.Mode.ValueString(), ChargeType: e.InternetChargeType.ValueString(), BandwidthMbps: int(e.BandwidthMbps.ValueInt64())}
 	return in, diags
 }
 
@@ -129,8 +105,6 @@ func (m rdmaNetworkModel) withUnknownsNull() rdmaNetworkModel {
 
 // networkNamePattern: a letter, then 1-63 letters, digits, '.', '_' or '-'.
 var networkNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{1,63}$`)
-
-func vswitchName(network, zone string) string { return network + "-" + zone }
 
 var ruleAttrTypes = map[string]attr.Type{
 	"protocol": types.StringType, "port_range": types.StringType, "source": types.StringType,
@@ -223,7 +197,7 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	}
 	opts := m.setSettings(id, g, v, prior, &diags)
 
-	vswitches, err := networkVSwitches(ctx, c, g.VPCID, id)
+	vswitches, err := network.VSwitches(ctx, c, g.VPCID, id)
 	if err != nil {
 		diags.AddError("Error "+what+": vSwitches of VPC "+g.VPCID, err.Error())
 		return m, "", diags
@@ -248,12 +222,12 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 
 // setSettings records what the security group and the VPC say: the settings on the group's
 // options tag (guessed from the cloud when the tag is missing), name, VPC and tags.
-func (m *rdmaNetworkModel) setSettings(id string, g *cloud.SecurityGroup, v *cloud.VPC, prior *rdmaNetworkModel, diags *diag.Diagnostics) networkOptions {
+func (m *rdmaNetworkModel) setSettings(id string, g *cloud.SecurityGroup, v *cloud.VPC, prior *rdmaNetworkModel, diags *diag.Diagnostics) network.Options {
 	tags := g.Tags
-	opts, ok := decodeOptions(tags[tagOptions])
+	opts, ok := network.DecodeOptions(tags[tagOptions])
 	if !ok {
 		// Not made by this provider (or its tag was edited): fall back to what the cloud shows.
-		opts = networkOptions{CIDRBlock: v.CIDRBlock, OwnsVPC: tags[tagManagedBy] == managedByVal}
+		opts = network.Options{CIDRBlock: v.CIDRBlock, OwnsVPC: tags[tagManagedBy] == managedByVal}
 		diags.AddWarning("RDMA network "+id+": settings tag missing",
 			fmt.Sprintf("The security group's %s tag is missing or malformed; cidr_block, erdma, allow_public_ssh and vpc_managed were guessed from the cloud. The next apply writes the tag again.", tagOptions))
 	}
@@ -290,7 +264,7 @@ func (m *rdmaNetworkModel) setVSwitches(vswitches []cloud.VSwitch) {
 
 // readRules records the security group's rules and the admin CIDRs they let in.
 func (m *rdmaNetworkModel) readRules(ctx context.Context, c *cloud.Client, id string) error {
-	rules, _, err := actualRules(ctx, c, id)
+	rules, _, err := network.ActualRules(ctx, c, id)
 	if err != nil {
 		return err
 	}
@@ -301,7 +275,7 @@ func (m *rdmaNetworkModel) readRules(ctx context.Context, c *cloud.Client, id st
 
 // readPlacement records the placement groups.
 func (m *rdmaNetworkModel) readPlacement(ctx context.Context, c *cloud.Client, id string, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
-	placement, sets, err := networkPlacement(ctx, c, id)
+	placement, sets, err := network.Placement(ctx, c, id)
 	if err != nil {
 		return err
 	}
@@ -324,7 +298,7 @@ func (m *rdmaNetworkModel) readPlacement(ctx context.Context, c *cloud.Client, i
 
 // readHPC records the HPC cluster, if any.
 func (m *rdmaNetworkModel) readHPC(ctx context.Context, c *cloud.Client, id string) error {
-	h, err := networkHPC(ctx, c, id)
+	h, err := network.HPC(ctx, c, id)
 	switch {
 	case err != nil:
 		return err
@@ -339,7 +313,7 @@ func (m *rdmaNetworkModel) readHPC(ctx context.Context, c *cloud.Client, id stri
 }
 
 // readEgress records the egress: the mode from the settings, the rest from the cloud.
-func (m *rdmaNetworkModel) readEgress(ctx context.Context, c *cloud.Client, id, vpcID string, vswitches []cloud.VSwitch, opts networkOptions, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
+func (m *rdmaNetworkModel) readEgress(ctx context.Context, c *cloud.Client, id, vpcID string, vswitches []cloud.VSwitch, opts network.Options, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
 	st, err := network.ReadEgress(ctx, c, id, vpcID, vswitches)
 	if err != nil {
 		return err

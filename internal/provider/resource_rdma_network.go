@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -290,7 +291,7 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	vpcID := in.VPCID
 	ownsVPC := vpcID == ""
 	if ownsVPC {
-		id, err := createVPC(ctx, c, in)
+		id, err := network.CreateVPC(ctx, c, in)
 		if err != nil {
 			resp.Diagnostics.AddError("Error "+what+": VPC", err.Error())
 			return
@@ -304,8 +305,8 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	}
 
 	// 2. The security group: its id is the network's id, saved before anything else waits.
-	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC, Egress: in.Egress.Mode}
-	sgID, err := createSecurityGroup(ctx, c, vpcID, in, opts)
+	opts := network.Options{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC, Egress: in.Egress.Mode}
+	sgID, err := network.CreateSecurityGroup(ctx, c, vpcID, in, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group in VPC "+vpcID, err.Error())
 		return
@@ -325,7 +326,7 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			"\nThe network is saved as tainted; the next apply replaces it, and destroy removes what was made.")
 	}
 
-	if step, err := buildNetworkMembers(ctx, c, vpcID, sgID, in); err != nil {
+	if step, err := network.BuildMembers(ctx, c, vpcID, sgID, in); err != nil {
 		fail(step, err)
 		return
 	}
@@ -397,7 +398,7 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 			return
 		}
 	}
-	step, err := applyNamesAndTags(ctx, c, networkChange{
+	step, err := network.ApplyNamesAndTags(ctx, c, network.Change{
 		ID: sgID, VPCID: vpcID, OwnsVPC: ownsVPC, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
 		NameChanged: !prior.Name.Equal(plan.Name), TagsChanged: !prior.Tags.Equal(plan.Tags),
 	})
@@ -410,22 +411,22 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	}
 
 	priorEgress, _ := egressOf(ctx, prior.Egress, &resp.Diagnostics)
-	if step, err := updateEgress(ctx, c, networkChange{ID: sgID, VPCID: vpcID, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
+	if step, err := updateEgress(ctx, c, network.Change{ID: sgID, VPCID: vpcID, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
 		NameChanged: !prior.Name.Equal(plan.Name), TagsChanged: !prior.Tags.Equal(plan.Tags)}, priorEgress); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": egress: "+step, err.Error())
 		return
 	}
 
 	// Rules: authorise new before revoking old.
-	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
+	if err := network.ReconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group rules", err.Error())
 		return
 	}
-	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
+	if _, err := network.ReconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": placement groups", err.Error())
 		return
 	}
-	if _, err := reconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
+	if _, err := network.ReconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": HPC cluster", err.Error())
 		return
 	}
@@ -459,13 +460,13 @@ func (r *rdmaNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	what := fmt.Sprintf("deleting RDMA network %q (%s)", prior.Name.ValueString(), sgID)
 	stateIDs := map[string]string{}
 	resp.Diagnostics.Append(prior.VSwitchIDs.ElementsAs(ctx, &stateIDs, false)...)
-	rm := networkRemoval{ID: sgID, Name: prior.Name.ValueString(), VPCID: prior.VPCID.ValueString(),
+	rm := network.Removal{ID: sgID, Name: prior.Name.ValueString(), VPCID: prior.VPCID.ValueString(),
 		OwnsVPC: prior.VPCManaged.ValueBool(), HPCClusterID: prior.HPCClusterID.ValueString(),
 		Egress: egressStateOf(ctx, prior.Egress, &resp.Diagnostics)}
 	for _, id := range stateIDs {
 		rm.VSwitchIDs = append(rm.VSwitchIDs, id)
 	}
-	if step, err := deleteNetwork(ctx, c, rm); err != nil {
+	if step, err := network.Delete(ctx, c, rm); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": "+step, err.Error())
 	}
 }
