@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // The monitoring targets that do not depend on the scenario.
@@ -124,25 +125,19 @@ func ForScenario(o Options) (Thresholds, error) {
 	for name, v := range map[string]int{"gpu_util_below_percent": th.GPUUtilBelowPercent, "memory_warning_percent": th.MemoryWarningPercent,
 		"memory_critical_percent": th.MemoryCriticalPercent, "network_burst_percent": th.NetworkBurstPercent} {
 		if v < 1 || v > 100 {
-			return Thresholds{}, &ThresholdError{Field: name, Message: fmt.Sprintf("%d is not a percentage between 1 and 100", v)}
+			return Thresholds{}, planerr.Input(name, strconv.Itoa(v), "is not a percentage between 1 and 100", "give 1 to 100, or leave it unset for the scenario's threshold").WithSupported("1..100")
 		}
 	}
 	if th.MemoryWarningPercent >= th.MemoryCriticalPercent {
-		return Thresholds{}, &ThresholdError{Field: "memory_warning_percent", Message: fmt.Sprintf("the warning (%d%%) must be below the critical threshold (%d%%): lower memory_warning_percent or raise memory_critical_percent",
-			th.MemoryWarningPercent, th.MemoryCriticalPercent)}
+		return Thresholds{}, planerr.Input("memory_warning_percent", strconv.Itoa(th.MemoryWarningPercent),
+			fmt.Sprintf("must be below the critical threshold (memory_critical_percent %d)", th.MemoryCriticalPercent),
+			"lower memory_warning_percent or raise memory_critical_percent").WithSupported(fmt.Sprintf("1..%d", th.MemoryCriticalPercent-1))
 	}
 	if th.MemoryFor < time.Minute {
-		return Thresholds{}, &ThresholdError{Field: "memory_for_minutes", Message: fmt.Sprintf("%d minutes: give at least 1", o.MemoryForMinutes)}
+		return Thresholds{}, planerr.Input("memory_for_minutes", strconv.Itoa(o.MemoryForMinutes), "is under one minute", "give at least 1").WithSupported("1 or more")
 	}
 	return th, nil
 }
-
-// ThresholdError is an override out of range; Field names the data source attribute.
-type ThresholdError struct {
-	Field, Message string
-}
-
-func (e *ThresholdError) Error() string { return e.Field + ": " + e.Message }
 
 // RuleFile is a Prometheus rule file.
 type RuleFile struct {

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr/planerrtest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -391,6 +393,26 @@ func TestDashboardJSON(t *testing.T) {
 			path := writeFile(t, t.TempDir(), "queries.yml", string(b))
 			if out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput(); err != nil {
 				t.Fatalf("dashboard queries: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestThresholdsOutOfRangeNameTheAttribute(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		opts        Options
+		path, value string
+	}{
+		{"percentage", Options{Scenario: "ai_training", GPUUtilBelowPercent: 101}, "gpu_util_below_percent", "101"},
+		{"warning above critical", Options{Scenario: "ai_training", MemoryWarningPercent: 95, MemoryCriticalPercent: 90}, "memory_warning_percent", "95"},
+		{"duration", Options{Scenario: "ai_training", MemoryForMinutes: -1}, "memory_for_minutes", "-1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ForScenario(c.opts)
+			planerrtest.AssertAttribute(t, err, c.path, c.value)
+			if pe, _ := planerr.As(err); pe == nil || pe.Supported == "" {
+				t.Errorf("%v names no supported range", err)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -75,9 +76,9 @@ func TestVersionsCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			warnings, err := tt.v.Check()
 			if tt.errField != "" {
-				var ve *VersionError
-				if !errors.As(err, &ve) || ve.Field != tt.errField {
-					t.Fatalf("Check() error = %v, want a VersionError on %s", err, tt.errField)
+				var ve *planerr.Error
+				if !errors.As(err, &ve) || ve.Path != tt.errField {
+					t.Fatalf("Check() error = %v, want a *planerr.Error on %s", err, tt.errField)
 				}
 				if ve.Fix == "" || ve.Why == "" {
 					t.Fatalf("error %v lacks why or fix", err)
@@ -111,18 +112,18 @@ func TestValidate(t *testing.T) {
 		{"worker without endpoint", func(o *Options) { o.Kubernetes.APIEndpoint = "" }, "kubernetes.api_endpoint"},
 		{"endpoint without port", func(o *Options) { o.Kubernetes.APIEndpoint = "10.0.0.10" }, "kubernetes.api_endpoint"},
 		{"CA hash not sha256", func(o *Options) { o.Kubernetes.CACertHash = "md5:abc" }, "kubernetes.ca_cert_hash"},
-		{"label in kubernetes.io namespace", func(o *Options) { o.Kubernetes.Labels = map[string]string{"node-role.kubernetes.io/gpu": ""} }, "kubernetes.labels[node-role.kubernetes.io/gpu]"},
+		{"label in kubernetes.io namespace", func(o *Options) { o.Kubernetes.Labels = map[string]string{"node-role.kubernetes.io/gpu": ""} }, `kubernetes.labels["node-role.kubernetes.io/gpu"]`},
 		{"node.kubernetes.io label allowed", func(o *Options) { o.Kubernetes.Labels = map[string]string{"node.kubernetes.io/pool": "a"} }, ""},
-		{"label value too long", func(o *Options) { o.Kubernetes.Labels = map[string]string{"a/b": strings.Repeat("x", 64)} }, "kubernetes.labels[a/b]"},
+		{"label value too long", func(o *Options) { o.Kubernetes.Labels = map[string]string{"a/b": strings.Repeat("x", 64)} }, `kubernetes.labels["a/b"]`},
 		{"taint effect", func(o *Options) { o.Kubernetes.Taints = []Taint{{Key: "a", Effect: "NoRun"}} }, "kubernetes.taints[0].effect"},
 		{"taint key", func(o *Options) { o.Kubernetes.Taints = []Taint{{Key: "a b", Effect: "NoSchedule"}} }, "kubernetes.taints[0].key"},
 		{"fstab line with three fields", func(o *Options) { o.Mounts = []string{"a:/ /mnt nfs"} }, "mounts[0]"},
 		{"fstab line with a quote", func(o *Options) { o.Mounts = append(o.Mounts, "a:/ /mnt/x' nfs defaults") }, "mounts[1]"},
 		{"fstab mount on /", func(o *Options) { o.Mounts = []string{"/dev/vdb / ext4 defaults"} }, "mounts[0]"},
-		{"NCCL name", func(o *Options) { o.NCCLEnv = map[string]string{"nccl_debug": "INFO"} }, "nccl_env[nccl_debug]"},
-		{"NCCL value with $", func(o *Options) { o.NCCLEnv = map[string]string{"NCCL_DEBUG": "$(reboot)"} }, "nccl_env[NCCL_DEBUG]"},
+		{"NCCL name", func(o *Options) { o.NCCLEnv = map[string]string{"nccl_debug": "INFO"} }, `nccl_env["nccl_debug"]`},
+		{"NCCL value with $", func(o *Options) { o.NCCLEnv = map[string]string{"NCCL_DEBUG": "$(reboot)"} }, `nccl_env["NCCL_DEBUG"]`},
 		{"pod subnet", func(o *Options) { o.Kubernetes.PodSubnet = "10.244.0.0" }, "kubernetes.pod_subnet"},
-		{"driver", func(o *Options) { o.Versions.Driver = "470.82.01" }, "driver"},
+		{"driver", func(o *Options) { o.Versions.Driver = "470.82.01" }, "versions.driver"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,19 +136,12 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			var ie *InputError
-			var ve *VersionError
-			switch {
-			case errors.As(err, &ie):
-				if ie.Field != tt.field {
-					t.Fatalf("error on %s, want %s: %v", ie.Field, tt.field, err)
-				}
-			case errors.As(err, &ve):
-				if ve.Field != tt.field {
-					t.Fatalf("error on %s, want %s: %v", ve.Field, tt.field, err)
-				}
-			default:
+			ie, ok := planerr.As(err)
+			if !ok {
 				t.Fatalf("Validate() = %v, want an error on %s", err, tt.field)
+			}
+			if ie.Path != tt.field || ie.Why == "" || ie.Fix == "" {
+				t.Fatalf("error on %s (why %q, fix %q), want %s with why and fix: %v", ie.Path, ie.Why, ie.Fix, tt.field, err)
 			}
 			if strings.Contains(err.Error(), testToken) {
 				t.Fatalf("error message carries the join token: %v", err)
@@ -159,8 +153,8 @@ func TestValidate(t *testing.T) {
 func TestValidateCAHashOrExplicitOptOut(t *testing.T) {
 	o := worker()
 	o.Kubernetes.CACertHash = ""
-	var ie *InputError
-	if _, err := Validate(o); !errors.As(err, &ie) || ie.Field != "kubernetes.ca_cert_hash" || !strings.Contains(ie.Fix, "insecure_skip_ca_verification") {
+	var ie *planerr.Error
+	if _, err := Validate(o); !errors.As(err, &ie) || ie.Path != "kubernetes.ca_cert_hash" || !strings.Contains(ie.Fix, "insecure_skip_ca_verification") {
 		t.Fatalf("Validate() without a CA hash = %v, want an error on kubernetes.ca_cert_hash naming the opt-in", err)
 	}
 	o.Kubernetes.InsecureSkipCAVerification = true

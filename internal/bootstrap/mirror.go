@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Where the bootstrap takes Ubuntu packages (and where the node's pip looks) from.
@@ -75,5 +77,5 @@ func checkPackageMirror(mirror string) error {
 	if mirror == "" || slices.Contains(PackageMirrors(), mirror) {
 		return nil
 	}
-	return &InputError{"package_mirror", mirror, "is not a package mirror", "use one of " + strings.Join(PackageMirrors(), ", ")}
+	return planerr.Input("package_mirror", mirror, "is not a package mirror", "use one of "+strings.Join(PackageMirrors(), ", "))
 }

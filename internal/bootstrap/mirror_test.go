@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // With the in-VPC mirror, apt and pip are pointed at it before the first apt-get update; with
@@ -64,8 +66,8 @@ func TestPackageMirrorValidate(t *testing.T) {
 	o := controlPlane()
 	o.PackageMirror = "tsinghua"
 	_, err := Validate(o)
-	var in *InputError
-	if !errors.As(err, &in) || in.Field != "package_mirror" || !strings.Contains(in.Fix, "alibaba_vpc") {
-		t.Errorf("Validate(package_mirror = tsinghua) = %v; want an InputError on package_mirror naming the values", err)
+	var in *planerr.Error
+	if !errors.As(err, &in) || in.Path != "package_mirror" || !strings.Contains(in.Fix, "alibaba_vpc") {
+		t.Errorf("Validate(package_mirror = tsinghua) = %v; want a *planerr.Error on package_mirror naming the values", err)
 	}
 }

@@ -50,9 +50,14 @@ func (r Registration) TaintStrings() []string {
 	return out
 }
 
-// ParseRegistration reads a user data document (the plain text, not Base64) that Render wrote,
-// alone or merged with the user's own parts by Merge (ours is the first cloud-config part).
+// ParseRegistration reads a user data document (not Base64; packed by PackUserData or plain) that
+// Render wrote, alone or merged with the user's own parts by Merge (ours is the first cloud-config
+// part).
 func ParseRegistration(userData string) (Registration, error) {
+	userData, err := UnpackUserData(userData)
+	if err != nil {
+		return Registration{}, err
+	}
 	doc, err := ourCloudConfig(userData)
 	if err != nil {
 		return Registration{}, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Node roles.
@@ -111,19 +112,6 @@ type Options struct {
 	SpotInterruptionHandler bool
 }
 
-// InputError is a mistake in Options; Field names the option (role, kubernetes.join_token,
-// mounts[2], ...) so callers can point at the attribute.
-type InputError struct {
-	Field, Value, Why, Fix string
-}
-
-func (e *InputError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("%s %s; %s", e.Field, e.Why, e.Fix)
-	}
-	return fmt.Sprintf("%s %q %s; %s", e.Field, e.Value, e.Why, e.Fix)
-}
-
 var (
 	tokenRE      = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
 	caHashRE     = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -199,12 +187,15 @@ func ResolvedNCCLEnv(erdma bool, extra map[string]string) map[string]string {
 }
 
 // Validate checks the options (versions with defaults) and returns warnings for what works
-// with limits. Errors are *InputError or *VersionError.
+// with limits. Errors are *planerr.Error, their Path an Options field in planerr's syntax (role, kubernetes.join_token, mounts[2], versions.driver, ...).
 func Validate(o Options) (warnings []string, err error) {
 	if !slices.Contains(Roles(), o.Role) {
-		return nil, &InputError{"role", o.Role, "is not a node role", "use one of " + strings.Join(Roles(), ", ")}
+		return nil, planerr.Input("role", o.Role, "is not a node role", "use one of "+strings.Join(Roles(), ", "))
 	}
 	if warnings, err = o.Versions.Check(); err != nil {
+		if pe, ok := planerr.As(err); ok {
+			return nil, pe.Under("versions")
+		}
 		return nil, err
 	}
 	if err := checkPackageMirror(o.PackageMirror); err != nil {
@@ -212,20 +203,20 @@ func Validate(o Options) (warnings []string, err error) {
 	}
 	k := o.Kubernetes
 	if !tokenRE.MatchString(k.JoinToken) {
-		return nil, &InputError{"kubernetes.join_token", "", "is not a kubeadm bootstrap token ([a-z0-9]{6}.[a-z0-9]{16})",
-			"generate one with `kubeadm token generate`, or in Terraform from two random_string resources (lower, numeric, no special) of 6 and 16 characters joined by a dot"}
+		return nil, planerr.Input("kubernetes.join_token", "", "is not a kubeadm bootstrap token ([a-z0-9]{6}.[a-z0-9]{16})",
+			"generate one with `kubeadm token generate`, or in Terraform from two random_string resources (lower, numeric, no special) of 6 and 16 characters joined by a dot")
 	}
 	if err := images.CheckRegistry("kubernetes.image_registry", k.ImageRegistry); err != nil {
 		return nil, err
 	}
 	if k.APIEndpoint != "" && !endpointRE.MatchString(k.APIEndpoint) {
-		return nil, &InputError{"kubernetes.api_endpoint", k.APIEndpoint, "is not host:port", "give the API server address and port, such as 10.0.0.10:6443"}
+		return nil, planerr.Input("kubernetes.api_endpoint", k.APIEndpoint, "is not host:port", "give the API server address and port, such as 10.0.0.10:6443")
 	}
 	if o.Role == RoleGPUWorker && k.APIEndpoint == "" {
-		return nil, &InputError{"kubernetes.api_endpoint", "", "is required for gpu_worker nodes", "pass the control plane's address and port, such as 10.0.0.10:6443"}
+		return nil, planerr.Input("kubernetes.api_endpoint", "", "is required for gpu_worker nodes", "pass the control plane's address and port, such as 10.0.0.10:6443")
 	}
 	if k.CACertHash != "" && !caHashRE.MatchString(k.CACertHash) {
-		return nil, &InputError{"kubernetes.ca_cert_hash", k.CACertHash, "is not sha256:<64 hex digits>", "use the hash `kubeadm token create --print-join-command` prints"}
+		return nil, planerr.Input("kubernetes.ca_cert_hash", k.CACertHash, "is not sha256:<64 hex digits>", "use the hash `kubeadm token create --print-join-command` prints")
 	}
 	if w, err := validateControlPlane(o); err != nil {
 		return nil, err
@@ -234,47 +225,47 @@ func Validate(o Options) (warnings []string, err error) {
 	}
 	if k.PodSubnet != "" {
 		if _, perr := netplan.ParseIPv4CIDR(k.PodSubnet); perr != nil {
-			return nil, &InputError{"kubernetes.pod_subnet", k.PodSubnet, "is not an IPv4 CIDR", "use a private block the VPC does not use, such as 10.244.0.0/16"}
+			return nil, planerr.Input("kubernetes.pod_subnet", k.PodSubnet, "is not an IPv4 CIDR", "use a private block the VPC does not use, such as 10.244.0.0/16")
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(k.Labels)) {
-		field := "kubernetes.labels[" + key + "]"
+		field := planerr.Key("kubernetes.labels", key)
 		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-			return nil, &InputError{field, key, "is not a valid label key: " + strings.Join(errs, "; "), "use prefix/name such as example.org/team"}
+			return nil, planerr.Input(field, key, "is not a valid label key: "+strings.Join(errs, "; "), "use prefix/name such as example.org/team")
 		}
 		if errs := validation.IsValidLabelValue(k.Labels[key]); len(errs) > 0 {
-			return nil, &InputError{field, k.Labels[key], "is not a valid label value: " + strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]"}
+			return nil, planerr.Input(field, k.Labels[key], "is not a valid label value: "+strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]")
 		}
 		if !kubeletAllowedLabel(key) {
-			return nil, &InputError{field, key, "is in the kubernetes.io / k8s.io namespace, which the NodeRestriction admission plugin forbids a kubelet to set on its own node",
-				"use your own prefix (such as gpucluster.io/" + key[strings.LastIndex(key, "/")+1:] + ") or a node.kubernetes.io/ key"}
+			return nil, planerr.Input(field, key, "is in the kubernetes.io / k8s.io namespace, which the NodeRestriction admission plugin forbids a kubelet to set on its own node",
+				"use your own prefix (such as gpucluster.io/"+key[strings.LastIndex(key, "/")+1:]+") or a node.kubernetes.io/ key")
 		}
 	}
 	for i, t := range k.Taints {
-		field := fmt.Sprintf("kubernetes.taints[%d]", i)
+		field := planerr.Index("kubernetes.taints", i)
 		if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
-			return nil, &InputError{field + ".key", t.Key, "is not a valid taint key: " + strings.Join(errs, "; "), "use prefix/name such as nvidia.com/gpu"}
+			return nil, planerr.Input(planerr.Join(field, "key"), t.Key, "is not a valid taint key: "+strings.Join(errs, "; "), "use prefix/name such as nvidia.com/gpu")
 		}
 		if t.Value != "" {
 			if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
-				return nil, &InputError{field + ".value", t.Value, "is not a valid taint value: " + strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]"}
+				return nil, planerr.Input(planerr.Join(field, "value"), t.Value, "is not a valid taint value: "+strings.Join(errs, "; "), "use at most 63 characters of [A-Za-z0-9_.-]")
 			}
 		}
 		if !slices.Contains(TaintEffects(), t.Effect) {
-			return nil, &InputError{field + ".effect", t.Effect, "is not a taint effect", "use one of " + strings.Join(TaintEffects(), ", ")}
+			return nil, planerr.Input(planerr.Join(field, "effect"), t.Effect, "is not a taint effect", "use one of "+strings.Join(TaintEffects(), ", "))
 		}
 	}
 	for i, line := range o.Mounts {
 		if _, perr := ParseMount(line); perr != nil {
-			return nil, &InputError{fmt.Sprintf("mounts[%d]", i), line, perr.Error(), "write an fstab line, such as `xxx.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0`"}
+			return nil, planerr.Input(planerr.Index("mounts", i), line, perr.Error(), "write an fstab line, such as `xxx.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0`")
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.NCCLEnv)) {
 		if !envNameRE.MatchString(name) {
-			return nil, &InputError{"nccl_env[" + name + "]", name, "is not an environment variable name", "use upper case letters, digits and _, such as NCCL_DEBUG"}
+			return nil, planerr.Input(planerr.Key("nccl_env", name), name, "is not an environment variable name", "use upper case letters, digits and _, such as NCCL_DEBUG")
 		}
 		if v := o.NCCLEnv[name]; strings.ContainsAny(v, "\n\r\x00\"'`$\\") {
-			return nil, &InputError{"nccl_env[" + name + "]", v, "contains a newline, quote, backslash or $", "give a plain value such as INFO or eth0"}
+			return nil, planerr.Input(planerr.Key("nccl_env", name), v, "contains a newline, quote, backslash or $", "give a plain value such as INFO or eth0")
 		}
 	}
 	if err := validateAddons(o); err != nil {

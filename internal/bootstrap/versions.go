@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Minimum versions the cluster targets (internal/catalog/SOURCES.md section 2): the oldest driver,
@@ -73,14 +75,12 @@ var cudaDriver = map[string]string{
 // compatibility floor).
 var cudaMajorDriver = map[int]string{11: "450.80.02", 12: "525.60.13"}
 
-// VersionError is a version that is malformed or too old; Field names it (driver, cuda, nccl,
-// kubernetes) so callers can point at the attribute.
-type VersionError struct {
-	Field, Value, Why, Fix string
-}
-
-func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s version %q %s; %s", e.Field, e.Value, e.Why, e.Fix)
+// versionError is a version that is malformed or too old. Its path names it (driver, cuda, nccl,
+// kubernetes: Validate puts "versions." in front), and supported is the range the stack accepts,
+// as data for a caller that offers it. The message says "version" after the name, which the
+// bare attribute name would not.
+func versionError(name, value, why, fix, supported string) *planerr.Error {
+	return planerr.New(name, value, why, fix, fmt.Errorf("%s version %q %s; %s", name, value, why, fix)).WithSupported(supported)
 }
 
 // parseVersion reads dotted decimal numbers with between min and max parts.
@@ -137,22 +137,22 @@ func (v Versions) Check() (warnings []string, err error) {
 	v = v.WithDefaults()
 	drv, perr := parseVersion(v.Driver, 2, 3)
 	if perr != nil {
-		return nil, &VersionError{"driver", v.Driver, "is not MAJOR.MINOR[.PATCH]", "use a release from the NVIDIA data-centre driver archive, such as " + DefaultVersions().Driver}
+		return nil, versionError("driver", v.Driver, "is not MAJOR.MINOR[.PATCH]", "use a release from the NVIDIA data-centre driver archive, such as "+DefaultVersions().Driver, MinDriver+" or newer")
 	}
 	if compareVersions(drv, mustParse(MinDriver)) < 0 {
-		return nil, &VersionError{"driver", v.Driver, "is older than the supported minimum " + MinDriver, "use " + MinDriver + " or newer, such as " + DefaultVersions().Driver}
+		return nil, versionError("driver", v.Driver, "is older than the supported minimum "+MinDriver, "use "+MinDriver+" or newer, such as "+DefaultVersions().Driver, MinDriver+" or newer")
 	}
 	cuda, perr := parseVersion(v.CUDA, 2, 2)
 	if perr != nil {
-		return nil, &VersionError{"cuda", v.CUDA, "is not MAJOR.MINOR", "use a toolkit release such as " + TargetCUDA}
+		return nil, versionError("cuda", v.CUDA, "is not MAJOR.MINOR", "use a toolkit release such as "+TargetCUDA, "11.x or 12.x")
 	}
 	floor, ok := cudaMajorDriver[cuda[0]]
 	if !ok {
-		return nil, &VersionError{"cuda", v.CUDA, "is not a CUDA 11 or 12 release", "use " + TargetCUDA + " (the release the stack is built for) or a 12.x release"}
+		return nil, versionError("cuda", v.CUDA, "is not a CUDA 11 or 12 release", "use "+TargetCUDA+" (the release the stack is built for) or a 12.x release", "11.x or 12.x")
 	}
 	if compareVersions(drv, mustParse(floor)) < 0 {
-		return nil, &VersionError{"driver", v.Driver, fmt.Sprintf("cannot run CUDA %s: CUDA %d needs driver %s or newer", v.CUDA, cuda[0], floor),
-			"raise the driver to " + DefaultVersions().Driver + " or lower cuda"}
+		return nil, versionError("driver", v.Driver, fmt.Sprintf("cannot run CUDA %s: CUDA %d needs driver %s or newer", v.CUDA, cuda[0], floor),
+			"raise the driver to "+DefaultVersions().Driver+" or lower cuda", floor+" or newer")
 	}
 	if full, ok := cudaDriver[v.CUDA]; ok && compareVersions(drv, mustParse(full)) < 0 {
 		warnings = append(warnings, fmt.Sprintf("driver %s runs CUDA %s only through minor version compatibility (full support from %s): "+
@@ -163,17 +163,17 @@ func (v Versions) Check() (warnings []string, err error) {
 	}
 	nccl, perr := parseVersion(v.NCCL, 3, 3)
 	if perr != nil {
-		return nil, &VersionError{"nccl", v.NCCL, "is not MAJOR.MINOR.PATCH", "use a release such as " + DefaultVersions().NCCL + " (apt package libnccl2=VERSION-1+cudaCUDA)"}
+		return nil, versionError("nccl", v.NCCL, "is not MAJOR.MINOR.PATCH", "use a release such as "+DefaultVersions().NCCL+" (apt package libnccl2=VERSION-1+cudaCUDA)", MinNCCL+" or newer")
 	}
 	if compareVersions(nccl, mustParse(MinNCCL)) < 0 {
-		return nil, &VersionError{"nccl", v.NCCL, "is older than the supported minimum " + MinNCCL, "use " + DefaultVersions().NCCL + " or newer"}
+		return nil, versionError("nccl", v.NCCL, "is older than the supported minimum "+MinNCCL, "use "+DefaultVersions().NCCL+" or newer", MinNCCL+" or newer")
 	}
 	k8s, perr := parseVersion(v.Kubernetes, 2, 3)
 	if perr != nil || k8s[0] != 1 {
-		return nil, &VersionError{"kubernetes", v.Kubernetes, "is not 1.MINOR or 1.MINOR.PATCH", "use a minor such as " + DefaultVersions().Kubernetes}
+		return nil, versionError("kubernetes", v.Kubernetes, "is not 1.MINOR or 1.MINOR.PATCH", "use a minor such as "+DefaultVersions().Kubernetes, MinKubernetes+" or newer")
 	}
 	if compareVersions(k8s, mustParse(MinKubernetes)) < 0 {
-		return nil, &VersionError{"kubernetes", v.Kubernetes, "is older than the supported minimum " + MinKubernetes + " (and has no pkgs.k8s.io repository)", "use " + DefaultVersions().Kubernetes}
+		return nil, versionError("kubernetes", v.Kubernetes, "is older than the supported minimum "+MinKubernetes+" (and has no pkgs.k8s.io repository)", "use "+DefaultVersions().Kubernetes, MinKubernetes+" or newer")
 	}
 	return warnings, nil
 }

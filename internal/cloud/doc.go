@@ -20,9 +20,21 @@
 //     a ResourceKind per taggable kind (KindNATGateway, KindEIP, KindLoadBalancer...).
 //   - adopt.go: deterministic ClientTokens and CreateOrAdopt, which adopts what an interrupted
 //     apply created instead of duplicating it.
-//   - wait.go: the polling under every Wait* function, and DeleteUntilGone.
+//   - wait.go: waitFor, the one waiter under every Wait* function and DeleteUntilGone; page.go:
+//     pageThrough, the one pager under every list that takes more than one call.
 //   - concurrency.go: RunConcurrently.
 //
 // Finders (Find*) return a not-found error that matches ErrNotFound (errors.Is, or IsNotFound)
 // both when the service says so and when a Describe call lists nothing.
+//
+// A new waiter is a waiter[T] given to waitFor, never a loop of its own: what it waits for
+// ("NAT gateway ngw-1"), a refresh function (refreshStatus over the finder, for an object with a
+// Status), and the vendor's states sorted into pending, target and failed, with the vendor
+// page that documents them cited beside them. A failed state, or one in none of the lists, ends
+// the wait at once with a *StateError; say what not found means (notFoundFails,
+// notFoundPending right after an eventually consistent create, notFoundIsTarget for a delete);
+// the deadline error names the last state seen. A new list is a fetch function of one page
+// given to pageNumbers (PageNumber, PageSize, TotalCount), pageTokens (NextToken), or
+// pageThrough for another cursor (OSS markers); they end on a short or empty page and fail,
+// rather than loop, on a repeated cursor or after maxPages pages.
 package cloud

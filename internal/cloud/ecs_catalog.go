@@ -2,7 +2,6 @@ package cloud
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
@@ -12,13 +11,9 @@ import (
 
 // What the region sells: zones, instance types, their stock per zone, and prices.
 
-const (
-	// instanceTypesPageSize is MaxResults per DescribeInstanceTypes page; the API accepts up to
-	// 1,600.
-	instanceTypesPageSize = 100
-	// maxInstanceTypePages guards against a server that keeps returning a NextToken.
-	maxInstanceTypePages = 100
-)
+// instanceTypesPageSize is MaxResults per DescribeInstanceTypes page; the API accepts up to
+// 1,600.
+const instanceTypesPageSize = 100
 
 // Zone is one zone of the region.
 type Zone struct {
@@ -67,10 +62,9 @@ type InstanceTypeOffer struct {
 // InstanceTypes pages through DescribeInstanceTypes for one family (without its "ecs." prefix),
 // or for every GPU type when family is "".
 func (c *Client) InstanceTypes(ctx context.Context, family string) ([]InstanceTypeOffer, error) {
-	var out []InstanceTypeOffer
-	token := ""
-	seen := map[string]bool{}
-	for page := 1; ; page++ {
+	page := 0
+	return pageTokens("instance types", 0, func(token string) ([]InstanceTypeOffer, int, string, error) {
+		page++
 		req := ecs.CreateDescribeInstanceTypesRequest()
 		req.RegionId = c.region
 		req.MaxResults = requests.NewInteger(instanceTypesPageSize)
@@ -82,22 +76,16 @@ func (c *Client) InstanceTypes(ctx context.Context, family string) ([]InstanceTy
 		}
 		resp := ecs.CreateDescribeInstanceTypesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, "", err
 		}
+		out := make([]InstanceTypeOffer, 0, len(resp.InstanceTypes.InstanceType))
 		for _, t := range resp.InstanceTypes.InstanceType {
 			out = append(out, InstanceTypeOffer{ID: t.InstanceTypeId, Family: t.InstanceTypeFamily, CPUCores: t.CpuCoreCount,
 				MemoryGiB: t.MemorySize, GPUs: t.GPUAmount, GPUSpec: t.GPUSpec})
 		}
-		tflog.Debug(ctx, "DescribeInstanceTypes page", map[string]any{"family": family, "page": page, "types": len(resp.InstanceTypes.InstanceType)})
-		token = resp.NextToken
-		if token == "" {
-			return out, nil
-		}
-		if seen[token] || page >= maxInstanceTypePages {
-			return nil, fmt.Errorf("DescribeInstanceTypes kept paging (page %d, NextToken %q repeated or too many pages); this is a service fault, try again later", page, token)
-		}
-		seen[token] = true
-	}
+		tflog.Debug(ctx, "DescribeInstanceTypes page", map[string]any{"family": family, "page": page, "types": len(out)})
+		return out, len(out), resp.NextToken, nil
+	})
 }
 
 // InstanceTypeStock is the stock of one instance type in one zone.

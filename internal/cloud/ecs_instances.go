@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -77,25 +78,24 @@ func SortInstances(in []Instance) {
 // of N nodes costs N/100 calls, never one per node.
 func (c *Client) ListInstancesByTags(ctx context.Context, tags map[string]string) ([]Instance, error) {
 	filter := instanceTagFilter(tags)
-	var out []Instance
-	next := ""
-	for {
+	out, err := pageTokens(fmt.Sprintf("instances tagged %v", tags), 0, func(token string) ([]Instance, int, string, error) {
 		req := ecs.CreateDescribeInstancesRequest()
 		req.RegionId = c.region
 		req.Tag = &filter
 		req.MaxResults = requests.NewInteger(MaxBatch)
-		req.NextToken = next
+		req.NextToken = token
 		resp := ecs.CreateDescribeInstancesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, "", err
 		}
+		out := make([]Instance, 0, len(resp.Instances.Instance))
 		for i := range resp.Instances.Instance {
 			out = append(out, instanceFromSDK(&resp.Instances.Instance[i]))
 		}
-		if resp.NextToken == "" || len(resp.Instances.Instance) == 0 {
-			break
-		}
-		next = resp.NextToken
+		return out, len(out), resp.NextToken, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	SortInstances(out)
 	return out, nil
@@ -139,27 +139,38 @@ var ErrInstancesStalled = errors.New("instances carrying the tags stopped going"
 // round however many there are. When the count has not fallen for stallRounds rounds it returns
 // ErrInstancesStalled, so the caller can look for an instance nobody asked to delete.
 func (c *Client) WaitTaggedInstancesGone(ctx context.Context, tags map[string]string, stallRounds int) error {
+	const deleting, gone = "deleting", "gone"
 	last, same := -1, 0
-	for attempt := 0; ; attempt++ {
-		n, err := c.CountInstancesByTags(ctx, tags)
-		if err != nil {
-			return fmt.Errorf("waiting for the nodes to be deleted: %w", err)
-		}
-		if n == 0 {
-			return nil
-		}
-		if n == last {
-			if same++; same >= stallRounds {
-				return fmt.Errorf("%d nodes left: %w", n, ErrInstancesStalled)
+	_, err := waitFor(ctx, waiter[int]{
+		what: "the nodes", goal: "be deleted",
+		refresh: func() (int, string, error) {
+			n, err := c.CountInstancesByTags(ctx, tags)
+			switch {
+			case err != nil:
+				return 0, "", err
+			case n == 0:
+				return 0, gone, nil
+			case n != last:
+				last, same = n, 0
+			default:
+				if same++; same >= stallRounds {
+					return n, "", fmt.Errorf("%d nodes left: %w", n, ErrInstancesStalled)
+				}
 			}
-		} else {
-			last, same = n, 0
-		}
-		tflog.Info(ctx, fmt.Sprintf("%d nodes still deleting", n))
-		if err := sleep(ctx, backoff(instancePollMin, instancePollMax, attempt)); err != nil {
-			return fmt.Errorf("waiting for %d nodes to be deleted: %w", n, err)
-		}
-	}
+			tflog.Info(ctx, fmt.Sprintf("%d nodes still deleting", n))
+			return n, deleting, nil
+		},
+		pending: []string{deleting}, target: []string{gone},
+		interval: instancePollInterval,
+		lastSeen: func(n int, _ string) string { return fmt.Sprintf("%d nodes left", n) },
+	})
+	return err
+}
+
+// instancePollInterval is the schedule of the instance waiters: backoff with jitter between
+// instancePollMin and instancePollMax.
+func instancePollInterval(attempt int) time.Duration {
+	return backoff(instancePollMin, instancePollMax, attempt)
 }
 
 // DescribeInstancesByID returns the instances among ids that exist, 100 ids a call.
@@ -289,47 +300,71 @@ func (c *Client) RunInstances(ctx context.Context, in RunInstancesInput) ([]stri
 func (c *Client) DeleteInstances(ctx context.Context, ids []string) error {
 	for chunk := range slices.Chunk(ids, MaxBatch) {
 		chunk := slices.Clone(chunk)
-		for {
-			req := ecs.CreateDeleteInstancesRequest()
-			req.RegionId = c.region
-			req.InstanceId = &chunk
-			req.Force = requests.NewBoolean(true)
-			err := c.Call(ctx, req, ecs.CreateDeleteInstancesResponse(), RetryOn("IncorrectInstanceStatus"))
-			if err == nil {
-				break
-			}
-			if !IsNotFound(err) {
-				return err
-			}
-			// One missing id fails the whole call: drop the ones that are gone and go again.
-			alive, derr := c.DescribeInstancesByID(ctx, chunk)
-			if derr != nil {
-				return derr
-			}
-			chunk = chunk[:0]
-			for _, in := range alive {
-				chunk = append(chunk, in.ID)
-			}
-			if len(chunk) == 0 {
-				break
-			}
+		// One missing id fails the whole call (not found): the refresh then drops the ones that
+		// are gone and the next round sends the rest.
+		const deleted, someGone = "deleted", "some already gone"
+		_, err := waitFor(ctx, waiter[struct{}]{
+			what: fmt.Sprintf("%d instances", len(chunk)), goal: "be deleted",
+			refresh: func() (struct{}, string, error) {
+				req := ecs.CreateDeleteInstancesRequest()
+				req.RegionId = c.region
+				req.InstanceId = &chunk
+				req.Force = requests.NewBoolean(true)
+				err := c.Call(ctx, req, ecs.CreateDeleteInstancesResponse(), RetryOn("IncorrectInstanceStatus"))
+				if err == nil {
+					return struct{}{}, deleted, nil
+				}
+				if !IsNotFound(err) {
+					return struct{}{}, "", serviceAnswer{err}
+				}
+				alive, err := c.DescribeInstancesByID(ctx, chunk)
+				if err != nil {
+					return struct{}{}, "", serviceAnswer{err}
+				}
+				chunk = chunk[:0]
+				for _, in := range alive {
+					chunk = append(chunk, in.ID)
+				}
+				if len(chunk) == 0 {
+					return struct{}{}, deleted, nil
+				}
+				return struct{}{}, someGone, nil
+			},
+			pending: []string{someGone}, target: []string{deleted},
+		})
+		var final serviceAnswer
+		if errors.As(err, &final) {
+			return final.err // the service's own answer, as before
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// instanceFailed are the ECS instance states a new instance does not leave for Running by
+// itself: someone stopped it (the Status values of DescribeInstances are Pending, Running,
+// Starting, Stopping and Stopped,
+// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstances).
+var instanceFailed = []string{"Stopping", "Stopped"}
+
 // WaitInstancesRunning polls ids until every one is Running, logging progress, and returns them
 // as last seen. Instances the service does not show yet (eventual consistency right after
-// RunInstances) are waited for, not treated as gone.
+// RunInstances) are waited for, not treated as gone; one Stopping or Stopped fails the wait at
+// once (a *StateError).
 func (c *Client) WaitInstancesRunning(ctx context.Context, ids []string) ([]Instance, error) {
 	done := map[string]Instance{}
-	err := c.waitInstances(ctx, ids, "reach Running", func(got []Instance, chunk []string) []string {
+	err := c.waitInstances(ctx, ids, "reach Running", func(got []Instance, chunk []string) ([]string, error) {
 		for _, in := range got {
 			if in.Status == "Running" {
 				done[in.ID] = in
 			}
+			if slices.Contains(instanceFailed, in.Status) {
+				return nil, &StateError{What: "instance " + in.ID, State: in.Status, Want: []string{"Running"}, Failed: true}
+			}
 		}
-		return slices.DeleteFunc(slices.Clone(chunk), func(id string) bool { _, ok := done[id]; return ok })
+		return slices.DeleteFunc(slices.Clone(chunk), func(id string) bool { _, ok := done[id]; return ok }), nil
 	})
 	if err != nil {
 		return nil, err
@@ -344,12 +379,12 @@ func (c *Client) WaitInstancesRunning(ctx context.Context, ids []string) ([]Inst
 
 // WaitInstancesGone polls until none of ids exists any more.
 func (c *Client) WaitInstancesGone(ctx context.Context, ids []string) error {
-	return c.waitInstances(ctx, ids, "be deleted", func(got []Instance, _ []string) []string {
+	return c.waitInstances(ctx, ids, "be deleted", func(got []Instance, _ []string) ([]string, error) {
 		left := make([]string, 0, len(got))
 		for _, in := range got {
 			left = append(left, in.ID)
 		}
-		return left
+		return left, nil
 	})
 }
 
@@ -357,8 +392,9 @@ func (c *Client) WaitInstancesGone(ctx context.Context, ids []string) error {
 // unfinished, given a chunk's answer, leaves none of it. Each round goes through the chunks in
 // order and stops at the first one with an id not finished yet: the nodes of one pool boot (or
 // go) together, so while the first chunk is not done the others are hardly worth a call. A wait
-// of N nodes thus costs about N/100 calls plus one per round, not N/100 per round.
-func (c *Client) waitInstances(ctx context.Context, ids []string, goal string, unfinished func(got []Instance, chunk []string) []string) error {
+// of N nodes thus costs about N/100 calls plus one per round, not N/100 per round. An error from
+// unfinished (an instance in a failed state) ends the wait.
+func (c *Client) waitInstances(ctx context.Context, ids []string, goal string, unfinished func(got []Instance, chunk []string) ([]string, error)) error {
 	chunks := slices.Collect(slices.Chunk(slices.Clone(ids), MaxBatch))
 	left := func() int {
 		n := 0
@@ -367,28 +403,37 @@ func (c *Client) waitInstances(ctx context.Context, ids []string, goal string, u
 		}
 		return n
 	}
-	for attempt := 0; len(chunks) > 0; attempt++ {
-		for len(chunks) > 0 {
-			got, err := c.DescribeInstancesByID(ctx, chunks[0])
-			if err != nil {
-				// Say what was awaited: a deadline that passes mid-call otherwise reads like a
-				// failed describe.
-				return fmt.Errorf("waiting for %d of %d nodes to %s (%s...): %w", left(), len(ids), goal, strings.Join(chunks[0][:min(3, len(chunks[0]))], ", "), err)
-			}
-			if chunks[0] = unfinished(got, chunks[0]); len(chunks[0]) > 0 {
-				break
-			}
-			chunks = chunks[1:]
-		}
-		if len(chunks) == 0 {
-			return nil
-		}
-		tflog.Info(ctx, fmt.Sprintf("%d/%d nodes yet to %s", left(), len(ids), goal))
-		if err := sleep(ctx, backoff(instancePollMin, instancePollMax, attempt)); err != nil {
-			return fmt.Errorf("waiting for %d of %d nodes to %s (%s...): %w", left(), len(ids), goal, strings.Join(chunks[0][:min(3, len(chunks[0]))], ", "), err)
-		}
+	// progress says what is awaited: a deadline that passes mid-call otherwise reads like a
+	// failed describe.
+	progress := func() string {
+		return fmt.Sprintf("%d of %d left (%s...)", left(), len(ids), strings.Join(chunks[0][:min(3, len(chunks[0]))], ", "))
 	}
-	return nil
+	const waiting, done = "waiting", "done"
+	_, err := waitFor(ctx, waiter[struct{}]{
+		what: fmt.Sprintf("%d nodes", len(ids)), goal: goal,
+		refresh: func() (struct{}, string, error) {
+			for len(chunks) > 0 {
+				got, err := c.DescribeInstancesByID(ctx, chunks[0])
+				if err != nil {
+					return struct{}{}, "", fmt.Errorf("%s: %w", progress(), err)
+				}
+				rest, err := unfinished(got, chunks[0])
+				if err != nil {
+					return struct{}{}, "", err
+				}
+				if chunks[0] = rest; len(chunks[0]) > 0 {
+					tflog.Info(ctx, fmt.Sprintf("%d/%d nodes yet to %s", left(), len(ids), goal))
+					return struct{}{}, waiting, nil
+				}
+				chunks = chunks[1:]
+			}
+			return struct{}{}, done, nil
+		},
+		pending: []string{waiting}, target: []string{done},
+		interval: instancePollInterval,
+		lastSeen: func(struct{}, string) string { return progress() },
+	})
+	return err
 }
 
 // UserData is the user data ECS holds for an instance (DescribeUserData), decoded from Base64:

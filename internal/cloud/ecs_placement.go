@@ -73,27 +73,23 @@ func (c *Client) FindDeploymentSet(ctx context.Context, id string) (*DeploymentS
 // FindDeploymentSetsByPrefix lists the deployment sets of the region whose name starts with
 // prefix (deployment sets take no tags, so names carry the owner), all pages.
 func (c *Client) FindDeploymentSetsByPrefix(ctx context.Context, prefix string) ([]DeploymentSet, error) {
-	var out []DeploymentSet
-	seen := 0
-	for page := 1; ; page++ {
+	return pageNumbers("deployment sets named "+prefix+"*", ecsPageSize, 0, func(page int) ([]DeploymentSet, int, int, error) {
 		req := ecs.CreateDescribeDeploymentSetsRequest()
 		req.RegionId = c.region
 		req.PageNumber = requests.NewInteger(page)
 		req.PageSize = requests.NewInteger(ecsPageSize)
 		resp := ecs.CreateDescribeDeploymentSetsResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
+		var kept []DeploymentSet
 		for i := range resp.DeploymentSets.DeploymentSet {
 			if ds := &resp.DeploymentSets.DeploymentSet[i]; strings.HasPrefix(ds.DeploymentSetName, prefix) {
-				out = append(out, deploymentSetFromSDK(ds))
+				kept = append(kept, deploymentSetFromSDK(ds))
 			}
 		}
-		seen += len(resp.DeploymentSets.DeploymentSet)
-		if len(resp.DeploymentSets.DeploymentSet) < ecsPageSize || seen >= resp.TotalCount {
-			return out, nil
-		}
-	}
+		return kept, len(resp.DeploymentSets.DeploymentSet), resp.TotalCount, nil
+	})
 }
 
 // DeleteDeploymentSet deletes a deployment set, retrying DependencyViolation (instances still
@@ -135,26 +131,31 @@ func (c *Client) CreateHpcCluster(ctx context.Context, in HPCClusterInput) (stri
 // FindHpcClusterByName returns the HPC cluster with exactly this name, or an error matching
 // ErrNotFound (HPC clusters take no tags, so the name carries the owner).
 func (c *Client) FindHpcClusterByName(ctx context.Context, name string) (*HPCCluster, error) {
-	seen := 0
-	for page := 1; ; page++ {
+	// Up to the first page holding the name: limit 1 over a list filtered to it.
+	found, err := pageNumbers("HPC clusters", ecsPageSize, 1, func(page int) ([]HPCCluster, int, int, error) {
 		req := ecs.CreateDescribeHpcClustersRequest()
 		req.RegionId = c.region
 		req.PageNumber = requests.NewInteger(page)
 		req.PageSize = requests.NewInteger(ecsPageSize)
 		resp := ecs.CreateDescribeHpcClustersResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
+		var kept []HPCCluster
 		for _, h := range resp.HpcClusters.HpcCluster {
 			if h.Name == name {
-				return &HPCCluster{ID: h.HpcClusterId, Name: h.Name}, nil
+				kept = append(kept, HPCCluster{ID: h.HpcClusterId, Name: h.Name})
 			}
 		}
-		seen += len(resp.HpcClusters.HpcCluster)
-		if len(resp.HpcClusters.HpcCluster) < ecsPageSize || seen >= resp.TotalCount {
-			return nil, notFound(ProductECS, "DescribeHpcClusters", "InvalidHpcClusterId.NotFound", "HPC cluster named "+name)
-		}
+		return kept, len(resp.HpcClusters.HpcCluster), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if len(found) == 0 {
+		return nil, notFound(ProductECS, "DescribeHpcClusters", "InvalidHpcClusterId.NotFound", "HPC cluster named "+name)
+	}
+	return &found[0], nil
 }
 
 // FindHpcCluster returns the HPC cluster with this id, or an error matching ErrNotFound.

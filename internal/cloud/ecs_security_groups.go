@@ -94,9 +94,7 @@ func (c *Client) FindSecurityGroup(ctx context.Context, id string) (*SecurityGro
 
 // SecurityGroupIngress lists the ingress rules of a security group (all pages).
 func (c *Client) SecurityGroupIngress(ctx context.Context, id string) ([]IngressRule, error) {
-	var out []IngressRule
-	token := ""
-	for {
+	return pageTokens("the ingress rules of security group "+id, 0, func(token string) ([]IngressRule, int, string, error) {
 		req := ecs.CreateDescribeSecurityGroupAttributeRequest()
 		req.RegionId = c.region
 		req.SecurityGroupId = id
@@ -104,8 +102,9 @@ func (c *Client) SecurityGroupIngress(ctx context.Context, id string) ([]Ingress
 		req.NextToken = token
 		resp := ecs.CreateDescribeSecurityGroupAttributeResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, "", err
 		}
+		out := make([]IngressRule, 0, len(resp.Permissions.Permission))
 		for _, p := range resp.Permissions.Permission {
 			prio, _ := strconv.Atoi(p.Priority)
 			out = append(out, IngressRule{
@@ -114,11 +113,8 @@ func (c *Client) SecurityGroupIngress(ctx context.Context, id string) ([]Ingress
 				SourcePrefixListID: p.SourcePrefixListId, SourceIPv6CIDR: p.Ipv6SourceCidrIp,
 			})
 		}
-		if resp.NextToken == "" || resp.NextToken == token {
-			return out, nil
-		}
-		token = resp.NextToken
-	}
+		return out, len(out), resp.NextToken, nil
+	})
 }
 
 // AuthorizeIngress adds ingress rules, maxPermissionsPerCall a call. Identical rules are a no-op

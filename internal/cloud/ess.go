@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,7 +26,10 @@ const (
 	ScalingGroupDeleting = "Deleting"
 )
 
-// Scaling activity states.
+// Scaling activity states (StatusCode of DescribeScalingActivities,
+// https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-describescalingactivities):
+// InProgress until the activity ends Successful, Warning (part of the instances), Failed or
+// Rejected (nothing had to change, or the group refused).
 const (
 	ActivityInProgress = "InProgress"
 	ActivitySuccessful = "Successful"
@@ -151,28 +155,29 @@ func (c *Client) FindScalingGroup(ctx context.Context, id string) (*ScalingGroup
 // FindScalingGroupsByTags lists the scaling groups in the region that carry every tag, all
 // pages, sorted by id: the finder that adopts a group an interrupted apply left behind.
 func (c *Client) FindScalingGroupsByTags(ctx context.Context, tags map[string]string) ([]ScalingGroup, error) {
-	var out []ScalingGroup
-	for page := 1; ; page++ {
+	ts := make([]ess.DescribeScalingGroupsTag, 0, len(tags))
+	for _, k := range sortedKeys(tags) {
+		ts = append(ts, ess.DescribeScalingGroupsTag{Key: k, Value: tags[k]})
+	}
+	out, err := pageNumbers("scaling groups by tags", essPageSize, 0, func(page int) ([]ScalingGroup, int, int, error) {
 		req := ess.CreateDescribeScalingGroupsRequest()
 		req.RegionId = c.region
 		req.PageNumber, req.PageSize = requests.NewInteger(page), requests.NewInteger(essPageSize)
-		ts := make([]ess.DescribeScalingGroupsTag, 0, len(tags))
-		for _, k := range sortedKeys(tags) {
-			ts = append(ts, ess.DescribeScalingGroupsTag{Key: k, Value: tags[k]})
-		}
 		req.Tag = &ts
 		resp := ess.CreateDescribeScalingGroupsResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing scaling groups by tags: %w", err)
+			return nil, 0, 0, fmt.Errorf("listing scaling groups by tags: %w", err)
 		}
+		var kept []ScalingGroup
 		for _, g := range resp.ScalingGroups.ScalingGroup {
 			if g.LifecycleState != ScalingGroupDeleting {
-				out = append(out, scalingGroupOf(g))
+				kept = append(kept, scalingGroupOf(g))
 			}
 		}
-		if len(resp.ScalingGroups.ScalingGroup) < essPageSize || page*essPageSize >= resp.TotalCount {
-			break
-		}
+		return kept, len(resp.ScalingGroups.ScalingGroup), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -342,35 +347,39 @@ func (c *Client) CreateScalingConfiguration(ctx context.Context, in ScalingConfi
 // A group whose last activity ended short of the minimum (no stock anywhere, quota) is an error naming
 // what the vendor said, not a wait until the timeout.
 func (c *Client) WaitScalingGroupSettled(ctx context.Context, id string, minimum int) error {
-	var g *ScalingGroup
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		if g, err = c.FindScalingGroup(ctx, id); err != nil {
-			return false, err
-		}
-		if g.PendingCapacity > 0 {
-			return false, nil
-		}
-		if g.TotalCapacity >= minimum {
-			return true, nil
-		}
-		last, err := c.lastActivity(ctx, id)
-		if err != nil || last == nil || last.Status == ActivityInProgress {
-			return false, err
-		}
-		if last.Status == ActivityFailed || last.Status == ActivityWarning {
-			return false, fmt.Errorf("scaling group %s holds %d of its minimum %d instances: its last scaling activity ended %s: %s (%s)",
-				id, g.TotalCapacity, minimum, last.Status, last.StatusMessage, last.ErrorCode)
-		}
-		return false, nil
+	// The group's own LifecycleState says nothing of its instances: the states here are the
+	// waiter's reading of its capacities and its last activity.
+	const starting, short, settled = "instances starting", "short of its minimum", "settled"
+	_, err := waitFor(ctx, waiter[*ScalingGroup]{
+		what: "scaling group " + id, goal: fmt.Sprintf("hold %d running instances", minimum),
+		refresh: func() (*ScalingGroup, string, error) {
+			g, err := c.FindScalingGroup(ctx, id)
+			switch {
+			case err != nil:
+				return nil, "", err
+			case g.PendingCapacity > 0:
+				return g, starting, nil
+			case g.TotalCapacity >= minimum:
+				return g, settled, nil
+			}
+			last, err := c.lastActivity(ctx, id)
+			if err != nil {
+				return nil, "", err
+			}
+			// A last activity that ended Failed or Warning launched what it could: the group will
+			// not reach the minimum by itself, and the vendor's words say why.
+			if last != nil && (last.Status == ActivityFailed || last.Status == ActivityWarning) {
+				return nil, "", fmt.Errorf("scaling group %s holds %d of its minimum %d instances: its last scaling activity ended %s: %s (%s)",
+					id, g.TotalCapacity, minimum, last.Status, last.StatusMessage, last.ErrorCode)
+			}
+			return g, short, nil
+		},
+		pending: []string{starting, short}, target: []string{settled},
+		lastSeen: func(g *ScalingGroup, state string) string {
+			return fmt.Sprintf("%s: %d running, %d starting", state, g.ActiveCapacity, g.PendingCapacity)
+		},
 	})
-	if err != nil && g != nil {
-		return fmt.Errorf("waiting for scaling group %s to hold %d running instances (it has %d, %d starting): %w", id, minimum, g.ActiveCapacity, g.PendingCapacity, err)
-	}
-	if err != nil {
-		return fmt.Errorf("waiting for scaling group %s: %w", id, err)
-	}
-	return nil
+	return err
 }
 
 // ScalingConfiguration is what the provider reads back of a configuration.
@@ -382,25 +391,26 @@ type ScalingConfiguration struct {
 
 // FindScalingConfigurations lists a group's configurations, sorted by id.
 func (c *Client) FindScalingConfigurations(ctx context.Context, groupID string) ([]ScalingConfiguration, error) {
-	var out []ScalingConfiguration
-	for page := 1; ; page++ {
+	out, err := pageNumbers("the scaling configurations of group "+groupID, essPageSize, 0, func(page int) ([]ScalingConfiguration, int, int, error) {
 		req := ess.CreateDescribeScalingConfigurationsRequest()
 		req.RegionId = c.region
 		req.ScalingGroupId = groupID
 		req.PageNumber, req.PageSize = requests.NewInteger(page), requests.NewInteger(essPageSize)
 		resp := ess.CreateDescribeScalingConfigurationsResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing the scaling configurations of group %s: %w", groupID, err)
+			return nil, 0, 0, fmt.Errorf("listing the scaling configurations of group %s: %w", groupID, err)
 		}
+		var out []ScalingConfiguration
 		for _, cf := range resp.ScalingConfigurations.ScalingConfiguration {
 			out = append(out, ScalingConfiguration{ID: cf.ScalingConfigurationId, GroupID: cf.ScalingGroupId, Name: cf.ScalingConfigurationName,
 				ImageID: cf.ImageId, SpotStrategy: cf.SpotStrategy, State: cf.LifecycleState,
 				InstanceTypes: slices.Clone(cf.InstanceTypes.InstanceType),
 				Tags:          tagsOf(cf.Tags.Tag, func(t ess.Tag) (string, string) { return t.Key, t.Value })})
 		}
-		if len(resp.ScalingConfigurations.ScalingConfiguration) < essPageSize || page*essPageSize >= resp.TotalCount {
-			break
-		}
+		return out, len(out), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -455,16 +465,25 @@ func (c *Client) ScaleTo(ctx context.Context, groupID string, total int, token s
 // (ScalingActivityInProgress): an activity lasts as long as its instances take to start, longer
 // than the API-level retries wait.
 func afterActivities(ctx context.Context, call func() error) error {
+	const refused, sent = "refused", "sent"
 	var last error
-	err := poll(ctx, func() (bool, error) {
-		last = call()
-		if IsCode(last, "ScalingActivityInProgress") {
-			return false, nil
-		}
-		return true, last
+	_, err := waitFor(ctx, waiter[struct{}]{
+		what: "the scaling group", goal: "end its scaling activity",
+		refresh: func() (struct{}, string, error) {
+			switch last = call(); {
+			case last == nil:
+				return struct{}{}, sent, nil
+			case IsCode(last, "ScalingActivityInProgress"):
+				return struct{}{}, refused, nil
+			}
+			return struct{}{}, "", serviceAnswer{last}
+		},
+		pending: []string{refused}, target: []string{sent},
+		lastSeen: func(struct{}, string) string { return fmt.Sprintf("last refusal: %v", last) },
 	})
-	if err != nil && last != nil && IsCode(last, "ScalingActivityInProgress") {
-		return fmt.Errorf("%w (last refusal: %v)", err, last)
+	var answer serviceAnswer
+	if errors.As(err, &answer) {
+		return answer.err
 	}
 	return err
 }
@@ -515,19 +534,20 @@ func activityOf(a ess.ScalingActivity) *ScalingActivity {
 }
 
 // WaitActivity waits until an activity has ended and returns it. A Failed activity is an error
-// naming the vendor's code and message; Warning (part of the instances) is not.
+// naming the vendor's code and message, returned with the activity; Warning (part of the
+// instances) and Rejected are not.
 func (c *Client) WaitActivity(ctx context.Context, groupID, id string) (*ScalingActivity, error) {
-	var a *ScalingActivity
-	err := poll(ctx, func() (bool, error) {
-		var err error
-		a, err = c.FindScalingActivity(ctx, groupID, id)
-		return err == nil && a.Status != ActivityInProgress, err
+	a, err := waitFor(ctx, waiter[*ScalingActivity]{
+		what: fmt.Sprintf("scaling activity %s of group %s", id, groupID), goal: "end",
+		refresh: refreshStatus(func() (*ScalingActivity, error) { return c.FindScalingActivity(ctx, groupID, id) }, func(a *ScalingActivity) string { return a.Status }),
+		pending: []string{ActivityInProgress}, target: []string{ActivitySuccessful, ActivityWarning, ActivityRejected}, failed: []string{ActivityFailed},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for scaling activity %s of group %s: %w", id, groupID, err)
+	var failed *StateError
+	if errors.As(err, &failed) && failed.Failed {
+		return a, fmt.Errorf("%w: %s (%s)", err, a.StatusMessage, a.ErrorCode)
 	}
-	if a.Status == ActivityFailed {
-		return a, fmt.Errorf("scaling activity %s of group %s failed: %s (%s)", id, groupID, a.StatusMessage, a.ErrorCode)
+	if err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -539,23 +559,24 @@ type ScalingInstance struct {
 
 // ScalingInstances lists every instance of a group, all pages, sorted by id.
 func (c *Client) ScalingInstances(ctx context.Context, groupID string) ([]ScalingInstance, error) {
-	var out []ScalingInstance
-	for page := 1; ; page++ {
+	out, err := pageNumbers("the instances of scaling group "+groupID, essInstancePageSize, 0, func(page int) ([]ScalingInstance, int, int, error) {
 		req := ess.CreateDescribeScalingInstancesRequest()
 		req.RegionId = c.region
 		req.ScalingGroupId = groupID
 		req.PageNumber, req.PageSize = requests.NewInteger(page), requests.NewInteger(essInstancePageSize)
 		resp := ess.CreateDescribeScalingInstancesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing the instances of scaling group %s: %w", groupID, err)
+			return nil, 0, 0, fmt.Errorf("listing the instances of scaling group %s: %w", groupID, err)
 		}
+		var out []ScalingInstance
 		for _, in := range resp.ScalingInstances.ScalingInstance {
 			out = append(out, ScalingInstance{InstanceID: in.InstanceId, ConfigurationID: in.ScalingConfigurationId,
 				State: in.LifecycleState, ZoneID: in.ZoneId, InstanceType: in.InstanceType, SpotStrategy: in.SpotStrategy})
 		}
-		if len(resp.ScalingInstances.ScalingInstance) < essInstancePageSize || page*essInstancePageSize >= resp.TotalCount {
-			break
-		}
+		return out, len(out), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].InstanceID < out[j].InstanceID })
 	return out, nil

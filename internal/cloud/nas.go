@@ -16,6 +16,20 @@ const (
 	MountTargetStatusActive   = "Active"
 )
 
+// The file system and mount target states the waiters tell apart, as DescribeFileSystems and
+// DescribeMountTargets spell them
+// (https://www.alibabacloud.com/help/en/nas/nas-statuses,
+// https://www.alibabacloud.com/help/en/nas/developer-reference/api-nas-2017-06-26-describefilesystems).
+// Pending covers create, start, stop, delete and an Extreme scale-up; Stopped is "unavailable"
+// and, like Stopping and Deleting, does not turn into Running by itself. An Inactive mount target
+// is unavailable, one Deleting is going.
+var (
+	fileSystemPending  = []string{"Pending", FileSystemStatusExtending}
+	fileSystemFailed   = []string{"Stopped", "Stopping", "Deleting"}
+	mountTargetPending = []string{"Pending"}
+	mountTargetFailed  = []string{"Inactive", "Deleting"}
+)
+
 // FileSystem is what the provider keeps of a NAS or CPFS file system.
 type FileSystem struct {
 	ID, Type, StorageType string
@@ -111,56 +125,43 @@ func (c *Client) FindFileSystemsByTags(ctx context.Context, tags map[string]stri
 	for _, k := range keys {
 		filter = append(filter, nas.DescribeFileSystemsTag{Key: k, Value: tags[k]})
 	}
-	var out []FileSystem
-	for page := 1; ; page++ {
+	const pageSize = 100
+	out, err := pageNumbers(fmt.Sprintf("file systems tagged %v", tags), pageSize, 0, func(page int) ([]FileSystem, int, int, error) {
 		req := nas.CreateDescribeFileSystemsRequest()
 		req.RegionId = c.region
 		req.Tag = &filter
 		req.PageNumber = requests.NewInteger(page)
-		req.PageSize = requests.NewInteger(100)
+		req.PageSize = requests.NewInteger(pageSize)
 		resp := nas.CreateDescribeFileSystemsResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing file systems tagged %v: %w", tags, err)
+			return nil, 0, 0, fmt.Errorf("listing file systems tagged %v: %w", tags, err)
 		}
 		// The service filters; checking again keeps a lenient endpoint from handing back a file
 		// system that is not the tier's.
+		var kept []FileSystem
 		for i := range resp.FileSystems.FileSystem {
-			fs := fileSystemFromSDK(&resp.FileSystems.FileSystem[i])
-			have := fs.Tags
-			match := true
-			for k, v := range tags {
-				if got, ok := have[k]; !ok || got != v {
-					match = false
-					break
-				}
-			}
-			if match {
-				out = append(out, fs)
+			if fs := fileSystemFromSDK(&resp.FileSystems.FileSystem[i]); hasTags(fs.Tags, tags) {
+				kept = append(kept, fs)
 			}
 		}
-		if len(resp.FileSystems.FileSystem) == 0 || page*100 >= resp.TotalCount {
-			break
-		}
+		return kept, len(resp.FileSystems.FileSystem), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
 // WaitFileSystemRunning waits until the file system is Running (after a create or an upgrade).
+// A file system Stopped, Stopping or Deleting fails the wait at once (a *StateError). With an
+// error it returns the file system as last seen, if it saw it.
 func (c *Client) WaitFileSystemRunning(ctx context.Context, id string) (*FileSystem, error) {
-	var out *FileSystem
-	err := poll(ctx, func() (bool, error) {
-		fs, err := c.FindFileSystem(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		out = fs
-		return fs.Status == FileSystemStatusRunning, nil
+	return waitFor(ctx, waiter[*FileSystem]{
+		what:    "file system " + id,
+		refresh: refreshStatus(func() (*FileSystem, error) { return c.FindFileSystem(ctx, id) }, func(fs *FileSystem) string { return fs.Status }),
+		pending: fileSystemPending, target: []string{FileSystemStatusRunning}, failed: fileSystemFailed,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for file system %s to be Running: %w", id, err)
-	}
-	return out, nil
 }
 
 // WaitFileSystemDeleted waits until FindFileSystem says not found.
@@ -268,21 +269,14 @@ func (c *Client) FindMountTarget(ctx context.Context, fsID, domain string) (*Mou
 	return nil, notFound(ProductNAS, "DescribeMountTargets", "InvalidMountTarget.NotFound", "mount target "+domain)
 }
 
-// WaitMountTargetActive waits until the mount target is Active.
+// WaitMountTargetActive waits until the mount target is Active; one Inactive or going fails the
+// wait at once.
 func (c *Client) WaitMountTargetActive(ctx context.Context, fsID, domain string) (*MountTarget, error) {
-	var out *MountTarget
-	err := poll(ctx, func() (bool, error) {
-		mt, err := c.FindMountTarget(ctx, fsID, domain)
-		if err != nil {
-			return false, err
-		}
-		out = mt
-		return mt.Status == MountTargetStatusActive, nil
+	return waitFor(ctx, waiter[*MountTarget]{
+		what:    "mount target " + domain,
+		refresh: refreshStatus(func() (*MountTarget, error) { return c.FindMountTarget(ctx, fsID, domain) }, func(mt *MountTarget) string { return mt.Status }),
+		pending: mountTargetPending, target: []string{MountTargetStatusActive}, failed: mountTargetFailed,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for mount target %s to be Active: %w", domain, err)
-	}
-	return out, nil
 }
 
 // DeleteMountTarget deletes a mount target and waits until it is gone; not found counts as done.

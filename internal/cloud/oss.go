@@ -291,56 +291,65 @@ type ObjectVersion struct{ Key, VersionID string }
 // A service that does not implement version listing (NotImplemented) is asked for the plain
 // object list instead, each entry without a version id.
 func (c *Client) ListObjectVersions(ctx context.Context, bucket string, limit int) ([]ObjectVersion, error) {
-	var out []ObjectVersion
-	full := func() bool { return limit > 0 && len(out) >= limit }
-	var keyMarker, versionMarker *string
-	for {
+	// Version listing pages by two markers, both "" for the first page.
+	type markers struct{ key, version string }
+	out, err := pageThrough("object versions of bucket "+bucket, markers{}, limit, func(m markers) ([]ObjectVersion, markers, bool, error) {
 		var res *oss.ListObjectVersionsResult
 		err := c.OSS(ctx, "ListObjectVersions", func(ctx context.Context, cl *oss.Client) error {
 			var err error
-			res, err = cl.ListObjectVersions(ctx, &oss.ListObjectVersionsRequest{Bucket: oss.Ptr(bucket), KeyMarker: keyMarker, VersionIdMarker: versionMarker})
+			req := &oss.ListObjectVersionsRequest{Bucket: oss.Ptr(bucket)}
+			if m != (markers{}) {
+				req.KeyMarker, req.VersionIdMarker = oss.Ptr(m.key), oss.Ptr(m.version)
+			}
+			res, err = cl.ListObjectVersions(ctx, req)
 			return err
 		})
-		if IsCode(err, "NotImplemented") {
-			return c.listObjectsPlain(ctx, bucket, limit)
-		}
 		if err != nil {
-			return nil, fmt.Errorf("listing object versions of bucket %s: %w", bucket, err)
+			return nil, m, false, err
 		}
+		page := make([]ObjectVersion, 0, len(res.ObjectVersions)+len(res.ObjectDeleteMarkers))
 		for _, v := range res.ObjectVersions {
-			out = append(out, ObjectVersion{Key: oss.ToString(v.Key), VersionID: oss.ToString(v.VersionId)})
+			page = append(page, ObjectVersion{Key: oss.ToString(v.Key), VersionID: oss.ToString(v.VersionId)})
 		}
-		for _, m := range res.ObjectDeleteMarkers {
-			out = append(out, ObjectVersion{Key: oss.ToString(m.Key), VersionID: oss.ToString(m.VersionId)})
+		for _, d := range res.ObjectDeleteMarkers {
+			page = append(page, ObjectVersion{Key: oss.ToString(d.Key), VersionID: oss.ToString(d.VersionId)})
 		}
-		if full() || !res.IsTruncated {
-			return out, nil
-		}
-		keyMarker, versionMarker = res.NextKeyMarker, res.NextVersionIdMarker
+		return page, markers{oss.ToString(res.NextKeyMarker), oss.ToString(res.NextVersionIdMarker)}, res.IsTruncated, nil
+	})
+	if IsCode(err, "NotImplemented") {
+		return c.listObjectsPlain(ctx, bucket, limit)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("listing object versions of bucket %s: %w", bucket, err)
+	}
+	return out, nil
 }
 
 func (c *Client) listObjectsPlain(ctx context.Context, bucket string, limit int) ([]ObjectVersion, error) {
-	var out []ObjectVersion
-	var token *string
-	for {
+	out, err := pageThrough("objects of bucket "+bucket, "", limit, func(token string) ([]ObjectVersion, string, bool, error) {
 		var res *oss.ListObjectsV2Result
 		err := c.OSS(ctx, "ListObjectsV2", func(ctx context.Context, cl *oss.Client) error {
 			var err error
-			res, err = cl.ListObjectsV2(ctx, &oss.ListObjectsV2Request{Bucket: oss.Ptr(bucket), ContinuationToken: token})
+			req := &oss.ListObjectsV2Request{Bucket: oss.Ptr(bucket)}
+			if token != "" {
+				req.ContinuationToken = oss.Ptr(token)
+			}
+			res, err = cl.ListObjectsV2(ctx, req)
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing objects of bucket %s: %w", bucket, err)
+			return nil, token, false, err
 		}
+		page := make([]ObjectVersion, 0, len(res.Contents))
 		for _, o := range res.Contents {
-			out = append(out, ObjectVersion{Key: oss.ToString(o.Key)})
+			page = append(page, ObjectVersion{Key: oss.ToString(o.Key)})
 		}
-		if (limit > 0 && len(out) >= limit) || !res.IsTruncated {
-			return out, nil
-		}
-		token = res.NextContinuationToken
+		return page, oss.ToString(res.NextContinuationToken), res.IsTruncated, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing objects of bucket %s: %w", bucket, err)
 	}
+	return out, nil
 }
 
 // EmptyBucket deletes every object version and delete marker in the bucket.

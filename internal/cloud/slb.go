@@ -122,8 +122,7 @@ func (c *Client) FindLoadBalancersByTags(ctx context.Context, tags map[string]st
 	for _, k := range sortedKeys(tags) {
 		filter = append(filter, slb.DescribeLoadBalancersTag{Key: k, Value: tags[k]})
 	}
-	var out []LoadBalancer
-	for page := 1; ; page++ {
+	out, err := pageNumbers(fmt.Sprintf("load balancers tagged %v", tags), slbPageSize, 0, func(page int) ([]LoadBalancer, int, int, error) {
 		req := slb.CreateDescribeLoadBalancersRequest()
 		req.RegionId = c.region
 		req.Tag = &filter
@@ -131,20 +130,22 @@ func (c *Client) FindLoadBalancersByTags(ctx context.Context, tags map[string]st
 		req.PageSize = requests.NewInteger(slbPageSize)
 		resp := slb.CreateDescribeLoadBalancersResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing load balancers tagged %v: %w", tags, err)
+			return nil, 0, 0, fmt.Errorf("listing load balancers tagged %v: %w", tags, err)
 		}
+		var kept []LoadBalancer
 		for _, x := range resp.LoadBalancers.LoadBalancer {
 			lb := LoadBalancer{ID: x.LoadBalancerId, Name: x.LoadBalancerName, Address: x.Address, AddressType: x.AddressType,
 				VPCID: x.VpcId, VSwitchID: x.VSwitchId, Spec: x.LoadBalancerSpec, Status: x.LoadBalancerStatus,
 				DeleteProtection: x.DeleteProtection == "on",
 				Tags:             tagsOf(x.Tags.Tag, func(t slb.Tag) (string, string) { return t.TagKey, t.TagValue })}
 			if hasTags(lb.Tags, tags) {
-				out = append(out, lb)
+				kept = append(kept, lb)
 			}
 		}
-		if len(resp.LoadBalancers.LoadBalancer) < slbPageSize || page*slbPageSize >= resp.TotalCount {
-			break
-		}
+		return kept, len(resp.LoadBalancers.LoadBalancer), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil

@@ -11,6 +11,12 @@ import (
 // VPCStatusAvailable is the status of a VPC or vSwitch that is ready for use.
 const VPCStatusAvailable = "Available"
 
+// vpcPending is the one state a VPC or vSwitch passes through before Available; the API
+// documents no failed state for either
+// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describevpcs,
+// https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describevswitches).
+var vpcPending = []string{"Pending"}
+
 // vpcPageSize is the largest page the VPC API gives (DescribeVpcs, DescribeVSwitches).
 const vpcPageSize = 50
 
@@ -88,19 +94,11 @@ func (c *Client) FindVPC(ctx context.Context, id string) (*VPC, error) {
 
 // WaitVPCAvailable waits until the VPC is Available (CreateVpc is asynchronous).
 func (c *Client) WaitVPCAvailable(ctx context.Context, id string) (*VPC, error) {
-	var out *VPC
-	err := poll(ctx, func() (bool, error) {
-		v, err := c.FindVPC(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		out = v
-		return v.Status == VPCStatusAvailable, nil
+	return waitFor(ctx, waiter[*VPC]{
+		what: "VPC " + id, goal: "become Available",
+		refresh: refreshStatus(func() (*VPC, error) { return c.FindVPC(ctx, id) }, func(v *VPC) string { return v.Status }),
+		pending: vpcPending, target: []string{VPCStatusAvailable},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for VPC %s to become Available: %w", id, err)
-	}
-	return out, nil
 }
 
 // WaitVPCDeleted waits until FindVPC says not found.
@@ -182,8 +180,7 @@ func (c *Client) FindVSwitch(ctx context.Context, id string) (*VSwitch, error) {
 
 // FindVSwitches lists the vSwitches of a VPC that carry every given tag, all pages.
 func (c *Client) FindVSwitches(ctx context.Context, vpcID string, tags map[string]string) ([]VSwitch, error) {
-	var out []VSwitch
-	for page := 1; ; page++ {
+	return pageNumbers("vSwitches of "+vpcID, vpcPageSize, 0, func(page int) ([]VSwitch, int, int, error) {
 		req := vpc.CreateDescribeVSwitchesRequest()
 		req.RegionId = c.region
 		req.VpcId = vpcID
@@ -198,32 +195,23 @@ func (c *Client) FindVSwitches(ctx context.Context, vpcID string, tags map[strin
 		}
 		resp := vpc.CreateDescribeVSwitchesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
+		out := make([]VSwitch, 0, len(resp.VSwitches.VSwitch))
 		for i := range resp.VSwitches.VSwitch {
 			out = append(out, vswitchFromSDK(&resp.VSwitches.VSwitch[i]))
 		}
-		if len(resp.VSwitches.VSwitch) < vpcPageSize || len(out) >= resp.TotalCount {
-			return out, nil
-		}
-	}
+		return out, len(out), resp.TotalCount, nil
+	})
 }
 
 // WaitVSwitchAvailable waits until the vSwitch is Available.
 func (c *Client) WaitVSwitchAvailable(ctx context.Context, id string) (*VSwitch, error) {
-	var out *VSwitch
-	err := poll(ctx, func() (bool, error) {
-		sw, err := c.FindVSwitch(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		out = sw
-		return sw.Status == VPCStatusAvailable, nil
+	return waitFor(ctx, waiter[*VSwitch]{
+		what: "vSwitch " + id, goal: "become Available",
+		refresh: refreshStatus(func() (*VSwitch, error) { return c.FindVSwitch(ctx, id) }, func(sw *VSwitch) string { return sw.Status }),
+		pending: vpcPending, target: []string{VPCStatusAvailable},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for vSwitch %s to become Available: %w", id, err)
-	}
-	return out, nil
 }
 
 // WaitVSwitchDeleted waits until FindVSwitch says not found.

@@ -141,8 +141,7 @@ func (c *Client) FindEIPsByTags(ctx context.Context, tags map[string]string) ([]
 	for _, k := range sortedKeys(tags) {
 		filter = append(filter, vpc.DescribeEipAddressesTag{Key: k, Value: tags[k]})
 	}
-	var out []EIP
-	for page := 1; ; page++ {
+	out, err := pageNumbers(fmt.Sprintf("EIPs tagged %v", tags), eipPageSize, 0, func(page int) ([]EIP, int, int, error) {
 		req := vpc.CreateDescribeEipAddressesRequest()
 		req.RegionId = c.region
 		req.Tag = &filter
@@ -150,36 +149,41 @@ func (c *Client) FindEIPsByTags(ctx context.Context, tags map[string]string) ([]
 		req.PageSize = requests.NewInteger(eipPageSize)
 		resp := vpc.CreateDescribeEipAddressesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing EIPs tagged %v: %w", tags, err)
+			return nil, 0, 0, fmt.Errorf("listing EIPs tagged %v: %w", tags, err)
 		}
+		var kept []EIP
 		for i := range resp.EipAddresses.EipAddress {
 			if e := eipFromSDK(&resp.EipAddresses.EipAddress[i]); hasTags(e.Tags, tags) {
-				out = append(out, e)
+				kept = append(kept, e)
 			}
 		}
-		if len(resp.EipAddresses.EipAddress) < eipPageSize || page*eipPageSize >= resp.TotalCount {
-			break
-		}
+		return kept, len(resp.EipAddresses.EipAddress), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
+// eipStates are the EIP states of DescribeEipAddresses
+// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describeeipaddresses:
+// Associating, Unassociating, InUse, Available, Releasing). Every one but Releasing may come
+// before any other, so a wait for one treats the others as pending; Releasing is the end.
+var (
+	eipStates = []string{"Associating", "Unassociating", EIPStatusInUse, EIPStatusAvailable}
+	eipFailed = []string{"Releasing"}
+)
+
 // WaitEIPStatus waits until the EIP has the status (association and release are asynchronous).
+// An EIP Releasing fails the wait at once; one the service no longer finds is an error matching
+// ErrNotFound.
 func (c *Client) WaitEIPStatus(ctx context.Context, id, status string) (*EIP, error) {
-	var out *EIP
-	err := poll(ctx, func() (bool, error) {
-		e, err := c.FindEIP(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		out = e
-		return e.Status == status, nil
+	return waitFor(ctx, waiter[*EIP]{
+		what:    "EIP " + id,
+		refresh: refreshStatus(func() (*EIP, error) { return c.FindEIP(ctx, id) }, func(e *EIP) string { return e.Status }),
+		pending: eipStates, target: []string{status}, failed: eipFailed,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for EIP %s to be %s: %w", id, status, err)
-	}
-	return out, nil
 }
 
 // AssociateEIP binds the EIP to an instance (instanceType EIPInstanceNAT or EIPInstanceECS) and
@@ -187,29 +191,39 @@ func (c *Client) WaitEIPStatus(ctx context.Context, id, status string) (*EIP, er
 // is harmless; an EIP bound elsewhere is an error naming the holder. A target or an EIP still
 // settling (IncorrectInstanceStatus, IncorrectEipStatus) is waited out.
 func (c *Client) AssociateEIP(ctx context.Context, id, instanceID, instanceType string) error {
-	err := poll(ctx, func() (bool, error) {
-		e, err := c.FindEIP(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		switch {
-		case e.InstanceID == instanceID:
-			return true, nil
-		case e.InstanceID != "":
-			return false, fmt.Errorf("EIP %s (%s) is bound to %s %s", id, e.Address, e.InstanceType, e.InstanceID)
-		case e.Status != EIPStatusAvailable:
-			return false, nil // still unbinding from its last holder
-		}
-		req := vpc.CreateAssociateEipAddressRequest()
-		req.RegionId = c.region
-		req.AllocationId = id
-		req.InstanceId = instanceID
-		req.InstanceType = instanceType
-		err = c.Call(ctx, req, vpc.CreateAssociateEipAddressResponse(), RetryOn("IncorrectInstanceStatus"))
-		if IsCode(err, "IncorrectEipStatus") {
-			return false, nil // moved between our look and the call: look again
-		}
-		return err == nil, err
+	// Each round looks, and calls when the EIP is free: the call is idempotent only through
+	// that look, so the waiter's refresh does both.
+	const bound, settling = "bound here", "settling"
+	_, err := waitFor(ctx, waiter[struct{}]{
+		what: "EIP " + id, goal: "be bound to " + instanceType + " " + instanceID,
+		refresh: func() (struct{}, string, error) {
+			e, err := c.FindEIP(ctx, id)
+			if err != nil {
+				return struct{}{}, "", err
+			}
+			switch {
+			case e.InstanceID == instanceID:
+				return struct{}{}, bound, nil
+			case e.InstanceID != "":
+				return struct{}{}, "", fmt.Errorf("EIP %s (%s) is bound to %s %s", id, e.Address, e.InstanceType, e.InstanceID)
+			case e.Status != EIPStatusAvailable:
+				return struct{}{}, settling, nil // still unbinding from its last holder
+			}
+			req := vpc.CreateAssociateEipAddressRequest()
+			req.RegionId = c.region
+			req.AllocationId = id
+			req.InstanceId = instanceID
+			req.InstanceType = instanceType
+			err = c.Call(ctx, req, vpc.CreateAssociateEipAddressResponse(), RetryOn("IncorrectInstanceStatus"))
+			switch {
+			case err == nil:
+				return struct{}{}, bound, nil // WaitEIPStatus below waits for InUse
+			case IsCode(err, "IncorrectEipStatus"):
+				return struct{}{}, settling, nil // moved between our look and the call: look again
+			}
+			return struct{}{}, "", err
+		},
+		pending: []string{settling}, target: []string{bound},
 	})
 	if err != nil {
 		return fmt.Errorf("binding EIP %s to %s %s: %w", id, instanceType, instanceID, err)

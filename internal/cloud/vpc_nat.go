@@ -12,6 +12,14 @@ import (
 // NATGatewayStatusAvailable is the status of a NAT gateway that takes EIPs and SNAT entries.
 const NATGatewayStatusAvailable = "Available"
 
+// The NAT gateway states on the way to Available, and the one it does not come back from
+// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describenatgateways:
+// Creating, Available, Modifying, Deleting, Converting).
+var (
+	natGatewayPending = []string{"Creating", "Modifying", "Converting"}
+	natGatewayFailed  = []string{"Deleting"}
+)
+
 // NATGateway is what the provider keeps of an (enhanced, internet) NAT gateway.
 type NATGateway struct {
 	ID, Name, Description string
@@ -105,8 +113,7 @@ func (c *Client) FindNATGateways(ctx context.Context, vpcID string, tags map[str
 	for _, k := range sortedKeys(tags) {
 		filter = append(filter, vpc.DescribeNatGatewaysTag{Key: k, Value: tags[k]})
 	}
-	var out []NATGateway
-	for page := 1; ; page++ {
+	out, err := pageNumbers(fmt.Sprintf("NAT gateways tagged %v", tags), vpcPageSize, 0, func(page int) ([]NATGateway, int, int, error) {
 		req := vpc.CreateDescribeNatGatewaysRequest()
 		req.RegionId = c.region
 		req.VpcId = vpcID
@@ -115,18 +122,20 @@ func (c *Client) FindNATGateways(ctx context.Context, vpcID string, tags map[str
 		req.PageSize = requests.NewInteger(vpcPageSize)
 		resp := vpc.CreateDescribeNatGatewaysResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, fmt.Errorf("listing NAT gateways tagged %v: %w", tags, err)
+			return nil, 0, 0, fmt.Errorf("listing NAT gateways tagged %v: %w", tags, err)
 		}
+		var kept []NATGateway
 		for i := range resp.NatGateways.NatGateway {
 			// The service filters; checking again keeps a lenient endpoint from handing back a
 			// gateway that is not ours.
 			if n := natGatewayFromSDK(&resp.NatGateways.NatGateway[i]); hasTags(n.Tags, tags) && (vpcID == "" || n.VPCID == vpcID) {
-				out = append(out, n)
+				kept = append(kept, n)
 			}
 		}
-		if len(resp.NatGateways.NatGateway) < vpcPageSize || page*vpcPageSize >= resp.TotalCount {
-			break
-		}
+		return kept, len(resp.NatGateways.NatGateway), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -143,21 +152,13 @@ func hasTags(have, want map[string]string) bool {
 }
 
 // WaitNATGatewayAvailable waits until the gateway is Available (CreateNatGateway is
-// asynchronous).
+// asynchronous); one Deleting fails the wait at once.
 func (c *Client) WaitNATGatewayAvailable(ctx context.Context, id string) (*NATGateway, error) {
-	var out *NATGateway
-	err := poll(ctx, func() (bool, error) {
-		n, err := c.FindNATGateway(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		out = n
-		return n.Status == NATGatewayStatusAvailable, nil
+	return waitFor(ctx, waiter[*NATGateway]{
+		what: "NAT gateway " + id, goal: "become Available",
+		refresh: refreshStatus(func() (*NATGateway, error) { return c.FindNATGateway(ctx, id) }, func(n *NATGateway) string { return n.Status }),
+		pending: natGatewayPending, target: []string{NATGatewayStatusAvailable}, failed: natGatewayFailed,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for NAT gateway %s to become Available: %w", id, err)
-	}
-	return out, nil
 }
 
 // RenameNATGateway changes a gateway's name and description.

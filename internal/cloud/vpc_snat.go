@@ -77,8 +77,7 @@ func (c *Client) FindSNATEntries(ctx context.Context, snatTableID string) ([]SNA
 }
 
 func (c *Client) listSNATEntries(ctx context.Context, snatTableID, entryID string) ([]SNATEntry, error) {
-	var out []SNATEntry
-	for page := 1; ; page++ {
+	out, err := pageNumbers("entries of SNAT table "+snatTableID, snatPageSize, 0, func(page int) ([]SNATEntry, int, int, error) {
 		req := vpc.CreateDescribeSnatTableEntriesRequest()
 		req.RegionId = c.region
 		req.SnatTableId = snatTableID
@@ -87,14 +86,16 @@ func (c *Client) listSNATEntries(ctx context.Context, snatTableID, entryID strin
 		req.PageSize = requests.NewInteger(snatPageSize)
 		resp := vpc.CreateDescribeSnatTableEntriesResponse()
 		if err := c.Call(ctx, req, resp); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
+		out := make([]SNATEntry, 0, len(resp.SnatTableEntries.SnatTableEntry))
 		for i := range resp.SnatTableEntries.SnatTableEntry {
 			out = append(out, snatEntryFromSDK(&resp.SnatTableEntries.SnatTableEntry[i]))
 		}
-		if len(resp.SnatTableEntries.SnatTableEntry) < snatPageSize || page*snatPageSize >= resp.TotalCount {
-			break
-		}
+		return out, len(out), resp.TotalCount, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -115,20 +116,15 @@ func (c *Client) FindSNATEntry(ctx context.Context, snatTableID, id string) (*SN
 }
 
 // WaitSNATEntryAvailable waits until the entry is Available (CreateSnatEntry is asynchronous).
+// An entry Deleting fails the wait at once: Pending, Available and Deleting are the states
+// DescribeSnatTableEntries documents
+// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describesnattableentries).
 func (c *Client) WaitSNATEntryAvailable(ctx context.Context, snatTableID, id string) (*SNATEntry, error) {
-	var out *SNATEntry
-	err := poll(ctx, func() (bool, error) {
-		e, err := c.FindSNATEntry(ctx, snatTableID, id)
-		if err != nil {
-			return false, err
-		}
-		out = e
-		return e.Status == SNATEntryStatusAvailable, nil
+	return waitFor(ctx, waiter[*SNATEntry]{
+		what: "SNAT entry " + id, goal: "become Available",
+		refresh: refreshStatus(func() (*SNATEntry, error) { return c.FindSNATEntry(ctx, snatTableID, id) }, func(e *SNATEntry) string { return e.Status }),
+		pending: []string{"Pending"}, target: []string{SNATEntryStatusAvailable}, failed: []string{SNATEntryStatusDeleting},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for SNAT entry %s to become Available: %w", id, err)
-	}
-	return out, nil
 }
 
 // DeleteSNATEntry deletes an entry and waits until it is gone; not found (of the entry or of its

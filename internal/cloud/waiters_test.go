@@ -41,13 +41,17 @@ func stuckAnswers(w http.ResponseWriter, r *http.Request, action string, hit int
 }
 
 // waiterCase is one Wait* function, the action it polls, and the words its timeout error must
-// contain to say what it waited for.
+// contain to say what it waited for. The instance waiters' errors must also say how many nodes
+// were left, and name the first (instanceProgress).
 type waiterCase struct {
 	name   string
 	action string
 	wait   func(ctx context.Context, c *Client) error
 	want   string
 }
+
+// instanceProgress is what the instance waiters' errors say of the nodes left.
+const instanceProgress = "2 of 2 left (i-1, i-2..."
 
 var waiterCases = []waiterCase{
 	{"WaitVPCAvailable", "DescribeVpcs", func(ctx context.Context, c *Client) error { _, err := c.WaitVPCAvailable(ctx, "vpc-1"); return err },
@@ -73,9 +77,9 @@ var waiterCases = []waiterCase{
 	{"WaitInstancesRunning", "DescribeInstances", func(ctx context.Context, c *Client) error {
 		_, err := c.WaitInstancesRunning(ctx, []string{"i-1", "i-2"})
 		return err
-	}, "waiting for 2 of 2 nodes to reach Running"},
+	}, "waiting for 2 nodes to reach Running"},
 	{"WaitInstancesGone", "DescribeInstances", func(ctx context.Context, c *Client) error { return c.WaitInstancesGone(ctx, []string{"i-1", "i-2"}) },
-		"waiting for 2 of 2 nodes to be deleted"},
+		"waiting for 2 nodes to be deleted"},
 	{"WaitBucketDeleted", "oss:bucketInfo", func(ctx context.Context, c *Client) error { return c.WaitBucketDeleted(ctx, "ckpt") },
 		"waiting for bucket ckpt to be deleted"},
 }
@@ -111,6 +115,9 @@ func TestWaitersStopAtDeadline(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error does not say what it waited for (%q): %v", tc.want, err)
+			}
+			if strings.HasPrefix(tc.name, "WaitInstances") && !strings.Contains(err.Error(), instanceProgress) {
+				t.Errorf("error does not say which nodes were left (%q): %v", instanceProgress, err)
 			}
 			// It looked, and kept looking, rather than giving up or hanging on the first look.
 			if n := api.hitsOf(tc.action); n < minLooks {
@@ -151,6 +158,9 @@ func TestWaitersDeadlineDuringCall(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error does not say what it waited for (%q): %v", tc.want, err)
+			}
+			if strings.HasPrefix(tc.name, "WaitInstances") && !strings.Contains(err.Error(), instanceProgress) {
+				t.Errorf("error does not say which nodes were left (%q): %v", instanceProgress, err)
 			}
 			if took := time.Since(start); took > 5*time.Second {
 				t.Errorf("returned %v after a 150ms deadline: the call did not honour the context", took)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	emunas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
 )
 
 // Stats is the JSON of GET /_emulator/stats.
@@ -109,11 +111,11 @@ func (s *Server) Resources() Resources {
 			"deployment_set_id": in.DeploySet, "hpc_cluster_id": in.Hpc,
 		})
 	}
-	for _, v := range s.db.Vpcs {
+	for _, v := range s.db.network().Vpcs {
 		r.Vpcs = append(r.Vpcs, map[string]any{"id": v.ID, "region": v.Region, "name": v.Name, "cidr_block": v.CIDR,
 			"status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
 	}
-	for _, v := range s.db.VSwitches {
+	for _, v := range s.db.network().VSwitches {
 		r.VSwitches = append(r.VSwitches, map[string]any{"id": v.ID, "region": v.Region, "vpc_id": v.VpcID, "zone": v.Zone,
 			"cidr_block": v.CIDR, "name": v.Name, "status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
 	}
@@ -128,10 +130,10 @@ func (s *Server) Resources() Resources {
 	for _, h := range s.db.Hpcs {
 		r.HpcClusters = append(r.HpcClusters, map[string]any{"id": h.ID, "region": h.Region, "name": h.Name})
 	}
-	for _, f := range s.db.FSs {
+	for _, f := range emunas.StoreIn(s.db.stores).FileSystems {
 		r.FileSystems = append(r.FileSystems, map[string]any{"id": f.ID, "region": f.Region, "zone": f.Zone,
 			"file_system_type": f.Type, "storage_type": f.StorageType, "protocol_type": f.Protocol,
-			"capacity": f.Capacity, "status": s.fsStatus(f, now), "mount_targets": len(f.Mounts)})
+			"capacity": f.Capacity, "status": f.Status(serverEnv{s}, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
 	s.essResources(now, &r)
@@ -150,13 +152,13 @@ func (s *Server) Resources() Resources {
 // Reset empties all state and counters (faults and stock included).
 func (s *Server) Reset() {
 	s.mu.Lock()
-	s.db = newDB()
+	s.useDB(newDB())
 	s.mu.Unlock()
 	if s.oss != nil {
 		s.oss.Reset()
 	}
 	s.stats.reset()
-	s.nonces.reset()
+	s.auth.ResetNonces()
 	s.SetFaults(Faults{})
 	s.markDirty()
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 // populate creates n instances through RunInstances (100 per call) and
@@ -137,7 +139,7 @@ func signedQuery(method string, p params, ak, secret string) string {
 	p["AccessKeyId"] = ak
 	p["Timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05Z")
 	p["SignatureNonce"] = newRequestID()
-	p["Signature"] = signV1(stringToSign(method, p), secret)
+	p["Signature"] = core.SignV1(core.StringToSign(method, p), secret)
 	v := url.Values{}
 	for k, x := range p {
 		v.Set(k, x)

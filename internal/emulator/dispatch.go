@@ -5,10 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
 // call is one RPC request being answered.
@@ -21,6 +24,7 @@ type call struct {
 	now     time.Time
 	reqID   string
 	ak      string
+	core    *core.Call // built on first use by Core
 }
 
 type handlerFunc func(c *call) (any, *apiError)
@@ -44,8 +48,8 @@ const (
 	versionECS = "2014-05-26"
 	versionVPC = "2016-04-28"
 	versionNAS = "2017-06-26"
-	versionSTS = "2015-04-01"
-	versionSLB = "2014-05-15"
+	versionSTS = sts.Version
+	versionSLB = emuslb.Version
 	versionESS = "2014-08-28"
 )
 
@@ -58,10 +62,46 @@ var productHost = map[string]string{
 	versionESS: "ess.aliyuncs.com",
 }
 
-// routes maps "Version/Action" to its handler; filled by each product file's init.
+// routes maps "Version/Action" to its handler for the products still in this package; filled
+// by each product file's init. The products in their own package register with core.Register.
 var routes = map[string]route{}
 
 func register(version, action string, r route) { routes[version+"/"+action] = r }
+
+// lookupRoute finds the route of "Version/Action", in this package's table or the core's.
+func lookupRoute(key string) (route, bool) {
+	if r, ok := routes[key]; ok {
+		return r, true
+	}
+	r, ok := core.Lookup(key)
+	if !ok {
+		return route{}, false
+	}
+	return route{fn: func(c *call) (any, *apiError) { return r.Fn(c.Core()) }, write: r.Write, idem: r.Idem,
+		noRegion: r.NoRegion, regionOptional: r.RegionOptional, vendorModel: r.VendorModel}, true
+}
+
+// Core is the call as a product package's handler (and the core's tag engine) takes it.
+func (c *call) Core() *core.Call {
+	if c.core == nil {
+		c.core = &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
+			ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores, Env: serverEnv{c.s}}
+	}
+	return c.core
+}
+
+// serverEnv is the Server as the products in their own packages see it (core.Env).
+type serverEnv struct{ s *Server }
+
+func (e serverEnv) NewID(prefix string) string { return e.s.db.newID(prefix) }
+func (e serverEnv) NextSeq() uint64 {
+	e.s.db.Seq++
+	return e.s.db.Seq
+}
+func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(region, zone) }
+func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
+	return e.s.asyncStatus(since, now, pending, done)
+}
 
 // commonParams are left out of the idempotency hash: they change on every retry.
 var commonParams = map[string]bool{
@@ -85,22 +125,17 @@ func paramsHash(p params) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func newRequestID() string {
-	a, b := rand.Uint64(), rand.Uint64()
-	return fmt.Sprintf("%08X-%04X-%04X-%04X-%012X", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
-}
-
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
-	sr := signedRequest{method: r.Method}
-	if isV3(r) {
-		v3, aerr := readV3(r) // before ParseForm, which consumes the body the signature covers
+	sr := core.SignedRequest{Method: r.Method}
+	if core.IsV3(r) {
+		v3, aerr := core.ReadV3(r) // before ParseForm, which consumes the body the signature covers
 		if aerr != nil {
 			writeAPIError(w, aerr, reqID, r.Host)
 			return
 		}
-		sr.v3 = v3
+		sr.V3 = v3
 	}
 	if err := r.ParseForm(); err != nil {
 		writeAPIError(w, errf(400, "InvalidParameter", "cannot parse the request: %v", err), reqID, r.Host)
@@ -166,7 +201,7 @@ func orOK(code string) string {
 	return code
 }
 
-func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
+func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
 	now := s.now()
 	if action == "" {
 		return nil, 0, errMissing("Action")
@@ -175,7 +210,7 @@ func (s *Server) answerRPC(sr signedRequest, p params, action, version, reqID st
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	rt, ok := routes[version+"/"+action]
+	rt, ok := lookupRoute(version + "/" + action)
 	if !ok {
 		if _, known := productHost[version]; !known {
 			return nil, 0, errf(400, "InvalidVersion", "Specified parameter Version %q is not valid.", version)
@@ -262,7 +297,7 @@ func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
 // ServedActions lists every RPC action the emulator answers as "Version/Action", sorted; the
 // conformance generator and suite walk it so a new action cannot be left out.
 func ServedActions() []string {
-	out := make([]string, 0, len(routes))
+	out := core.Served()
 	for k := range routes {
 		out = append(out, k)
 	}

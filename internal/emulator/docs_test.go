@@ -3,11 +3,16 @@ package emulator
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"reflect"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/oss"
 )
 
@@ -22,28 +27,49 @@ const (
 	actionsEnd   = "<!-- actions:end -->"
 )
 
-// actionTable renders the actions served per product from the dispatch table
-// (RPC products) and the OSS router.
+// servingPackage names the package whose handler answers "Version/Action", from the
+// handler's own symbol, so the guide cannot say a package the code does not.
+func servingPackage(key string) string {
+	rt, ok := routes[key]
+	fn := any(rt.fn)
+	if !ok {
+		cr, _ := core.Lookup(key)
+		fn = cr.Fn
+	}
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name() // module/internal/emulator/sts.assumeRole
+	slash := strings.LastIndex(name, "/")
+	pkg := name[:slash+strings.Index(name[slash:], ".")]
+	return pkg[strings.Index(pkg, "internal/"):]
+}
+
+// actionTable renders the actions served per product, with the package serving them, from the
+// dispatch table (RPC products) and the OSS router.
 func actionTable() string {
 	products := []struct{ name, version string }{
 		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB}, {"ESS (Auto Scaling)", versionESS},
 	}
 	byVersion := map[string][]string{}
-	for key := range routes {
+	pkgs := map[string]map[string]bool{} // version -> packages serving it
+	for _, key := range ServedActions() {
 		version, action, _ := strings.Cut(key, "/")
 		byVersion[version] = append(byVersion[version], action)
+		if pkgs[version] == nil {
+			pkgs[version] = map[string]bool{}
+		}
+		pkgs[version][servingPackage(key)] = true
 	}
 	var b strings.Builder
-	b.WriteString("| Product | API | Actions served |\n|---|---|---|\n")
-	row := func(product, api string, actions []string) {
+	b.WriteString("| Product | API | Package | Actions served |\n|---|---|---|---|\n")
+	row := func(product, api string, packages []string, actions []string) {
 		sort.Strings(actions)
-		fmt.Fprintf(&b, "| %s | %s | %d: %s |\n", product, api, len(actions), "`"+strings.Join(actions, "`, `")+"`")
+		fmt.Fprintf(&b, "| %s | %s | %s | %d: %s |\n", product, api, "`"+strings.Join(packages, "`, `")+"`",
+			len(actions), "`"+strings.Join(actions, "`, `")+"`")
 	}
 	for _, p := range products {
-		row(p.name, "RPC "+p.version, byVersion[p.version])
+		row(p.name, "RPC "+p.version, slices.Sorted(maps.Keys(pkgs[p.version])), byVersion[p.version])
 		delete(byVersion, p.version)
 	}
-	row("OSS", "REST (path style)", oss.Operations())
+	row("OSS", "REST (path style)", []string{"internal/emulator/oss"}, oss.Operations())
 	if len(byVersion) > 0 {
 		panic(fmt.Sprintf("routes for API versions the guide does not name: %v", byVersion))
 	}

@@ -34,7 +34,7 @@ func sdkInstanceType(it *instanceTypeInfo) ecs.InstanceType {
 }
 
 func describeInstanceTypes(c *call) (any, *apiError) {
-	want := c.p.list("InstanceTypes")
+	want := c.p.List("InstanceTypes")
 	for i := range want {
 		want[i] = normalizeType(want[i])
 	}
@@ -74,7 +74,7 @@ var (
 )
 
 func describeAvailableResource(c *call) (any, *apiError) {
-	dest, e := c.p.required("DestinationResource")
+	dest, e := c.p.Required("DestinationResource")
 	if e != nil {
 		return nil, e
 	}
@@ -209,7 +209,7 @@ func describePrice(c *call) (any, *apiError) {
 	if rt != "instance" {
 		return nil, errInvalid("ResourceType", "the emulator prices instances only")
 	}
-	name, e := c.p.required("InstanceType")
+	name, e := c.p.Required("InstanceType")
 	if e != nil {
 		return nil, e
 	}
@@ -217,14 +217,14 @@ func describePrice(c *call) (any, *apiError) {
 	if it == nil {
 		return nil, errf(400, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q is not offered.", name)
 	}
-	amount, e := c.p.intv("Amount", 1)
+	amount, e := c.p.Int("Amount", 1)
 	if e != nil {
 		return nil, e
 	}
 	hour := hourPrice(it)
-	sysSize, _ := c.p.intv("SystemDisk.Size", 40)
+	sysSize, _ := c.p.Int("SystemDisk.Size", 40)
 	hour += diskHourPrice(orDefault(c.p["SystemDisk.Category"], "cloud_essd"), c.p["SystemDisk.PerformanceLevel"], sysSize)
-	for _, m := range c.p.structList("DataDisk") {
+	for _, m := range c.p.StructList("DataDisk") {
 		size := 0
 		if v := m["Size"]; v != "" {
 			size = atoiOr(v, 0)
@@ -235,7 +235,7 @@ func describePrice(c *call) (any, *apiError) {
 		hour *= 0.3
 	}
 	unit := orDefault(c.p["PriceUnit"], "Hour")
-	period, e := c.p.intv("Period", 1)
+	period, e := c.p.Int("Period", 1)
 	if e != nil {
 		return nil, e
 	}

@@ -45,7 +45,7 @@ func (c *call) autoReleaseParam() (int64, *apiError) {
 
 // findInstance reads InstanceId; an instance past its release time is gone.
 func (c *call) findInstance() (*instance, *apiError) {
-	id, e := c.p.required("InstanceId")
+	id, e := c.p.Required("InstanceId")
 	if e != nil {
 		return nil, e
 	}
@@ -104,7 +104,7 @@ func modifyInstanceAttribute(c *call) (any, *apiError) {
 			return nil, errStatus("The current status of instance %s (%s) does not support changing UserData: stop it first.", in.ID, st)
 		}
 	}
-	sgs := p.list("SecurityGroupIds")
+	sgs := p.List("SecurityGroupIds")
 	if len(sgs) > 0 {
 		if len(sgs) > 5 {
 			return nil, errInvalid("SecurityGroupIds", "at most 5 security groups, got %d", len(sgs))

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -12,6 +11,8 @@ import (
 
 	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 func init() {
@@ -22,9 +23,9 @@ func init() {
 	register(versionECS, "StopInstances", route{fn: stopInstances, write: true})
 }
 
-const timeFormat = "2006-01-02T15:04:05Z"
+const timeFormat = core.TimeFormat
 
-func fmtTime(unixNano int64) string { return time.Unix(0, unixNano).UTC().Format(timeFormat) }
+var fmtTime = core.FormatTime
 
 // instanceStatus derives the visible status from phase and elapsed time:
 // boot runs Pending for the first half of BootTime, Starting for the second.
@@ -70,22 +71,6 @@ func (s *Server) visible(in *instance, now time.Time) bool {
 		return false
 	}
 	return in.AutoRelease == 0 || in.AutoRelease > now.Unix()
-}
-
-// allocIP hands out the next private address of a vSwitch.
-func allocIP(vsw *vswitchRec) string {
-	pfx, err := netip.ParsePrefix(vsw.CIDR)
-	if err != nil {
-		return ""
-	}
-	base := pfx.Masked().Addr().As4()
-	n := binary.BigEndian.Uint32(base[:])
-	vsw.NextIP++
-	// Skip the network address and the vendor-reserved first addresses.
-	n += 2 + vsw.NextIP
-	var out [4]byte
-	binary.BigEndian.PutUint32(out[:], n)
-	return netip.AddrFrom4(out).String()
 }
 
 func vswitchCapacity(cidr string) uint32 {
@@ -202,7 +187,7 @@ func runInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	typeName, e := p.required("InstanceType")
+	typeName, e := p.Required("InstanceType")
 	if e != nil {
 		return nil, e
 	}
@@ -214,7 +199,7 @@ func runInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	vsw := d.VSwitches[vswID]
+	vsw := d.network().VSwitches[vswID]
 	if vsw == nil || vsw.Region != c.region {
 		return nil, errNotFound("InvalidVSwitchId.NotFound", vswID)
 	}
@@ -230,21 +215,21 @@ func runInstances(c *call) (any, *apiError) {
 			return nil, errf(400, "InvalidSecurityGroupId.VPCMismatch", "Security group %s belongs to %s, the vSwitch to %s.", id, sg.VpcID, vsw.VpcID)
 		}
 	}
-	amount, e := p.intv("Amount", 1)
+	amount, e := p.Int("Amount", 1)
 	if e != nil {
 		return nil, e
 	}
 	if amount < 1 || amount > 100 {
 		return nil, errInvalid("Amount", "must be 1-100, got %d", amount)
 	}
-	minAmount, e := p.intv("MinAmount", amount)
+	minAmount, e := p.Int("MinAmount", amount)
 	if e != nil {
 		return nil, e
 	}
 	if minAmount < 1 || minAmount > amount {
 		return nil, errInvalid("MinAmount", "must be 1-Amount (%d), got %d", amount, minAmount)
 	}
-	tags, e := p.tagsParam("Tag")
+	tags, e := p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -293,7 +278,7 @@ func runInstances(c *call) (any, *apiError) {
 	// Network interfaces (eRDMA where the type has ERIs).
 	var nics []nic
 	hp := 0
-	for i, m := range p.structList("NetworkInterface") {
+	for i, m := range p.StructList("NetworkInterface") {
 		name := fmt.Sprintf("NetworkInterface.%d", i+1)
 		n := nic{Mode: orDefault(m["NetworkInterfaceTrafficMode"], "Standard"), VSwitchID: orDefault(m["VSwitchId"], vswID)}
 		if m["InstanceType"] == "Primary" {
@@ -319,7 +304,7 @@ func runInstances(c *call) (any, *apiError) {
 		default:
 			return nil, errInvalid(name+".NetworkInterfaceTrafficMode", "must be Standard or HighPerformance")
 		}
-		nv := d.VSwitches[n.VSwitchID]
+		nv := d.network().VSwitches[n.VSwitchID]
 		if nv == nil || nv.Region != c.region {
 			return nil, errNotFound("InvalidVSwitchId.NotFound", n.VSwitchID)
 		}
@@ -353,7 +338,7 @@ func runInstances(c *call) (any, *apiError) {
 		return nil, e
 	}
 	var data []disk
-	dataDisks := p.structList("DataDisk")
+	dataDisks := p.StructList("DataDisk")
 	if len(dataDisks) > maxDataDisks {
 		return nil, errf(400, "InvalidDataDiskCount.Exceeded", "%d data disks requested; an instance takes at most %d (DataDisk.1 to DataDisk.%d).", len(dataDisks), maxDataDisks, maxDataDisks)
 	}
@@ -373,7 +358,7 @@ func runInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ramRole, e := p.ramRoleParam()
+	ramRole, e := ramRoleParam(p)
 	if e != nil {
 		return nil, e
 	}
@@ -388,7 +373,7 @@ func runInstances(c *call) (any, *apiError) {
 			return nil, errf(400, "InvalidUserData.SizeExceeded", "UserData is %d bytes before Base64 encoding; at most %d (32 KiB).", len(raw), maxUserDataBytes)
 		}
 	}
-	if dry, _ := p.boolv("DryRun", false); dry {
+	if dry, _ := p.Bool("DryRun", false); dry {
 		return nil, errf(400, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
 	}
 
@@ -451,7 +436,7 @@ func runInstances(c *call) (any, *apiError) {
 	// by HostName and to the instance name specified by InstanceName when you batch create
 	// instances. The incremental suffixes can range from 001 to 999" (RunInstances,
 	// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances).
-	uniqueSuffix, _ := p.boolv("UniqueSuffix", false)
+	uniqueSuffix, _ := p.Bool("UniqueSuffix", false)
 	nowNano := c.now.UnixNano()
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
@@ -500,7 +485,7 @@ func runInstances(c *call) (any, *apiError) {
 				if j == 0 && nc.VSwitchID == vsw.ID {
 					nc.IP = in.IP
 				} else {
-					nc.IP = allocIP(d.VSwitches[nc.VSwitchID])
+					nc.IP = allocIP(d.network().VSwitches[nc.VSwitchID])
 				}
 				in.NICs[j] = nc
 			}
@@ -547,7 +532,7 @@ func (d *db) gpusInUse() int {
 
 func describeInstances(c *call) (any, *apiError) {
 	s, p, d := c.s, c.p, c.s.db
-	ids, e := p.jsonList("InstanceIds")
+	ids, e := p.JSONList("InstanceIds")
 	if e != nil {
 		return nil, e
 	}
@@ -557,7 +542,7 @@ func describeInstances(c *call) (any, *apiError) {
 	// An explicitly empty list ("[]") matches no instance, as at the vendor; only an absent
 	// InstanceIds means every instance.
 	noIDs := p["InstanceIds"] != "" && len(ids) == 0
-	tags, e := p.tagsParam("Tag")
+	tags, e := p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -571,17 +556,17 @@ func describeInstances(c *call) (any, *apiError) {
 	tokenMode := p["NextToken"] != "" || p["MaxResults"] != ""
 	var pageSize int
 	if tokenMode {
-		if pageSize, e = p.intv("MaxResults", 10); e != nil {
+		if pageSize, e = p.Int("MaxResults", 10); e != nil {
 			return nil, e
 		}
 		// The vendor clamps MaxResults rather than refusing it: below 10 answers 10, above 100 answers 100.
 		pageSize = min(max(pageSize, 10), 100)
-	} else if pageSize, e = p.intv("PageSize", 10); e != nil {
+	} else if pageSize, e = p.Int("PageSize", 10); e != nil {
 		return nil, e
 	} else if pageSize < 1 || pageSize > 100 {
 		return nil, errInvalid("PageSize", "must be 1-100, got %d", pageSize)
 	}
-	pageNumber, e := p.intv("PageNumber", 1)
+	pageNumber, e := p.Int("PageNumber", 1)
 	if e != nil || pageNumber < 1 {
 		return nil, errInvalid("PageNumber", "must be a positive integer")
 	}
@@ -724,7 +709,7 @@ func sortBySeq(l []*instance) {
 // --- DeleteInstances, Start/StopInstances ---
 
 func (c *call) instancesParam(limit int) ([]*instance, *apiError) {
-	ids, e := c.p.idsParam("InstanceIds", "InstanceId")
+	ids, e := c.p.IDs("InstanceIds", "InstanceId")
 	if e != nil {
 		return nil, e
 	}
@@ -750,7 +735,7 @@ func deleteInstances(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("Force", false)
+	force, e := c.p.Bool("Force", false)
 	if e != nil {
 		return nil, e
 	}
@@ -774,7 +759,7 @@ func deleteInstances(c *call) (any, *apiError) {
 // StopInstances and DeleteInstances document for it: DRYRUN.SUCCESS (other actions answer
 // DryRunOperation). Like DryRunOperation it comes as an error answer with HTTP 400.
 func (c *call) dryRunSuccess() *apiError {
-	if dry, e := c.p.boolv("DryRun", false); e != nil || !dry {
+	if dry, e := c.p.Bool("DryRun", false); e != nil || !dry {
 		return e
 	}
 	return errf(400, "DRYRUN.SUCCESS", "Request validation has been passed with DryRun flag set.")

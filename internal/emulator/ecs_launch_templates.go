@@ -31,7 +31,7 @@ var templateOnlyParams = map[string]bool{
 }
 
 func createLaunchTemplate(c *call) (any, *apiError) {
-	name, e := c.p.required("LaunchTemplateName")
+	name, e := c.p.Required("LaunchTemplateName")
 	if e != nil {
 		return nil, e
 	}
@@ -91,7 +91,7 @@ func describeLaunchTemplates(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids, names := c.p.list("LaunchTemplateId"), c.p.list("LaunchTemplateName")
+	ids, names := c.p.List("LaunchTemplateId"), c.p.List("LaunchTemplateName")
 	var list []*launchTemplate
 	for _, t := range c.s.db.Templates {
 		if t.Region == c.region && (len(ids) == 0 || contains(ids, t.ID)) && (len(names) == 0 || contains(names, t.Name)) {

@@ -33,7 +33,7 @@ func describeDeploymentSets(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids, e := c.p.jsonList("DeploymentSetIds")
+	ids, e := c.p.JSONList("DeploymentSetIds")
 	if e != nil {
 		return nil, e
 	}
@@ -67,7 +67,7 @@ func describeDeploymentSets(c *call) (any, *apiError) {
 }
 
 func deleteDeploymentSet(c *call) (any, *apiError) {
-	id, e := c.p.required("DeploymentSetId")
+	id, e := c.p.Required("DeploymentSetId")
 	if e != nil {
 		return nil, e
 	}
@@ -90,7 +90,7 @@ func validHpcName(n string) bool {
 }
 
 func createHpcCluster(c *call) (any, *apiError) {
-	name, e := c.p.required("Name")
+	name, e := c.p.Required("Name")
 	if e != nil {
 		return nil, e
 	}
@@ -108,7 +108,7 @@ func describeHpcClusters(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids, e := c.p.jsonList("HpcClusterIds")
+	ids, e := c.p.JSONList("HpcClusterIds")
 	if e != nil {
 		return nil, e
 	}
@@ -129,7 +129,7 @@ func describeHpcClusters(c *call) (any, *apiError) {
 }
 
 func deleteHpcCluster(c *call) (any, *apiError) {
-	id, e := c.p.required("HpcClusterId")
+	id, e := c.p.Required("HpcClusterId")
 	if e != nil {
 		return nil, e
 	}

@@ -26,7 +26,7 @@ const maxRamRoleInstanceIDs = 100
 
 // ramRoleParam reads the RamRoleName of a request ("" when absent), refusing a name RAM would not
 // accept for a role.
-func (p params) ramRoleParam() (string, *apiError) {
+func ramRoleParam(p params) (string, *apiError) {
 	name := p["RamRoleName"]
 	if name != "" && !ramRoleNamePattern.MatchString(name) {
 		return "", errInvalid("RamRoleName", "%q is not a RAM role name: use 1-64 letters, digits, '.' and '-'", name)
@@ -42,14 +42,14 @@ func describeInstanceRamRole(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids, e := c.p.jsonList("InstanceIds")
+	ids, e := c.p.JSONList("InstanceIds")
 	if e != nil {
 		return nil, errf(400, "InvalidInstanceIds.Malformed", "The specified InstanceIds are not valid: want a JSON array of instance ids, such as [\"i-1\",\"i-2\"].")
 	}
 	if len(ids) > maxRamRoleInstanceIDs {
 		return nil, errInvalid("InstanceIds", "at most %d ids, got %d", maxRamRoleInstanceIDs, len(ids))
 	}
-	role, e := c.p.ramRoleParam()
+	role, e := ramRoleParam(c.p)
 	if e != nil {
 		return nil, e
 	}

@@ -54,7 +54,7 @@ func runImage(p params) (*imageInfo, *apiError) {
 // from that interface and the top-level VSwitchId, SecurityGroupId and SecurityGroupIds.N are
 // refused; otherwise VSwitchId and one of SecurityGroupId or SecurityGroupIds.N are needed.
 func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
-	for i, m := range p.structList("NetworkInterface") {
+	for i, m := range p.StructList("NetworkInterface") {
 		if m["InstanceType"] != "Primary" {
 			continue
 		}
@@ -64,7 +64,7 @@ func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
 				return "", nil, errf(400, "InvalidParameter.Conflict", "%s cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.%s instead.", k, name, name, k)
 			}
 		}
-		if len(p.list("SecurityGroupIds")) > 0 {
+		if len(p.List("SecurityGroupIds")) > 0 {
 			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupIds.N cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.SecurityGroupIds.N instead.", name, name)
 		}
 		if vswID = m["VSwitchId"]; vswID == "" {
@@ -73,7 +73,7 @@ func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
 		if sg := m["SecurityGroupId"]; sg != "" {
 			sgIDs = append(sgIDs, sg)
 		}
-		sgIDs = append(sgIDs, params(m).list("SecurityGroupIds")...)
+		sgIDs = append(sgIDs, params(m).List("SecurityGroupIds")...)
 		if len(sgIDs) == 0 {
 			return "", nil, errMissing(name + ".SecurityGroupId")
 		}
@@ -82,7 +82,7 @@ func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
 	if vswID = p["VSwitchId"]; vswID == "" {
 		return "", nil, errMissing("VSwitchId")
 	}
-	sgIDs = p.list("SecurityGroupIds")
+	sgIDs = p.List("SecurityGroupIds")
 	if sg := p["SecurityGroupId"]; sg != "" {
 		if len(sgIDs) > 0 {
 			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupId and SecurityGroupIds.N cannot both be specified.")

@@ -29,7 +29,7 @@ func createSecurityGroup(c *call) (any, *apiError) {
 	// no instance in a VPC can join.
 	vpcID := c.p["VpcId"]
 	d := c.s.db
-	if v := d.Vpcs[vpcID]; vpcID != "" && (v == nil || v.Region != c.region) {
+	if v := d.network().Vpcs[vpcID]; vpcID != "" && (v == nil || v.Region != c.region) {
 		return nil, errNotFound("InvalidVpcId.NotFound", vpcID)
 	}
 	typ := orDefault(c.p["SecurityGroupType"], "normal")
@@ -39,7 +39,7 @@ func createSecurityGroup(c *call) (any, *apiError) {
 	if e := checkSGNameDesc(c.p); e != nil {
 		return nil, e
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -91,7 +91,7 @@ func modifySecurityGroupAttribute(c *call) (any, *apiError) {
 }
 
 func (c *call) findSG() (*securityGroup, *apiError) {
-	id, e := c.p.required("SecurityGroupId")
+	id, e := c.p.Required("SecurityGroupId")
 	if e != nil {
 		return nil, e
 	}
@@ -112,11 +112,11 @@ func describeSecurityGroups(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
-	ids, e := c.p.jsonList("SecurityGroupIds")
+	ids, e := c.p.JSONList("SecurityGroupIds")
 	if e != nil {
 		return nil, e
 	}
@@ -196,7 +196,7 @@ func describeSecurityGroupAttribute(c *call) (any, *apiError) {
 // ruleParams reads Permissions.N.* (and the legacy top-level single-rule
 // parameters) for one direction.
 func (c *call) ruleParams(dir string) ([]rule, *apiError) {
-	groups := c.p.structList("Permissions")
+	groups := c.p.StructList("Permissions")
 	if len(groups) == 0 && c.p["IpProtocol"] != "" {
 		legacy := map[string]string{}
 		for _, k := range []string{"IpProtocol", "PortRange", "SourceCidrIp", "Ipv6SourceCidrIp", "SourcePrefixListId",
@@ -313,7 +313,7 @@ func (c *call) revoke(dir string) *apiError {
 	if e != nil {
 		return e
 	}
-	if ids := c.p.list("SecurityGroupRuleId"); len(ids) > 0 {
+	if ids := c.p.List("SecurityGroupRuleId"); len(ids) > 0 {
 		kept := g.Rules[:0:0]
 		for _, r := range g.Rules {
 			if !(r.Direction == dir && contains(ids, r.ID)) {

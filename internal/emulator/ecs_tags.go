@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -19,17 +18,17 @@ func init() {
 // vendor's ResourceType list does not name them), so they are refused like any
 // unknown type. The other types the vendor lists exist only as names here:
 // the emulator has no such objects (disks carry no ids of their own).
-var ecsTags = &tagAPI{product: "ECS", kinds: map[string]*tagKind{
-	"instance":      {find: findInstanceTags, all: allInstanceTags},
-	"securitygroup": {find: findSGTags, all: allSGTags},
-	"eni":           {find: findENITags, all: allENITags},
+var ecsTags = &tagAPI{Product: "ECS", Kinds: map[string]*tagKind{
+	"instance":      {Find: findInstanceTags, All: allInstanceTags},
+	"securitygroup": {Find: findSGTags, All: allSGTags},
+	"eni":           {Find: findENITags, All: allENITags},
 }}
 
 func init() {
 	for _, typ := range []string{"disk", "snapshot", "image", "volume", "ddh", "ddhcluster", "keypair",
 		"launchtemplate", "reservedinstance", "snapshotpolicy", "elasticityassurance", "capacityreservation",
 		"command", "invocation", "activation", "managedinstance", "prefixlist", "portrangelist"} {
-		ecsTags.kinds[typ] = &tagKind{}
+		ecsTags.Kinds[typ] = &tagKind{}
 	}
 }
 
@@ -39,7 +38,7 @@ func findInstanceTags(c *call, id string) *tagTarget {
 	if in == nil || in.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: in.ID, tags: in.Tags, set: func(t []tag) {
+	return &tagTarget{ID: in.ID, Tags: in.Tags, Set: func(t []tag) {
 		// Keep the tag index current.
 		d.indexTags(in, false)
 		in.Tags = t
@@ -77,7 +76,7 @@ func findSGTags(c *call, id string) *tagTarget {
 	if g == nil || g.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: g.ID, tags: g.Tags, set: func(t []tag) { g.Tags = t }}
+	return &tagTarget{ID: g.ID, Tags: g.Tags, Set: func(t []tag) { g.Tags = t }}
 }
 
 func allSGTags(c *call, filters []tag) []tagTarget {
@@ -90,8 +89,6 @@ func allSGTags(c *call, filters []tag) []tagTarget {
 	sortTargets(out)
 	return out
 }
-
-func sortTargets(l []tagTarget) { sort.Slice(l, func(i, j int) bool { return l[i].id < l[j].id }) }
 
 // primaryENI is the id of an instance's primary network interface.
 func primaryENI(in *instance) string { return "eni-" + in.ID[2:] }
@@ -128,7 +125,7 @@ func findENITags(c *call, id string) *tagTarget {
 	if e := d.ENITags[id]; e != nil {
 		cur = e.Tags
 	}
-	return &tagTarget{id: id, tags: cur, set: func(t []tag) {
+	return &tagTarget{ID: id, Tags: cur, Set: func(t []tag) {
 		if len(t) == 0 {
 			delete(d.ENITags, id)
 			return
@@ -149,21 +146,21 @@ func allENITags(c *call, filters []tag) []tagTarget {
 }
 
 func tagResources(c *call) (any, *apiError) {
-	if e := ecsTags.tag(c); e != nil {
+	if e := ecsTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &ecs.TagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func untagResources(c *call) (any, *apiError) {
-	if e := ecsTags.untag(c); e != nil {
+	if e := ecsTags.Untag(c); e != nil {
 		return nil, e
 	}
 	return &ecs.UntagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func listTagResources(c *call) (any, *apiError) {
-	rows, next, e := ecsTags.list(c, tagListPageSize, true)
+	rows, next, e := ecsTags.List(c, tagListPageSize, true)
 	if e != nil {
 		return nil, e
 	}
@@ -171,7 +168,7 @@ func listTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]ecs.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			ecs.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			ecs.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

@@ -61,7 +61,7 @@ func (c *call) group(id string) (*scalingGroup, *apiError) {
 
 // writableGroup is group for the actions that change one: a group being deleted takes none.
 func (c *call) writableGroup() (*scalingGroup, *apiError) {
-	id, e := c.p.required("ScalingGroupId")
+	id, e := c.p.Required("ScalingGroupId")
 	if e != nil {
 		return nil, e
 	}
@@ -105,13 +105,13 @@ func (c *call) purgeESS() {
 // sizeParams reads MinSize/MaxSize/DesiredCapacity over the group's current values.
 func sizeParams(p params, g *scalingGroup) *apiError {
 	var e *apiError
-	if g.Min, e = p.intv("MinSize", g.Min); e != nil {
+	if g.Min, e = p.Int("MinSize", g.Min); e != nil {
 		return e
 	}
-	if g.Max, e = p.intv("MaxSize", g.Max); e != nil {
+	if g.Max, e = p.Int("MaxSize", g.Max); e != nil {
 		return e
 	}
-	if g.Desired, e = p.intv("DesiredCapacity", g.Desired); e != nil {
+	if g.Desired, e = p.Int("DesiredCapacity", g.Desired); e != nil {
 		return e
 	}
 	if g.Min < 0 || g.Min > essMaxSize {
@@ -132,10 +132,10 @@ func sizeParams(p params, g *scalingGroup) *apiError {
 // spotParams reads the group's on-demand/spot mix.
 func spotParams(p params, g *scalingGroup) *apiError {
 	var e *apiError
-	if g.OnDemandBase, e = p.intv("OnDemandBaseCapacity", g.OnDemandBase); e != nil {
+	if g.OnDemandBase, e = p.Int("OnDemandBaseCapacity", g.OnDemandBase); e != nil {
 		return e
 	}
-	if g.OnDemandPct, e = p.intv("OnDemandPercentageAboveBaseCapacity", g.OnDemandPct); e != nil {
+	if g.OnDemandPct, e = p.Int("OnDemandPercentageAboveBaseCapacity", g.OnDemandPct); e != nil {
 		return e
 	}
 	if g.OnDemandBase < 0 || g.OnDemandBase > 1000 {
@@ -144,10 +144,10 @@ func spotParams(p params, g *scalingGroup) *apiError {
 	if g.OnDemandPct < 0 || g.OnDemandPct > 100 {
 		return errInvalid("OnDemandPercentageAboveBaseCapacity", "must be 0-100, got %d", g.OnDemandPct)
 	}
-	if g.CompensateOnDemand, e = p.boolv("CompensateWithOnDemand", g.CompensateOnDemand); e != nil {
+	if g.CompensateOnDemand, e = p.Bool("CompensateWithOnDemand", g.CompensateOnDemand); e != nil {
 		return e
 	}
-	if g.SpotRemedy, e = p.boolv("SpotInstanceRemedy", g.SpotRemedy); e != nil {
+	if g.SpotRemedy, e = p.Bool("SpotInstanceRemedy", g.SpotRemedy); e != nil {
 		return e
 	}
 	return nil
@@ -174,10 +174,10 @@ func createScalingGroup(c *call) (any, *apiError) {
 		return nil, e
 	}
 	var e *apiError
-	if g.Cooldown, e = p.intv("DefaultCooldown", g.Cooldown); e != nil {
+	if g.Cooldown, e = p.Int("DefaultCooldown", g.Cooldown); e != nil {
 		return nil, e
 	}
-	vsws := p.list("VSwitchIds")
+	vsws := p.List("VSwitchIds")
 	if len(vsws) == 0 && p["VSwitchId"] != "" {
 		vsws = []string{p["VSwitchId"]}
 	}
@@ -188,7 +188,7 @@ func createScalingGroup(c *call) (any, *apiError) {
 		return nil, errInvalid("VSwitchIds", "at most %d vSwitches, got %d", essMaxVSwitches, len(vsws))
 	}
 	for _, id := range vsws {
-		v := d.VSwitches[id]
+		v := d.network().VSwitches[id]
 		if v == nil || v.Region != c.region {
 			return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 		}
@@ -199,11 +199,11 @@ func createScalingGroup(c *call) (any, *apiError) {
 		}
 	}
 	g.VSwitches = vsws
-	g.Removal = p.list("RemovalPolicy")
+	g.Removal = p.List("RemovalPolicy")
 	if len(g.Removal) == 0 {
 		g.Removal = []string{"OldestScalingConfiguration", "OldestInstance"}
 	}
-	if g.Tags, e = p.tagsParam("Tag"); e != nil {
+	if g.Tags, e = p.Tags("Tag"); e != nil {
 		return nil, e
 	}
 	g.ID = d.newID("asg")
@@ -231,7 +231,7 @@ func modifyScalingGroup(c *call) (any, *apiError) {
 	if e := spotParams(c.p, &ng); e != nil {
 		return nil, e
 	}
-	if ng.Cooldown, e = c.p.intv("DefaultCooldown", ng.Cooldown); e != nil {
+	if ng.Cooldown, e = c.p.Int("DefaultCooldown", ng.Cooldown); e != nil {
 		return nil, e
 	}
 	if v := c.p["ScalingGroupName"]; v != "" {
@@ -240,7 +240,7 @@ func modifyScalingGroup(c *call) (any, *apiError) {
 	if v := c.p["MultiAZPolicy"]; v != "" {
 		ng.MultiAZ = v
 	}
-	if disable, e := c.p.boolv("DisableDesiredCapacity", false); e != nil {
+	if disable, e := c.p.Bool("DisableDesiredCapacity", false); e != nil {
 		return nil, e
 	} else if disable {
 		ng.Desired = -1
@@ -252,9 +252,9 @@ func modifyScalingGroup(c *call) (any, *apiError) {
 		}
 		ng.Config = id
 	}
-	if vsws := c.p.list("VSwitchIds"); len(vsws) > 0 {
+	if vsws := c.p.List("VSwitchIds"); len(vsws) > 0 {
 		for _, id := range vsws {
-			v := c.s.db.VSwitches[id]
+			v := c.s.db.network().VSwitches[id]
 			if v == nil || v.Region != c.region {
 				return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 			}
@@ -344,7 +344,7 @@ func deleteScalingGroup(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("ForceDelete", false)
+	force, e := c.p.Bool("ForceDelete", false)
 	if e != nil {
 		return nil, e
 	}
@@ -371,17 +371,17 @@ func describeScalingGroups(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids := c.p.list("ScalingGroupId")
+	ids := c.p.List("ScalingGroupId")
 	if v := c.p["ScalingGroupId"]; v != "" {
 		ids = append(ids, v)
 	}
-	names := c.p.list("ScalingGroupName")
+	names := c.p.List("ScalingGroupName")
 	if v := c.p["ScalingGroupName"]; v != "" {
 		names = append(names, v)
 	}
 	var match []*scalingGroup
 	for _, g := range c.s.db.ESS.Groups {
-		if g.Region != c.region || c.s.groupGone(g, c.now) || !matchTags(g.Tags, q.tags) {
+		if g.Region != c.region || c.s.groupGone(g, c.now) || !matchTags(g.Tags, q.Tags) {
 			continue
 		}
 		if len(ids) > 0 && !contains(ids, g.ID) || len(names) > 0 && !contains(names, g.Name) {
@@ -389,7 +389,7 @@ func describeScalingGroups(c *call) (any, *apiError) {
 		}
 		match = append(match, g)
 	}
-	resp := &ess.DescribeScalingGroupsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingGroupsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingGroups.ScalingGroup = []ess.ScalingGroup{}
 	for _, g := range pageOf(q, match, func(g *scalingGroup) string { return g.ID }) {
 		resp.ScalingGroups.ScalingGroup = append(resp.ScalingGroups.ScalingGroup, c.vendorGroup(g))

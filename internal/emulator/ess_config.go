@@ -46,7 +46,7 @@ func launchParams(p params) map[string]string {
 // RunInstances would take.
 func (c *call) readConfig(cf *scalingConfig, g *scalingGroup, modify bool) *apiError {
 	p := c.p
-	if types := p.list("InstanceTypes"); len(types) > 0 {
+	if types := p.List("InstanceTypes"); len(types) > 0 {
 		cf.Types = types
 	} else if t := p["InstanceType"]; t != "" {
 		cf.Types = []string{t}
@@ -89,10 +89,10 @@ func (c *call) readConfig(cf *scalingConfig, g *scalingGroup, modify bool) *apiE
 		return e
 	}
 	// The same rule as RunInstances, refused now rather than at the group's first scale-out.
-	if _, e := params(launch).ramRoleParam(); e != nil {
+	if _, e := ramRoleParam(params(launch)); e != nil {
 		return e
 	}
-	sgs := params(launch).list("SecurityGroupIds")
+	sgs := params(launch).List("SecurityGroupIds")
 	if v := launch["SecurityGroupId"]; v != "" {
 		sgs = append(sgs, v)
 	}
@@ -144,7 +144,7 @@ func createScalingConfiguration(c *call) (any, *apiError) {
 }
 
 func (c *call) config() (*scalingConfig, *scalingGroup, *apiError) {
-	id, e := c.p.required("ScalingConfigurationId")
+	id, e := c.p.Required("ScalingConfigurationId")
 	if e != nil {
 		return nil, nil, e
 	}
@@ -193,8 +193,8 @@ func describeScalingConfigurations(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids := c.p.list("ScalingConfigurationId")
-	names := c.p.list("ScalingConfigurationName")
+	ids := c.p.List("ScalingConfigurationId")
+	names := c.p.List("ScalingConfigurationName")
 	groupID := c.p["ScalingGroupId"]
 	var match []*scalingConfig
 	for _, cf := range c.s.db.ESS.Configs {
@@ -209,7 +209,7 @@ func describeScalingConfigurations(c *call) (any, *apiError) {
 		}
 		match = append(match, cf)
 	}
-	resp := &ess.DescribeScalingConfigurationsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingConfigurationsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingConfigurations.ScalingConfiguration = []ess.ScalingConfigurationInDescribeScalingConfigurations{}
 	for _, cf := range pageOf(q, match, func(cf *scalingConfig) string { return cf.ID }) {
 		resp.ScalingConfigurations.ScalingConfiguration = append(resp.ScalingConfigurations.ScalingConfiguration, c.vendorConfig(cf))
@@ -238,13 +238,13 @@ func (c *call) vendorConfig(cf *scalingConfig) ess.ScalingConfigurationInDescrib
 		out.InstanceType = cf.Types[0]
 	}
 	out.InstanceTypes.InstanceType = append([]string{}, cf.Types...)
-	out.SecurityGroupIds.SecurityGroupId = append([]string{}, l.list("SecurityGroupIds")...)
-	if n, e := l.intv("SystemDisk.Size", 0); e == nil {
+	out.SecurityGroupIds.SecurityGroupId = append([]string{}, l.List("SecurityGroupIds")...)
+	if n, e := l.Int("SystemDisk.Size", 0); e == nil {
 		out.SystemDiskSize = n
 	}
-	for _, m := range l.structList("DataDisk") {
+	for _, m := range l.StructList("DataDisk") {
 		dd := ess.DataDisk{Category: m["Category"], PerformanceLevel: m["PerformanceLevel"], SnapshotId: m["SnapshotId"], DiskName: m["DiskName"]}
-		if n, e := (params{"s": m["Size"]}).intv("s", 0); e == nil {
+		if n, e := (params{"s": m["Size"]}).Int("s", 0); e == nil {
 			dd.Size = n
 		}
 		dd.DeleteWithInstance = m["DeleteWithInstance"] != "false"

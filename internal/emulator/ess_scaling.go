@@ -27,9 +27,9 @@ func init() {
 // essMaxStep: one adjustment never adds or removes more than 1000 instances.
 const essMaxStep = 1000
 
-// ids reads an id filter the SDK sends either as Name or as Name.N.
-func (p params) ids(name string) []string {
-	out := p.list(name)
+// idFilter reads an id filter the SDK sends either as Name or as Name.N.
+func idFilter(p params, name string) []string {
+	out := p.List(name)
 	if v := p[name]; v != "" {
 		out = append(out, v)
 	}
@@ -41,7 +41,7 @@ func (p params) ids(name string) []string {
 // readAdjustment checks AdjustmentType/AdjustmentValue against the vendor's ranges.
 func readAdjustment(p params, typ string, value int) (string, int, *apiError) {
 	typ = orDefault(p["AdjustmentType"], typ)
-	value, e := p.intv("AdjustmentValue", value)
+	value, e := p.Int("AdjustmentValue", value)
 	if e != nil {
 		return "", 0, e
 	}
@@ -85,10 +85,10 @@ func createScalingRule(c *call) (any, *apiError) {
 	if r.AdjType, r.AdjValue, e = readAdjustment(c.p, "", 0); e != nil {
 		return nil, e
 	}
-	if r.MinAdj, e = c.p.intv("MinAdjustmentMagnitude", 0); e != nil {
+	if r.MinAdj, e = c.p.Int("MinAdjustmentMagnitude", 0); e != nil {
 		return nil, e
 	}
-	if r.Cooldown, e = c.p.intv("Cooldown", 0); e != nil {
+	if r.Cooldown, e = c.p.Int("Cooldown", 0); e != nil {
 		return nil, e
 	}
 	r.ID = c.s.db.newID("asr")
@@ -115,7 +115,7 @@ func (c *call) rule(id string) (*scalingRule, *apiError) {
 
 func modifyScalingRule(c *call) (any, *apiError) {
 	c.purgeESS()
-	id, e := c.p.required("ScalingRuleId")
+	id, e := c.p.Required("ScalingRuleId")
 	if e != nil {
 		return nil, e
 	}
@@ -127,10 +127,10 @@ func modifyScalingRule(c *call) (any, *apiError) {
 	if nr.AdjType, nr.AdjValue, e = readAdjustment(c.p, r.AdjType, r.AdjValue); e != nil {
 		return nil, e
 	}
-	if nr.MinAdj, e = c.p.intv("MinAdjustmentMagnitude", r.MinAdj); e != nil {
+	if nr.MinAdj, e = c.p.Int("MinAdjustmentMagnitude", r.MinAdj); e != nil {
 		return nil, e
 	}
-	if nr.Cooldown, e = c.p.intv("Cooldown", r.Cooldown); e != nil {
+	if nr.Cooldown, e = c.p.Int("Cooldown", r.Cooldown); e != nil {
 		return nil, e
 	}
 	if v := c.p["ScalingRuleName"]; v != "" {
@@ -142,7 +142,7 @@ func modifyScalingRule(c *call) (any, *apiError) {
 
 func deleteScalingRule(c *call) (any, *apiError) {
 	c.purgeESS()
-	id, e := c.p.required("ScalingRuleId")
+	id, e := c.p.Required("ScalingRuleId")
 	if e != nil {
 		return nil, e
 	}
@@ -159,7 +159,7 @@ func describeScalingRules(c *call) (any, *apiError) {
 		return nil, e
 	}
 	groupID := c.p["ScalingGroupId"]
-	ids, names, aris := c.p.ids("ScalingRuleId"), c.p.ids("ScalingRuleName"), c.p.ids("ScalingRuleAri")
+	ids, names, aris := idFilter(c.p, "ScalingRuleId"), idFilter(c.p, "ScalingRuleName"), idFilter(c.p, "ScalingRuleAri")
 	var match []*scalingRule
 	for _, r := range c.s.db.ESS.Rules {
 		if r.Region != c.region || groupID != "" && r.Group != groupID {
@@ -173,7 +173,7 @@ func describeScalingRules(c *call) (any, *apiError) {
 		}
 		match = append(match, r)
 	}
-	resp := &ess.DescribeScalingRulesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingRulesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingRules.ScalingRule = []ess.ScalingRule{}
 	for _, r := range pageOf(q, match, func(r *scalingRule) string { return r.ID }) {
 		g := c.s.db.ESS.Groups[r.Group]
@@ -246,7 +246,7 @@ func (c *call) scale(g *scalingGroup, typ string, value, minAdj int, cause strin
 
 func executeScalingRule(c *call) (any, *apiError) {
 	c.purgeESS()
-	ari, e := c.p.required("ScalingRuleAri")
+	ari, e := c.p.Required("ScalingRuleAri")
 	if e != nil {
 		return nil, e
 	}
@@ -279,7 +279,7 @@ func scaleWithAdjustment(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	minAdj, e := c.p.intv("MinAdjustmentMagnitude", 0)
+	minAdj, e := c.p.Int("MinAdjustmentMagnitude", 0)
 	if e != nil {
 		return nil, e
 	}
@@ -404,7 +404,7 @@ func (c *call) launchInto(g *scalingGroup, cf *scalingConfig, a *scalingActivity
 				}
 				addSecondaryInterfaces(p, cf.Launch)
 				if spot == "SpotWithPriceLimit" {
-					for _, m := range params(cf.Launch).structList("SpotPriceLimit") {
+					for _, m := range params(cf.Launch).StructList("SpotPriceLimit") {
 						if normalizeType(m["InstanceType"]) == normalizeType(typ) {
 							p["SpotPriceLimit"] = m["PriceLimit"]
 						}
@@ -442,7 +442,7 @@ func (c *call) launchInto(g *scalingGroup, cf *scalingConfig, a *scalingActivity
 // is the instance's own, from the top-level vSwitch and security groups.
 func addSecondaryInterfaces(p params, launch map[string]string) {
 	n := 0
-	for _, m := range params(launch).structList("NetworkInterfaces") {
+	for _, m := range params(launch).StructList("NetworkInterfaces") {
 		if m["InstanceType"] == "Primary" {
 			continue
 		}
@@ -497,7 +497,7 @@ func describeScalingActivities(c *call) (any, *apiError) {
 		return nil, e
 	}
 	groupID := c.p["ScalingGroupId"]
-	ids := c.p.ids("ScalingActivityId")
+	ids := idFilter(c.p, "ScalingActivityId")
 	if groupID == "" && len(ids) == 0 {
 		return nil, errMissing("ScalingGroupId")
 	}
@@ -512,11 +512,11 @@ func describeScalingActivities(c *call) (any, *apiError) {
 		}
 		match = append(match, a)
 	}
-	resp := &ess.DescribeScalingActivitiesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingActivitiesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingActivities.ScalingActivity = []ess.ScalingActivity{}
 	// Newest first, as the vendor lists them.
 	sort.Slice(match, func(i, j int) bool { return match[i].ID > match[j].ID })
-	lo, hi := pageBounds(len(match), q.number, q.size)
+	lo, hi := pageBounds(len(match), q.Number, q.Size)
 	for _, a := range match[lo:hi] {
 		st := c.s.activityStatus(a, c.now)
 		va := ess.ScalingActivity{
@@ -552,7 +552,7 @@ func describeScalingInstances(c *call) (any, *apiError) {
 		return nil, e
 	}
 	groupID := c.p["ScalingGroupId"]
-	ids := c.p.ids("InstanceId")
+	ids := idFilter(c.p, "InstanceId")
 	lifecycle := c.p["LifecycleState"]
 	var groups []*scalingGroup
 	for _, g := range c.s.db.ESS.Groups {
@@ -582,7 +582,7 @@ func describeScalingInstances(c *call) (any, *apiError) {
 			match = append(match, row{g, m})
 		}
 	}
-	resp := &ess.DescribeScalingInstancesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(match)}
+	resp := &ess.DescribeScalingInstancesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
 	resp.ScalingInstances.ScalingInstance = []ess.ScalingInstance{}
 	for _, r := range pageOf(q, match, func(r row) string { return r.m.Instance }) {
 		in := c.s.db.Instances[r.m.Instance]
@@ -615,14 +615,14 @@ func removeScalingInstances(c *call) (any, *apiError) {
 	if !g.Active {
 		return nil, errGroupStatus(g, c.s.groupState(g))
 	}
-	ids := c.p.list("InstanceId")
+	ids := c.p.List("InstanceId")
 	if len(ids) == 0 {
 		return nil, errMissing("InstanceId.1")
 	}
 	if len(ids) > essMaxStep {
 		return nil, errInvalid("InstanceId", "at most %d instances, got %d", essMaxStep, len(ids))
 	}
-	decrease, e := c.p.boolv("DecreaseDesiredCapacity", true)
+	decrease, e := c.p.Bool("DecreaseDesiredCapacity", true)
 	if e != nil {
 		return nil, e
 	}

@@ -13,8 +13,8 @@ func init() {
 }
 
 // essTags is the ESS tag API: scaling groups are its one resource type ("scalinggroup").
-var essTags = &tagAPI{product: "ESS", kinds: map[string]*tagKind{
-	"scalinggroup": {find: findGroupTags, all: allGroupTags},
+var essTags = &tagAPI{Product: "ESS", Kinds: map[string]*tagKind{
+	"scalinggroup": {Find: findGroupTags, All: allGroupTags},
 }}
 
 func findGroupTags(c *call, id string) *tagTarget {
@@ -22,7 +22,7 @@ func findGroupTags(c *call, id string) *tagTarget {
 	if e != nil {
 		return nil
 	}
-	return &tagTarget{id: g.ID, tags: g.Tags, set: func(t []tag) { g.Tags = t }}
+	return &tagTarget{ID: g.ID, Tags: g.Tags, Set: func(t []tag) { g.Tags = t }}
 }
 
 func allGroupTags(c *call, filters []tag) []tagTarget {
@@ -32,26 +32,26 @@ func allGroupTags(c *call, filters []tag) []tagTarget {
 			out = append(out, *findGroupTags(c, g.ID))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
 func essTagResources(c *call) (any, *apiError) {
-	if e := essTags.tag(c); e != nil {
+	if e := essTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &ess.TagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func essUntagResources(c *call) (any, *apiError) {
-	if e := essTags.untag(c); e != nil {
+	if e := essTags.Untag(c); e != nil {
 		return nil, e
 	}
 	return &ess.UntagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func essListTagResources(c *call) (any, *apiError) {
-	rows, next, e := essTags.list(c, tagListPageSize, false)
+	rows, next, e := essTags.List(c, tagListPageSize, false)
 	if e != nil {
 		return nil, e
 	}
@@ -59,7 +59,7 @@ func essListTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]ess.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			ess.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			ess.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

@@ -2,121 +2,20 @@ package emulator
 
 import (
 	"net/http"
-	"sync"
-	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
-// Faults are injected into RPC and OSS calls (never into admin calls).
-// Rates are fractions of calls in [0,1].
-type Faults struct {
-	ThrottleRate    float64 `json:"throttle_rate"`    // answered 400 Throttling.User
-	UnavailableRate float64 `json:"unavailable_rate"` // answered 503 ServiceUnavailable
-	ResetRate       float64 `json:"reset_rate"`       // connection dropped without an answer
-	LatencyMS       int     `json:"latency_ms"`       // added to every call
-}
-
-// faultInjector spreads faults over calls instead of drawing them at random: each call adds a
-// kind's rate to its credit, and the kind fires when the credit reaches one. The fractions are
-// then exact over any run of calls (a 2% reset rate drops every 50th call), so a test that needs
-// every kind to happen at least once is deterministic, while a client still cannot predict which
-// of its calls will fail.
-type faultInjector struct {
-	mu                           sync.Mutex
-	f                            Faults
-	reset, throttle, unavailable float64
-}
-
-// Fault kinds pick returns.
-const (
-	faultNone = iota
-	faultReset
-	faultThrottle
-	faultUnavailable
-)
+// Faults are injected into RPC and OSS calls (never into admin calls); see core.FaultInjector.
+type Faults = core.Faults
 
 // SetFaults replaces the injected faults; the zero value clears them.
-func (s *Server) SetFaults(f Faults) {
-	s.faults.mu.Lock()
-	s.faults.f = f
-	// Start half-way, so each kind first fires after half its period rather than at once.
-	s.faults.reset, s.faults.throttle, s.faults.unavailable = 0.5, 0.5, 0.5
-	s.faults.mu.Unlock()
-}
+func (s *Server) SetFaults(f Faults) { s.faults.Set(f) }
 
-func (s *Server) currentFaults() Faults {
-	s.faults.mu.Lock()
-	defer s.faults.mu.Unlock()
-	return s.faults.f
-}
+func (s *Server) currentFaults() Faults { return s.faults.Current() }
 
-// pick decides the fault of one call. At most one kind fires per call; one that is due but loses
-// to another keeps its credit and fires on the next call.
-func (fi *faultInjector) pick() int {
-	fi.mu.Lock()
-	defer fi.mu.Unlock()
-	fi.reset += fi.f.ResetRate
-	fi.throttle += fi.f.ThrottleRate
-	fi.unavailable += fi.f.UnavailableRate
-	switch {
-	case fi.reset >= 1:
-		fi.reset--
-		return faultReset
-	case fi.unavailable >= 1:
-		fi.unavailable--
-		return faultUnavailable
-	case fi.throttle >= 1:
-		fi.throttle--
-		return faultThrottle
-	}
-	return faultNone
-}
-
-// applyFaults injects a fault into this call when one is due and reports
-// whether the call has been answered (or dropped) already.
+// applyFaults injects a fault into this call when one is due and reports whether the call has
+// been answered (or dropped) already.
 func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, action string, xmlBody bool) bool {
-	f := s.currentFaults()
-	if f.LatencyMS > 0 {
-		select {
-		case <-time.After(time.Duration(f.LatencyMS) * time.Millisecond):
-		case <-r.Context().Done():
-		}
-	}
-	if f.ThrottleRate <= 0 && f.UnavailableRate <= 0 && f.ResetRate <= 0 {
-		return false
-	}
-	switch s.faults.pick() {
-	case faultReset:
-		s.stats.record(action, "ConnectionReset")
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return true
-			}
-		}
-		// No hijacking (HTTP/2): abort the handler, which resets the stream.
-		panic(http.ErrAbortHandler)
-	case faultThrottle:
-		s.stats.record(action, "Throttling.User")
-		writeFault(w, errf(400, "Throttling.User", "Request was denied due to user flow control."), xmlBody, r.Host)
-		return true
-	case faultUnavailable:
-		s.stats.record(action, "ServiceUnavailable")
-		writeFault(w, errf(503, "ServiceUnavailable", "The request has failed due to a temporary failure of the server."), xmlBody, r.Host)
-		return true
-	}
-	return false
-}
-
-func writeFault(w http.ResponseWriter, e *apiError, xmlBody bool, host string) {
-	id := newRequestID()
-	if !xmlBody {
-		writeAPIError(w, e, id, host)
-		return
-	}
-	// OSS speaks XML errors.
-	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("x-oss-request-id", id)
-	w.WriteHeader(e.Status)
-	_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + e.Code + "</Code><Message>" + e.Message +
-		"</Message><RequestId>" + id + "</RequestId><HostId>" + host + "</HostId></Error>"))
+	return s.faults.Apply(w, r, xmlBody, func(code string) { s.stats.record(action, code) })
 }

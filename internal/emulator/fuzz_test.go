@@ -179,7 +179,7 @@ func FuzzParams(f *testing.F) {
 	f.Add("DryRun", "maybe")
 	f.Fuzz(func(t *testing.T, key, value string) {
 		p := params{"Tag.3.Key": "k3", "Tag.3.Value": "v3", key: value}
-		tags, aerr := p.tagsParam("Tag")
+		tags, aerr := p.Tags("Tag")
 		if aerr == nil {
 			if len(tags) > 20 {
 				t.Fatalf("tagsParam accepted %d tags", len(tags))
@@ -197,13 +197,13 @@ func FuzzParams(f *testing.F) {
 		} else if aerr.Status != http.StatusBadRequest {
 			t.Fatalf("tagsParam: %d %s", aerr.Status, aerr.Code)
 		}
-		for n := range p.indexed("Tag") {
+		for n := range p.Indexed("Tag") {
 			if n < 1 {
 				t.Fatalf("indexed returned index %d", n)
 			}
 		}
-		_ = p.list("InstanceId")
-		ids, aerr := p.idsParam("InstanceIds", "InstanceId")
+		_ = p.List("InstanceId")
+		ids, aerr := p.IDs("InstanceIds", "InstanceId")
 		if aerr == nil && key == "InstanceIds" && value != "" {
 			var want []string
 			if err := json.Unmarshal([]byte(value), &want); err != nil || len(want) != len(ids) {
@@ -211,10 +211,10 @@ func FuzzParams(f *testing.F) {
 			}
 		}
 		for _, k := range []string{key, "Missing"} {
-			if _, aerr := p.intv(k, 7); aerr != nil && aerr.Code != "InvalidParameter" {
+			if _, aerr := p.Int(k, 7); aerr != nil && aerr.Code != "InvalidParameter" {
 				t.Fatalf("intv(%q): %s", k, aerr.Code)
 			}
-			if _, aerr := p.boolv(k, true); aerr != nil && aerr.Code != "InvalidParameter" {
+			if _, aerr := p.Bool(k, true); aerr != nil && aerr.Code != "InvalidParameter" {
 				t.Fatalf("boolv(%q): %s", k, aerr.Code)
 			}
 		}

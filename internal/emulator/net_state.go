@@ -1,18 +1,15 @@
 package emulator
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"time"
 )
 
 // Records of the network products added for cluster egress and the control
-// plane's load balancer: NAT gateways with their SNAT entries, elastic IPs
-// (VPC API, 2016-04-28) and Classic Load Balancers (SLB API, 2014-05-15).
+// plane's load balancer: NAT gateways with their SNAT entries and elastic IPs
+// (VPC API, 2016-04-28); the Classic Load Balancers are package slb's.
 // Like the other records they hold only what the APIs return; the answers are
-// built into the SDK's structs by vpc_nat.go, vpc_snat.go, vpc_eip.go, slb*.go.
+// built into the SDK's structs by vpc_nat.go, vpc_snat.go, vpc_eip.go.
 //
 // Asynchronous states are derived from timestamps (half of Config.BootTime per
 // transition, as for VPCs), so nothing has to tick them along: a NAT gateway is
@@ -77,52 +74,6 @@ type eipRec struct {
 	Tags         []tag  `json:"tags,omitempty"`
 }
 
-type slbListener struct {
-	Port               int    `json:"port"`
-	BackendPort        int    `json:"backend_port"`
-	Bandwidth          int    `json:"bw"`
-	Running            bool   `json:"running,omitempty"`
-	Scheduler          string `json:"scheduler"`
-	Desc               string `json:"desc,omitempty"`
-	HealthCheck        string `json:"hc"` // on or off
-	HealthCheckType    string `json:"hc_type"`
-	HealthCheckPort    int    `json:"hc_port,omitempty"`
-	HealthyThreshold   int    `json:"healthy"`
-	UnhealthyThreshold int    `json:"unhealthy"`
-	HealthCheckTimeout int    `json:"hc_timeout"`
-	HealthCheckEvery   int    `json:"hc_interval"`
-	Persistence        int    `json:"persistence,omitempty"`
-	Established        int    `json:"established"`
-}
-
-type slbBackend struct {
-	ServerID string `json:"id"`
-	Weight   int    `json:"weight"`
-	Type     string `json:"type"`
-	Desc     string `json:"desc,omitempty"`
-}
-
-type loadBalancer struct {
-	ID               string         `json:"id"`
-	Region           string         `json:"region"`
-	Name             string         `json:"name,omitempty"`
-	AddressType      string         `json:"addr_type"` // intranet or internet
-	Address          string         `json:"addr"`
-	VpcID            string         `json:"vpc,omitempty"`
-	VSwitchID        string         `json:"vsw,omitempty"`
-	MasterZone       string         `json:"zone"`
-	SlaveZone        string         `json:"slave_zone,omitempty"`
-	Spec             string         `json:"spec,omitempty"`
-	ChargeType       string         `json:"charge"` // InstanceChargeType: PayBySpec or PayByCLCU
-	NetCharge        string         `json:"net_charge"`
-	Bandwidth        int            `json:"bw,omitempty"`
-	DeleteProtection bool           `json:"delete_protection,omitempty"`
-	Created          int64          `json:"created"`
-	Listeners        []*slbListener `json:"listeners,omitempty"`
-	Backends         []slbBackend   `json:"backends,omitempty"`
-	Tags             []tag          `json:"tags,omitempty"`
-}
-
 // initNetMaps gives a new or loaded db the maps of this file's records.
 func (d *db) initNetMaps() {
 	if d.Nats == nil {
@@ -130,9 +81,6 @@ func (d *db) initNetMaps() {
 	}
 	if d.EIPs == nil {
 		d.EIPs = map[string]*eipRec{}
-	}
-	if d.SLBs == nil {
-		d.SLBs = map[string]*loadBalancer{}
 	}
 }
 
@@ -224,14 +172,7 @@ func netWrite(fn handlerFunc) handlerFunc {
 // an ECS instance is released: the instance leaves every load balancer's
 // backend list and its EIP becomes Available again.
 func (d *db) forgetInstanceInNet(id string) {
-	for _, lb := range d.SLBs {
-		for i, b := range lb.Backends {
-			if b.ServerID == id {
-				lb.Backends = append(lb.Backends[:i:i], lb.Backends[i+1:]...)
-				break
-			}
-		}
-	}
+	d.loadBalancers().ForgetInstance(id)
 	for _, e := range d.EIPs {
 		if e.Instance == id && e.InstanceType == eipTargetECS {
 			e.Instance, e.InstanceType, e.AssocAt, e.UnassocAt = "", "", 0, 0
@@ -249,12 +190,7 @@ func (c *call) netVpcDependency(vpcID string) *apiError {
 			return errf(400, "DependencyViolation.NatGateway", "Specified object has dependent resources NatGateway: VPC %s still has NAT gateway %s (%s); delete it first.", vpcID, n.ID, c.s.natStatus(n, c.now))
 		}
 	}
-	for _, id := range sortedKeys(c.s.db.SLBs) {
-		if lb := c.s.db.SLBs[id]; lb.VpcID == vpcID {
-			return errDependency("VPC %s still has load balancer %s; delete it first.", vpcID, lb.ID)
-		}
-	}
-	return nil
+	return c.s.db.loadBalancers().VpcDependency(vpcID)
 }
 
 // netVSwitchDependency is DeleteVSwitch's check: an enhanced NAT gateway in
@@ -277,31 +213,7 @@ func (c *call) netVSwitchDependency(vswID string) *apiError {
 			}
 		}
 	}
-	for _, id := range sortedKeys(d.SLBs) {
-		if lb := d.SLBs[id]; lb.VSwitchID == vswID {
-			return errDependency("vSwitch %s still has load balancer %s; delete it first.", vswID, lb.ID)
-		}
-	}
-	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// taggedTargets lists, in id order, the records among ids that carry tags
-// matching filters: the "all" half of a tagKind, for records found by find.
-func taggedTargets(c *call, ids []string, filters []tag, find func(*call, string) *tagTarget) []tagTarget {
-	var out []tagTarget
-	for _, id := range ids {
-		if t := find(c, id); t != nil && len(t.tags) > 0 && matchTags(t.tags, filters) {
-			out = append(out, *t)
-		}
-	}
-	return out
-}
-
-// eipAddress makes a public-looking address, unique per allocation.
-func eipAddress(seq uint64) string {
-	return fmt.Sprintf("47.%d.%d.%d", 96+(seq>>16)&3, (seq>>8)&255, seq&255)
+	return d.loadBalancers().VSwitchDependency(vswID)
 }
 
 // netResources adds this file's records to the admin listing. Caller holds s.mu.
@@ -331,8 +243,8 @@ func (s *Server) netResources(now time.Time, r *Resources) {
 			"bandwidth": e.Bandwidth, "internet_charge_type": e.NetCharge, "status": s.eipStatus(e, now),
 			"instance_id": e.Instance, "instance_type": e.InstanceType, "tags": tagMap(e.Tags)})
 	}
-	for _, id := range sortedKeys(d.SLBs) {
-		lb := d.SLBs[id]
+	for _, id := range sortedKeys(d.loadBalancers().LoadBalancers) {
+		lb := d.loadBalancers().LoadBalancers[id]
 		ports := make([]int, 0, len(lb.Listeners))
 		for _, l := range lb.Listeners {
 			ports = append(ports, l.Port)

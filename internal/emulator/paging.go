@@ -14,7 +14,7 @@ func (c *call) tokenPage(def, lo, hi int) (pg tokenPaging, ok bool, e *apiError)
 	if c.p["MaxResults"] == "" && c.p["NextToken"] == "" {
 		return pg, false, nil
 	}
-	n, e := c.p.intv("MaxResults", def)
+	n, e := c.p.Int("MaxResults", def)
 	if e != nil {
 		return pg, false, e
 	}

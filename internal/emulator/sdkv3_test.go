@@ -13,6 +13,8 @@ import (
 	vpc6 "github.com/alibabacloud-go/vpc-20160428/v6/client"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 const (
@@ -323,7 +325,7 @@ func containsRegion(rs []*ecs7.DescribeRegionsResponseBodyRegionsRegion, id stri
 func TestV3ROAStyleAndEncoding(t *testing.T) {
 	v := newV3Env(t, Config{})
 	// Generated ROA clients send path parameters already encoded.
-	path := "/zones/" + percentEncode("a b*c~d/é")
+	path := "/zones/" + core.PercentEncode("a b*c~d/é")
 	roa := func(secret string) error {
 		_, err := v.newOpenAPI(testAK, secret, "").CallApi(&openapi.Params{
 			Action: dara.String("DescribeZones"), Version: dara.String(versionECS), Protocol: dara.String("HTTPS"),

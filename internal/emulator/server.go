@@ -6,6 +6,13 @@
 // from the SDK's own response structs, so a field-name mistake on either side
 // breaks a test. Admin endpoints under /_emulator/ drive faults, stock and
 // inspection (see docs/guides/emulator.md).
+//
+// This package is the assembly: it builds the Server (dispatch, signatures, faults, admin
+// endpoints, the state file) on package core and serves every product package listed in
+// products.go (sts, nas, slb, vpc; oss through oss_wiring.go). The products not yet moved out
+// (ECS, ESS, and the VPC API's handlers with NAT gateways, EIPs and SNAT entries) are still files
+// of this package; see core's package comment for how a product is laid out and how products
+// reach each other.
 package emulator
 
 import (
@@ -18,6 +25,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 )
 
 // Config configures a Server.
@@ -46,9 +56,9 @@ type Server struct {
 	mu sync.RWMutex
 	db *db
 
-	nonces nonceCache
+	auth   core.Authenticator
 	stats  statsCounter
-	faults faultInjector
+	faults core.FaultInjector
 	oss    ossBackend
 
 	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
@@ -81,11 +91,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:       cfg,
-		db:        newDB(),
 		dirty:     make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		saverDone: make(chan struct{}),
 	}
+	s.auth.Keys = s.lookupKey
+	s.useDB(newDB())
 	s.regions = map[string]*regionInfo{}
 	for _, r := range catalogRegions {
 		if len(cfg.Regions) == 0 || contains(cfg.Regions, r.ID) {
@@ -111,6 +122,20 @@ func New(cfg Config) (*Server, error) {
 	go s.saver()
 	go s.janitor()
 	return s, nil
+}
+
+// useDB makes d the Server's state and tells the product packages what they learn from the
+// Server rather than from an import: SLB finds ECS instances here while ECS is part of this
+// package. Caller holds s.mu, or no one else sees s yet.
+func (s *Server) useDB(d *db) {
+	s.db = d
+	d.loadBalancers().UseInstances(func(id string, now time.Time) (emuslb.Instance, bool) {
+		in := d.Instances[id]
+		if in == nil {
+			return emuslb.Instance{}, false
+		}
+		return emuslb.Instance{Region: in.Region, VpcID: in.VpcID, IP: in.IP, Status: s.instanceStatus(in, now)}, true
+	})
 }
 
 func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.clockSkew.Load())) }

@@ -1,154 +1,13 @@
 package emulator
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/subtle"
-	"encoding/base64"
-	"net/url"
-	"strings"
-	"sync"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
-// signatureWindow is how far a Timestamp may drift and how long a
-// SignatureNonce stays used (both 15 minutes at the vendor).
-const signatureWindow = 15 * time.Minute
-
-// stringToSign builds the RPC signature v1 string exactly as the SDK does
-// (sdk/auth/rpc_signature_composer.go): sorted url-encoding of every
-// parameter but Signature, with +,*,%7E fixed up, then percent-encoded again.
-func stringToSign(method string, p params) string {
-	vals := make(url.Values, len(p))
-	for k, v := range p {
-		if k == "Signature" {
-			continue
-		}
-		vals[k] = []string{v}
-	}
-	s := vals.Encode()
-	s = strings.ReplaceAll(s, "+", "%20")
-	s = strings.ReplaceAll(s, "*", "%2A")
-	s = strings.ReplaceAll(s, "%7E", "~")
-	return method + "&%2F&" + url.QueryEscape(s)
-}
-
-func signV1(sts, secret string) string {
-	m := hmac.New(sha1.New, []byte(secret+"&"))
-	m.Write([]byte(sts))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
-// nonceCache remembers SignatureNonces for the signature window. Entries are
-// pruned at most once a minute so a hot path only pays a map insert.
-type nonceCache struct {
-	mu        sync.Mutex
-	seen      map[string]time.Time
-	lastPrune time.Time
-}
-
-func (c *nonceCache) use(nonce string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seen == nil {
-		c.seen = map[string]time.Time{}
-	}
-	if now.Sub(c.lastPrune) > time.Minute {
-		for k, t := range c.seen {
-			if now.Sub(t) > signatureWindow {
-				delete(c.seen, k)
-			}
-		}
-		c.lastPrune = now
-	}
-	if t, ok := c.seen[nonce]; ok && now.Sub(t) <= signatureWindow {
-		return false
-	}
-	c.seen[nonce] = now
-	return true
-}
-
-func (c *nonceCache) reset() {
-	c.mu.Lock()
-	c.seen = map[string]time.Time{}
-	c.mu.Unlock()
-}
-
-// authenticate checks the v1 signature of an RPC call and returns the
-// AccessKeyId it was made with. Order follows the vendor: who is calling,
-// then the token, the clock, the signature, and last the nonce (so a
-// rejected request does not burn its nonce).
-func (s *Server) authenticate(method string, p params, now time.Time) (string, *apiError) {
-	ak := p["AccessKeyId"]
-	if ak == "" {
-		return "", errMissing("AccessKeyId")
-	}
-	secret, token, exp, ok := s.lookupKey(ak)
-	if !ok {
-		return "", errf(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
-	}
-	if e := checkSecurityToken(p["SecurityToken"], token, exp, now); e != nil {
-		return "", e
-	}
-	if p["Signature"] == "" {
-		return "", errf(400, "IncompleteSignature", "The request signature does not conform to Aliyun standards: Signature is missing.")
-	}
-	if m := p["SignatureMethod"]; m != "" && m != "HMAC-SHA1" {
-		return "", errf(400, "InvalidParameter", "SignatureMethod %q is not supported; use HMAC-SHA1.", m)
-	}
-	ts := p["Timestamp"]
-	if ts == "" {
-		return "", errMissing("Timestamp")
-	}
-	if e := checkTimestamp(ts, now); e != nil {
-		return "", e
-	}
-	sts := stringToSign(method, p)
-	want := signV1(sts, secret)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(p["Signature"])) != 1 {
-		// The SDK compares the server's string with its own to tell a bad
-		// secret from an encoding bug, so the string must be exact.
-		return "", errf(403, "SignatureDoesNotMatch", "Specified signature is not matched with our calculation. server string to sign is:%s", sts)
-	}
-	nonce := p["SignatureNonce"]
-	if nonce == "" {
-		return "", errMissing("SignatureNonce")
-	}
-	if !s.nonces.use(ak+"\x00"+nonce, now) {
-		return "", errf(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
-	}
-	return ak, nil
-}
-
-// checkSecurityToken checks the token sent with a key: temporary (STS) keys
-// must bring theirs, unexpired; long-term keys have none to check.
-func checkSecurityToken(got, want string, exp, now time.Time) *apiError {
-	if want == "" {
-		return nil
-	}
-	switch {
-	case got == "":
-		return errf(400, "MissingSecurityToken", "SecurityToken is mandatory for temporary access keys.")
-	case subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1:
-		return errf(400, "InvalidSecurityToken.MismatchWithAccessKey", "The SecurityToken does not match the AccessKeyId.")
-	case now.After(exp):
-		return errf(400, "InvalidSecurityToken.Expired", "Specified SecurityToken is expired.")
-	}
-	return nil
-}
-
-// checkTimestamp checks a request time (ISO 8601 UTC, whole seconds) is
-// within the signature window of the server clock.
-func checkTimestamp(ts string, now time.Time) *apiError {
-	t, err := time.Parse("2006-01-02T15:04:05Z", ts)
-	if err != nil {
-		return errf(400, "InvalidTimeStamp.Format", "Specified time stamp %q is not in the format 2006-01-02T15:04:05Z.", ts)
-	}
-	if d := now.Sub(t); d > signatureWindow || d < -signatureWindow {
-		return errf(400, "InvalidTimeStamp.Expired", "Specified time stamp or date value is expired: %s is more than 15 minutes from the server time %s.", ts, now.UTC().Format("2006-01-02T15:04:05Z"))
-	}
-	return nil
-}
+// Signatures are checked by core.Authenticator; the Server gives it the keys it knows.
 
 // lookupKey returns the secret for a long-term key or a live STS key.
 func (s *Server) lookupKey(ak string) (secret, token string, exp time.Time, ok bool) {
@@ -157,10 +16,7 @@ func (s *Server) lookupKey(ak string) (secret, token string, exp time.Time, ok b
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c, found := s.db.STS[ak]; found {
-		return c.Secret, c.Token, time.Unix(c.Expires, 0), true
-	}
-	return "", "", time.Time{}, false
+	return sts.StoreIn(s.db.stores).Lookup(ak)
 }
 
 // ossCredentials is handed to the OSS handler: the same keys the RPC side accepts.
@@ -170,4 +26,9 @@ func (s *Server) ossCredentials(ak string) (string, bool) {
 		return "", false
 	}
 	return secret, true
+}
+
+// authenticateRequest checks whichever signature the request carries (core.Authenticator).
+func (s *Server) authenticateRequest(sr core.SignedRequest, p params, now time.Time) (string, *apiError) {
+	return s.auth.Authenticate(sr, p, now)
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // The model types below are the emulator's own compact records: they hold
@@ -101,31 +104,6 @@ type securityGroup struct {
 	Tags    []tag  `json:"tags,omitempty"`
 }
 
-type vpcRec struct {
-	ID         string `json:"id"`
-	Region     string `json:"region"`
-	Name       string `json:"name,omitempty"`
-	Desc       string `json:"desc,omitempty"`
-	CIDR       string `json:"cidr"`
-	VRouter    string `json:"vrouter"`
-	RouteTable string `json:"route_table"`
-	Created    int64  `json:"created"`
-	Tags       []tag  `json:"tags,omitempty"`
-}
-
-type vswitchRec struct {
-	ID      string `json:"id"`
-	Region  string `json:"region"`
-	VpcID   string `json:"vpc"`
-	Zone    string `json:"zone"`
-	CIDR    string `json:"cidr"`
-	Name    string `json:"name,omitempty"`
-	Desc    string `json:"desc,omitempty"`
-	Created int64  `json:"created"`
-	NextIP  uint32 `json:"next_ip"` // offset of the next private address to hand out
-	Tags    []tag  `json:"tags,omitempty"`
-}
-
 type deploymentSet struct {
 	ID       string `json:"id"`
 	Region   string `json:"region"`
@@ -150,42 +128,6 @@ type hpcCluster struct {
 	Desc   string `json:"desc,omitempty"`
 }
 
-type mountTarget struct {
-	Domain      string `json:"domain"`
-	VpcID       string `json:"vpc"`
-	VSwitchID   string `json:"vsw"`
-	AccessGroup string `json:"access_group"`
-	NetworkType string `json:"net"`
-	Created     int64  `json:"created"`
-}
-
-type fileSystem struct {
-	ID          string        `json:"id"`
-	Region      string        `json:"region"`
-	Zone        string        `json:"zone"`
-	Type        string        `json:"type"`
-	StorageType string        `json:"storage_type"`
-	Protocol    string        `json:"protocol"`
-	Capacity    int64         `json:"capacity,omitempty"` // GiB
-	Bandwidth   int64         `json:"bandwidth,omitempty"`
-	Desc        string        `json:"desc,omitempty"`
-	VpcID       string        `json:"vpc,omitempty"`
-	VSwitchID   string        `json:"vsw,omitempty"`
-	Encrypt     int           `json:"encrypt,omitempty"`
-	Created     int64         `json:"created"`
-	Phase       string        `json:"phase"` // "create" or "extend"
-	PhaseAt     int64         `json:"phase_at"`
-	Mounts      []mountTarget `json:"mounts,omitempty"`
-	Tags        []tag         `json:"tags,omitempty"`
-}
-
-type stsCred struct {
-	Secret  string `json:"secret"`
-	Token   string `json:"token"`
-	Expires int64  `json:"expires"` // unix seconds
-	Role    string `json:"role"`
-}
-
 // idemEntry remembers a create call made with a ClientToken: the hash of its
 // parameters and the body answered, so a retry gets the same answer.
 type idemEntry struct {
@@ -198,15 +140,11 @@ type idemEntry struct {
 type db struct {
 	Seq       uint64                     `json:"seq"`
 	Instances map[string]*instance       `json:"instances"`
-	Vpcs      map[string]*vpcRec         `json:"vpcs"`
-	VSwitches map[string]*vswitchRec     `json:"vswitches"`
 	SGs       map[string]*securityGroup  `json:"security_groups"`
 	DSets     map[string]*deploymentSet  `json:"deployment_sets"`
 	Hpcs      map[string]*hpcCluster     `json:"hpc_clusters"`
-	FSs       map[string]*fileSystem     `json:"file_systems"`
 	Capacity  map[string]map[string]int  `json:"capacity"`
 	Idem      map[string]*idemEntry      `json:"idempotency"`
-	STS       map[string]*stsCred        `json:"sts"`
 	ENITags   map[string]*eniTags        `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
 	Templates map[string]*launchTemplate `json:"launch_templates,omitempty"`
 	// Unavailable marks instance types a zone does not sell: zone -> type ("*" for every
@@ -220,28 +158,58 @@ type db struct {
 	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
 
 	// Network products (net_state.go).
-	Nats map[string]*natGateway   `json:"nat_gateways,omitempty"`
-	EIPs map[string]*eipRec       `json:"eips,omitempty"`
-	SLBs map[string]*loadBalancer `json:"load_balancers,omitempty"`
+	Nats map[string]*natGateway `json:"nat_gateways,omitempty"`
+	EIPs map[string]*eipRec     `json:"eips,omitempty"`
 
 	// Auto Scaling (ess_state.go).
 	ESS *essState `json:"ess,omitempty"`
+
+	// stores are the records of the products moved into their own package (core.Stores); their
+	// keys sit in the same JSON object as the fields above (see MarshalJSON).
+	stores *core.Stores
+}
+
+// network is the VPC product's records (package vpc).
+func (d *db) network() *emuvpc.Store { return emuvpc.StoreIn(d.stores) }
+
+// loadBalancers is the SLB product's records (package slb).
+func (d *db) loadBalancers() *emuslb.Store { return emuslb.StoreIn(d.stores) }
+
+// dbFields is db without its JSON methods, so they can encode the fields the plain way.
+type dbFields db
+
+// MarshalJSON writes the fields above and every product store's keys as one flat object: the
+// layout of the state file before the products had their own packages.
+func (d *db) MarshalJSON() ([]byte, error) {
+	raw, err := json.Marshal((*dbFields)(d))
+	if err != nil {
+		return nil, err
+	}
+	return d.stores.MarshalStores(raw)
+}
+
+// UnmarshalJSON reads the fields above and lets every product store read its own keys.
+func (d *db) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, (*dbFields)(d)); err != nil {
+		return err
+	}
+	if d.stores == nil {
+		d.stores = core.NewStores()
+	}
+	return d.stores.UnmarshalStores(data)
 }
 
 func newDB() *db {
 	d := &db{
 		Instances: map[string]*instance{},
-		Vpcs:      map[string]*vpcRec{},
-		VSwitches: map[string]*vswitchRec{},
 		SGs:       map[string]*securityGroup{},
 		DSets:     map[string]*deploymentSet{},
 		Hpcs:      map[string]*hpcCluster{},
-		FSs:       map[string]*fileSystem{},
 		Capacity:  map[string]map[string]int{},
 		Idem:      map[string]*idemEntry{},
-		STS:       map[string]*stsCred{},
 		ENITags:   map[string]*eniTags{},
 		Templates: map[string]*launchTemplate{},
+		stores:    core.NewStores(),
 	}
 	d.initNetMaps()
 	d.initESS()
@@ -392,8 +360,8 @@ type snapshot struct {
 	OSS json.RawMessage `json:"oss,omitempty"`
 }
 
-// saveLocked writes the state atomically: a temp file in the same directory,
-// fsync, then rename over the target. Caller holds s.mu (read is enough).
+// saveLocked writes the state atomically (core.WriteFileAtomic). Caller holds s.mu (read is
+// enough).
 func (s *Server) saveLocked() error {
 	if s.cfg.StateFile == "" {
 		return nil
@@ -410,27 +378,7 @@ func (s *Server) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.cfg.StateFile)
-	f, err := os.CreateTemp(dir, ".emulator-state-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, s.cfg.StateFile)
+	return core.WriteFileAtomic(s.cfg.StateFile, data)
 }
 
 func (s *Server) load() error {
@@ -452,12 +400,6 @@ func (s *Server) load() error {
 	if d.Instances == nil {
 		d.Instances = map[string]*instance{}
 	}
-	if d.Vpcs == nil {
-		d.Vpcs = map[string]*vpcRec{}
-	}
-	if d.VSwitches == nil {
-		d.VSwitches = map[string]*vswitchRec{}
-	}
 	if d.SGs == nil {
 		d.SGs = map[string]*securityGroup{}
 	}
@@ -467,17 +409,11 @@ func (s *Server) load() error {
 	if d.Hpcs == nil {
 		d.Hpcs = map[string]*hpcCluster{}
 	}
-	if d.FSs == nil {
-		d.FSs = map[string]*fileSystem{}
-	}
 	if d.Capacity == nil {
 		d.Capacity = map[string]map[string]int{}
 	}
 	if d.Idem == nil {
 		d.Idem = map[string]*idemEntry{}
-	}
-	if d.STS == nil {
-		d.STS = map[string]*stsCred{}
 	}
 	if d.ENITags == nil {
 		d.ENITags = map[string]*eniTags{}
@@ -488,7 +424,7 @@ func (s *Server) load() error {
 	d.initNetMaps()
 	d.initESS()
 	d.reindex()
-	s.db = d
+	s.useDB(d)
 	if s.oss != nil && len(snap.OSS) > 0 {
 		if err := s.oss.UnmarshalState(snap.OSS); err != nil {
 			return fmt.Errorf("oss state: %w", err)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 // These tests hold the emulator to behaviour the vendor documents and that the project's own
@@ -35,7 +37,7 @@ func (e *env) rpc(version, action string, p params) rpcAnswer {
 	if format != "" && format != "JSON" {
 		// signedQuery signs Format=JSON; re-sign with the format asked for.
 		p["Format"] = format
-		p["Signature"] = signV1(stringToSign("POST", withoutSignature(p)), "emulator-secret")
+		p["Signature"] = core.SignV1(core.StringToSign("POST", withoutSignature(p)), "emulator-secret")
 		q = encodeParams(p)
 	}
 	resp, err := http.Post(e.srv.URL+"/?"+q, "application/x-www-form-urlencoded", nil)

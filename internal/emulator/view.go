@@ -108,7 +108,7 @@ func (s *Server) View() View {
 		}
 		v.Instances = append(v.Instances, iv)
 	}
-	for id, sw := range d.VSwitches {
+	for id, sw := range d.network().VSwitches {
 		v.VSwitches[id] = VSwitchView{ID: sw.ID, VpcID: sw.VpcID, CIDR: sw.CIDR}
 	}
 	for id, g := range d.SGs {
@@ -150,8 +150,8 @@ func (s *Server) netView(now time.Time, v *View) {
 		}
 		v.EIPs = append(v.EIPs, ev)
 	}
-	for _, id := range sortedKeys(d.SLBs) {
-		lb := d.SLBs[id]
+	for _, id := range sortedKeys(d.loadBalancers().LoadBalancers) {
+		lb := d.loadBalancers().LoadBalancers[id]
 		lv := LoadBalancerView{ID: lb.ID, VpcID: lb.VpcID, Address: lb.Address, AddressType: lb.AddressType}
 		for _, l := range lb.Listeners {
 			lv.Listeners = append(lv.Listeners, ListenerView{Protocol: "TCP", Port: l.Port, BackendPort: l.BackendPort, Running: l.Running})

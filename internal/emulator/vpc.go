@@ -5,6 +5,9 @@ import (
 	"sort"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 func init() {
@@ -53,7 +56,7 @@ func createVpc(c *call) (any, *apiError) {
 	if !ok || pfx.Bits() > 28 {
 		return nil, errf(400, "InvalidCidrBlock.Malformed", "CidrBlock %s must be inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 with a mask of /8-/28.", cidr)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -62,12 +65,12 @@ func createVpc(c *call) (any, *apiError) {
 		Created: c.now.UnixNano(), Tags: tags}
 	v.VRouter = d.newID("vrt")
 	v.RouteTable = d.newID("vtb")
-	d.Vpcs[v.ID] = v
+	d.network().Vpcs[v.ID] = v
 	return &vpc.CreateVpcResponse{RequestId: c.reqID, VpcId: v.ID, VRouterId: v.VRouter, RouteTableId: v.RouteTable,
 		ResourceGroupId: defaultResourceGroup}, nil
 }
 
-const defaultResourceGroup = "rg-emulator-default"
+const defaultResourceGroup = core.DefaultResourceGroup
 
 func describeVpcs(c *call) (any, *apiError) {
 	q, e := c.listQuery("VpcId", 50)
@@ -76,21 +79,21 @@ func describeVpcs(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	var list []*vpcRec
-	for _, v := range d.Vpcs {
-		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.match(v.ID, v.Tags) {
+	for _, v := range d.network().Vpcs {
+		if v.Region != c.region || (c.p["VpcName"] != "" && v.Name != c.p["VpcName"]) || !q.Match(v.ID, v.Tags) {
 			continue
 		}
 		list = append(list, v)
 	}
 	page := pageOf(q, list, func(x *vpcRec) string { return x.ID })
-	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeVpcsResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.Vpcs.Vpc = []vpc.Vpc{}
 	for _, v := range page {
 		out := vpc.Vpc{VpcId: v.ID, RegionId: v.Region, VpcName: v.Name, Description: v.Desc, CidrBlock: v.CIDR,
 			VRouterId: v.VRouter, Status: c.s.asyncStatus(v.Created, c.now, "Pending", "Available"),
 			CreationTime: fmtTime(v.Created), ResourceGroupId: defaultResourceGroup}
 		out.VSwitchIds.VSwitchId = []string{}
-		for _, sw := range d.VSwitches {
+		for _, sw := range d.network().VSwitches {
 			if sw.VpcID == v.ID {
 				out.VSwitchIds.VSwitchId = append(out.VSwitchIds.VSwitchId, sw.ID)
 			}
@@ -107,11 +110,11 @@ func describeVpcs(c *call) (any, *apiError) {
 }
 
 func (c *call) findVpc() (*vpcRec, *apiError) {
-	id, e := c.p.required("VpcId")
+	id, e := c.p.Required("VpcId")
 	if e != nil {
 		return nil, e
 	}
-	v := c.s.db.Vpcs[id]
+	v := c.s.db.network().Vpcs[id]
 	if v == nil || v.Region != c.region {
 		return nil, errNotFound("InvalidVpcId.NotFound", id)
 	}
@@ -134,18 +137,16 @@ func deleteVpc(c *call) (any, *apiError) {
 			return nil, errf(400, "DependencyViolation.Instance", "VPC %s still has instance %s; release it first.", v.ID, in.ID)
 		}
 	}
-	if sw := firstSorted(d.VSwitches, func(sw *vswitchRec) bool { return sw.VpcID == v.ID }); sw != nil {
+	if sw := firstSorted(d.network().VSwitches, func(sw *vswitchRec) bool { return sw.VpcID == v.ID }); sw != nil {
 		return nil, errf(400, "DependencyViolation.VSwitch", "VPC %s still has vSwitch %s; delete it first.", v.ID, sw.ID)
 	}
 	if g := firstSorted(d.SGs, func(g *securityGroup) bool { return g.VpcID == v.ID }); g != nil {
 		return nil, errf(400, "DependencyViolation.SecurityGroup", "VPC %s still has security group %s; delete it first.", v.ID, g.ID)
 	}
-	for _, f := range d.FSs {
-		if f.VpcID == v.ID {
-			return nil, errDependency("VPC %s is still used by file system %s.", v.ID, f.ID)
-		}
+	if e := emuvpc.VpcDependency(d.stores, v.ID); e != nil {
+		return nil, e
 	}
-	delete(d.Vpcs, v.ID)
+	delete(d.network().Vpcs, v.ID)
 	return &vpc.DeleteVpcResponse{RequestId: c.reqID}, nil
 }
 
@@ -171,14 +172,14 @@ func createVSwitch(c *call) (any, *apiError) {
 	if c.s.asyncStatus(v.Created, c.now, "Pending", "Available") != "Available" {
 		return nil, errf(400, "IncorrectVpcStatus", "The current status of VPC %s (Pending) does not support this operation; wait until it is Available.", v.ID)
 	}
-	zone, e := c.p.required("ZoneId")
+	zone, e := c.p.Required("ZoneId")
 	if e != nil {
 		return nil, e
 	}
 	if !c.s.zoneExists(c.region, zone) {
 		return nil, errNotFound("InvalidZoneId.NotFound", zone)
 	}
-	cidrS, e := c.p.required("CidrBlock")
+	cidrS, e := c.p.Required("CidrBlock")
 	if e != nil {
 		return nil, e
 	}
@@ -195,7 +196,7 @@ func createVSwitch(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	n := 0
-	for _, sw := range d.VSwitches {
+	for _, sw := range d.network().VSwitches {
 		if sw.VpcID != v.ID {
 			continue
 		}
@@ -207,13 +208,13 @@ func createVSwitch(c *call) (any, *apiError) {
 	if n >= 150 {
 		return nil, errf(400, "QuotaExceeded.VSwitch", "VPC %s already has 150 vSwitches.", v.ID)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
 	sw := &vswitchRec{ID: d.newID("vsw"), Region: c.region, VpcID: v.ID, Zone: zone, CIDR: cidrS,
 		Name: c.p["VSwitchName"], Desc: c.p["Description"], Created: c.now.UnixNano(), Tags: tags}
-	d.VSwitches[sw.ID] = sw
+	d.network().VSwitches[sw.ID] = sw
 	return &vpc.CreateVSwitchResponse{RequestId: c.reqID, VSwitchId: sw.ID}, nil
 }
 
@@ -224,15 +225,15 @@ func describeVSwitches(c *call) (any, *apiError) {
 	}
 	d := c.s.db
 	var list []*vswitchRec
-	for _, sw := range d.VSwitches {
+	for _, sw := range d.network().VSwitches {
 		if sw.Region != c.region || (c.p["VpcId"] != "" && sw.VpcID != c.p["VpcId"]) || (c.p["ZoneId"] != "" && sw.Zone != c.p["ZoneId"]) ||
-			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.match(sw.ID, sw.Tags) {
+			(c.p["VSwitchName"] != "" && sw.Name != c.p["VSwitchName"]) || !q.Match(sw.ID, sw.Tags) {
 			continue
 		}
 		list = append(list, sw)
 	}
 	page := pageOf(q, list, func(x *vswitchRec) string { return x.ID })
-	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeVSwitchesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.VSwitches.VSwitch = []vpc.VSwitch{}
 	for _, sw := range page {
 		used := len(d.byVSwitch[sw.ID])
@@ -250,11 +251,11 @@ func describeVSwitches(c *call) (any, *apiError) {
 }
 
 func (c *call) findVSwitch() (*vswitchRec, *apiError) {
-	id, e := c.p.required("VSwitchId")
+	id, e := c.p.Required("VSwitchId")
 	if e != nil {
 		return nil, e
 	}
-	sw := c.s.db.VSwitches[id]
+	sw := c.s.db.network().VSwitches[id]
 	if sw == nil || sw.Region != c.region {
 		return nil, errNotFound("InvalidVSwitchId.NotFound", id)
 	}
@@ -273,14 +274,10 @@ func deleteVSwitch(c *call) (any, *apiError) {
 	if n := len(d.byVSwitch[sw.ID]); n > 0 {
 		return nil, errDependency("vSwitch %s still has %d instance(s); delete them first.", sw.ID, n)
 	}
-	for _, f := range d.FSs {
-		for _, m := range f.Mounts {
-			if m.VSwitchID == sw.ID {
-				return nil, errDependency("vSwitch %s still has NAS mount target %s; delete it first.", sw.ID, m.Domain)
-			}
-		}
+	if e := emuvpc.VSwitchDependency(d.stores, sw.ID); e != nil {
+		return nil, e
 	}
-	delete(d.VSwitches, sw.ID)
+	delete(d.network().VSwitches, sw.ID)
 	return &vpc.DeleteVSwitchResponse{RequestId: c.reqID}, nil
 }
 

@@ -47,7 +47,7 @@ func eipBandwidthRange(instCharge, netCharge string) (int, int) {
 }
 
 func eipBandwidthParam(c *call, instCharge, netCharge string, def int) (int, *apiError) {
-	bw, e := c.p.intv("Bandwidth", def)
+	bw, e := c.p.Int("Bandwidth", def)
 	lo, hi := eipBandwidthRange(instCharge, netCharge)
 	if e != nil || bw < lo || bw > hi {
 		return 0, errf(400, "InvalidParameter", "Specified value of \"Bandwidth\" is not valid: %q; with InstanceChargeType %s and InternetChargeType %s it must be %d-%d Mbit/s (more needs an Internet Shared Bandwidth plan).",
@@ -69,7 +69,7 @@ func allocateEipAddress(c *call) (any, *apiError) {
 		if c.p["AutoPay"] == "" {
 			return nil, errMissing("AutoPay")
 		}
-		if p, e := c.p.intv("Period", 1); e != nil || p < 1 || p > 9 {
+		if p, e := c.p.Int("Period", 1); e != nil || p < 1 || p > 9 {
 			return nil, errInvalid("Period", "must be 1-9 months")
 		}
 	}
@@ -100,7 +100,7 @@ func allocateEipAddress(c *call) (any, *apiError) {
 }
 
 func (c *call) findEip() (*eipRec, *apiError) {
-	id, e := c.p.required("AllocationId")
+	id, e := c.p.Required("AllocationId")
 	if e != nil {
 		return nil, e
 	}
@@ -120,7 +120,7 @@ func associateEipAddress(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	target, e := c.p.required("InstanceId")
+	target, e := c.p.Required("InstanceId")
 	if e != nil {
 		return nil, e
 	}
@@ -177,7 +177,7 @@ func unassociateEipAddress(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("Force", false)
+	force, e := c.p.Bool("Force", false)
 	if e != nil {
 		return nil, e
 	}
@@ -248,8 +248,8 @@ func describeEipAddresses(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if len(q.ids) > 50 {
-		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(q.ids))
+	if len(q.IDs) > 50 {
+		return nil, errInvalid("AllocationId", "at most 50 ids, got %d", len(q.IDs))
 	}
 	var ips []string
 	if v := c.p["EipAddress"]; v != "" {
@@ -266,13 +266,13 @@ func describeEipAddresses(c *call) (any, *apiError) {
 		if x.Region != c.region || c.s.eipGone(x, c.now) ||
 			(ips != nil && !contains(ips, x.IP)) || !matchParam(c.p, "EipName", x.Name) || !matchParam(c.p, "Status", st) ||
 			!matchParam(c.p, "AssociatedInstanceType", x.InstanceType) || !matchParam(c.p, "AssociatedInstanceId", x.Instance) ||
-			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !q.match(x.ID, x.Tags) {
+			!matchParam(c.p, "ChargeType", x.InstCharge) || !matchParam(c.p, "ISP", x.ISP) || !q.Match(x.ID, x.Tags) {
 			continue
 		}
 		list = append(list, x)
 	}
 	page := pageOf(q, list, func(x *eipRec) string { return x.ID })
-	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeEipAddressesResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.EipAddresses.EipAddress = []vpc.EipAddress{}
 	for _, x := range page {
 		out := vpc.EipAddress{AllocationId: x.ID, IpAddress: x.IP, RegionId: x.Region, Name: x.Name, Description: x.Desc,
@@ -308,7 +308,7 @@ func findEipTags(c *call, id string) *tagTarget {
 	if x == nil || x.Region != c.region || c.s.eipGone(x, c.now) {
 		return nil
 	}
-	return &tagTarget{id: x.ID, tags: x.Tags, set: func(t []tag) { x.Tags = t }}
+	return &tagTarget{ID: x.ID, Tags: x.Tags, Set: func(t []tag) { x.Tags = t }}
 }
 
 func allEipTags(c *call, filters []tag) []tagTarget {

@@ -24,13 +24,6 @@ func init() {
 // natMaxBandwidth is what DescribeNatGateways reports for an enhanced gateway (Mbit/s).
 const natMaxBandwidth = 5120
 
-func oneOf(name, v string, allowed ...string) *apiError {
-	if contains(allowed, v) {
-		return nil
-	}
-	return errf(400, "InvalidParameter", "The specified parameter %q is not valid: %q is not one of %s.", name, v, strings.Join(allowed, ", "))
-}
-
 func createNatGateway(c *call) (any, *apiError) {
 	v, e := c.findVpc()
 	if e != nil {
@@ -72,7 +65,7 @@ func createNatGateway(c *call) (any, *apiError) {
 	if name := c.p["Name"]; name != "" && (len(name) < 2 || len(name) > 128) {
 		return nil, errf(400, "InvalidParameter.Name.Malformed", "The specified Name is not valid: %q must be 2-128 characters.", name)
 	}
-	tags, e := c.p.tagsParam("Tag")
+	tags, e := c.p.Tags("Tag")
 	if e != nil {
 		return nil, e
 	}
@@ -98,8 +91,8 @@ func (c *call) natVSwitch(v *vpcRec) (*vswitchRec, *apiError) {
 	if c.p["VSwitchId"] != "" {
 		return c.findVSwitch()
 	}
-	for _, id := range sortedKeys(c.s.db.VSwitches) {
-		sw := c.s.db.VSwitches[id]
+	for _, id := range sortedKeys(c.s.db.network().VSwitches) {
+		sw := c.s.db.network().VSwitches[id]
 		if sw.VpcID == v.ID && c.s.asyncStatus(sw.Created, c.now, "Pending", "Available") == "Available" {
 			return sw, nil
 		}
@@ -109,7 +102,7 @@ func (c *call) natVSwitch(v *vpcRec) (*vswitchRec, *apiError) {
 
 // findNat reads NatGatewayId; a gateway whose deletion has settled is gone.
 func (c *call) findNat() (*natGateway, *apiError) {
-	id, e := c.p.required("NatGatewayId")
+	id, e := c.p.Required("NatGatewayId")
 	if e != nil {
 		return nil, e
 	}
@@ -126,12 +119,12 @@ func describeNatGateways(c *call) (any, *apiError) {
 		return nil, e
 	}
 	// Ids come as NatGatewayIds.N and as one NatGatewayId.
-	ids := c.p.list("NatGatewayIds")
+	ids := c.p.List("NatGatewayIds")
 	if v := c.p["NatGatewayId"]; v != "" {
 		ids = append(ids, v)
 	}
 	if len(ids) > 0 {
-		q.ids = ids
+		q.IDs = ids
 	}
 	d := c.s.db
 	var list []*natGateway
@@ -140,13 +133,13 @@ func describeNatGateways(c *call) (any, *apiError) {
 			!matchParam(c.p, "VpcId", n.VpcID) || !matchParam(c.p, "VSwitchId", n.VSwitchID) ||
 			!matchParam(c.p, "ZoneId", n.Zone) || !matchParam(c.p, "Name", n.Name) ||
 			!matchParam(c.p, "NatType", "Enhanced") || !matchParam(c.p, "NetworkType", n.NetworkType) ||
-			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !q.match(n.ID, n.Tags) {
+			!matchParam(c.p, "Status", c.s.natStatus(n, c.now)) || !q.Match(n.ID, n.Tags) {
 			continue
 		}
 		list = append(list, n)
 	}
 	page := pageOf(q, list, func(n *natGateway) string { return n.ID })
-	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: q.number, PageSize: q.size, TotalCount: len(list)}
+	resp := &vpc.DescribeNatGatewaysResponse{RequestId: c.reqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(list)}
 	resp.NatGateways.NatGateway = []vpc.NatGateway{}
 	for _, n := range page {
 		resp.NatGateways.NatGateway = append(resp.NatGateways.NatGateway, c.natOut(n))
@@ -155,9 +148,6 @@ func describeNatGateways(c *call) (any, *apiError) {
 }
 
 // matchParam reports whether an optional filter parameter is absent or equal to have.
-func matchParam(p params, name, have string) bool {
-	return p[name] == "" || p[name] == have
-}
 
 func (c *call) natOut(n *natGateway) vpc.NatGateway {
 	out := vpc.NatGateway{NatGatewayId: n.ID, Name: n.Name, Description: n.Desc, VpcId: n.VpcID, NatType: "Enhanced",
@@ -225,7 +215,7 @@ func deleteNatGateway(c *call) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	force, e := c.p.boolv("Force", false)
+	force, e := c.p.Bool("Force", false)
 	if e != nil {
 		return nil, e
 	}
@@ -284,7 +274,7 @@ func findNatTags(c *call, id string) *tagTarget {
 	if n == nil || n.Region != c.region || c.s.natGone(n, c.now) {
 		return nil
 	}
-	return &tagTarget{id: n.ID, tags: n.Tags, set: func(t []tag) { n.Tags = t }}
+	return &tagTarget{ID: n.ID, Tags: n.Tags, Set: func(t []tag) { n.Tags = t }}
 }
 
 func allNatTags(c *call, filters []tag) []tagTarget {

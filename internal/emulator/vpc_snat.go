@@ -38,7 +38,7 @@ func (c *call) natBySnatTable(table string) (*natGateway, *apiError) {
 }
 
 func createSnatEntry(c *call) (any, *apiError) {
-	table, e := c.p.required("SnatTableId")
+	table, e := c.p.Required("SnatTableId")
 	if e != nil {
 		return nil, e
 	}
@@ -49,7 +49,7 @@ func createSnatEntry(c *call) (any, *apiError) {
 	if st := c.s.natStatus(n, c.now); st != "Available" {
 		return nil, errf(400, "IncorrectStatus.NatGateway", "NAT gateway %s is %s; SNAT entries can be added once it is Available.", n.ID, st)
 	}
-	snatIP, e := c.p.required("SnatIp")
+	snatIP, e := c.p.Required("SnatIp")
 	if e != nil {
 		return nil, e
 	}
@@ -79,7 +79,7 @@ func createSnatEntry(c *call) (any, *apiError) {
 	}
 	src := cidr
 	if vswID != "" {
-		sw := c.s.db.VSwitches[vswID]
+		sw := c.s.db.network().VSwitches[vswID]
 		if sw == nil || sw.Region != c.region {
 			return nil, errf(404, "InvalidVSwitchId.NotFound", "The specified virtual switch %q does not exists.", vswID)
 		}
@@ -162,11 +162,11 @@ func describeSnatTableEntries(c *call) (any, *apiError) {
 }
 
 func deleteSnatEntry(c *call) (any, *apiError) {
-	table, e := c.p.required("SnatTableId")
+	table, e := c.p.Required("SnatTableId")
 	if e != nil {
 		return nil, e
 	}
-	id, e := c.p.required("SnatEntryId")
+	id, e := c.p.Required("SnatEntryId")
 	if e != nil {
 		return nil, e
 	}

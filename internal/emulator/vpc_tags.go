@@ -14,33 +14,33 @@ func init() {
 // vpcTags is the VPC tag API: ResourceType is case-insensitive and the
 // emulator models VPC, VSWITCH, NATGATEWAY and EIP; the vendor's other types are accepted as
 // names whose ids never exist here.
-var vpcTags = &tagAPI{product: "VPC", foldCase: true, kinds: map[string]*tagKind{
-	"VPC":     {find: findVpcTags, all: allVpcTags},
-	"VSWITCH": {find: findVSwitchTags, all: allVSwitchTags},
+var vpcTags = &tagAPI{Product: "VPC", FoldCase: true, Kinds: map[string]*tagKind{
+	"VPC":     {Find: findVpcTags, All: allVpcTags},
+	"VSWITCH": {Find: findVSwitchTags, All: allVSwitchTags},
 	// vpc_nat.go, vpc_eip.go
-	"NATGATEWAY": {find: findNatTags, all: allNatTags},
-	"EIP":        {find: findEipTags, all: allEipTags},
+	"NATGATEWAY": {Find: findNatTags, All: allNatTags},
+	"EIP":        {Find: findEipTags, All: allEipTags},
 }}
 
 func init() {
 	for _, typ := range []string{"ROUTETABLE", "VPNGATEWAY", "COMMONBANDWIDTHPACKAGE",
 		"PREFIXLIST", "PUBLICIPADDRESSPOOL", "IPV4GATEWAY", "IPV6GATEWAY", "NETWORKACL", "TRAFFICMIRRORFILTER",
 		"TRAFFICMIRRORSESSION", "FLOWLOG", "HAVIP", "DHCPOPTIONSSET", "GATEWAYENDPOINT"} {
-		vpcTags.kinds[typ] = &tagKind{}
+		vpcTags.Kinds[typ] = &tagKind{}
 	}
 }
 
 func findVpcTags(c *call, id string) *tagTarget {
-	v := c.s.db.Vpcs[id]
+	v := c.s.db.network().Vpcs[id]
 	if v == nil || v.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: v.ID, tags: v.Tags, set: func(t []tag) { v.Tags = t }}
+	return &tagTarget{ID: v.ID, Tags: v.Tags, Set: func(t []tag) { v.Tags = t }}
 }
 
 func allVpcTags(c *call, filters []tag) []tagTarget {
 	var out []tagTarget
-	for _, v := range c.s.db.Vpcs {
+	for _, v := range c.s.db.network().Vpcs {
 		if v.Region == c.region && len(v.Tags) > 0 && matchTags(v.Tags, filters) {
 			out = append(out, *findVpcTags(c, v.ID))
 		}
@@ -50,16 +50,16 @@ func allVpcTags(c *call, filters []tag) []tagTarget {
 }
 
 func findVSwitchTags(c *call, id string) *tagTarget {
-	sw := c.s.db.VSwitches[id]
+	sw := c.s.db.network().VSwitches[id]
 	if sw == nil || sw.Region != c.region {
 		return nil
 	}
-	return &tagTarget{id: sw.ID, tags: sw.Tags, set: func(t []tag) { sw.Tags = t }}
+	return &tagTarget{ID: sw.ID, Tags: sw.Tags, Set: func(t []tag) { sw.Tags = t }}
 }
 
 func allVSwitchTags(c *call, filters []tag) []tagTarget {
 	var out []tagTarget
-	for _, sw := range c.s.db.VSwitches {
+	for _, sw := range c.s.db.network().VSwitches {
 		if sw.Region == c.region && len(sw.Tags) > 0 && matchTags(sw.Tags, filters) {
 			out = append(out, *findVSwitchTags(c, sw.ID))
 		}
@@ -69,7 +69,7 @@ func allVSwitchTags(c *call, filters []tag) []tagTarget {
 }
 
 func vpcTagResources(c *call) (any, *apiError) {
-	if e := vpcTags.tag(c); e != nil {
+	if e := vpcTags.Tag(c); e != nil {
 		return nil, e
 	}
 	return &vpc.TagResourcesResponse{RequestId: c.reqID}, nil
@@ -78,28 +78,28 @@ func vpcTagResources(c *call) (any, *apiError) {
 func vpcUnTagResources(c *call) (any, *apiError) {
 	// The SDK's request also carries Tag.N; its keys name tags to remove, like TagKey.N.
 	var extra []string
-	for _, m := range c.p.structList("Tag") {
+	for _, m := range c.p.StructList("Tag") {
 		if k := m["Key"]; k != "" {
 			extra = append(extra, k)
 		}
 	}
-	if e := vpcTags.untag(c, extra...); e != nil {
+	if e := vpcTags.Untag(c, extra...); e != nil {
 		return nil, e
 	}
 	return &vpc.UnTagResourcesResponse{RequestId: c.reqID}, nil
 }
 
 func vpcListTagResources(c *call) (any, *apiError) {
-	size, e := c.p.intv("MaxResults", tagListPageSize)
+	size, e := c.p.Int("MaxResults", tagListPageSize)
 	if e != nil || size < 1 || size > tagListPageSize {
 		return nil, errInvalid("MaxResults", "must be 1-%d", tagListPageSize)
 	}
-	for _, m := range c.p.structList("Tag") {
+	for _, m := range c.p.StructList("Tag") {
 		if m["Key"] == "" && m["Value"] != "" {
 			return nil, errMissing("Tag.N.Key")
 		}
 	}
-	rows, next, e := vpcTags.list(c, size, false)
+	rows, next, e := vpcTags.List(c, size, false)
 	if e != nil {
 		return nil, e
 	}
@@ -107,7 +107,7 @@ func vpcListTagResources(c *call) (any, *apiError) {
 	resp.TagResources.TagResource = make([]vpc.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			vpc.TagResource{ResourceType: r.typ, ResourceId: r.id, TagKey: r.key, TagValue: r.value})
+			vpc.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

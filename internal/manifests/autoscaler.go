@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Cluster Autoscaler names and defaults.
@@ -91,21 +92,21 @@ var scalingGroupIDRE = regexp.MustCompile(`^asg-[a-z0-9]+$`)
 // scaling group id, so the rendered flags do not move when pools are listed in another order.
 func (c ClusterAutoscalerOptions) withDefaults() (ClusterAutoscalerOptions, error) {
 	if len(c.NodeGroups) == 0 {
-		return c, &InputError{"cluster_autoscaler.node_groups", "[]", "is empty", "list every autoscaling pool: { name, scaling_group_id, min_size, max_size } from each gpucluster_node_pool with autoscaling"}
+		return c, planerr.Input("cluster_autoscaler.node_groups", "[]", "is empty", "list every autoscaling pool: { name, scaling_group_id, min_size, max_size } from each gpucluster_node_pool with autoscaling")
 	}
 	groups := slices.Clone(c.NodeGroups)
 	seen := map[string]bool{}
 	for i, g := range groups {
-		field := fmt.Sprintf("cluster_autoscaler.node_groups[%d]", i)
+		field := planerr.Index("cluster_autoscaler.node_groups", i)
 		if !scalingGroupIDRE.MatchString(g.ScalingGroupID) {
-			return c, &InputError{field + ".scaling_group_id", g.ScalingGroupID, "is not an Auto Scaling group id (asg-...)", "pass the pool's scaling_group_id attribute"}
+			return c, planerr.Input(planerr.Join(field, "scaling_group_id"), g.ScalingGroupID, "is not an Auto Scaling group id (asg-...)", "pass the pool's scaling_group_id attribute")
 		}
 		if seen[g.ScalingGroupID] {
-			return c, &InputError{field + ".scaling_group_id", g.ScalingGroupID, "is listed twice", "list each autoscaling pool once"}
+			return c, planerr.Input(planerr.Join(field, "scaling_group_id"), g.ScalingGroupID, "is listed twice", "list each autoscaling pool once")
 		}
 		seen[g.ScalingGroupID] = true
 		if g.Min < 0 || g.Max < 1 || g.Min > g.Max {
-			return c, &InputError{field, fmt.Sprintf("%d..%d", g.Min, g.Max), "is not a node range with 0 <= min_size <= max_size and max_size >= 1", "pass the pool's autoscaling.min_size and max_size"}
+			return c, planerr.Input(field, fmt.Sprintf("%d..%d", g.Min, g.Max), "is not a node range with 0 <= min_size <= max_size and max_size >= 1", "pass the pool's autoscaling.min_size and max_size")
 		}
 	}
 	slices.SortFunc(groups, func(a, b NodeGroup) int { return strings.Compare(a.ScalingGroupID, b.ScalingGroupID) })
@@ -117,19 +118,19 @@ func (c ClusterAutoscalerOptions) withDefaults() (ClusterAutoscalerOptions, erro
 		c.Image = images.RefIn(images.ClusterAutoscaler, c.ImageRegistry)
 	}
 	if !imageRE.MatchString(c.Image) {
-		return c, &InputError{"cluster_autoscaler.image", c.Image, "is not an image reference", "use registry/repository:tag, such as " + images.Ref(images.ClusterAutoscaler)}
+		return c, planerr.Input("cluster_autoscaler.image", c.Image, "is not an image reference", "use registry/repository:tag, such as "+images.Ref(images.ClusterAutoscaler))
 	}
 	if c.ScaleDownUnneededTime == 0 {
 		c.ScaleDownUnneededTime = DefaultScaleDownUnneededTime
 	}
 	if c.ScaleDownUnneededTime < time.Minute {
-		return c, &InputError{"cluster_autoscaler.scale_down_unneeded_time", c.ScaleDownUnneededTime.String(), "is under one minute, which removes nodes between two jobs of a queue", "use a duration such as 10m (the default)"}
+		return c, planerr.Input("cluster_autoscaler.scale_down_unneeded_time", c.ScaleDownUnneededTime.String(), "is under one minute, which removes nodes between two jobs of a queue", "use a duration such as 10m (the default)")
 	}
 	if c.ScaleDownUtilization == 0 {
 		c.ScaleDownUtilization = DefaultScaleDownUtilization
 	}
 	if c.ScaleDownUtilization <= 0 || c.ScaleDownUtilization > 1 {
-		return c, &InputError{"cluster_autoscaler.scale_down_utilization_threshold", fmt.Sprint(c.ScaleDownUtilization), "is not a share between 0 and 1", "use such as 0.5 (the default)"}
+		return c, planerr.Input("cluster_autoscaler.scale_down_utilization_threshold", fmt.Sprint(c.ScaleDownUtilization), "is not a share between 0 and 1", "use such as 0.5 (the default)")
 	}
 	return c, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 func autoscalerOpts() ClusterAutoscalerOptions {
@@ -153,7 +154,7 @@ func TestClusterAutoscalerCarriesNoSecret(t *testing.T) {
 	}
 }
 
-func TestClusterAutoscalerInputErrors(t *testing.T) {
+func TestClusterAutoscalerBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		edit  func(*ClusterAutoscalerOptions)
@@ -171,9 +172,9 @@ func TestClusterAutoscalerInputErrors(t *testing.T) {
 			c := autoscalerOpts()
 			tc.edit(&c)
 			_, err := RenderClusterAutoscaler(c)
-			var ie *InputError
-			if !errors.As(err, &ie) || ie.Field != tc.field || ie.Fix == "" {
-				t.Fatalf("error %v, want an InputError on %s with a fix", err, tc.field)
+			var ie *planerr.Error
+			if !errors.As(err, &ie) || ie.Path != tc.field || ie.Fix == "" {
+				t.Fatalf("error %v, want a *planerr.Error on %s with a fix", err, tc.field)
 			}
 		})
 	}

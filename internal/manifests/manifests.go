@@ -22,6 +22,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Defaults.
@@ -109,15 +110,6 @@ type Options struct {
 	Images        Images
 }
 
-// InputError is a mistake in Options; Field names the option.
-type InputError struct {
-	Field, Value, Why, Fix string
-}
-
-func (e *InputError) Error() string {
-	return fmt.Sprintf("%s %q %s; %s", e.Field, e.Value, e.Why, e.Fix)
-}
-
 // Document is one rendered object.
 type Document struct {
 	APIVersion, Kind, Namespace, Name string
@@ -140,7 +132,7 @@ var imageRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._/-]*[a-z0-9])?(:[0-9]+)?(/[
 func withDefaults(o Options) (Options, catalog.Scenario, error) {
 	sc, err := catalog.LookupScenario(o.Scenario)
 	if err != nil {
-		return o, sc, &InputError{"scenario", o.Scenario, "is not a scenario", "use one of " + strings.Join(catalog.ScenarioNames(), ", ")}
+		return o, sc, planerr.Input("scenario", o.Scenario, "is not a scenario", "use one of "+strings.Join(catalog.ScenarioNames(), ", "))
 	}
 	o.Scenario = sc.Name
 	if o.Namespace == "" {
@@ -151,26 +143,26 @@ func withDefaults(o Options) (Options, catalog.Scenario, error) {
 	}
 	for field, ns := range map[string]string{"namespace": o.Namespace, "workload_namespace": o.WorkloadNamespace} {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return o, sc, &InputError{field, ns, "is not a namespace name: " + strings.Join(errs, "; "), "use lower case letters, digits and '-', such as gpu-system"}
+			return o, sc, planerr.Input(field, ns, "is not a namespace name: "+strings.Join(errs, "; "), "use lower case letters, digits and '-', such as gpu-system")
 		}
 	}
 	if o.Nodes < 1 {
-		return o, sc, &InputError{"node_count", fmt.Sprint(o.Nodes), "is below 1", "give the number of GPU nodes in the pool"}
+		return o, sc, planerr.Input("node_count", fmt.Sprint(o.Nodes), "is below 1", "give the number of GPU nodes in the pool")
 	}
 	if o.GPUsPerNode < 1 || o.GPUsPerNode > 16 {
-		return o, sc, &InputError{"gpus_per_node", fmt.Sprint(o.GPUsPerNode), "is not between 1 and 16", "give the GPU count of the pool's instance type"}
+		return o, sc, planerr.Input("gpus_per_node", fmt.Sprint(o.GPUsPerNode), "is not between 1 and 16", "give the GPU count of the pool's instance type")
 	}
 	if o.MaxRuntime == 0 {
 		o.MaxRuntime = DefaultMaxRuntime
 	}
 	if o.MaxRuntime < time.Hour {
-		return o, sc, &InputError{"max_runtime", o.MaxRuntime.String(), "is under one hour, which would reclaim ordinary jobs", "use a duration such as 72h (the default)"}
+		return o, sc, planerr.Input("max_runtime", o.MaxRuntime.String(), "is under one hour, which would reclaim ordinary jobs", "use a duration such as 72h (the default)")
 	}
 	if o.MinBusBandwidthGBs < 0 {
-		return o, sc, &InputError{"min_bus_bandwidth_gbs", fmt.Sprint(o.MinBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s"}
+		return o, sc, planerr.Input("min_bus_bandwidth_gbs", fmt.Sprint(o.MinBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s")
 	}
 	if o.MinCrossNodeBusBandwidthGBs < 0 {
-		return o, sc, &InputError{"min_cross_node_bus_bandwidth_gbs", fmt.Sprint(o.MinCrossNodeBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s"}
+		return o, sc, planerr.Input("min_cross_node_bus_bandwidth_gbs", fmt.Sprint(o.MinCrossNodeBusBandwidthGBs), "is negative", "use 0 to report only, or the expected GB/s")
 	}
 	if err := images.CheckRegistry("image_registry", o.ImageRegistry); err != nil {
 		return o, sc, err
@@ -187,22 +179,22 @@ func withDefaults(o Options) (Options, catalog.Scenario, error) {
 			*img.v = img.def
 		}
 		if !imageRE.MatchString(*img.v) {
-			return o, sc, &InputError{img.field, *img.v, "is not an image reference", "use registry/repository:tag, such as " + img.def}
+			return o, sc, planerr.Input(img.field, *img.v, "is not an image reference", "use registry/repository:tag, such as "+img.def)
 		}
 	}
 	env := bootstrap.ResolvedNCCLEnv(o.ERDMA, o.NCCLEnv)
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if errs := validation.IsEnvVarName(k); len(errs) > 0 {
-			return o, sc, &InputError{"nccl_env[" + k + "]", k, "is not an environment variable name", "use upper case letters, digits and _"}
+			return o, sc, planerr.Input(planerr.Key("nccl_env", k), k, "is not an environment variable name", "use upper case letters, digits and _")
 		}
 	}
 	o.NCCLEnv = env
 	if h := o.HPA; h != nil {
 		if errs := validation.IsDNS1123Subdomain(h.Deployment); len(errs) > 0 {
-			return o, sc, &InputError{"hpa.deployment", h.Deployment, "is not a Deployment name", "give the name of the Deployment to scale"}
+			return o, sc, planerr.Input("hpa.deployment", h.Deployment, "is not a Deployment name", "give the name of the Deployment to scale")
 		}
 		if h.MinReplicas < 1 || h.MaxReplicas < h.MinReplicas {
-			return o, sc, &InputError{"hpa", fmt.Sprintf("%d..%d", h.MinReplicas, h.MaxReplicas), "is not a replica range with 1 <= min <= max", "such as min_replicas = 1, max_replicas = 4"}
+			return o, sc, planerr.Input("hpa", fmt.Sprintf("%d..%d", h.MinReplicas, h.MaxReplicas), "is not a replica range with 1 <= min <= max", "such as min_replicas = 1, max_replicas = 4")
 		}
 		if h.TargetPercent == 0 {
 			h2 := *h
@@ -210,7 +202,7 @@ func withDefaults(o Options) (Options, catalog.Scenario, error) {
 			o.HPA = &h2
 		}
 		if o.HPA.TargetPercent < 1 || o.HPA.TargetPercent > 100 {
-			return o, sc, &InputError{"hpa.target_gpu_util_percent", fmt.Sprint(o.HPA.TargetPercent), "is not a percentage", "use 1 to 100, or leave unset for the scenario's threshold"}
+			return o, sc, planerr.Input("hpa.target_gpu_util_percent", fmt.Sprint(o.HPA.TargetPercent), "is not a percentage", "use 1 to 100, or leave unset for the scenario's threshold")
 		}
 	}
 	return o, sc, nil

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -299,9 +300,9 @@ func TestRenderOptions(t *testing.T) {
 			tt.mutate(&o)
 			docs, err := Render(o)
 			if tt.field != "" {
-				var ie *InputError
-				if !errors.As(err, &ie) || ie.Field != tt.field || ie.Fix == "" {
-					t.Fatalf("Render() error = %v, want an InputError on %s", err, tt.field)
+				var ie *planerr.Error
+				if !errors.As(err, &ie) || ie.Path != tt.field || ie.Fix == "" {
+					t.Fatalf("Render() error = %v, want a *planerr.Error on %s", err, tt.field)
 				}
 				return
 			}

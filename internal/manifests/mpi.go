@@ -15,6 +15,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // MPI jobs run under the Kubeflow MPI Operator (MPIJob, kubeflow.org/v2beta1): a launcher pod
@@ -132,23 +133,23 @@ type (
 // withMPIDefaults validates the MPI options and fills their defaults.
 func withMPIDefaults(o Options, m MPIOptions) (MPIOptions, error) {
 	if len(m.Pools) == 0 {
-		return m, &InputError{"mpi.pools", "", "is empty", "name at least one GPU node pool, such as { md-gpu = { node_count = 2, gpus_per_node = 8 } }"}
+		return m, planerr.Input("mpi.pools", "", "is empty", "name at least one GPU node pool, such as { md-gpu = { node_count = 2, gpus_per_node = 8 } }")
 	}
 	m.Pools = slices.Clone(m.Pools)
 	slices.SortFunc(m.Pools, func(a, b Pool) int { return strings.Compare(a.Name, b.Name) })
 	for i, p := range m.Pools {
-		field := "mpi.pools[" + p.Name + "]"
+		field := planerr.Key("mpi.pools", p.Name)
 		if errs := validation.IsValidLabelValue(p.Name); p.Name == "" || len(errs) > 0 {
-			return m, &InputError{"mpi.pools", p.Name, "is not a pool name (the " + PoolLabel + " label value)", "use the gpucluster_node_pool's name"}
+			return m, planerr.Input("mpi.pools", p.Name, "is not a pool name (the "+PoolLabel+" label value)", "use the gpucluster_node_pool's name")
 		}
 		if i > 0 && m.Pools[i-1].Name == p.Name {
-			return m, &InputError{"mpi.pools", p.Name, "is named twice", "name each pool once"}
+			return m, planerr.Input("mpi.pools", p.Name, "is named twice", "name each pool once")
 		}
 		if p.Nodes < 1 {
-			return m, &InputError{field + ".node_count", fmt.Sprint(p.Nodes), "is below 1", "give the pool's node count"}
+			return m, planerr.Input(planerr.Join(field, "node_count"), fmt.Sprint(p.Nodes), "is below 1", "give the pool's node count")
 		}
 		if p.GPUsPerNode < 1 || p.GPUsPerNode > 16 {
-			return m, &InputError{field + ".gpus_per_node", fmt.Sprint(p.GPUsPerNode), "is not between 1 and 16", "give the GPU count of the pool's instance type"}
+			return m, planerr.Input(planerr.Join(field, "gpus_per_node"), fmt.Sprint(p.GPUsPerNode), "is not between 1 and 16", "give the GPU count of the pool's instance type")
 		}
 	}
 	teams, err := withTeamDefaults(o, m.Pools, m.Teams)
@@ -166,17 +167,17 @@ func withMPIDefaults(o Options, m MPIOptions) (MPIOptions, error) {
 		})[0]
 	}
 	if _, ok := teams[m.JobTeam]; !ok {
-		return m, &InputError{"mpi.job_team", m.JobTeam, "is not one of the teams", "use a key of teams"}
+		return m, planerr.Input("mpi.job_team", m.JobTeam, "is not one of the teams", "use a key of teams")
 	}
 	if m.JobPool == "" {
 		m.JobPool = teams[m.JobTeam].Pool
 	}
 	if !slices.ContainsFunc(m.Pools, func(p Pool) bool { return p.Name == m.JobPool }) {
-		return m, &InputError{"mpi.job_pool", m.JobPool, "is not one of the pools", "use one of " + strings.Join(poolNames(m.Pools), ", ")}
+		return m, planerr.Input("mpi.job_pool", m.JobPool, "is not one of the pools", "use one of "+strings.Join(poolNames(m.Pools), ", "))
 	}
 	if m.MinParallelEfficiencyPercent < 0 || m.MinParallelEfficiencyPercent > 100 {
-		return m, &InputError{"mpi.min_parallel_efficiency_percent", fmt.Sprint(m.MinParallelEfficiencyPercent), "is not a percentage",
-			fmt.Sprintf("use 0 to report only, or a threshold such as %d (the scenario's target)", ScalingTargetPercent())}
+		return m, planerr.Input("mpi.min_parallel_efficiency_percent", fmt.Sprint(m.MinParallelEfficiencyPercent), "is not a percentage",
+			fmt.Sprintf("use 0 to report only, or a threshold such as %d (the scenario's target)", ScalingTargetPercent()))
 	}
 	if err := images.CheckRegistry("image_registry", o.ImageRegistry); err != nil {
 		return m, err
@@ -192,7 +193,7 @@ func withMPIDefaults(o Options, m MPIOptions) (MPIOptions, error) {
 			*img.v = img.def
 		}
 		if !imageRE.MatchString(*img.v) {
-			return m, &InputError{img.field, *img.v, "is not an image reference", "use registry/repository:tag, such as " + img.def}
+			return m, planerr.Input(img.field, *img.v, "is not an image reference", "use registry/repository:tag, such as "+img.def)
 		}
 	}
 	return m, nil

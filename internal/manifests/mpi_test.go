@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -309,7 +310,7 @@ func TestMPIOptionErrors(t *testing.T) {
 	}{
 		{"no pools", func(m *MPIOptions) { m.Pools = nil }, "mpi.pools"},
 		{"pool twice", func(m *MPIOptions) { m.Pools = append(m.Pools, m.Pools[0]) }, "mpi.pools"},
-		{"pool without nodes", func(m *MPIOptions) { m.Pools[0].Nodes = 0 }, "mpi.pools[md-gpu].node_count"},
+		{"pool without nodes", func(m *MPIOptions) { m.Pools[0].Nodes = 0 }, `mpi.pools["md-gpu"].node_count`},
 		{"job team unknown", func(m *MPIOptions) { m.JobTeam = "bio" }, "mpi.job_team"},
 		{"job pool unknown", func(m *MPIOptions) { m.JobPool = "other" }, "mpi.job_pool"},
 		{"threshold over 100", func(m *MPIOptions) { m.MinParallelEfficiencyPercent = 120 }, "mpi.min_parallel_efficiency_percent"},
@@ -318,9 +319,9 @@ func TestMPIOptionErrors(t *testing.T) {
 		o, m := mpiOpts(2, 8, true)
 		c.edit(&m)
 		_, err := RenderMPI(o, m)
-		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != c.field {
-			t.Errorf("%s: got %v, want an InputError on %s", c.name, err, c.field)
+		var ie *planerr.Error
+		if !errors.As(err, &ie) || ie.Path != c.field {
+			t.Errorf("%s: got %v, want a *planerr.Error on %s", c.name, err, c.field)
 		}
 	}
 }

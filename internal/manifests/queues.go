@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // Gang scheduling and team queues are Kueue's (kueue.x-k8s.io). Kueue admits a workload whole or
@@ -139,33 +141,33 @@ func withTeamDefaults(o Options, pools []Pool, teams map[string]Team) (map[strin
 	out := make(map[string]Team, len(teams))
 	for _, name := range slices.Sorted(maps.Keys(teams)) {
 		t := teams[name]
-		field := "mpi.teams[" + name + "]"
+		field := planerr.Key("mpi.teams", name)
 		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-			return nil, &InputError{"mpi.teams", name, "is not a team name: " + strings.Join(errs, "; "), "use lower case letters, digits and '-', such as chem"}
+			return nil, planerr.Input("mpi.teams", name, "is not a team name: "+strings.Join(errs, "; "), "use lower case letters, digits and '-', such as chem")
 		}
 		if t.GPUs < 0 {
-			return nil, &InputError{field + ".gpus", fmt.Sprint(t.GPUs), "is negative", "give the GPUs the team is guaranteed, or 0 to only borrow"}
+			return nil, planerr.Input(planerr.Join(field, "gpus"), fmt.Sprint(t.GPUs), "is negative", "give the GPUs the team is guaranteed, or 0 to only borrow")
 		}
 		if t.Namespace == "" {
 			t.Namespace = name
 		}
 		if errs := validation.IsDNS1123Label(t.Namespace); len(errs) > 0 {
-			return nil, &InputError{field + ".namespace", t.Namespace, "is not a namespace name: " + strings.Join(errs, "; "), "use lower case letters, digits and '-'"}
+			return nil, planerr.Input(planerr.Join(field, "namespace"), t.Namespace, "is not a namespace name: "+strings.Join(errs, "; "), "use lower case letters, digits and '-'")
 		}
 		if t.Pool == "" {
 			t.Pool = pools[0].Name
 		}
 		if !slices.ContainsFunc(pools, func(p Pool) bool { return p.Name == t.Pool }) {
-			return nil, &InputError{field + ".pool", t.Pool, "is not one of the pools", "use one of " + strings.Join(poolNames(pools), ", ")}
+			return nil, planerr.Input(planerr.Join(field, "pool"), t.Pool, "is not one of the pools", "use one of "+strings.Join(poolNames(pools), ", "))
 		}
 		byPool[t.Pool] += t.GPUs
 		out[name] = t
 	}
 	for _, p := range pools {
 		if sum := byPool[p.Name]; sum > p.GPUs() {
-			return nil, &InputError{"mpi.teams", teamQuotaList(out, p.Name),
+			return nil, planerr.Input("mpi.teams", teamQuotaList(out, p.Name),
 				fmt.Sprintf("guarantees %d GPUs on pool %s, which has %d (%d nodes x %d GPUs)", sum, p.Name, p.GPUs(), p.Nodes, p.GPUsPerNode),
-				fmt.Sprintf("lower the teams' gpus to a sum of at most %d, or add nodes to the pool; a team may borrow beyond its quota when others leave GPUs unused", p.GPUs())}
+				fmt.Sprintf("lower the teams' gpus to a sum of at most %d, or add nodes to the pool; a team may borrow beyond its quota when others leave GPUs unused", p.GPUs()))
 		}
 	}
 	return out, nil

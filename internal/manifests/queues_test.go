@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 func clusterQueues(t *testing.T, r MPIRender) map[string]clusterQueue {
@@ -29,9 +31,9 @@ func TestTeamQuotasMustFitThePool(t *testing.T) {
 	o := Options{Scenario: "molecular_dynamics", Nodes: 4, GPUsPerNode: 8}
 	pools := []Pool{{Name: "md-gpu", Nodes: 4, GPUsPerNode: 8}}
 	_, err := RenderMPI(o, MPIOptions{Pools: pools, Teams: map[string]Team{"chem": {GPUs: 32}, "cfd": {GPUs: 16}}})
-	var ie *InputError
-	if !errors.As(err, &ie) || ie.Field != "mpi.teams" {
-		t.Fatalf("got %v, want an InputError on teams", err)
+	var ie *planerr.Error
+	if !errors.As(err, &ie) || ie.Path != "mpi.teams" {
+		t.Fatalf("got %v, want a *planerr.Error on teams", err)
 	}
 	for _, want := range []string{"cfd=16, chem=32", "48 GPUs on pool md-gpu, which has 32 (4 nodes x 8 GPUs)", "at most 32"} {
 		if !strings.Contains(err.Error(), want) {
@@ -61,8 +63,8 @@ func TestTeamQuotasPerPool(t *testing.T) {
 	o := Options{Scenario: "engineering_simulation", Nodes: 2, GPUsPerNode: 8}
 	pools := []Pool{{Name: "a", Nodes: 2, GPUsPerNode: 8}, {Name: "b", Nodes: 1, GPUsPerNode: 4}}
 	_, err := RenderMPI(o, MPIOptions{Pools: pools, Teams: map[string]Team{"cfd": {GPUs: 4, Pool: "b"}, "fea": {GPUs: 1, Pool: "b"}}})
-	var ie *InputError
-	if !errors.As(err, &ie) || ie.Field != "mpi.teams" || !strings.Contains(err.Error(), "pool b") {
+	var ie *planerr.Error
+	if !errors.As(err, &ie) || ie.Path != "mpi.teams" || !strings.Contains(err.Error(), "pool b") {
 		t.Fatalf("got %v, want teams over pool b", err)
 	}
 	r, err := RenderMPI(o, MPIOptions{Pools: pools, Teams: map[string]Team{"cfd": {GPUs: 16}, "fea": {GPUs: 4, Pool: "b"}}})
@@ -74,7 +76,7 @@ func TestTeamQuotasPerPool(t *testing.T) {
 		t.Errorf("fea flavors %+v", fl)
 	}
 	_, err = RenderMPI(o, MPIOptions{Pools: pools, Teams: map[string]Team{"cfd": {GPUs: 1, Pool: "c"}}})
-	if !errors.As(err, &ie) || ie.Field != "mpi.teams[cfd].pool" {
+	if !errors.As(err, &ie) || ie.Path != `mpi.teams["cfd"].pool` {
 		t.Errorf("unknown pool: got %v", err)
 	}
 }
@@ -97,7 +99,7 @@ func TestDefaultTeam(t *testing.T) {
 	}
 }
 
-func TestTeamInputErrors(t *testing.T) {
+func TestTeamBadInput(t *testing.T) {
 	o := Options{Scenario: "molecular_dynamics", Nodes: 2, GPUsPerNode: 8}
 	pools := []Pool{{Name: "md-gpu", Nodes: 2, GPUsPerNode: 8}}
 	for _, c := range []struct {
@@ -105,13 +107,13 @@ func TestTeamInputErrors(t *testing.T) {
 		field string
 	}{
 		{map[string]Team{"Chem": {GPUs: 1}}, "mpi.teams"},
-		{map[string]Team{"chem": {GPUs: -1}}, "mpi.teams[chem].gpus"},
-		{map[string]Team{"chem": {GPUs: 1, Namespace: "Chem_NS"}}, "mpi.teams[chem].namespace"},
+		{map[string]Team{"chem": {GPUs: -1}}, `mpi.teams["chem"].gpus`},
+		{map[string]Team{"chem": {GPUs: 1, Namespace: "Chem_NS"}}, `mpi.teams["chem"].namespace`},
 	} {
 		_, err := RenderMPI(o, MPIOptions{Pools: pools, Teams: c.teams})
-		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != c.field {
-			t.Errorf("%v: got %v, want an InputError on %s", c.teams, err, c.field)
+		var ie *planerr.Error
+		if !errors.As(err, &ie) || ie.Path != c.field {
+			t.Errorf("%v: got %v, want a *planerr.Error on %s", c.teams, err, c.field)
 		}
 	}
 }

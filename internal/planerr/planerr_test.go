@@ -3,7 +3,6 @@ package planerr
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 )
 
@@ -34,14 +33,25 @@ func TestErrorKeepsMessageAndSentinel(t *testing.T) {
 	}
 }
 
+func TestInputWritesMessageFromFields(t *testing.T) {
+	e := Input("max_runtime", "30m0s", "is under one hour", "use 72h")
+	if got, want := e.Error(), `max_runtime "30m0s" is under one hour; use 72h`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if e.Path != "max_runtime" || e.Value != "30m0s" || e.Why != "is under one hour" || e.Fix != "use 72h" {
+		t.Errorf("fields = %+v", *e)
+	}
+	// A secret's value is left out of the message.
+	if got, want := Input("kubernetes.join_token", "", "is not a token", "generate one").Error(), "kubernetes.join_token is not a token; generate one"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	s := e.WithSupported("1h or more")
+	if s.Supported != "1h or more" || e.Supported != "" {
+		t.Errorf("WithSupported: copy %q, original %q", s.Supported, e.Supported)
+	}
+}
+
 func TestPaths(t *testing.T) {
-	e := New("object_lifecycle.ia_after_days", "-1", "why", "fix", errors.New("m"))
-	if got := e.Steps(); !slices.Equal(got, []string{"object_lifecycle", "ia_after_days"}) {
-		t.Errorf("Steps() = %q", got)
-	}
-	if got := New("", "", "", "", errors.New("m")).Steps(); got != nil {
-		t.Errorf("Steps() of an empty path = %q, want nil", got)
-	}
 	d := New("size_gib", "10", "why", "fix", errors.New("m"))
 	if got := d.Under("data_disks[1]").Path; got != "data_disks[1].size_gib" {
 		t.Errorf("Under = %q", got)
@@ -54,5 +64,18 @@ func TestPaths(t *testing.T) {
 	}
 	if d.Path != "size_gib" {
 		t.Errorf("Under/At changed the original: %q", d.Path)
+	}
+	for _, c := range []struct{ got, want string }{
+		{Join("kubernetes", "labels"), "kubernetes.labels"},
+		{Join("", "labels"), "labels"},
+		{Join("kubernetes", ""), "kubernetes"},
+		{Index("data_disks", 1), "data_disks[1]"},
+		{Key("tags", "a.b"), `tags["a.b"]`},
+		{Key(Join("kubernetes", "labels"), "gpucluster.io/x"), `kubernetes.labels["gpucluster.io/x"]`},
+		{Key("tags", `x["y"]`), `tags["x[\"y\"]"]`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
 	}
 }

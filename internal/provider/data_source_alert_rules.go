@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -16,6 +15,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 var _ datasource.DataSource = (*alertRulesDataSource)(nil)
@@ -134,9 +134,8 @@ func (d *alertRulesDataSource) Read(ctx context.Context, req datasource.ReadRequ
 		MemoryCriticalPercent: int(m.MemoryCritical.ValueInt64()), MemoryForMinutes: int(m.MemoryForMinutes.ValueInt64()),
 		NetworkBurstPercent: int(m.NetworkBurst.ValueInt64()),
 	})
-	var thErr *alerting.ThresholdError
-	if errors.As(err, &thErr) {
-		resp.Diagnostics.AddAttributeError(path.Root(thErr.Field), summary, thErr.Message)
+	if _, ok := planerr.As(err); ok {
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	if err != nil {

@@ -227,7 +227,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	}
 	docs, err := manifests.Render(o)
 	if err != nil {
-		addManifestsError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	affinity, err := manifests.AntiAffinityYAML("example-job")
@@ -253,7 +253,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		err = renderClusterAutoscaler(m.ClusterAutoscaler, autoscaler)
 	}
 	if err != nil {
-		addManifestsError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler})
@@ -262,7 +262,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		return
 	}
 	if err := renderMPI(o, m.MPI); err != nil {
-		addManifestsError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 

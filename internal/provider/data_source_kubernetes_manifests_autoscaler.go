@@ -14,6 +14,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // The `cluster_autoscaler` attribute of gpucluster_kubernetes_manifests: the Kubernetes Cluster
@@ -85,7 +86,7 @@ func clusterAutoscalerOptions(m *manifestsScaler) (*manifests.ClusterAutoscalerO
 	if s := m.ScaleDownUnneeded.ValueString(); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return nil, &manifests.InputError{Field: "cluster_autoscaler.scale_down_unneeded_time", Value: s, Why: "is not a Go duration", Fix: "write minutes, such as \"10m\""}
+			return nil, planerr.Input("cluster_autoscaler.scale_down_unneeded_time", s, "is not a Go duration", "write minutes, such as \"10m\"")
 		}
 		c.ScaleDownUnneededTime = d
 	}

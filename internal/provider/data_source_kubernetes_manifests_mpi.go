@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,12 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // The `mpi` attribute of gpucluster_kubernetes_manifests: MPI jobs, gang scheduling and team
@@ -125,20 +122,6 @@ type manifestsMPIImages struct {
 	LAMMPS   types.String `tfsdk:"lammps"`
 	OpenFOAM types.String `tfsdk:"openfoam"`
 	Horovod  types.String `tfsdk:"horovod"`
-}
-
-// addManifestsError reports an error from internal/manifests on the attribute it names.
-func addManifestsError(diags *diag.Diagnostics, err error, summary string) {
-	var ie *manifests.InputError
-	if pe, ok := planerr.As(err); ok && pe.Path != "" {
-		diags.AddAttributeError(attributePath(pe.Path), summary, err.Error())
-		return
-	}
-	if errors.As(err, &ie) {
-		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
-		return
-	}
-	diags.AddError(summary, err.Error())
 }
 
 // renderMPI fills the mpi attribute's outputs; nil when mpi is unset.

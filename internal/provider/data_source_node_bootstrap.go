@@ -2,9 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -16,7 +13,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 var _ datasource.DataSourceWithConfigure = (*nodeBootstrapDataSource)(nil)
@@ -224,12 +220,12 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
-		addFieldError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	doc, err := bootstrap.Render(opts)
 	if err != nil {
-		addFieldError(&resp.Diagnostics, err, summary)
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	for _, w := range warnings {
@@ -251,60 +247,4 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	m.InternetSources = stringList(bootstrap.InternetSources(opts))
 	m.CloudInit = types.StringValue(doc)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// fieldPath turns an internal package's field name ("kubernetes.taints[0].effect",
-// "kubernetes.labels[example.org/team]", "versions.driver") into an attribute path. Numeric
-// indexes are list indexes, others map keys. A name it cannot read gives the empty path.
-func fieldPath(field string) path.Path {
-	var p path.Path
-	first := true
-	for rest := field; rest != ""; {
-		end := strings.IndexAny(rest, ".[")
-		if end < 0 {
-			end = len(rest)
-		}
-		name := rest[:end]
-		if name == "" {
-			return path.Empty()
-		}
-		if first {
-			p, first = path.Root(name), false
-		} else {
-			p = p.AtName(name)
-		}
-		rest = rest[end:]
-		if strings.HasPrefix(rest, "[") {
-			closing := strings.Index(rest, "]")
-			if closing < 0 {
-				return path.Empty()
-			}
-			key := rest[1:closing]
-			if n, err := strconv.Atoi(key); err == nil {
-				p = p.AtListIndex(n)
-			} else {
-				p = p.AtMapKey(key)
-			}
-			rest = rest[closing+1:]
-		}
-		rest = strings.TrimPrefix(rest, ".")
-	}
-	return p
-}
-
-// addFieldError reports an error from the internal packages on the attribute it names.
-func addFieldError(diags *diag.Diagnostics, err error, summary string) {
-	var ie *bootstrap.InputError
-	var ve *bootstrap.VersionError
-	pe, isPlanErr := planerr.As(err)
-	switch {
-	case isPlanErr && pe.Path != "":
-		diags.AddAttributeError(attributePath(pe.Path), summary, err.Error())
-	case errors.As(err, &ie):
-		diags.AddAttributeError(fieldPath(ie.Field), summary, err.Error())
-	case errors.As(err, &ve):
-		diags.AddAttributeError(path.Root("versions").AtName(ve.Field), summary, err.Error())
-	default:
-		diags.AddError(summary, err.Error())
-	}
 }

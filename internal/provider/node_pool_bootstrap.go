@@ -6,11 +6,9 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
@@ -62,11 +59,6 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	diags.Append(d...)
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
-		var ve *bootstrap.VersionError
-		if errors.As(err, &ve) {
-			diags.AddAttributeError(path.Root("kubernetes").AtName("versions").AtName(ve.Field), "Invalid node bootstrap", err.Error())
-			return diags
-		}
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
 		return diags
 	}
@@ -145,8 +137,11 @@ func renderUserData(opts bootstrap.Options, userData string) (string, error) {
 	if err == nil {
 		doc, err = bootstrap.Merge(doc, userData)
 	}
-	if err == nil && len(doc) > bootstrap.MaxUserDataBytes {
-		err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data) is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
+	if err == nil {
+		doc = bootstrap.PackUserData(doc)
+		if len(doc) > bootstrap.MaxUserDataBytes {
+			err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data), gzip-compressed, is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
+		}
 	}
 	return doc, err
 }
@@ -167,27 +162,31 @@ func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string) diag.Diagnostics
 }
 
 // bootstrapErrorPath points a bootstrap input error at the node pool attribute it came from.
+// bootstrap names its Options fields: the pool nests versions under kubernetes, and its labels,
+// taints and add-ons are written differently from the Options entries the error names, so the
+// diagnostic points at the kubernetes attribute holding them (or the mounts entry).
 func bootstrapErrorPath(err error) path.Path {
-	var in *bootstrap.InputError
-	var field string
-	if pe, ok := planerr.As(err); ok {
-		field = pe.Path
-	} else if errors.As(err, &in) {
-		field = in.Field
-	} else {
-		return path.Root("kubernetes")
+	fallback := path.Root("kubernetes")
+	steps := planErrorPath(err, fallback).Steps()
+	if len(steps) < 2 {
+		return fallback
 	}
-	if rest, ok := strings.CutPrefix(field, "mounts["); ok {
-		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
-			return path.Root("mounts").AtListIndex(i)
+	first, _ := steps[0].(path.PathStepAttributeName)
+	switch first {
+	case "versions":
+		if name, ok := steps[1].(path.PathStepAttributeName); ok {
+			return fallback.AtName("versions").AtName(string(name))
 		}
-		return path.Root("mounts")
+	case "mounts":
+		if i, ok := steps[1].(path.PathStepElementKeyInt); ok {
+			return path.Root("mounts").AtListIndex(int(i))
+		}
+	case "kubernetes":
+		if name, ok := steps[1].(path.PathStepAttributeName); ok {
+			return fallback.AtName(string(name))
+		}
 	}
-	if rest, ok := strings.CutPrefix(field, "kubernetes."); ok {
-		name, _, _ := strings.Cut(rest, "[")
-		return path.Root("kubernetes").AtName(name)
-	}
-	return path.Root("kubernetes")
+	return fallback
 }
 
 // k8sSoftware reads kubernetes.versions and kubernetes.nccl_env.

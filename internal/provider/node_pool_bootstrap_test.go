@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 )
 
 const testJoinToken = "abcdef.0123456789abcdef"
@@ -180,7 +181,10 @@ func checkUserData(emu *acctest.Emulator, pool string, want, notWant []string) r
 		if err != nil {
 			return fmt.Errorf("user data of %s is not Base64: %w", id, err)
 		}
-		doc := string(raw)
+		doc, err := bootstrap.UnpackUserData(string(raw))
+		if err != nil {
+			return fmt.Errorf("user data of %s: %w", id, err)
+		}
 		for _, w := range want {
 			if !strings.Contains(doc, w) {
 				return fmt.Errorf("%s: node %s's user data lacks %q:\n%.2000s", pool, id, w, doc)

@@ -7,6 +7,12 @@
 // cloud is registered as a kwok Node with the labels, taints and capacity its kubelet would
 // register; the first control-plane node also applies its Flannel manifest and add-ons. A node
 // that would fail does not register, and the agent says why (GET /_emulator/nodes).
+//
+// With Options.RegionModel (region.go) the agent also plays the instance's region: from a
+// Chinese mainland region a route out does not reach the hosts internal/regionreach lists, so a
+// bootstrap that downloads or pulls images from them fails, naming each host, why, and the
+// source; a node whose pod network's images cannot be pulled registers NotReady; an NVSwitch
+// node without Fabric Manager registers with a condition saying CUDA cannot initialise.
 package nodeagent
 
 import (
@@ -49,6 +55,8 @@ type NodeStatus struct {
 	Role       string `json:"role,omitempty"` // RoleInit, RoleControlPlane, RoleWorker
 	Node       string `json:"node,omitempty"` // the registered Node's name
 	Reason     string `json:"reason,omitempty"`
+	// Notes are what slows the node's boot without failing it (Options.RegionModel).
+	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
 	Addons []AddonResult `json:"addons,omitempty"`
 }
@@ -58,6 +66,7 @@ type Agent struct {
 	view func() emulator.View
 	kube Kube
 	logf func(format string, args ...any)
+	opts Options
 
 	mu         sync.Mutex
 	cluster    *cluster
@@ -65,6 +74,7 @@ type Agent struct {
 	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
 	registered map[string]string    // instance id -> node name
 	stopped    map[string]bool      // registered instances whose kubelet is down
+	notReady   map[string]string    // registered instances without a pod network: why
 	statuses   map[string]NodeStatus
 	addonsDone bool
 }
@@ -77,11 +87,16 @@ type planEntry struct {
 
 // New makes an agent over the emulator's view; logf (may be nil) gets one line per change.
 func New(view func() emulator.View, kube Kube, logf func(format string, args ...any)) *Agent {
+	return NewWithOptions(view, kube, logf, Options{})
+}
+
+// NewWithOptions is New with Options.
+func NewWithOptions(view func() emulator.View, kube Kube, logf func(format string, args ...any), opts Options) *Agent {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
-		stopped: map[string]bool{}, statuses: map[string]NodeStatus{}}
+	return &Agent{view: view, kube: kube, logf: logf, opts: opts, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
+		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -139,7 +154,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		if name, ok := a.registered[in.ID]; ok {
 			st = a.statuses[in.ID]
 			st.Status, st.Node = in.Status, name
-			st.Reason = a.followPower(ctx, in, name)
+			if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
+				st.Reason = a.notReady[in.ID]
+			}
 			statuses[in.ID] = st
 			continue
 		}
@@ -201,7 +218,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		statuses[in.ID] = st
 		return false
 	}
-	node := nodeFor(in, p, d.role != RoleWorker)
+	node := nodeFor(in, p, d.role != RoleWorker, d.notReady, d.conditions)
 	for id, name := range a.registered {
 		if name == node.Name && id != in.ID {
 			// kubeadm join's preflight refuses a name a Ready node already has.
@@ -217,13 +234,20 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		return false
 	}
 	a.registered[in.ID] = node.Name
+	if d.notReady != "" {
+		a.notReady[in.ID] = d.notReady
+	}
 	if d.role == RoleControlPlane { // it serves the API from now on
 		a.cluster.members[in.ID] = in.PrivateIP
 	}
-	st.Node, st.Reason = node.Name, ""
+	// A node without a pod network registers, and says why it is NotReady.
+	st.Node, st.Reason, st.Notes = node.Name, d.notReady, d.notes
 	statuses[in.ID] = st
 	a.statuses[in.ID] = st
 	a.logf("nodeagent: %s registered as node %s (%s)", in.ID, node.Name, d.role)
+	if d.notReady != "" {
+		a.logf("nodeagent: node %s stays NotReady: %s", node.Name, d.notReady)
+	}
 	return true
 }
 
@@ -256,6 +280,11 @@ func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 // again. A failed call is tried again next round.
 func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name string) string {
 	down := in.Status != "Running"
+	if !down && a.stopped[in.ID] && a.notReady[in.ID] != "" {
+		// Its kubelet runs again but still has no pod network: the node stays NotReady, so it
+		// is not handed back to kwok.
+		delete(a.stopped, in.ID)
+	}
 	if down != a.stopped[in.ID] {
 		if err := a.kube.SetKubeletRunning(ctx, name, !down); err != nil {
 			a.logf("nodeagent: node %s of instance %s (%s): %v", name, in.ID, in.Status, err)
@@ -294,6 +323,7 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 		}
 		delete(a.registered, id)
 		delete(a.stopped, id)
+		delete(a.notReady, id)
 		delete(a.plans, id)
 		if c := a.cluster; c != nil {
 			delete(c.members, id)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
@@ -19,6 +21,8 @@ type cluster struct {
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
 	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
+	imageRepository  string            // where kubeadm pulls the control-plane and kube-proxy images from
+	cniImages        []string          // the images of the pod network the init node applies
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
@@ -29,6 +33,17 @@ const apiServerPort = "6443"
 type decision struct {
 	role   string // RoleInit, RoleControlPlane, RoleWorker
 	reason string // why it does not register; "" = it registers
+	// With Options.RegionModel: why the registered node stays NotReady (no pod network), the
+	// conditions it registers with, and what slowed its boot.
+	notReady   string
+	conditions []corev1.NodeCondition
+	notes      []string
+}
+
+// withRegion adds the region's verdict on a node that registers.
+func (d decision) withRegion(v regionVerdict) decision {
+	d.notReady, d.conditions, d.notes = v.notReady, v.conditions, v.notes
+	return d
 }
 
 // Roles a node takes.
@@ -59,12 +74,20 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 			"this node would create another cluster at %s. Only the first control-plane node runs kubeadm init (control_plane_init = true); "+
 			"the others join it", c.endpoint, c.initID, c.initHost, endpoint)}
 	}
-	if r := net.checkDownloads(in, p.Downloads); r != "" {
+	if r := net.checkDownloads(in, a.routed(p.Downloads)); r != "" {
 		return decision{role: RoleInit, reason: r}
 	}
+	cni := cniImages(p.Addons)
+	var rv regionVerdict
+	if a.opts.RegionModel {
+		if rv = judgeRegion(in, p, true, p.ImageRepository, cni, net.internetRoute(in) != ""); rv.fatal != "" {
+			return decision{role: RoleInit, reason: rv.fatal}
+		}
+	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
-		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == ""}
-	return decision{role: RoleInit}
+		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
+		imageRepository: p.ImageRepository, cniImages: cni}
+	return decision{role: RoleInit}.withRegion(rv)
 }
 
 // join is kubeadm join: the downloads, the endpoint reachable and served by the cluster's API,
@@ -76,7 +99,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		role = RoleControlPlane
 	}
 	d := decision{role: role}
-	if d.reason = net.checkDownloads(in, p.Downloads); d.reason != "" {
+	if d.reason = net.checkDownloads(in, a.routed(p.Downloads)); d.reason != "" {
 		return d
 	}
 	targets, why := net.resolveEndpoint(in, j.Endpoint)
@@ -133,6 +156,12 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			d.reason = fmt.Sprintf("the certificate key does not decrypt the control-plane certificates %s uploaded: pass the same certificate_key to every control-plane pool", c.initID)
 		}
 		return d
+	}
+	if a.opts.RegionModel {
+		rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages, net.internetRoute(in) != "")
+		if d.reason = rv.fatal; d.reason == "" {
+			d = d.withRegion(rv)
+		}
 	}
 	return d
 }

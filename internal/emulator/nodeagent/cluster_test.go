@@ -168,6 +168,46 @@ func TestWithRealCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("region model: Flannel's images cannot be pulled, the nodes register NotReady", func(t *testing.T) {
+		s := startCloud(t, true)
+		cpOpts := firstControlPlane(cas[0])
+		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+		cp := s.run(t, "ecs.g7.xlarge", "nocni-cp-0", rewrittenDoc(t, cpOpts, inRegion, flannelFromGHCR))
+		s.backends(t, cp)
+		wOpts := gpuWorker(cas[0])
+		wOpts.Kubernetes.APIEndpoint = s.endpoint()
+		w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "nocni-gpu-0", rewrittenDoc(t, wOpts, inRegion))
+		got := s.settle(t, s.startAgentWith(t, kube, Options{RegionModel: true}), []string{cp, w}, registered)
+		for id, name := range map[string]string{cp: "nocni-cp-0", w: "nocni-gpu-0"} {
+			mustContain(t, name+" reason", got[id].Reason, "ghcr.io is unreliable from cn-wulanchabu")
+			waitNode(t, client, name, "NotReady for want of a pod network", func(n *corev1.Node) bool {
+				return nodeReady(n) == corev1.ConditionFalse && hasCondition(n, corev1.NodeReady, corev1.ConditionFalse, "cni plugin not initialized")
+			})
+		}
+		// kwok manages only nodes annotated fake: a while later the worker is still not Ready.
+		time.Sleep(3 * time.Second)
+		n, err := client.CoreV1().Nodes().Get(t.Context(), "nocni-gpu-0", metav1.GetOptions{})
+		if err != nil || nodeReady(n) == corev1.ConditionTrue {
+			t.Errorf("nocni-gpu-0 went Ready without a pod network (err %v)", err)
+		}
+	})
+
+	t.Run("a condition the agent registers survives kwok's initialisation", func(t *testing.T) {
+		in := instance("i-fm", "10.0.9.10", "", true)
+		in.Type, in.GPUs = "ecs.sccgn7ex.32xlarge", 8
+		c, ok := fabricManagerMissing(&in, NodePlan{})
+		if !ok {
+			t.Fatal("sccgn7ex without Fabric Manager: no condition")
+		}
+		if err := kube.RegisterNode(t.Context(), nodeFor(&in, NodePlan{NodeName: "fm-gpu-0"}, false, "", []corev1.NodeCondition{c})); err != nil {
+			t.Fatal(err)
+		}
+		n := waitReady(t, client, "fm-gpu-0")
+		if !hasCondition(n, ConditionCUDAInitFailed, corev1.ConditionTrue, "error 802") {
+			t.Errorf("fm-gpu-0 lost its %s condition once Ready: %+v", ConditionCUDAInitFailed, n.Status.Conditions)
+		}
+	})
+
 	t.Run("a second kubeadm init", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])

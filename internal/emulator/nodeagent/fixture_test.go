@@ -201,7 +201,13 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {
 	t.Helper()
-	a := New(func() emulator.View { return v }, kube, t.Logf)
+	return syncWith(t, v, kube, Options{})
+}
+
+// syncWith is syncOnce with options.
+func syncWith(t *testing.T, v emulator.View, kube Kube, opts Options) map[string]NodeStatus {
+	t.Helper()
+	a := NewWithOptions(func() emulator.View { return v }, kube, t.Logf, opts)
 	a.Sync(context.Background())
 	out := map[string]NodeStatus{}
 	for _, st := range a.Statuses() {

@@ -90,9 +90,23 @@ func (k *clientKube) RegisterNode(ctx context.Context, node *corev1.Node) error 
 		cur.Status.Addresses = node.Status.Addresses
 		cur.Status.NodeInfo.Architecture = node.Status.NodeInfo.Architecture
 		cur.Status.NodeInfo.OperatingSystem = node.Status.NodeInfo.OperatingSystem
+		for _, c := range node.Status.Conditions {
+			setCondition(&cur.Status, c)
+		}
 		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
 		return err
 	})
+}
+
+// setCondition replaces the condition of c's type, or adds it.
+func setCondition(st *corev1.NodeStatus, c corev1.NodeCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
 }
 
 // DeleteNode deletes a Node; one already gone is fine.

@@ -37,6 +37,7 @@ type kubeadmInit struct {
 type kubeadmCluster struct {
 	ControlPlaneEndpoint string `json:"controlPlaneEndpoint"`
 	ImageRepository      string `json:"imageRepository"`
+	KubernetesVersion    string `json:"kubernetesVersion"`
 	Networking           struct {
 		PodSubnet string `json:"podSubnet"`
 	} `json:"networking"`

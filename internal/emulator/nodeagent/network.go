@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/regionreach"
 )
 
 // network answers what an instance can reach, from one emulator View: a route to the internet,
@@ -71,12 +72,14 @@ func (n *network) internetRoute(in *emulator.InstanceView) string {
 // the words are the ones issue #18 asks for.
 const NoRouteReason = "no route to the internet"
 
-// checkDownloads returns "" when every download is reachable: from the in-VPC mirror, or
-// anywhere through the instance's internet route.
+// checkDownloads returns "" when every download is reachable: from an endpoint of the
+// instance's region on Alibaba Cloud's internal network (the in-VPC mirror, Container Registry's
+// VPC endpoints, OSS's internal endpoint: internal/regionreach.InRegion), or anywhere through the
+// instance's internet route.
 func (n *network) checkDownloads(in *emulator.InstanceView, downloads []Download) string {
 	var internet []string
 	for _, d := range downloads {
-		if d.Host == bootstrap.AlibabaVPCMirrorHost {
+		if d.Host == bootstrap.AlibabaVPCMirrorHost || regionreach.InRegion(in.Region, d.Host) {
 			continue
 		}
 		what := d.Host

@@ -18,6 +18,9 @@ const (
 	InstanceAnnotation = "emulator.gpucluster.io/instance-id"
 	// GPUResource is the NVIDIA device plugin's extended resource.
 	GPUResource corev1.ResourceName = "nvidia.com/gpu"
+	// NetworkNotReadyOwner is the KwokNodeAnnotation value of a node registered without a pod
+	// network: not kwok's "fake", so kwok does not make it Ready.
+	NetworkNotReadyOwner = "network-not-ready"
 	// maxPods is kubelet's default maxPods.
 	maxPods = 110
 )
@@ -26,7 +29,13 @@ const (
 // nodeRegistration, with the labels kubelet itself always sets (hostname, os, arch) and, on a
 // control-plane node, the ones kubeadm's mark-control-plane phase adds; capacity from the
 // instance type (GPUs as nvidia.com/gpu, which the device plugin advertises on the real node).
-func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool) *corev1.Node {
+//
+// A node whose pod network cannot come up (notReady says why) is not handed to kwok: it
+// registers with the Ready condition its kubelet posts, False, KubeletNotReady. kwok renews the
+// Lease only of the nodes it manages, so the node lifecycle controller turns that condition
+// Unknown after its grace period; NotReady either way, and GET /_emulator/nodes keeps the reason.
+// conditions are added to the node's status (a CUDA that cannot initialise).
+func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool, notReady string, conditions []corev1.NodeCondition) *corev1.Node {
 	labels := map[string]string{
 		"kubernetes.io/hostname": p.NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
@@ -44,11 +53,21 @@ func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool) *corev1.N
 	if in.GPUs > 0 {
 		capacity[GPUResource] = *resource.NewQuantity(int64(in.GPUs), resource.DecimalSI)
 	}
+	owner := "fake"
+	conds := append([]corev1.NodeCondition(nil), conditions...)
+	if notReady != "" {
+		owner = NetworkNotReadyOwner
+		conds = append(conds, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: cniNotReady})
+	}
+	now := metav1.Now()
+	for i := range conds {
+		conds[i].LastHeartbeatTime, conds[i].LastTransitionTime = now, now
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        p.NodeName,
 			Labels:      labels,
-			Annotations: map[string]string{KwokNodeAnnotation: "fake", InstanceAnnotation: in.ID},
+			Annotations: map[string]string{KwokNodeAnnotation: owner, InstanceAnnotation: in.ID},
 		},
 		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), p.Taints...)},
 		Status: corev1.NodeStatus{
@@ -58,7 +77,8 @@ func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool) *corev1.N
 				{Type: corev1.NodeInternalIP, Address: in.PrivateIP},
 				{Type: corev1.NodeHostName, Address: p.NodeName},
 			},
-			NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			Conditions: conds,
 		},
 	}
 }

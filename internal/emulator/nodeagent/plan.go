@@ -38,6 +38,15 @@ type NodePlan struct {
 	Downloads []Download
 	// Addons are the manifests the first control-plane node applies, in file order.
 	Addons []Addon
+	// ImageRepository is where kubeadm pulls the control-plane images from and
+	// KubernetesVersion the ClusterConfiguration's kubernetesVersion ("" = kubeadm's own), on a
+	// first control-plane node; a joining node takes both from its cluster.
+	ImageRepository, KubernetesVersion string
+	// Containerd is what the node's containerd pulls images through: its pause image and
+	// registry mirrors.
+	Containerd containerdSetup
+	// FabricManager: the script installs NVIDIA Fabric Manager (nvidia-fabricmanager).
+	FabricManager bool
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -51,8 +60,10 @@ type JoinPlan struct {
 }
 
 // Download is one thing the bootstrap fetches, from Host ("" = the image's own apt sources).
+// Image marks kubeadm's image pulls, which go through containerd's registry mirrors.
 type Download struct {
 	Host, What string
+	Image      bool
 }
 
 // Addon is one add-on manifest file.
@@ -101,6 +112,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 			if cfg.Cluster.ImageRepository != "" {
 				imageRepo = cfg.Cluster.ImageRepository
 			}
+			p.KubernetesVersion = cfg.Cluster.KubernetesVersion
 		}
 		if pem, ok := ci.Files[bootstrap.CACertPath]; ok {
 			cert, err := clusterca.ParseCertPEM(pem)
@@ -129,6 +141,11 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	}
 	p.Taints = reg.Taints
 	p.Downloads = downloadsOf(script, imageRepo)
+	if p.Init {
+		p.ImageRepository = imageRepo
+	}
+	p.Containerd = readContainerd(ci.Files, script)
+	p.FabricManager = strings.Contains(script, fabricManagerPackage)
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
 			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})
@@ -173,7 +190,7 @@ func downloadsOf(script, imageRepo string) []Download {
 			out = append(out, Download{What: "Ubuntu packages from the image's apt sources"})
 		case strings.Contains(line, "kubeadm init") || strings.Contains(line, "join "+bootstrap.KubeadmPath):
 			if !slices.ContainsFunc(out, func(d Download) bool { return strings.HasPrefix(d.What, "kubeadm images") }) {
-				out = append(out, Download{Host: hostOf("https://" + imageRepo), What: "kubeadm images from " + imageRepo})
+				out = append(out, Download{Host: hostOf("https://" + imageRepo), What: "kubeadm images from " + imageRepo, Image: true})
 			}
 		}
 	}

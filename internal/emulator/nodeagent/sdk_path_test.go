@@ -193,7 +193,12 @@ func (s *cloudScenario) power(t *testing.T, id string, start bool) {
 
 // startAgent plugs an agent over the scenario's emulator into its admin API.
 func (s *cloudScenario) startAgent(t *testing.T, kube Kube) *Agent {
-	a := New(s.srv.View, kube, t.Logf)
+	return s.startAgentWith(t, kube, Options{})
+}
+
+// startAgentWith is startAgent with options.
+func (s *cloudScenario) startAgentWith(t *testing.T, kube Kube, opts Options) *Agent {
+	a := NewWithOptions(s.srv.View, kube, t.Logf, opts)
 	s.srv.HandleAdmin(emulator.NodesPath, a)
 	return a
 }

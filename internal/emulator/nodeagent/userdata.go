@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 )
 
 // CloudInit is what cloud-init makes of a node's user data, as far as the node agent needs it:
@@ -40,7 +42,13 @@ func DecodeUserData(b64 string) (CloudInit, error) {
 	if err != nil {
 		return ci, fmt.Errorf("user data is not Base64: %w", err)
 	}
-	parts, err := cloudConfigParts(raw)
+	// cloud-init uncompresses gzip user data before anything else
+	// (https://cloudinit.readthedocs.io/en/latest/explanation/format.html).
+	doc, err := bootstrap.UnpackUserData(string(raw))
+	if err != nil {
+		return ci, err
+	}
+	parts, err := cloudConfigParts([]byte(doc))
 	if err != nil {
 		return ci, err
 	}

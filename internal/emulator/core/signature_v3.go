@@ -1,4 +1,4 @@
-package emulator
+package core
 
 import (
 	"bytes"
@@ -40,38 +40,38 @@ var v3SignedAlways = []string{
 	"x-acs-signature-nonce", "x-acs-content-sha256", "x-acs-security-token",
 }
 
-// v3Request is what the V3 check needs from an HTTP request. It is captured
+// V3Request is what the V3 check needs from an HTTP request. It is captured
 // before the form is parsed, because parsing consumes the body the signature
 // covers.
-type v3Request struct {
+type V3Request struct {
 	method, path, host string
 	query              url.Values
 	header             http.Header
 	body               []byte
 }
 
-// isV3 tells a V3-signed request from a V1 one, whose signature travels as
+// IsV3 tells a V3-signed request from a V1 one, whose signature travels as
 // parameters. A request with V3 headers but no Authorization is V3 too, so
 // it is told what is missing instead of "AccessKeyId".
-func isV3(r *http.Request) bool {
+func IsV3(r *http.Request) bool {
 	return strings.HasPrefix(r.Header.Get("Authorization"), "ACS3-") || r.Header.Get("x-acs-signature-nonce") != ""
 }
 
-// readV3 captures a V3 request and puts its body back for the form parser.
-func readV3(r *http.Request) (*v3Request, *apiError) {
+// ReadV3 captures a V3 request and puts its body back for the form parser.
+func ReadV3(r *http.Request) (*V3Request, *Error) {
 	var body []byte
 	if r.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxV3Body+1))
 		if err != nil {
-			return nil, errf(400, "InvalidParameter", "cannot read the request body: %v", err)
+			return nil, Errf(400, "InvalidParameter", "cannot read the request body: %v", err)
 		}
 		if len(b) > maxV3Body {
-			return nil, errf(400, "InvalidParameter", "the request body is larger than %d bytes", maxV3Body)
+			return nil, Errf(400, "InvalidParameter", "the request body is larger than %d bytes", maxV3Body)
 		}
 		body = b
 		r.Body = io.NopCloser(bytes.NewReader(b))
 	}
-	return &v3Request{
+	return &V3Request{
 		method: r.Method,
 		path:   r.URL.EscapedPath(),
 		host:   r.Host,
@@ -117,15 +117,15 @@ func parseV3Authorization(h string) (v3Authorization, bool) {
 	return a, a.accessKey != "" && a.signature != "" && len(a.signedHeaders) > 0
 }
 
-func errIncompleteV3(format string, args ...any) *apiError {
-	return errf(400, "IncompleteSignature", "The request signature does not conform to Aliyun standards: "+format, args...)
+func errIncompleteV3(format string, args ...any) *Error {
+	return Errf(400, "IncompleteSignature", "The request signature does not conform to Aliyun standards: "+format, args...)
 }
 
 // authenticateV3 checks a V3 signature and returns the AccessKeyId it was
 // made with. The order is the V1 check's: who is calling, the token, the
 // clock, the signature, and last the nonce, so a refused request does not
 // burn its nonce.
-func (s *Server) authenticateV3(r *v3Request, now time.Time) (string, *apiError) {
+func (au *Authenticator) authenticateV3(r *V3Request, now time.Time) (string, *Error) {
 	authz := r.header.Get("Authorization")
 	if authz == "" {
 		return "", errIncompleteV3("the Authorization header is missing.")
@@ -135,12 +135,12 @@ func (s *Server) authenticateV3(r *v3Request, now time.Time) (string, *apiError)
 		return "", errIncompleteV3("the Authorization header must read %q.", v3Algorithm+" Credential=<AccessKeyId>,SignedHeaders=<h1;h2>,Signature=<hex>")
 	}
 	if a.algorithm != v3Algorithm {
-		return "", errf(400, "InvalidParameter", "Signature algorithm %q is not supported; use %s.", a.algorithm, v3Algorithm)
+		return "", Errf(400, "InvalidParameter", "Signature algorithm %q is not supported; use %s.", a.algorithm, v3Algorithm)
 	}
 	ak := a.accessKey
-	secret, token, exp, ok := s.lookupKey(ak)
+	secret, token, exp, ok := au.Keys(ak)
 	if !ok {
-		return "", errf(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
+		return "", Errf(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
 	}
 	if id := r.header.Get("x-acs-accesskey-id"); id != "" && id != ak {
 		return "", errIncompleteV3("x-acs-accesskey-id %q differs from the Credential %q.", id, ak)
@@ -150,7 +150,7 @@ func (s *Server) authenticateV3(r *v3Request, now time.Time) (string, *apiError)
 	}
 	for _, name := range []string{"x-acs-action", "x-acs-version", "x-acs-date", "x-acs-signature-nonce", "x-acs-content-sha256"} {
 		if r.header.Get(name) == "" {
-			return "", errMissing(name)
+			return "", ErrMissing(name)
 		}
 	}
 	signed := make(map[string]bool, len(a.signedHeaders))
@@ -168,7 +168,7 @@ func (s *Server) authenticateV3(r *v3Request, now time.Time) (string, *apiError)
 	}
 	sum := sha256.Sum256(r.body)
 	if bodyHash := hex.EncodeToString(sum[:]); !strings.EqualFold(bodyHash, r.header.Get("x-acs-content-sha256")) {
-		return "", errf(400, "SignatureDoesNotMatch", "x-acs-content-sha256 is not the SHA-256 of the body received (%s).", bodyHash)
+		return "", Errf(400, "SignatureDoesNotMatch", "x-acs-content-sha256 is not the SHA-256 of the body received (%s).", bodyHash)
 	}
 	canonical := r.canonicalRequest(a.signedHeaders)
 	sts := v3StringToSign(canonical)
@@ -176,17 +176,17 @@ func (s *Server) authenticateV3(r *v3Request, now time.Time) (string, *apiError)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.signature))) != 1 {
 		// The canonical request goes into the message: a client writing its
 		// own signer needs it to see where the two sides differ.
-		return "", errf(403, "SignatureDoesNotMatch", "Specified signature is not matched with our calculation. server string to sign is:%s canonical request is:%s", sts, canonical)
+		return "", Errf(403, "SignatureDoesNotMatch", "Specified signature is not matched with our calculation. server string to sign is:%s canonical request is:%s", sts, canonical)
 	}
-	if !s.nonces.use(ak+"\x00"+r.header.Get("x-acs-signature-nonce"), now) {
-		return "", errf(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
+	if !au.nonces.use(ak+"\x00"+r.header.Get("x-acs-signature-nonce"), now) {
+		return "", Errf(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
 	}
 	return ak, nil
 }
 
 // canonicalRequest builds the V3 canonical request over the given signed
 // headers (already lower case).
-func (r *v3Request) canonicalRequest(signedHeaders []string) string {
+func (r *V3Request) canonicalRequest(signedHeaders []string) string {
 	names := append([]string(nil), signedHeaders...)
 	sort.Strings(names)
 	var b strings.Builder
@@ -212,7 +212,7 @@ func (r *v3Request) canonicalRequest(signedHeaders []string) string {
 // headerValue is a header's canonical value: trimmed, several values sorted
 // and joined by commas. Go moves Host out of the header map, so it is read
 // from the request.
-func (r *v3Request) headerValue(name string) string {
+func (r *V3Request) headerValue(name string) string {
 	if name == "host" {
 		return strings.TrimSpace(r.host)
 	}
@@ -241,7 +241,7 @@ func canonicalQuery(q url.Values) string {
 	var pairs []pair
 	for k, vs := range q {
 		for _, v := range vs {
-			pairs = append(pairs, pair{percentEncode(k), percentEncode(v)})
+			pairs = append(pairs, pair{PercentEncode(k), PercentEncode(v)})
 		}
 	}
 	sort.Slice(pairs, func(i, j int) bool {
@@ -266,7 +266,7 @@ func canonicalQuery(q url.Values) string {
 // is escaped and '~' is not.
 var rfc3986Fixups = strings.NewReplacer("+", "%20", "*", "%2A", "%7E", "~")
 
-func percentEncode(s string) string { return rfc3986Fixups.Replace(url.QueryEscape(s)) }
+func PercentEncode(s string) string { return rfc3986Fixups.Replace(url.QueryEscape(s)) }
 
 func v3StringToSign(canonicalRequest string) string {
 	sum := sha256.Sum256([]byte(canonicalRequest))
@@ -279,18 +279,19 @@ func signV3(stringToSign, secret string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// signedRequest is what the signature check of one RPC call works from: the
+// SignedRequest is what the signature check of one RPC call works from: the
 // HTTP method and, for a V3 request, the captured request (nil for V1, whose
 // signature travels in the parameters).
-type signedRequest struct {
-	method string
-	v3     *v3Request
+type SignedRequest struct {
+	Method string
+	V3     *V3Request
 }
 
-// authenticateRequest checks whichever signature the request carries.
-func (s *Server) authenticateRequest(sr signedRequest, p params, now time.Time) (string, *apiError) {
-	if sr.v3 != nil {
-		return s.authenticateV3(sr.v3, now)
+// Authenticate checks whichever signature the request carries and answers the AccessKeyId it
+// was made with.
+func (a *Authenticator) Authenticate(sr SignedRequest, p Params, now time.Time) (string, *Error) {
+	if sr.V3 != nil {
+		return a.authenticateV3(sr.V3, now)
 	}
-	return s.authenticate(sr.method, p, now)
+	return a.authenticate(sr.Method, p, now)
 }

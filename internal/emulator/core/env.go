@@ -1,0 +1,21 @@
+package core
+
+import "time"
+
+// Env is what the Server offers a product's handler beyond the records in Stores: the things
+// every product shares because the vendor's cloud does (one id sequence, one catalog of zones,
+// one clock for asynchronous states).
+type Env interface {
+	// NewID makes a vendor-looking id (prefix, "-", 20 lowercase base-36 characters) from the
+	// state's one sequence, so ids of every product sort by creation order. Needs the write lock.
+	NewID(prefix string) string
+	// NextSeq bumps the same sequence and answers it, for values that must be unique but are no
+	// id (the public address of an internet load balancer). Needs the write lock.
+	NextSeq() uint64
+	// ZoneExists reports whether the Server serves zone in region.
+	ZoneExists(region, zone string) bool
+	// AsyncStatus answers pending until half of Config.BootTime has passed since (unix
+	// nanoseconds), done after: how the emulator derives an asynchronous status from time, so
+	// nothing has to tick records along.
+	AsyncStatus(since int64, now time.Time, pending, done string) string
+}
