@@ -32,10 +32,7 @@ func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.Met
 }
 
 func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	def := bootstrap.DefaultVersions()
-	version := func(desc, dflt string) schema.Attribute {
-		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: desc + " Default `" + dflt + "`."}
-	}
+	attrs := joinAttributes(nodeBootstrapSoftwareAttributes(), nodeBootstrapKubernetesAttributes(), nodeBootstrapNodeAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Renders the `#cloud-config` document that turns an Ubuntu 22.04 ECS instance into a node of the " +
 			"cluster. `control_plane` installs containerd and Kubernetes and runs `kubeadm init` with the bootstrap token you pass; " +
@@ -45,102 +42,123 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"`kubeadm join` with the node's labels and taints. The join token is written only to a root-only kubeadm file, never " +
 			"to a command line or the log. `gpucluster_node_pool` renders the same document by default and merges it before " +
 			"your own `user_data`. Offline: no API call.",
-		Attributes: map[string]schema.Attribute{
-			"role": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node role. One of " + mdValues(bootstrap.Roles()) + ".",
-				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+		Attributes: attrs,
+	}
+}
+
+// nodeBootstrapSoftwareAttributes: the node's role and software versions.
+func nodeBootstrapSoftwareAttributes() map[string]schema.Attribute {
+	def := bootstrap.DefaultVersions()
+	version := func(desc, dflt string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: desc + " Default `" + dflt + "`."}
+	}
+	return map[string]schema.Attribute{
+		"role": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "Node role. One of " + mdValues(bootstrap.Roles()) + ".",
+			Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+		},
+		"versions": schema.SingleNestedAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Software versions; unset fields take defaults that meet the supported minimums (driver >= `" + bootstrap.MinDriver +
+				"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
+				"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
+			Attributes: map[string]schema.Attribute{
+				"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR[.PATCH]`, downloaded from `us.download.nvidia.com/tesla`.", def.Driver),
+				"cuda":       version("CUDA toolkit `MAJOR.MINOR` (apt package `cuda-toolkit-MAJOR-MINOR`).", def.CUDA),
+				"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; installed as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
+				"kubernetes": version("Kubernetes `1.MINOR` (latest patch of the minor from pkgs.k8s.io) or `1.MINOR.PATCH` (pinned).", def.Kubernetes),
 			},
-			"versions": schema.SingleNestedAttribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "Software versions; unset fields take defaults that meet the supported minimums (driver >= `" + bootstrap.MinDriver +
-					"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
-					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
-				Attributes: map[string]schema.Attribute{
-					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR[.PATCH]`, downloaded from `us.download.nvidia.com/tesla`.", def.Driver),
-					"cuda":       version("CUDA toolkit `MAJOR.MINOR` (apt package `cuda-toolkit-MAJOR-MINOR`).", def.CUDA),
-					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; installed as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
-					"kubernetes": version("Kubernetes `1.MINOR` (latest patch of the minor from pkgs.k8s.io) or `1.MINOR.PATCH` (pinned).", def.Kubernetes),
+		},
+	}
+}
+
+// nodeBootstrapKubernetesAttributes: how the node joins Kubernetes (the kubernetes block).
+func nodeBootstrapKubernetesAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"kubernetes": schema.SingleNestedAttribute{
+			Required:            true,
+			MarkdownDescription: "How the node creates or joins the cluster.",
+			Attributes: map[string]schema.Attribute{
+				"api_endpoint": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
+						"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
+				},
+				"join_token": schema.StringAttribute{
+					Required: true, Sensitive: true,
+					MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
+						"pools can grow later); workers use it to join. Rotate it by changing it here.",
+				},
+				"ca_cert_hash": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
+						"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
+				},
+				"insecure_skip_ca_verification": schema.BoolAttribute{
+					Optional: true,
+					MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
+						"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
+				},
+				"pod_subnet": schema.StringAttribute{
+					Optional:            true,
+					MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
+				},
+				"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
+				"labels": schema.MapAttribute{
+					Optional: true, ElementType: types.StringType,
+					MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
+						"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
+				},
+				"taints": schema.ListNestedAttribute{
+					Optional: true,
+					MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
+						"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
+					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+						"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
+						"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value."},
+						"effect": schema.StringAttribute{
+							Required: true, MarkdownDescription: "One of " + mdValues(bootstrap.TaintEffects()) + ".",
+							Validators: []validator.String{stringvalidator.OneOf(bootstrap.TaintEffects()...)},
+						},
+					}},
 				},
 			},
-			"kubernetes": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "How the node creates or joins the cluster.",
-				Attributes: map[string]schema.Attribute{
-					"api_endpoint": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
-							"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
-					},
-					"join_token": schema.StringAttribute{
-						Required: true, Sensitive: true,
-						MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
-							"pools can grow later); workers use it to join. Rotate it by changing it here.",
-					},
-					"ca_cert_hash": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
-							"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
-					},
-					"insecure_skip_ca_verification": schema.BoolAttribute{
-						Optional: true,
-						MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
-							"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
-					},
-					"pod_subnet": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
-					},
-					"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
-					"labels": schema.MapAttribute{
-						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
-							"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
-					},
-					"taints": schema.ListNestedAttribute{
-						Optional: true,
-						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
-							"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
-						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
-							"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value."},
-							"effect": schema.StringAttribute{
-								Required: true, MarkdownDescription: "One of " + mdValues(bootstrap.TaintEffects()) + ".",
-								Validators: []validator.String{stringvalidator.OneOf(bootstrap.TaintEffects()...)},
-							},
-						}},
-					},
-				},
-			},
-			"mounts": schema.ListAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "`/etc/fstab` lines from the storage tiers (`spec mountpoint type options [dump pass]`). Each is added " +
-					"once, its mount point created, then `mount -a`; `nfs-common` is installed when a line is NFS.",
-			},
-			"erdma": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
-					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
-			},
-			"package_mirror": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: packageMirrorDoc,
-				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
-			},
-			"internet_sources": schema.ListAttribute{
-				Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
-					"(a network `egress` of `nat` or `existing`). Never empty today: see `package_mirror`.",
-			},
-			"nccl_env": schema.MapAttribute{
-				Optional: true, Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
-					mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
-			},
-			"cloud_init": schema.StringAttribute{
-				Computed: true, Sensitive: true,
-				MarkdownDescription: "The `#cloud-config` document. Sensitive: it carries the join token.",
-			},
+		},
+	}
+}
+
+// nodeBootstrapNodeAttributes: the node's mounts, network settings, package mirror, and the rendered cloud-init.
+func nodeBootstrapNodeAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"mounts": schema.ListAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "`/etc/fstab` lines from the storage tiers (`spec mountpoint type options [dump pass]`). Each is added " +
+				"once, its mount point created, then `mount -a`; `nfs-common` is installed when a line is NFS.",
+		},
+		"erdma": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
+				"ENIs, and use the eRDMA NCCL environment. Default `false`.",
+		},
+		"package_mirror": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: packageMirrorDoc,
+			Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+		},
+		"internet_sources": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
+				"(a network `egress` of `nat` or `existing`). Never empty today: see `package_mirror`.",
+		},
+		"nccl_env": schema.MapAttribute{
+			Optional: true, Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
+				mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
+		},
+		"cloud_init": schema.StringAttribute{
+			Computed: true, Sensitive: true,
+			MarkdownDescription: "The `#cloud-config` document. Sensitive: it carries the join token.",
 		},
 	}
 }
