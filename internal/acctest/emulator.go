@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud/cloudtest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
@@ -28,15 +29,7 @@ func StartEmulator(t *testing.T, opts ...EmulatorOption) *Emulator {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := emulator.New(cfg)
-	if err != nil {
-		t.Fatalf("starting the emulator: %v", err)
-	}
-	url, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("starting the emulator: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, url := cloudtest.StartEmulator(t, cfg)
 	return &Emulator{Server: srv, URL: url}
 }
 

@@ -9,15 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
-
-// tagEndpoint carries the endpoint's name on its load balancer: with gpucluster:network-id and
-// gpucluster:managed-by it finds, and adopts, a load balancer an interrupted apply created.
-const tagEndpoint = "gpucluster:control-plane-endpoint"
-
-// The Kubernetes API port: the listener's port and the API servers' (backend) port.
-const apiServerPort = netplan.KubernetesPort
 
 // loadBalancerSpecs are the Classic Load Balancer's performance-guaranteed specifications, smallest
 // first; cloud.DefaultLoadBalancerSpec is the first.
@@ -28,11 +21,6 @@ var (
 	loadBalancerIDPattern = regexp.MustCompile(`^lb-[0-9a-z]+$`)
 	endpointNamePattern   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]*$`)
 )
-
-// apiHealthCheck is the listener's TCP health check of the API servers: the vendor's recommended
-// values for a TCP listener (3 probes either way, 5 s timeout, 2 s interval), written out so the
-// listener is the same whatever the service's defaults become.
-var apiHealthCheck = cloud.HealthCheck{HealthyThreshold: 3, UnhealthyThreshold: 3, TimeoutSeconds: 5, IntervalSeconds: 2}
 
 type endpointModel struct {
 	ID               types.String `tfsdk:"id"`
@@ -47,9 +35,6 @@ type endpointModel struct {
 	AllowedSources   types.List   `tfsdk:"allowed_sources"`
 	ListenerStatus   types.String `tfsdk:"listener_status"`
 }
-
-// listenerMissing is listener_status when the load balancer has no TCP listener on 6443.
-const listenerMissing = "missing"
 
 // setLoadBalancer records what the cloud says of the endpoint's load balancer.
 func (m *endpointModel) setLoadBalancer(lb *cloud.LoadBalancer) {
@@ -70,17 +55,7 @@ func (m *endpointModel) setLoadBalancer(lb *cloud.LoadBalancer) {
 }
 
 // apiEndpoint is the host:port kubeadm and the workers use.
-func apiEndpoint(address string) string { return address + ":" + strconv.Itoa(apiServerPort) }
-
-// endpointTags are every tag of the endpoint's load balancer: the user's and the provider's.
-func endpointTags(networkID, name string, user map[string]string) map[string]string {
-	return mergeTags(user, map[string]string{tagManagedBy: managedByVal, tagNetworkID: networkID, tagEndpoint: name})
-}
-
-// endpointFinderTags find the load balancer of the endpoint named name in a network.
-func endpointFinderTags(networkID, name string) map[string]string {
-	return map[string]string{tagManagedBy: managedByVal, tagNetworkID: networkID, tagEndpoint: name}
-}
+func apiEndpoint(address string) string { return address + ":" + strconv.Itoa(network.APIServerPort) }
 
 func endpointSummary(verb string, m *endpointModel) string {
 	if id := m.ID.ValueString(); id != "" {
@@ -91,7 +66,7 @@ func endpointSummary(verb string, m *endpointModel) string {
 
 // setTraffic records the listener and the endpoint's rules as the cloud has them.
 func (m *endpointModel) setTraffic(ctx context.Context, c *cloud.Client, lbID string) error {
-	status, sources, err := endpointTraffic(ctx, c, lbID, m.NetworkID.ValueString())
+	status, sources, err := network.EndpointTraffic(ctx, c, lbID, m.NetworkID.ValueString())
 	if err != nil {
 		return fmt.Errorf("reading the listener and security group rules: %w", err)
 	}

@@ -33,10 +33,7 @@ func (d *nodeBootstrapDataSource) Metadata(_ context.Context, req datasource.Met
 }
 
 func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	def := bootstrap.DefaultVersions()
-	version := func(desc, dflt string) schema.Attribute {
-		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: desc + " Default `" + dflt + "`."}
-	}
+	attrs := joinAttributes(nodeBootstrapSoftwareAttributes(), nodeBootstrapKubernetesAttributes(), nodeBootstrapNodeAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Renders the `#cloud-config` document that turns an Ubuntu 22.04 ECS instance into a node of the " +
 			"cluster. `control_plane` installs containerd and Kubernetes and runs `kubeadm init` with the bootstrap token you pass; " +
@@ -48,120 +45,141 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"console (guide \"How the nodes form one cluster\"). The join token is written only to a root-only kubeadm file, never " +
 			"to a command line or the log. `gpucluster_node_pool` renders the same document by default and merges it before " +
 			"your own `user_data`. Offline: no API call.",
-		Attributes: map[string]schema.Attribute{
-			"role": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node role. One of " + mdValues(bootstrap.Roles()) + ".",
-				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+		Attributes: attrs,
+	}
+}
+
+// nodeBootstrapSoftwareAttributes: the node's role and software versions.
+func nodeBootstrapSoftwareAttributes() map[string]schema.Attribute {
+	def := bootstrap.DefaultVersions()
+	version := func(desc, dflt string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: desc + " Default `" + dflt + "`."}
+	}
+	return map[string]schema.Attribute{
+		"role": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "Node role. One of " + mdValues(bootstrap.Roles()) + ".",
+			Validators:          []validator.String{stringvalidator.OneOf(bootstrap.Roles()...)},
+		},
+		"versions": schema.SingleNestedAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Software versions; unset fields take defaults that meet the supported minimums (driver >= `" + bootstrap.MinDriver +
+				"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
+				"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
+			Attributes: map[string]schema.Attribute{
+				"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR.PATCH`: installed from Ubuntu's archive (`nvidia-headless-MAJOR-server` at exactly this version), so it must be a version the archive carries.", def.Driver),
+				"cuda":       version("CUDA `MAJOR.MINOR` the workloads are built for, checked against the driver; installed on the host (apt package `cuda-toolkit-MAJOR-MINOR`) only with `host_cuda`.", def.CUDA),
+				"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; with `host_cuda` installed on the host as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
+				"kubernetes": version("Kubernetes `1.MINOR` (the provider's pinned release of that minor, such as 1.33.6 for 1.33) or `1.MINOR.PATCH`; kubeadm gets that exact release.", def.Kubernetes),
 			},
-			"versions": schema.SingleNestedAttribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "Software versions; unset fields take defaults that meet the supported minimums (driver >= `" + bootstrap.MinDriver +
-					"`, CUDA `" + bootstrap.TargetCUDA + "`, NCCL >= `" + bootstrap.MinNCCL + "`, Kubernetes >= `" + bootstrap.MinKubernetes + "`). " +
-					"Older versions are errors; a driver that runs the CUDA version only through minor version compatibility is a warning.",
-				Attributes: map[string]schema.Attribute{
-					"driver":     version("NVIDIA data-centre driver, `MAJOR.MINOR.PATCH`: installed from Ubuntu's archive (`nvidia-headless-MAJOR-server` at exactly this version), so it must be a version the archive carries.", def.Driver),
-					"cuda":       version("CUDA `MAJOR.MINOR` the workloads are built for, checked against the driver; installed on the host (apt package `cuda-toolkit-MAJOR-MINOR`) only with `host_cuda`.", def.CUDA),
-					"nccl":       version("NCCL `MAJOR.MINOR.PATCH`; with `host_cuda` installed on the host as `libnccl2=VERSION-1+cudaCUDA`, so the pair must exist in NVIDIA's repository.", def.NCCL),
-					"kubernetes": version("Kubernetes `1.MINOR` (the provider's pinned release of that minor, such as 1.33.6 for 1.33) or `1.MINOR.PATCH`; kubeadm gets that exact release.", def.Kubernetes),
+		},
+	}
+}
+
+// nodeBootstrapKubernetesAttributes: how the node joins Kubernetes (the kubernetes block).
+func nodeBootstrapKubernetesAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"kubernetes": schema.SingleNestedAttribute{
+			Required:            true,
+			MarkdownDescription: "How the node creates or joins the cluster.",
+			Attributes: map[string]schema.Attribute{
+				"api_endpoint": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
+						"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
+				},
+				"join_token": schema.StringAttribute{
+					Required: true, Sensitive: true,
+					MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
+						"pools can grow later); workers use it to join. Rotate it by changing it here.",
+				},
+				"ca_cert_hash": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
+						"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
+				},
+				"insecure_skip_ca_verification": schema.BoolAttribute{
+					Optional: true,
+					MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
+						"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
+				},
+				"pod_subnet": schema.StringAttribute{
+					Optional:            true,
+					MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
+				},
+				"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
+				"labels": schema.MapAttribute{
+					Optional: true, ElementType: types.StringType,
+					MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
+						"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
+				},
+				"taints": schema.ListNestedAttribute{
+					Optional: true,
+					MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
+						"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
+					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+						"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
+						"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value."},
+						"effect": schema.StringAttribute{
+							Required: true, MarkdownDescription: "One of " + mdValues(bootstrap.TaintEffects()) + ".",
+							Validators: []validator.String{stringvalidator.OneOf(bootstrap.TaintEffects()...)},
+						},
+					}},
 				},
 			},
-			"kubernetes": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "How the node creates or joins the cluster.",
-				Attributes: map[string]schema.Attribute{
-					"api_endpoint": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
-							"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
-					},
-					"join_token": schema.StringAttribute{
-						Required: true, Sensitive: true,
-						MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
-							"pools can grow later); workers use it to join. Rotate it by changing it here.",
-					},
-					"ca_cert_hash": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "`sha256:<hex>` of the cluster CA (`gpucluster_cluster_ca.<name>.ca_cert_hash`), pinned by workers. " +
-							"Required for `gpu_worker` unless `insecure_skip_ca_verification = true`.",
-					},
-					"insecure_skip_ca_verification": schema.BoolAttribute{
-						Optional: true,
-						MarkdownDescription: "Let a `gpu_worker` join without pinning the cluster CA (kubeadm's `unsafeSkipCAVerification`) when " +
-							"`ca_cert_hash` is empty: a machine that impersonates the API endpoint could take it over. Default false; a warning says when it is on.",
-					},
-					"pod_subnet": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Pod network CIDR for `kubeadm init` (control plane only), as your CNI expects, such as `10.244.0.0/16`.",
-					},
-					"image_registry": schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: imageRegistryDoc},
-					"labels": schema.MapAttribute{
-						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Node labels, set by the kubelet at registration, added to `" + bootstrap.NodeRoleLabel + "=<role>` (and on `gpu_worker` `" + bootstrap.GPUPresentLabel + "=true`). " +
-							"Keys under `kubernetes.io` and `k8s.io` are refused (the NodeRestriction admission plugin forbids them) except `node.kubernetes.io/` and the well-known topology keys.",
-					},
-					"taints": schema.ListNestedAttribute{
-						Optional: true,
-						MarkdownDescription: "Node taints. GPU workers always get `" + bootstrap.GPUTaint().String() +
-							"` unless a taint here uses that key; the control plane keeps kubeadm's control-plane taint.",
-						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"key":   schema.StringAttribute{Required: true, MarkdownDescription: "Taint key."},
-							"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value."},
-							"effect": schema.StringAttribute{
-								Required: true, MarkdownDescription: "One of " + mdValues(bootstrap.TaintEffects()) + ".",
-								Validators: []validator.String{stringvalidator.OneOf(bootstrap.TaintEffects()...)},
-							},
-						}},
-					},
-				},
-			},
-			"mounts": schema.ListAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "`/etc/fstab` lines from the storage tiers (`spec mountpoint type options [dump pass]`). Each is added " +
-					"once, its mount point created, then `mount -a`; `nfs-common` is installed when a line is NFS.",
-			},
-			"erdma": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
-					"ENIs, and use the eRDMA NCCL environment. Default `false`.",
-			},
-			"package_mirror": schema.StringAttribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: packageMirrorDoc + " Unset, the provider's region's default.",
-				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
-			},
-			"nvswitch": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "The instance type's GPUs are connected by NVSwitches (`nvswitch` of `gpucluster_instance_types`): the " +
-					"bootstrap installs NVIDIA Fabric Manager at exactly the driver's version and starts it before kubelet. " +
-					"`gpu_worker` only. Default `false`.",
-			},
-			"host_cuda": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the host, from NVIDIA's " +
-					"repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers bring " +
-					"their own CUDA and NCCL and need only the driver from the host. `gpu_worker` only.",
-			},
-			"internet_sources": schema.ListAttribute{
-				Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
-					"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the images kubeadm pulls.",
-			},
-			"nccl_env": schema.MapAttribute{
-				Optional: true, Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
-					mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
-			},
-			"bootstrap_script": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The bootstrap script the document writes (gzip-compressed there, to stay under the 32 KB " +
-					"user data limit), for review: the phases the node runs, in order. It holds no secret: the join token is " +
-					"only in the kubeadm configuration.",
-			},
-			"cloud_init": schema.StringAttribute{
-				Computed: true, Sensitive: true,
-				MarkdownDescription: "The `#cloud-config` document. Sensitive: it carries the join token.",
-			},
+		},
+	}
+}
+
+// nodeBootstrapNodeAttributes: the node's mounts, network settings, package mirror, and the rendered cloud-init.
+func nodeBootstrapNodeAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"mounts": schema.ListAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "`/etc/fstab` lines from the storage tiers (`spec mountpoint type options [dump pass]`). Each is added " +
+				"once, its mount point created, then `mount -a`; `nfs-common` is installed when a line is NFS.",
+		},
+		"erdma": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Install the eRDMA driver (Alibaba Cloud's `env_setup.sh --egs`) for instances with HighPerformance " +
+				"ENIs, and use the eRDMA NCCL environment. Default `false`.",
+		},
+		"package_mirror": schema.StringAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: packageMirrorDoc + " Unset, the provider's region's default.",
+			Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)},
+		},
+		"nvswitch": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "The instance type's GPUs are connected by NVSwitches (`nvswitch` of `gpucluster_instance_types`): the " +
+				"bootstrap installs NVIDIA Fabric Manager at exactly the driver's version and starts it before kubelet. " +
+				"`gpu_worker` only. Default `false`.",
+		},
+		"host_cuda": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Also install the CUDA toolkit (`versions.cuda`) and NCCL (`versions.nccl`) on the host, from NVIDIA's " +
+				"repository (developer.download.nvidia.com, several GB, from the internet). Default `false`: containers bring " +
+				"their own CUDA and NCCL and need only the driver from the host. `gpu_worker` only.",
+		},
+		"internet_sources": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
+				"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the images kubeadm pulls.",
+		},
+		"nccl_env": schema.MapAttribute{
+			Optional: true, Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "NCCL environment for GPU workers: the network's defaults for the `erdma` setting (" +
+				mdValues(netplan.NCCLNames()) + ") overridden by what you set. Unset, it reads back as those defaults (empty for `control_plane`).",
+		},
+		"bootstrap_script": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "The bootstrap script the document writes (gzip-compressed there, to stay under the 32 KB " +
+				"user data limit), for review: the phases the node runs, in order. It holds no secret: the join token is " +
+				"only in the kubeadm configuration.",
+		},
+		"cloud_init": schema.StringAttribute{
+			Computed: true, Sensitive: true,
+			MarkdownDescription: "The `#cloud-config` document. Sensitive: it carries the join token.",
 		},
 	}
 }

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // checkAutoscalingConfig: what an autoscaling pool cannot be, said at validate time.
@@ -56,7 +54,7 @@ func checkAutoscalingConfig(cfg *nodePoolModel, n poolNested, diags *diag.Diagno
 // checkBudget refuses a plan whose pool at max_size would cost more per hour than
 // autoscaling.max_hourly_price, priced pay-as-you-go in the first zone (the worst case: spot
 // may fall back to it). It needs the network (the zone); without it the apply checks.
-func (r *nodePoolResource) checkBudget(ctx context.Context, spec poolSpec, diags *diag.Diagnostics) {
+func (r *nodePoolResource) checkBudget(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) {
 	a := spec.Autoscale
 	if a == nil || a.Budget == 0 || r.client == nil || len(spec.Zones) == 0 {
 		return
@@ -77,7 +75,7 @@ func (r *nodePoolResource) checkBudget(ctx context.Context, spec poolSpec, diags
 // pay-as-you-go only in the pool's zones: every spot launch would fail. One DescribeAvailableResource
 // call answers for the region. It needs the zones and the type; while they are unknown the
 // apply's launches say it.
-func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec poolSpec, diags *diag.Diagnostics) {
+func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) {
 	asksSpot := spec.Spot != "" && spec.Spot != "NoSpot" && (spec.Autoscale == nil || launchesSpot(&spec))
 	if !asksSpot || r.client == nil || len(spec.Zones) == 0 || len(spec.Types) == 0 {
 		return
@@ -93,7 +91,7 @@ func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec poolSpec, 
 			offered[strings.TrimPrefix(typ, "ecs.")+"\x00"+z] = true
 		}
 	}
-	types := launchTypes(spec)
+	types := nodepool.LaunchTypes(spec)
 	for _, typ := range types {
 		for _, z := range spec.Zones {
 			if offered[strings.TrimPrefix(typ, "ecs.")+"\x00"+z] {
@@ -111,50 +109,12 @@ func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec poolSpec, 
 			spec.Spot, strings.Join(types, ", "), strings.Join(spec.Zones, ", "), fix))
 }
 
-// groupTags are the scaling group's tags: the pool's name and network find a group an
-// interrupted create left behind.
-func groupTags(spec poolSpec) map[string]string {
-	return mergeTags(spec.UserTags, map[string]string{tagPool: spec.PoolID, tagPoolName: spec.Name, tagPoolNetwork: spec.Network.ID,
-		tagScenario: spec.Scenario, tagManagedBy: managedByVal})
-}
-
-// nodeTags are the tags every node of a pool carries, fixed or autoscaling.
-func nodeTags(spec poolSpec) map[string]string {
-	return mergeTags(groupTags(spec), map[string]string{tagSpec: spec.SpecHash})
-}
-
-// configurationTags are the tags of an autoscaling pool's scaling configuration, which the group
-// puts on every node it launches: the node tags and the pool's built-in node labels.
-//
-// The labels are there for scale from zero. For a group without nodes the Cluster Autoscaler's
-// alicloud provider builds a template node from the group's active configuration and takes the
-// configuration's tags as the template's labels (cluster-autoscaler/cloudprovider/alicloud,
-// alicloud_manager.go, buildGenericLabels). With the built-in labels there, a pending pod that
-// selects gpucluster.io/pool or nvidia.com/gpu.product, as the rendered training and MPI jobs do,
-// can start a group at zero. Labels from kubernetes.labels are left out: their keys could clash
-// with the user's tags, and tags are capped at 20 per resource.
-func configurationTags(spec poolSpec) map[string]string {
-	return mergeTags(nodeTags(spec), templateLabelTags(spec))
-}
-
-// templateLabelTags are the pool's built-in node labels (templateLabelKeys) with their values.
-func templateLabelTags(spec poolSpec) map[string]string {
-	labels := map[string]string{}
-	for _, k := range templateLabelKeys {
-		if v, ok := spec.Labels[k]; ok {
-			labels[k] = v
-		}
-	}
-	return labels
-}
-
 // checkNodeTagCount refuses, at plan, a pool whose nodes would carry more tags than ECS allows
 // on one instance: the provider's own, the built-in labels of an autoscaling pool and tags.
-func checkNodeTagCount(spec poolSpec, diags *diag.Diagnostics) {
-	own, why := len(nodeTags(spec))-len(spec.UserTags), ""
+func checkNodeTagCount(spec nodepool.Spec, diags *diag.Diagnostics) {
+	own, labels := nodepool.TagCount(spec)
+	why := ""
 	if spec.Autoscale != nil {
-		labels := len(templateLabelTags(spec))
-		own += labels
 		why = fmt.Sprintf(" (%d of them the pool's built-in node labels, which its scaling configuration carries so the Cluster Autoscaler can scale the group from zero)", labels)
 	}
 	if total := own + len(spec.UserTags); total > cloud.MaxTagsPerResource {
@@ -164,117 +124,9 @@ func checkNodeTagCount(spec poolSpec, diags *diag.Diagnostics) {
 	}
 }
 
-// groupVSwitches are the vSwitches of the pool's zones, in zone_ids order (the group's
-// priority).
-func groupVSwitches(spec poolSpec) []string {
-	var out []string
-	for _, z := range spec.Zones {
-		if v := spec.Network.VSwitchIDs[z]; v != "" && len(out) < cloud.MaxScalingVSwitches {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// launchTypes is the configuration's instance-type priority list: the planned type, then with
-// instance_type_fallback the catalog's next candidates.
-func launchTypes(spec poolSpec) []string {
-	if !spec.Fallback {
-		return spec.Types[:1]
-	}
-	return spec.Types[:min(len(spec.Types), cloud.MaxScalingInstanceTypes)]
-}
-
-// configurationName names a scaling configuration after the launch settings it holds, so an
-// apply finds the one it made before.
-func configurationName(spec poolSpec) string {
-	h := spec.SpecHash
-	if len(h) > 16 {
-		h = h[:16]
-	}
-	return spec.Name + "-" + h
-}
-
-// ensureScalingGroup finds the pool's group (by id, or by the tags of an interrupted create) or
-// creates it; it answers the group and whether it was adopted.
-func (r *nodePoolResource) ensureScalingGroup(ctx context.Context, spec *poolSpec) (*cloud.ScalingGroup, error) {
-	found, err := r.client.FindScalingGroupsByTags(ctx, map[string]string{tagPoolName: spec.Name, tagPoolNetwork: spec.Network.ID})
-	if err != nil {
-		return nil, err
-	}
-	switch len(found) {
-	case 0:
-	case 1:
-		// An earlier apply was killed after creating the group: this pool is that one.
-		g := found[0]
-		if id := g.Tags[tagPool]; id != "" {
-			spec.PoolID = id
-		}
-		tflog.Info(ctx, "adopting the scaling group of an interrupted earlier apply", map[string]any{"group": g.ID, "pool": spec.PoolID})
-		return &g, nil
-	default:
-		ids := make([]string, 0, len(found))
-		for _, g := range found {
-			ids = append(ids, g.ID)
-		}
-		return nil, fmt.Errorf("scaling groups %s all carry pool name %q on network %s: delete all but one, then apply again", strings.Join(ids, ", "), spec.Name, spec.Network.ID)
-	}
-	in := cloud.ScalingGroupInput{Name: spec.Name + "-" + spec.PoolID, MinSize: spec.Autoscale.Min, MaxSize: spec.Autoscale.Max,
-		VSwitchIDs: groupVSwitches(*spec), Spot: spec.Autoscale.Mix, Tags: groupTags(*spec)}
-	id, err := cloud.CreateOrAdopt("scaling group", []string{"node-pool-asg", spec.Name, spec.Network.ID},
-		func(token string) (string, error) {
-			in.ClientToken = token
-			return r.client.CreateScalingGroup(ctx, in)
-		},
-		func(id string) error {
-			_, err := r.client.FindScalingGroup(ctx, id)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	return r.client.FindScalingGroup(ctx, id)
-}
-
-// ensureConfiguration answers the id of the group's configuration for these launch settings,
-// creating it when none has them; older configurations are deleted once not active.
-func (r *nodePoolResource) ensureConfiguration(ctx context.Context, g *cloud.ScalingGroup, spec poolSpec) (string, error) {
-	cfgs, err := r.client.FindScalingConfigurations(ctx, g.ID)
-	if err != nil {
-		return "", err
-	}
-	name := configurationName(spec)
-	tags := configurationTags(spec)
-	for _, cf := range cfgs {
-		if cf.Name != name {
-			continue
-		}
-		// Tags change in place, as on a fixed pool's nodes: no new configuration, no roll.
-		if !maps.Equal(cf.Tags, tags) {
-			if err := r.client.SetScalingConfigurationTags(ctx, cf.ID, tags); err != nil {
-				return "", err
-			}
-		}
-		return cf.ID, nil
-	}
-	in := cloud.ScalingConfigurationInput{GroupID: g.ID, Name: name, ImageID: spec.ImageID, RAMRoleName: spec.RAMRole, InstanceTypes: launchTypes(spec),
-		SecurityGroupIDs: []string{spec.Network.SecurityGroupID},
-		SystemDisk:       cloud.Disk{Category: spec.SystemDisk.Category, PerformanceLevel: spec.SystemDisk.Level, SizeGiB: spec.SystemDisk.SizeGiB},
-		UserData:         spec.UserData, HPCClusterID: spec.HPCCluster, ERDMA: spec.ERDMA, Tags: tags,
-		ClientToken: cloud.ClientToken(0, "node-pool-asc", g.ID, name)}
-	for _, d := range spec.DataDisks {
-		in.DataDisks = append(in.DataDisks, cloud.Disk{Category: d.Category, PerformanceLevel: d.Level, SizeGiB: d.SizeGiB})
-	}
-	if spec.Spot != "NoSpot" {
-		in.SpotStrategy, in.SpotPriceLimit = spec.Spot, spec.SpotLimit
-	}
-	return r.client.CreateScalingConfiguration(ctx, in)
-}
-
-// applyAutoscaling creates or updates the pool's scaling group: the group, its configuration,
-// its bounds, spot mix and tags, then waits until it holds at least min_size running nodes and
-// records them.
-func (r *nodePoolResource) applyAutoscaling(ctx context.Context, spec poolSpec, plan *nodePoolModel, diags *diag.Diagnostics) {
+// applyAutoscaling creates or updates the pool's scaling group (nodepool.ApplyAutoscaling) and
+// records what it got to: the pool and group ids once the group exists, the nodes once read.
+func (r *nodePoolResource) applyAutoscaling(ctx context.Context, spec nodepool.Spec, plan *nodePoolModel, diags *diag.Diagnostics) {
 	summary := fmt.Sprintf("node pool %q (autoscaling)", spec.Name)
 	if spec.Autoscale.Budget > 0 {
 		r.checkBudget(ctx, spec, diags)
@@ -282,86 +134,39 @@ func (r *nodePoolResource) applyAutoscaling(ctx context.Context, spec poolSpec, 
 			return
 		}
 	}
-	if len(groupVSwitches(spec)) == 0 {
-		diags.AddAttributeError(path.Root("zone_ids"), summary, "none of the pool's zones has a vSwitch in the network")
+	res, err := nodepool.ApplyAutoscaling(ctx, r.client, spec)
+	if errors.Is(err, nodepool.ErrNoZoneVSwitch) {
+		diags.AddAttributeError(path.Root("zone_ids"), summary, err.Error())
 		return
 	}
-	g, err := r.ensureScalingGroup(ctx, &spec)
-	if err != nil {
-		diags.AddError(summary, "creating the scaling group: "+err.Error())
-		return
+	if res.GroupID != "" {
+		spec.PoolID = res.PoolID
+		plan.ID, plan.ScalingGroupID = types.StringValue(res.PoolID), types.StringValue(res.GroupID)
 	}
-	plan.ID, plan.ScalingGroupID = types.StringValue(spec.PoolID), types.StringValue(g.ID)
-	cfgID, err := r.ensureConfiguration(ctx, g, spec)
-	if err != nil {
-		diags.AddError(summary, "creating the scaling configuration: "+err.Error())
-		return
-	}
-	minSize, maxSize := spec.Autoscale.Min, spec.Autoscale.Max
-	mix := spec.Autoscale.Mix
-	update := cloud.ScalingGroupUpdate{MinSize: &minSize, MaxSize: &maxSize, VSwitchIDs: groupVSwitches(spec), Spot: &mix}
-	if g.State == cloud.ScalingGroupActive && g.ActiveConfigurationID != cfgID {
-		update.ActiveConfigurationID = cfgID
-	}
-	if err := r.client.ModifyScalingGroup(ctx, g.ID, update); err != nil {
-		diags.AddError(summary, err.Error())
-		return
-	}
-	if g.State != cloud.ScalingGroupActive {
-		if err := r.client.EnableScalingGroup(ctx, g.ID, cfgID); err != nil {
-			diags.AddError(summary, err.Error())
-			return
-		}
-	}
-	if err := r.client.SyncTags(ctx, cloud.KindScalingGroup, []string{g.ID}, g.Tags, groupTags(spec)); err != nil {
-		diags.AddError(summary, err.Error())
-		return
-	}
-	if g.State == cloud.ScalingGroupActive {
-		// New launch settings: nodes of older ones are replaced, max_unavailable at a time.
-		if err := r.rollAutoscaled(ctx, g.ID, cfgID, spec); err != nil {
-			diags.AddError(summary, err.Error())
-		}
-	}
-	r.dropOldConfigurations(ctx, g.ID, cfgID)
-	nodes, err := r.waitMinimum(ctx, g.ID, spec)
-	if err != nil {
-		diags.AddError(summary, err.Error())
-	}
-	if err := r.retag(ctx, spec, nodes); err != nil {
-		diags.AddError(summary, err.Error())
-	}
-	r.recordAutoscaled(ctx, spec, plan, nodes, diags)
-}
-
-// dropOldConfigurations deletes the group's configurations other than the active one; a failure
-// only leaves an unused configuration behind, which the next apply deletes.
-func (r *nodePoolResource) dropOldConfigurations(ctx context.Context, groupID, active string) {
-	cfgs, err := r.client.FindScalingConfigurations(ctx, groupID)
-	if err != nil {
-		return
-	}
-	for _, cf := range cfgs {
-		if cf.ID != active {
-			if err := r.client.DeleteScalingConfiguration(ctx, cf.ID); err != nil {
-				tflog.Warn(ctx, "could not delete an old scaling configuration", map[string]any{"configuration": cf.ID, "error": err.Error()})
-			}
-		}
+	addJoinedErrors(summary, err, diags)
+	if res.NodesRead {
+		r.recordAutoscaled(ctx, spec, plan, res.Nodes, diags)
 	}
 }
 
-// waitMinimum waits until the group holds min_size nodes and none is still starting, then
-// answers the pool's nodes.
-func (r *nodePoolResource) waitMinimum(ctx context.Context, groupID string, spec poolSpec) ([]cloud.Instance, error) {
-	if err := r.client.WaitScalingGroupSettled(ctx, groupID, spec.Autoscale.Min); err != nil {
-		return nil, err
+// addJoinedErrors adds one error diagnostic per error that err joins (errors.Join), or one for
+// err itself.
+func addJoinedErrors(summary string, err error, diags *diag.Diagnostics) {
+	if err == nil {
+		return
 	}
-	return r.client.ListInstancesByTags(ctx, map[string]string{tagPool: spec.PoolID})
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			diags.AddError(summary, e.Error())
+		}
+		return
+	}
+	diags.AddError(summary, err.Error())
 }
 
 // autoscaledPrice is what the nodes there are now cost per hour: a mixed group's spot and
 // pay-as-you-go nodes each at their own price.
-func (r *nodePoolResource) autoscaledPrice(ctx context.Context, spec poolSpec, nodes []cloud.Instance, diags *diag.Diagnostics) float64 {
+func (r *nodePoolResource) autoscaledPrice(ctx context.Context, spec nodepool.Spec, nodes []cloud.Instance, diags *diag.Diagnostics) float64 {
 	spot := 0
 	for _, n := range nodes {
 		if n.SpotStrategy != "" && n.SpotStrategy != "NoSpot" {
@@ -372,7 +177,7 @@ func (r *nodePoolResource) autoscaledPrice(ctx context.Context, spec poolSpec, n
 	for _, part := range []struct {
 		strategy string
 		n        int
-	}{{"", len(nodes) - spot}, {spotStrategyForPrice(spec), spot}} {
+	}{{"", len(nodes) - spot}, {spec.SpotForPrice(), spot}} {
 		if part.n == 0 {
 			continue
 		}
@@ -386,7 +191,7 @@ func (r *nodePoolResource) autoscaledPrice(ctx context.Context, spec poolSpec, n
 }
 
 // recordAutoscaled records the nodes, and the price of the nodes there are now.
-func (r *nodePoolResource) recordAutoscaled(ctx context.Context, spec poolSpec, plan *nodePoolModel, nodes []cloud.Instance, diags *diag.Diagnostics) {
+func (r *nodePoolResource) recordAutoscaled(ctx context.Context, spec nodepool.Spec, plan *nodePoolModel, nodes []cloud.Instance, diags *diag.Diagnostics) {
 	diags.Append(plan.setNodes(ctx, nodes)...)
 	if plan.ZoneIDs.IsUnknown() {
 		plan.ZoneIDs = stringList(spec.Zones)
@@ -421,84 +226,6 @@ func (r *nodePoolResource) readAutoscaled(ctx context.Context, state *nodePoolMo
 	}
 	diags.Append(state.setNodes(ctx, nodes)...)
 	return true
-}
-
-// deleteAutoscaled deletes the group with its nodes and waits until both are gone. It counts the
-// pool's tagged instances rather than waiting for a list taken before the delete: a scale-out
-// activity running at that moment launches nodes the list would not hold. Nodes that stop going
-// (the group let go of them) are deleted directly.
-func (r *nodePoolResource) deleteAutoscaled(ctx context.Context, state *nodePoolModel) error {
-	if err := r.client.DeleteScalingGroup(ctx, state.ScalingGroupID.ValueString()); err != nil {
-		return err
-	}
-	tags := map[string]string{tagPool: state.ID.ValueString()}
-	for {
-		err := r.client.WaitTaggedInstancesGone(ctx, tags, deleteStallRounds)
-		if !errors.Is(err, cloud.ErrInstancesStalled) {
-			return err
-		}
-		left, err := r.client.ListInstancesByTags(ctx, tags)
-		if err != nil {
-			return err
-		}
-		if err := r.client.DeleteInstances(ctx, instanceIDs(left)); err != nil {
-			return err
-		}
-	}
-}
-
-// rollAutoscaled replaces the group's nodes launched from older configurations, at most
-// max_unavailable at a time: the group first grows by a wave (its new nodes come from the active
-// configuration) and, once they run, the wave's outdated nodes are removed, so the capacity the
-// autoscaler asked for never drops. At max_size there is no room to grow: the wave is removed
-// first and the group brought back to its size (down to min_size, never below).
-func (r *nodePoolResource) rollAutoscaled(ctx context.Context, groupID, cfgID string, spec poolSpec) error {
-	for wave := 1; ; wave++ {
-		inst, err := r.client.ScalingInstances(ctx, groupID)
-		if err != nil {
-			return err
-		}
-		var outdated []string
-		for _, in := range inst {
-			if in.ConfigurationID != cfgID {
-				outdated = append(outdated, in.InstanceID)
-			}
-		}
-		if len(outdated) == 0 {
-			return nil
-		}
-		total := len(inst)
-		k := min(spec.MaxUnavail, len(outdated))
-		tflog.Info(ctx, fmt.Sprintf("rolling scaling group %s: wave %d replaces %d of %d outdated nodes", groupID, wave, k, len(outdated)))
-		token := func(step string, n int) string {
-			return cloud.ClientToken(0, "asg-roll", groupID, cfgID, step, strconv.Itoa(wave), strconv.Itoa(n))
-		}
-		switch {
-		case total+k <= spec.Autoscale.Max:
-			if _, err := r.client.ScaleTo(ctx, groupID, total+k, token("grow", total+k)); err != nil {
-				return err
-			}
-			if err := r.client.WaitScalingGroupSettled(ctx, groupID, total+k); err != nil {
-				return err
-			}
-			if _, err := r.client.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
-				return err
-			}
-		case total-k >= spec.Autoscale.Min:
-			if _, err := r.client.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
-				return err
-			}
-			if _, err := r.client.ScaleTo(ctx, groupID, total, token("refill", total)); err != nil {
-				return err
-			}
-			if err := r.client.WaitScalingGroupSettled(ctx, groupID, total); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("scaling group %s holds %d nodes with min_size = max_size = %d: no room to replace the %d outdated nodes. "+
-				"Raise autoscaling.max_size by update_strategy.max_unavailable for the roll", groupID, total, spec.Autoscale.Max, len(outdated))
-		}
-	}
 }
 
 // importAutoscaled imports an autoscaling pool: the scaling group tagged with the pool id (found

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // A node pool's autoscaling mode: an Auto Scaling (ESS) scaling group sized by the Kubernetes
@@ -34,19 +35,11 @@ var autoscalingAttrTypes = map[string]attr.Type{
 	"on_demand_percentage": types.Int64Type, "fallback_to_on_demand": types.BoolType, "max_hourly_price": types.Float64Type,
 }
 
-// autoscaleSpec is the autoscaling part of a resolved pool.
-type autoscaleSpec struct {
-	Min, Max int
-	Mix      cloud.SpotMix
-	// Budget is the most the pool may cost per hour at Max nodes (0: no limit).
-	Budget float64
-}
-
 // resolveAutoscaling reads the attribute: without spot every node is pay-as-you-go; with spot,
 // the on-demand base and share default to 0 (all spot) and spot that cannot be had is made up
 // with pay-as-you-go nodes unless fallback_to_on_demand = false.
-func resolveAutoscaling(a *autoscalingModel, spot bool) *autoscaleSpec {
-	out := &autoscaleSpec{Min: int(a.MinSize.ValueInt64()), Max: int(a.MaxSize.ValueInt64()), Mix: cloud.AllOnDemand,
+func resolveAutoscaling(a *autoscalingModel, spot bool) *nodepool.Autoscale {
+	out := &nodepool.Autoscale{Min: int(a.MinSize.ValueInt64()), Max: int(a.MaxSize.ValueInt64()), Mix: cloud.AllOnDemand,
 		Budget: a.MaxHourlyPrice.ValueFloat64()}
 	if spot {
 		out.Mix = cloud.SpotMix{OnDemandBase: int(a.OnDemandBase.ValueInt64()), OnDemandPercentAboveBase: int(a.OnDemandPercentage.ValueInt64()),

@@ -20,12 +20,13 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // renderBootstrap puts the node bootstrap (internal/bootstrap) in front of the user's user_data:
 // workers when they have an API endpoint to join, control planes always. Input mistakes are
 // plan-time errors on the attribute; at apply time (final) the document is rendered and merged.
-func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
+func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, mounts []string, final bool, in bootstrapInputs) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if plan.Bootstrap.Equal(types.BoolValue(false)) {
 		return diags
@@ -44,9 +45,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
 		return diags
 	}
-	if endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || k8s.ImageRegistry.IsUnknown() || hasUnknown(plan.Mounts) ||
-		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
-		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown() {
+	if bootstrapNotKnownYet(plan, k8s, endpoint, in) {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
@@ -57,6 +56,40 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 		}
 		return diags
 	}
+	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, final, in)
+	diags.Append(d...)
+	warnings, err := bootstrap.Validate(opts)
+	if err != nil {
+		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
+		return diags
+	}
+	if !final {
+		for _, w := range warnings {
+			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
+		}
+		return diags
+	}
+	doc, err := renderUserData(opts, spec.UserData)
+	if err != nil {
+		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
+		return diags
+	}
+	spec.UserData = doc
+	return diags
+}
+
+// bootstrapNotKnownYet reports whether something the bootstrap is rendered from is not known
+// yet: it is checked at apply time then.
+func bootstrapNotKnownYet(plan *nodePoolModel, k8s *k8sModel, endpoint types.String, in bootstrapInputs) bool {
+	return endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || k8s.ImageRegistry.IsUnknown() || hasUnknown(plan.Mounts) ||
+		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown()
+}
+
+// bootstrapOptions is what internal/bootstrap renders a node of this pool from; at plan time
+// (final false) it warns about the image registry.
+func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolModel, k8s *k8sModel, endpoint types.String, mounts []string, final bool, in bootstrapInputs) (bootstrap.Options, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	addons, d := mapOf(ctx, k8s.Addons)
 	diags.Append(d...)
 	versions, nccl, d := k8sSoftware(ctx, k8s)
@@ -100,20 +133,15 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 	for _, t := range spec.Taints {
 		opts.Kubernetes.Taints = append(opts.Kubernetes.Taints, bootstrap.ParseTaint(t))
 	}
-	warnings, err := bootstrap.Validate(opts)
-	if err != nil {
-		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
-		return diags
-	}
-	if !final {
-		for _, w := range warnings {
-			diags.AddAttributeWarning(path.Root("kubernetes"), "Node bootstrap", w)
-		}
-		return diags
-	}
+	return opts, diags
+}
+
+// renderUserData renders the bootstrap and merges the user's user_data after it, within the
+// size ECS accepts.
+func renderUserData(opts bootstrap.Options, userData string) (string, error) {
 	doc, err := bootstrap.Render(opts)
 	if err == nil {
-		doc, err = bootstrap.Merge(doc, spec.UserData)
+		doc, err = bootstrap.Merge(doc, userData)
 	}
 	if err == nil {
 		doc = bootstrap.PackUserData(doc)
@@ -121,12 +149,7 @@ func renderBootstrap(ctx context.Context, spec *poolSpec, plan *nodePoolModel, k
 			err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data), gzip-compressed, is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
 		}
 	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
-		return diags
-	}
-	spec.UserData = doc
-	return diags
+	return doc, err
 }
 
 // nvswitchType reports whether the catalog marks the instance type as an NVSwitch system.
@@ -137,7 +160,7 @@ func nvswitchType(name string) bool {
 
 // bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
 // a network that gives its members no route out: every node's cloud-init would fail.
-func bootstrapWithoutEgress(spec *poolSpec, mirror string) diag.Diagnostics {
+func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
 	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
@@ -269,6 +292,6 @@ func (r *nodePoolResource) bootstrapInputs(ctx context.Context, plan *nodePoolMo
 
 // launchesSpot reports whether an autoscaling pool's group launches spot nodes: spot is on and not
 // every node above the on-demand base is pay-as-you-go.
-func launchesSpot(spec *poolSpec) bool {
+func launchesSpot(spec *nodepool.Spec) bool {
 	return spec.Autoscale != nil && spec.Spot != "" && spec.Spot != "NoSpot" && spec.Autoscale.Mix.OnDemandPercentAboveBase < 100
 }

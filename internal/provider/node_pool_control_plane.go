@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // controlPlaneSizes are the etcd member counts a control plane may have: an odd number keeps a
@@ -121,113 +121,14 @@ func orDefaultRole(role string) string {
 	return role
 }
 
-// syncBackends makes the pool's running nodes among nodes the load balancer's backend servers
-// for this pool: they are added, the pool's other instances (about to be deleted, not running)
-// and servers that no longer exist are removed, and the nodes of another pool behind the same
-// load balancer (the joining control-plane pool next to the first one) are kept. No call without
-// a load balancer.
-func (r *nodePoolResource) syncBackends(ctx context.Context, lbID, poolID string, nodes []cloud.Instance) error {
-	if lbID == "" {
-		return nil
-	}
-	want := make([]cloud.BackendServer, 0, len(nodes))
-	mine := map[string]bool{}
-	for _, n := range nodes {
-		mine[n.ID] = true
-		if n.Status == "Running" {
-			want = append(want, cloud.BackendServer{ServerID: n.ID})
-		}
-	}
-	set := func() error {
-		others, err := r.otherPoolsBackends(ctx, lbID, poolID, mine)
-		if err != nil {
-			return err
-		}
-		return r.client.SetBackendServers(ctx, lbID, append(slices.Clone(want), others...))
-	}
-	err := set()
-	if err != nil && ctx.Err() == nil {
-		// Once more from a fresh read: an answer lost after the service acted (an add that did
-		// happen) makes the first attempt's next step fail, and the second sees it done.
-		err = set()
-	}
-	if err != nil {
-		return fmt.Errorf("keeping the backend servers of load balancer %s equal to the pool's nodes: %w", lbID, err)
-	}
-	return nil
-}
-
-// otherPoolsBackends are the load balancer's backend servers that are instances of another pool
-// (or of none): existing, not among mine, not tagged with this pool. One DescribeInstances call
-// for the servers not among mine, none when there are none.
-func (r *nodePoolResource) otherPoolsBackends(ctx context.Context, lbID, poolID string, mine map[string]bool) ([]cloud.BackendServer, error) {
-	lb, err := r.client.FindLoadBalancer(ctx, lbID)
-	if err != nil {
-		return nil, err
-	}
-	weights := map[string]int{}
-	var ids []string
-	for _, b := range lb.Backends {
-		if !mine[b.ServerID] {
-			weights[b.ServerID] = b.Weight
-			ids = append(ids, b.ServerID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	existing, err := r.client.DescribeInstancesByID(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	var out []cloud.BackendServer
-	for _, in := range existing {
-		if in.Tags[tagPool] != poolID {
-			out = append(out, cloud.BackendServer{ServerID: in.ID, Weight: weights[in.ID]})
-		}
-	}
-	return out, nil
-}
-
-// detachBackends takes the pool's nodes ids out of the load balancer's backend servers, leaving
-// any other; a load balancer that is gone has none to take out.
-func (r *nodePoolResource) detachBackends(ctx context.Context, lbID string, ids []string) error {
-	if lbID == "" || len(ids) == 0 {
-		return nil
-	}
-	err := r.client.DetachBackendServers(ctx, lbID, ids)
-	if cloud.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("taking the pool's nodes out of load balancer %s: %w", lbID, err)
-	}
-	return nil
-}
-
 // backendsDrifted reports whether a node of a control-plane pool's state is missing from its
-// load balancer's backend servers (taken out outside Terraform). Servers that are no node of
-// this pool may be another pool's behind the same load balancer, so they are not drift. An
-// error counts as no drift: the refresh already read the nodes, and the next plan looks again.
+// load balancer's backend servers (taken out outside Terraform; nodepool.BackendsMissing).
 func (r *nodePoolResource) backendsDrifted(ctx context.Context, state *nodePoolModel) bool {
 	lbID := poolLoadBalancer(ctx, state)
 	if lbID == "" || r.client == nil || state.Nodes.IsNull() || state.Nodes.IsUnknown() {
 		return false
 	}
-	lb, err := r.client.FindLoadBalancer(ctx, lbID)
-	if err != nil {
-		return false
-	}
-	backends := map[string]bool{}
-	for _, b := range lb.Backends {
-		backends[b.ServerID] = true
-	}
-	for _, id := range nodeIDs(*state) {
-		if !backends[id] {
-			return true
-		}
-	}
-	return false
+	return nodepool.BackendsMissing(ctx, r.client, lbID, nodeIDs(*state))
 }
 
 // poolLoadBalancer is kubernetes.load_balancer_id of a pool's model, or "".

@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +15,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/poolplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
 
 // The service wants AutoReleaseTime at least 30 minutes and at most three years ahead.
@@ -26,47 +23,6 @@ const (
 	minAutoRelease = 30 * time.Minute
 	maxAutoRelease = 3 * 365 * 24 * time.Hour
 )
-
-// poolSpec is a node pool's configuration resolved against the catalog and its network: what
-// every RunInstances call of the pool is built from.
-type poolSpec struct {
-	PoolID      string
-	Name        string
-	Scenario    string
-	Network     poolNetwork
-	Types       []string // planned type first, then the catalog's next candidates
-	Fallback    bool
-	Zones       []string
-	Size        int
-	MinSize     int
-	ImageID     string
-	RAMRole     string // the nodes' instance RAM role, "" for none
-	SystemDisk  diskSpec
-	DataDisks   []diskSpec
-	Spot        string
-	SpotLimit   float64
-	AutoRelease time.Duration
-	UserData    string
-	UserTags    map[string]string
-	Labels      map[string]string
-	Taints      []string
-	Role        string
-	ERDMA       bool
-	HPCCluster  string
-	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
-	LoadBalancerID string
-	MaxUnavail     int
-	SpecHash       string
-	// Autoscale is set for an autoscaling pool (node_pool_autoscaling*.go); Size is then its
-	// max_size and MinSize its min_size.
-	Autoscale *autoscaleSpec
-}
-
-type diskSpec struct {
-	Category string
-	Level    string
-	SizeGiB  int
-}
 
 func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
@@ -199,12 +155,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 	}
 	if plan.PackageMirror.IsUnknown() {
-		// Unset: a pool keeps the mirror it was made with (so a provider upgrade rolls no nodes);
-		// a new one takes its region's default, the in-VPC mirror in mainland China.
-		plan.PackageMirror = types.StringValue(bootstrap.DefaultPackageMirror(r.region()))
-		if state != nil && !state.PackageMirror.IsNull() && !state.PackageMirror.IsUnknown() {
-			plan.PackageMirror = state.PackageMirror
-		}
+		plan.PackageMirror = r.defaultPackageMirror(state)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("package_mirror"), plan.PackageMirror)...)
 	}
 	if plan.Size.IsUnknown() || plan.Scenario.IsUnknown() || plan.GPUModel.IsUnknown() || plan.GPUsPerNode.IsUnknown() {
@@ -242,26 +193,35 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 
-	var network *poolNetwork
+	if r.planChanges(ctx, req.Config, &plan, state, autoscaling, &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
+}
+
+// planChanges is ModifyPlan for a changed configuration: the spec resolved against the network
+// (when it exists) and the catalog, the checks that need the cloud, and drift of a fixed pool's
+// nodes. planned is false when it stopped before the plan's values were resolved.
+func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config, plan *nodePoolModel, state *nodePoolModel, autoscaling bool, diags *diag.Diagnostics) (planned bool) {
+	var network *nodepool.Network
 	if r.client != nil && !plan.NetworkID.IsUnknown() {
 		n, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
-			return
+			diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
+			return false
 		}
 		network = &n
 	}
-	in, d := r.bootstrapInputs(ctx, &plan, req.Config)
-	resp.Diagnostics.Append(d...)
-	spec, diags := planSpec(ctx, &plan, network, "", false, in)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	in, d := r.bootstrapInputs(ctx, plan, config)
+	diags.Append(d...)
+	spec, d := planSpec(ctx, plan, network, "", false, in)
+	diags.Append(d...)
+	if diags.HasError() {
+		return false
 	}
 	if autoscaling {
-		r.checkBudget(ctx, spec, &resp.Diagnostics)
+		r.checkBudget(ctx, spec, diags)
 	}
-	r.checkSpotOffered(ctx, spec, &resp.Diagnostics)
+	r.checkSpotOffered(ctx, spec, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
@@ -271,259 +231,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			plan.EstimatedHourlyPrice = state.EstimatedHourlyPrice
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-// planSpec fills the plan's computed values (instance type, min size, zones, labels, taints,
-// findings) and returns the resolved spec. Errors are diagnostics on the attribute to change.
-// network is nil when it is not known yet; then the values that depend on it stay unknown.
-// keepType, at apply time, is the instance type the plan showed.
-// atApply is true when called from Create or Update: the node bootstrap is then rendered.
-// in carries what the bootstrap needs beyond the plan (see bootstrapInputs).
-func planSpec(ctx context.Context, plan *nodePoolModel, network *poolNetwork, keepType string, atApply bool, in bootstrapInputs) (poolSpec, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	nested, _, d := plan.nested(ctx)
-	diags.Append(d...)
-	if diags.HasError() {
-		return poolSpec{}, diags
-	}
-	spec := poolSpec{
-		Name:     plan.Name.ValueString(),
-		Scenario: plan.Scenario.ValueString(),
-		Size:     int(plan.Size.ValueInt64()),
-		MinSize:  int(plan.Size.ValueInt64()),
-		Fallback: plan.InstanceTypeFallback.ValueBool(),
-		ImageID:  plan.ImageID.ValueString(),
-		RAMRole:  plan.RAMRoleName.ValueString(),
-		UserData: plan.UserData.ValueString(),
-		Spot:     "NoSpot",
-	}
-	if !plan.MinSize.IsNull() && !plan.MinSize.IsUnknown() {
-		spec.MinSize = int(plan.MinSize.ValueInt64())
-	}
-	if s := nested.Spot; s != nil {
-		spec.Spot = s.Strategy.ValueString()
-		spec.SpotLimit = s.MaxHourlyPrice.ValueFloat64()
-	}
-	if a := nested.Autoscaling; a != nil {
-		// The catalog checks the pool at its largest.
-		spec.Autoscale = resolveAutoscaling(a, nested.Spot != nil)
-		spec.Size, spec.MinSize = spec.Autoscale.Max, spec.Autoscale.Min
-	}
-	plan.MinSize = types.Int64Value(int64(spec.MinSize))
-	lowLatency := network != nil && network.Placement == netplan.PlacementLowLatency
-	wantERDMA := network != nil && network.ERDMA
-	spec.Role = bootstrap.RoleGPUWorker
-	if k := nested.Kubernetes; k != nil && k.Role.ValueString() != "" {
-		spec.Role = k.Role.ValueString()
-	}
-	if k := nested.Kubernetes; k != nil {
-		spec.LoadBalancerID = k.LoadBalancerID.ValueString()
-	}
-	// A control plane runs no GPU work: only the deployment checks apply to it.
-	checkScenario := spec.Scenario
-	if spec.Role == bootstrap.RoleControlPlane {
-		checkScenario = ""
-	}
-
-	// Instance type: pinned, or the catalog's best candidate, with the rest kept for fallback.
-	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() && plan.GPUModel.IsNull() {
-		it, err := catalog.ParseInstanceType(plan.InstanceType.ValueString())
-		if err != nil {
-			diags.AddAttributeError(path.Root("instance_type"), fmt.Sprintf("Unknown instance type %q", plan.InstanceType.ValueString()), err.Error())
-			return spec, diags
-		}
-		spec.Types = []string{it.Name}
-	} else {
-		cands, _, err := catalog.Select(catalog.SelectRequest{
-			Scenario:     spec.Scenario,
-			GPUModel:     plan.GPUModel.ValueString(),
-			GPUsPerNode:  int(plan.GPUsPerNode.ValueInt64()),
-			RequireERDMA: wantERDMA,
-			Nodes:        spec.Size,
-		})
-		if err != nil {
-			diags.AddAttributeError(poolSelectErrorPath(err, !plan.GPUsPerNode.IsNull()), fmt.Sprintf("No instance type for %s on %s", spec.Scenario, plan.GPUModel.ValueString()), err.Error())
-			return spec, diags
-		}
-		var needHPC []string
-		for _, c := range cands {
-			// A candidate that needs an HPC cluster the network lacks would fail at RunInstances:
-			// it is no candidate here (a pinned type still gets the finding that explains it).
-			if network != nil && network.HPCClusterID == "" && c.InstanceType.RequiresHPCCluster {
-				needHPC = append(needHPC, c.InstanceType.Name)
-				continue
-			}
-			spec.Types = append(spec.Types, c.InstanceType.Name)
-		}
-		if len(spec.Types) == 0 {
-			diags.AddAttributeError(path.Root("network_id"), fmt.Sprintf("No instance type for %s on %s in network %s", spec.Scenario, plan.GPUModel.ValueString(), network.ID),
-				fmt.Sprintf("Every candidate (%s) is a super computing cluster type that needs an HPC cluster, and the network has none. Set hpc_cluster = true on the network.", strings.Join(needHPC, ", ")))
-			return spec, diags
-		}
-		// At apply time the type the plan showed stays the pool's type, even when the network
-		// (unknown at plan time) would rank another first: Terraform requires the applied value
-		// to match the plan. If it cannot work in this network, the checks below say so before
-		// any node is asked for.
-		if keepType != "" && keepType != spec.Types[0] {
-			spec.Types = append([]string{keepType}, slices.DeleteFunc(spec.Types, func(t string) bool { return t == keepType })...)
-		}
-	}
-	plan.InstanceType = types.StringValue(spec.Types[0])
-
-	// Findings of the planned type under this deployment.
-	opts := catalog.CheckOptions{Nodes: spec.Size, Spot: spec.Spot != "NoSpot", ERDMA: wantERDMA, LowLatencyPlacement: lowLatency,
-		HPCCluster: network != nil && network.HPCClusterID != ""}
-	if network == nil {
-		// Unknown network: check what the configuration alone decides; network-dependent
-		// checks run again at apply time.
-		opts.HPCCluster = true
-	}
-	findings, err := catalog.Check(checkScenario, spec.Types[0], opts)
-	if err != nil {
-		diags.AddAttributeError(path.Root("instance_type"), "Checking the instance type", err.Error())
-		return spec, diags
-	}
-	if lowLatency {
-		// Deployment sets hold 20 each; the catalog's own limit check is per set, the pool shards.
-		findings = slices.DeleteFunc(findings, func(f catalog.Finding) bool { return f.Code == "low_latency_limit" })
-	}
-	for _, f := range findings {
-		if f.Severity != catalog.SeverityError {
-			continue
-		}
-		attr := path.Root("instance_type")
-		switch f.Code {
-		case "spot_low_latency":
-			attr = path.Root("spot")
-		case "erdma_unsupported", "hpc_cluster_required":
-			attr = path.Root("network_id")
-		}
-		detail := findingDetail(f)
-		if f.Code == "hpc_cluster_required" {
-			// The catalog speaks API; say what to write here.
-			detail += "\nHere: set hpc_cluster = true on the gpucluster_rdma_network of network_id, and its pools join that HPC cluster."
-		}
-		diags.AddAttributeError(attr, fmt.Sprintf("%s cannot work for %s: %s", spec.Types[0], spec.Scenario, f.Code), detail)
-	}
-	if diags.HasError() {
-		return spec, diags
-	}
-	list, d := findingsList(findings)
-	diags.Append(d...)
-	if network == nil {
-		plan.Findings = types.ListUnknown(findingObjectType)
-	} else {
-		plan.Findings = list
-	}
-
-	// Labels and taints nodes join Kubernetes with: bootstrap.NodeIdentity decides them, so
-	// node_labels/node_taints are what the kubeadm configuration registers.
-	it, _ := catalog.LookupInstanceType(spec.Types[0])
-	identity := bootstrap.NodeIdentity{Role: spec.Role, Scenario: spec.Scenario, Pool: spec.Name, GPU: it.IsGPU()}
-	if identity.GPU {
-		identity.GPUProduct = gpuProductLabel(it)
-	}
-	if k := nested.Kubernetes; k != nil {
-		extra, d := mapOf(ctx, k.Labels)
-		diags.Append(d...)
-		identity.UserLabels = extra
-		taints, d := listOf(ctx, k.Taints)
-		diags.Append(d...)
-		for _, t := range taints {
-			identity.UserTaints = append(identity.UserTaints, bootstrap.ParseTaint(t))
-		}
-	}
-	spec.Labels = identity.Labels()
-	spec.Taints = []string{}
-	for _, t := range identity.Taints() {
-		spec.Taints = append(spec.Taints, t.String())
-	}
-	plan.NodeLabels = stringMap(spec.Labels)
-	plan.NodeTaints = stringList(spec.Taints)
-
-	// Zones: the configured order, each one of the network's; default the network's zones.
-	zones, d := listOf(ctx, plan.ZoneIDs)
-	diags.Append(d...)
-	if network != nil {
-		if len(zones) == 0 {
-			zones = network.Zones
-		}
-		for i, z := range zones {
-			if _, ok := network.VSwitchIDs[z]; !ok {
-				diags.AddAttributeError(path.Root("zone_ids").AtListIndex(i), fmt.Sprintf("Zone %q is not in the network", z),
-					fmt.Sprintf("Network %s has vSwitches in %s only. Use those zones, or add %q to the network's zone_ids.", network.ID, strings.Join(network.Zones, ", "), z))
-			}
-		}
-		if lowLatency && len(zones) > 1 {
-			// A low-latency deployment set lives in one zone: the pool stays in the first.
-			zones = zones[:1]
-		}
-		plan.ZoneIDs = stringList(zones)
-		spec.Network = *network
-		spec.ERDMA = wantERDMA && it.ERI
-		if it.RequiresHPCCluster {
-			spec.HPCCluster = network.HPCClusterID
-		}
-	} else if len(zones) == 0 {
-		plan.ZoneIDs = types.ListUnknown(types.StringType)
-	}
-	spec.Zones = zones
-
-	if plan.AutoReleaseAfter.ValueString() != "" {
-		spec.AutoRelease, _ = parseAutoRelease(plan.AutoReleaseAfter.ValueString())
-	}
-	spec.SystemDisk = diskSpec{Category: "cloud_essd", Level: "PL1", SizeGiB: 100}
-	if d := nested.SystemDisk; d != nil {
-		spec.SystemDisk = diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())}
-	}
-	for i, d := range nested.DataDisks {
-		// Checked again here for disks that were unknown when the configuration was validated:
-		// at apply they are known, and a bad one stops the apply before any node is asked for.
-		checkDiskConfig(path.Root("data_disks").AtListIndex(i), d, &diags)
-		spec.DataDisks = append(spec.DataDisks, diskSpec{Category: d.Category.ValueString(), Level: d.PerformanceLevel.ValueString(), SizeGiB: int(d.SizeGiB.ValueInt64())})
-	}
-	spec.UserTags, d = mapOf(ctx, plan.Tags)
-	diags.Append(d...)
-	if !plan.Tags.IsUnknown() {
-		checkNodeTagCount(spec, &diags)
-	}
-	spec.MaxUnavail = 1
-	if u := nested.UpdateStrategy; u != nil {
-		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
-	}
-	mounts, d := listOf(ctx, plan.Mounts)
-	diags.Append(d...)
-
-	// What a node is built from. The join token and the labels are left out on purpose: rotating
-	// the token or relabelling must not replace machines.
-	k8s := nested.Kubernetes
-	if k8s == nil {
-		k8s = &k8sModel{}
-	}
-	spec.SpecHash = poolplan.SpecHash(spec.Types[0], spec.ImageID, fmt.Sprint(spec.SystemDisk), fmt.Sprint(spec.DataDisks),
-		spec.UserData, spec.Spot, strconv.FormatFloat(spec.SpotLimit, 'f', -1, 64),
-		spec.Role, k8s.APIEndpoint.ValueString(), k8s.CACertHash.ValueString(), k8s.PodSubnet.ValueString(),
-		strings.Join(mounts, "\n"), strconv.FormatBool(spec.ERDMA), strconv.FormatBool(!plan.Bootstrap.Equal(types.BoolValue(false))))
-	if spec.RAMRole != "" {
-		// Only when set, so pools made before the attribute keep their hash.
-		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "ram_role="+spec.RAMRole)
-	}
-	if m := plan.PackageMirror.ValueString(); m != "" && m != bootstrap.MirrorInternet {
-		// Only a non-default mirror joins the hash, so pools made before the attribute keep theirs.
-		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, "package_mirror="+m)
-	}
-	// The same for the control-plane and software settings: only when set, so pools made before
-	// them keep their hash. Secrets (certificate key, CA key) and add-ons are left out: changing
-	// them must not replace machines.
-	versions, nccl, d := k8sSoftware(ctx, k8s)
-	diags.Append(d...)
-	if extra := softwareHashInput(k8s, versions, nccl); extra != "" {
-		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
-	}
-
-	diags.Append(renderBootstrap(ctx, &spec, plan, k8s, mounts, atApply, in)...)
-	return spec, diags
+	return true
 }
 
 // gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names
@@ -552,12 +260,12 @@ func findingDetail(f catalog.Finding) string {
 }
 
 // resolveSpec is planSpec at apply time, when the network must exist.
-func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (poolSpec, diag.Diagnostics) {
+func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel, config tfsdk.Config) (nodepool.Spec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	network, err := loadPoolNetwork(ctx, r.client, plan.NetworkID.ValueString())
 	if err != nil {
 		diags.AddAttributeError(path.Root("network_id"), "Reading the node pool's network", err.Error())
-		return poolSpec{}, diags
+		return nodepool.Spec{}, diags
 	}
 	keep := ""
 	if !plan.InstanceType.IsNull() && !plan.InstanceType.IsUnknown() {
@@ -577,4 +285,14 @@ func poolSelectErrorPath(err error, gpusPerNodeSet bool) path.Path {
 		return path.Root("gpu_model")
 	}
 	return p
+}
+
+// defaultPackageMirror is package_mirror when unset: a pool keeps the mirror it was made with (so a
+// provider upgrade rolls no nodes); a new one takes its region's default, the in-VPC mirror in
+// mainland China.
+func (r *nodePoolResource) defaultPackageMirror(state *nodePoolModel) types.String {
+	if state != nil && !state.PackageMirror.IsNull() && !state.PackageMirror.IsUnknown() {
+		return state.PackageMirror
+	}
+	return types.StringValue(bootstrap.DefaultPackageMirror(r.region()))
 }

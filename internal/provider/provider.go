@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -186,44 +187,13 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 		return
 	}
 
-	endpoint := firstNonEmpty(cfg.Endpoint.ValueString(), os.Getenv(envEndpoint))
-	if endpoint != "" {
-		if _, _, err := cloud.ParseEndpoint(endpoint); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Configuring the gpucluster provider: bad endpoint",
-				fmt.Sprintf("%v. Give a base URL such as http://127.0.0.1:18686.", err))
-			return
-		}
+	endpoint, endpoints, ok := configuredEndpoints(cfg, &resp.Diagnostics)
+	if !ok {
+		return
 	}
-	endpoints := map[string]string{}
-	if e := cfg.Endpoints; e != nil {
-		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB, cloud.ProductESS: e.ESS} {
-			if v.ValueString() != "" {
-				endpoints[product] = v.ValueString()
-			}
-		}
-	}
-
-	maxRetries := int64(cloud.DefaultMaxRetries)
-	if !cfg.MaxRetries.IsNull() && !cfg.MaxRetries.IsUnknown() {
-		maxRetries = cfg.MaxRetries.ValueInt64()
-	} else if v := os.Getenv(envMaxRetries); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			resp.Diagnostics.AddError("Configuring the gpucluster provider: bad "+envMaxRetries, fmt.Sprintf("%q is not a whole number >= 0.", v))
-			return
-		}
-		maxRetries = n
-	}
-	rateLimit := float64(cloud.DefaultRateLimit)
-	if !cfg.RateLimit.IsNull() && !cfg.RateLimit.IsUnknown() {
-		rateLimit = cfg.RateLimit.ValueFloat64()
-	} else if v := os.Getenv(envRateLimit); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			resp.Diagnostics.AddError("Configuring the gpucluster provider: bad "+envRateLimit, fmt.Sprintf("%q is not a number > 0.", v))
-			return
-		}
-		rateLimit = f
+	maxRetries, rateLimit, ok := configuredLimits(cfg, &resp.Diagnostics)
+	if !ok {
+		return
 	}
 
 	client, err := cloud.New(ctx, cloud.Config{
@@ -245,6 +215,56 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	})
 	resp.DataSourceData = client
 	resp.ResourceData = client
+}
+
+// configuredEndpoints is the endpoint every product uses (endpoint, or GPUCLUSTER_ENDPOINT) and
+// the per-product overrides; ok is false when the endpoint is malformed.
+func configuredEndpoints(cfg providerModel, diags *diag.Diagnostics) (endpoint string, endpoints map[string]string, ok bool) {
+	endpoint = firstNonEmpty(cfg.Endpoint.ValueString(), os.Getenv(envEndpoint))
+	if endpoint != "" {
+		if _, _, err := cloud.ParseEndpoint(endpoint); err != nil {
+			diags.AddAttributeError(path.Root("endpoint"), "Configuring the gpucluster provider: bad endpoint",
+				fmt.Sprintf("%v. Give a base URL such as http://127.0.0.1:18686.", err))
+			return "", nil, false
+		}
+	}
+	endpoints = map[string]string{}
+	if e := cfg.Endpoints; e != nil {
+		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB, cloud.ProductESS: e.ESS} {
+			if v.ValueString() != "" {
+				endpoints[product] = v.ValueString()
+			}
+		}
+	}
+	return endpoint, endpoints, true
+}
+
+// configuredLimits are the retry budget and the rate limit, from the configuration, the
+// environment or the defaults; ok is false when an environment value is malformed.
+func configuredLimits(cfg providerModel, diags *diag.Diagnostics) (maxRetries int64, rateLimit float64, ok bool) {
+	maxRetries = int64(cloud.DefaultMaxRetries)
+	if !cfg.MaxRetries.IsNull() && !cfg.MaxRetries.IsUnknown() {
+		maxRetries = cfg.MaxRetries.ValueInt64()
+	} else if v := os.Getenv(envMaxRetries); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			diags.AddError("Configuring the gpucluster provider: bad "+envMaxRetries, fmt.Sprintf("%q is not a whole number >= 0.", v))
+			return 0, 0, false
+		}
+		maxRetries = n
+	}
+	rateLimit = float64(cloud.DefaultRateLimit)
+	if !cfg.RateLimit.IsNull() && !cfg.RateLimit.IsUnknown() {
+		rateLimit = cfg.RateLimit.ValueFloat64()
+	} else if v := os.Getenv(envRateLimit); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			diags.AddError("Configuring the gpucluster provider: bad "+envRateLimit, fmt.Sprintf("%q is not a number > 0.", v))
+			return 0, 0, false
+		}
+		rateLimit = f
+	}
+	return maxRetries, rateLimit, true
 }
 
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {

@@ -9,7 +9,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -23,11 +22,12 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 // Egress modes.
 const (
-	EgressNAT      = "nat"
+	EgressNAT      = network.EgressModeNAT // the mode internal/network builds a NAT gateway, EIP and SNAT entries for
 	EgressNone     = "none"
 	EgressExisting = "existing"
 )
@@ -266,50 +266,18 @@ func snatCoversVSwitches(ctx context.Context, entries, vswitchIDs types.Map, dia
 
 // --- the cloud side ---
 
-// egressSpec is what building a network's egress needs.
-type egressSpec struct {
-	NetworkID, Name, VPCID string
-	UserTags               map[string]string
-	ChargeType             string
-	BandwidthMbps          int
-}
-
-// egressState is a network's egress as the cloud has it; empty ids for what does not exist.
-type egressState struct {
-	NATGatewayID, SnatTableID string
-	EIPID, EIPAddress         string
-	ChargeType                string
-	BandwidthMbps             int
-	// SnatEntries maps vSwitch id to SNAT entry id, for the network's vSwitches.
-	SnatEntries map[string]string
-}
-
-// egressTags are the tags of the network's NAT gateway and EIP: the user's plus the reserved ones
-// with the network's id, which is how read and adoption find them.
-func egressTags(name, networkID string, user map[string]string) map[string]string {
-	return mergeTags(user, systemTags(name, networkID))
-}
-
-// egressFilter is the tag filter that finds a network's NAT gateway and EIP.
-func egressFilter(networkID string) map[string]string {
-	return map[string]string{tagManagedBy: managedByVal, tagNetworkID: networkID}
-}
-
-func egressSpecOf(networkID, vpcID string, in networkInputs) egressSpec {
-	return egressSpec{NetworkID: networkID, Name: in.Name, VPCID: vpcID, UserTags: in.Tags,
-		ChargeType: in.Egress.ChargeType, BandwidthMbps: in.Egress.BandwidthMbps}
-}
+// --- the cloud side is internal/network (egress.go); this is its glue ---
 
 // updateEgress brings the egress to the plan: removed when the mode is no longer nat or the
 // EIP's billing changed (an EIP's billing cannot change in place), then built or completed for
 // nat (new vSwitches, entries deleted out of band, bandwidth), with the NAT gateway's and EIP's
 // tags moved when the network's name or tags changed. It returns the failed step.
-func updateEgress(ctx context.Context, c *cloud.Client, ch networkChange, prior egressModel) (string, error) {
+func updateEgress(ctx context.Context, c *cloud.Client, ch network.Change, prior egressModel) (string, error) {
 	want := ch.In.Egress
 	wasNAT := prior.Mode.ValueString() == EgressNAT
 	if want.Mode != EgressNAT || (wasNAT && prior.InternetChargeType.ValueString() != want.ChargeType) {
-		known := egressState{NATGatewayID: prior.NATGatewayID.ValueString(), EIPID: prior.EIPID.ValueString()}
-		if step, err := removeEgress(ctx, c, ch.ID, ch.VPCID, known); err != nil {
+		known := network.EgressState{NATGatewayID: prior.NATGatewayID.ValueString(), EIPID: prior.EIPID.ValueString()}
+		if step, err := network.RemoveEgress(ctx, c, ch.ID, ch.VPCID, known); err != nil {
 			return step, err
 		}
 	}
@@ -317,261 +285,21 @@ func updateEgress(ctx context.Context, c *cloud.Client, ch networkChange, prior 
 		return "", nil
 	}
 	if ch.NameChanged || ch.TagsChanged {
-		from, to := egressTags(ch.PriorName, ch.ID, ch.PriorTags), egressTags(ch.In.Name, ch.ID, ch.In.Tags)
-		st, err := readEgress(ctx, c, ch.ID, ch.VPCID, nil)
-		if err != nil {
-			return "reading the egress", err
-		}
-		if st.NATGatewayID != "" {
-			if err := c.SyncTags(ctx, cloud.KindNATGateway, []string{st.NATGatewayID}, from, to); err != nil {
-				return "tagging NAT gateway " + st.NATGatewayID, err
-			}
-		}
-		if st.EIPID != "" {
-			if err := c.SyncTags(ctx, cloud.KindEIP, []string{st.EIPID}, from, to); err != nil {
-				return "tagging EIP " + st.EIPID, err
-			}
+		from, to := network.EgressTags(ch.PriorName, ch.ID, ch.PriorTags), network.EgressTags(ch.In.Name, ch.ID, ch.In.Tags)
+		if step, err := network.RetagEgress(ctx, c, ch.ID, ch.VPCID, from, to); err != nil {
+			return step, err
 		}
 	}
-	vswitches, err := networkVSwitches(ctx, c, ch.VPCID, ch.ID)
+	vswitches, err := network.VSwitches(ctx, c, ch.VPCID, ch.ID)
 	if err != nil {
 		return "listing vSwitches", err
 	}
-	return ensureEgress(ctx, c, egressSpecOf(ch.ID, ch.VPCID, ch.In), vswitches)
-}
-
-// ensureEgress builds whatever of the egress is missing, in order: NAT gateway, EIP (with the
-// planned bandwidth), the binding, one SNAT entry per vSwitch. What exists (found by tags, or
-// answered to a repeated ClientToken) is adopted, so an interrupted apply picks up where it
-// stopped. It returns the failed step with the error.
-func ensureEgress(ctx context.Context, c *cloud.Client, s egressSpec, vswitches []cloud.VSwitch) (string, error) {
-	if len(vswitches) == 0 {
-		return "NAT gateway", fmt.Errorf("network %s has no vSwitch to put a NAT gateway in", s.NetworkID)
-	}
-	tags := egressTags(s.Name, s.NetworkID, s.UserTags)
-	nat, err := ensureNATGateway(ctx, c, s, vswitches[0].ID, tags)
-	if err != nil {
-		return "NAT gateway", err
-	}
-	eip, err := ensureEIP(ctx, c, s, tags)
-	if err != nil {
-		return "EIP", err
-	}
-	if err := c.AssociateEIP(ctx, eip.ID, nat.ID, cloud.EIPInstanceNAT); err != nil {
-		return "binding the EIP to the NAT gateway", err
-	}
-	entries, err := c.FindSNATEntries(ctx, nat.SnatTableID)
-	if err != nil {
-		return "listing SNAT entries", err
-	}
-	have := map[string]bool{}
-	for _, e := range entries {
-		if e.Status != cloud.SNATEntryStatusDeleting {
-			have[e.SourceVSwitchID] = true
-			continue
-		}
-		// An entry deleted outside Terraform is listed while it goes; the service refuses a new
-		// entry for the same vSwitch until then.
-		if err := c.WaitSNATEntryGone(ctx, nat.SnatTableID, e.ID); err != nil {
-			return "SNAT entry for vSwitch " + e.SourceVSwitchID, err
-		}
-	}
-	for _, sw := range vswitches {
-		if have[sw.ID] {
-			continue
-		}
-		name := "gpucluster-" + s.NetworkID + "-" + sw.ZoneID
-		id, err := cloud.CreateOrAdopt("SNAT entry for "+sw.ID, []string{"CreateSnatEntry", c.Region(), nat.SnatTableID, sw.ID, eip.Address, name},
-			func(token string) (string, error) {
-				return c.CreateSNATEntry(ctx, cloud.SNATEntryInput{SnatTableID: nat.SnatTableID, SourceVSwitchID: sw.ID,
-					SnatIPs: []string{eip.Address}, Name: name, ClientToken: token})
-			},
-			func(id string) error { _, err := c.FindSNATEntry(ctx, nat.SnatTableID, id); return err })
-		if err != nil {
-			return "SNAT entry for vSwitch " + sw.ID, err
-		}
-		if _, err := c.WaitSNATEntryAvailable(ctx, nat.SnatTableID, id); err != nil {
-			return "SNAT entry for vSwitch " + sw.ID, err
-		}
-	}
-	return "", nil
-}
-
-func ensureNATGateway(ctx context.Context, c *cloud.Client, s egressSpec, vswitchID string, tags map[string]string) (*cloud.NATGateway, error) {
-	found, err := c.FindNATGateways(ctx, s.VPCID, egressFilter(s.NetworkID))
-	if err != nil {
-		return nil, err
-	}
-	id := ""
-	if len(found) > 0 {
-		id = found[0].ID
-	} else {
-		name := "gpucluster-" + s.NetworkID
-		desc := "Egress of gpucluster network " + s.Name
-		id, err = cloud.CreateOrAdopt("NAT gateway", adoptParts(tags, "CreateNatGateway", c.Region(), s.VPCID, vswitchID, name),
-			func(token string) (string, error) {
-				id, _, err := c.CreateNATGateway(ctx, cloud.NATGatewayInput{VPCID: s.VPCID, VSwitchID: vswitchID, Name: name,
-					Description: desc, Tags: tags, ClientToken: token})
-				return id, err
-			},
-			func(id string) error { _, err := c.FindNATGateway(ctx, id); return err })
-		if err != nil {
-			return nil, err
-		}
-	}
-	return c.WaitNATGatewayAvailable(ctx, id)
-}
-
-// ensureEIP finds or allocates the network's EIP and brings its bandwidth to the plan. An EIP
-// of another billing (the plan changed it) is the caller's to remove first.
-func ensureEIP(ctx context.Context, c *cloud.Client, s egressSpec, tags map[string]string) (*cloud.EIP, error) {
-	found, err := c.FindEIPsByTags(ctx, egressFilter(s.NetworkID))
-	if err != nil {
-		return nil, err
-	}
-	if len(found) > 0 {
-		e := found[0]
-		if e.BandwidthMbps != s.BandwidthMbps {
-			if err := c.SetEIPBandwidth(ctx, e.ID, s.BandwidthMbps); err != nil {
-				return nil, err
-			}
-		}
-		return &e, nil
-	}
-	name := "gpucluster-" + s.NetworkID
-	desc := "Egress of gpucluster network " + s.Name
-	parts := adoptParts(tags, "AllocateEipAddress", c.Region(), name, s.ChargeType, fmt.Sprint(s.BandwidthMbps))
-	id, err := cloud.CreateOrAdopt("EIP", parts, func(token string) (string, error) {
-		id, _, err := c.AllocateEIP(ctx, cloud.EIPInput{BandwidthMbps: s.BandwidthMbps, InternetChargeType: s.ChargeType,
-			Name: name, Description: desc, Tags: tags, ClientToken: token})
-		if id != "" && cloud.IsNotFound(err) {
-			// The token named an EIP released since (egress removed, then built again): its
-			// tagging fails, and CreateOrAdopt's look moves on to the next token.
-			return id, nil
-		}
-		return id, err
-	}, func(id string) error { _, err := c.FindEIP(ctx, id); return err })
-	if err != nil {
-		return nil, err
-	}
-	return c.FindEIP(ctx, id)
-}
-
-// removeEgress deletes a network's egress in dependency order: SNAT entries, the EIP's binding
-// and the EIP, then the NAT gateway. It finds them by tags, plus the ids the state holds (in
-// case a tag was removed by hand). Not found counts as done. It returns the failed step.
-func removeEgress(ctx context.Context, c *cloud.Client, networkID, vpcID string, known egressState) (string, error) {
-	nats := map[string]string{} // NAT gateway id -> SNAT table id
-	if vpcID != "" {
-		found, err := c.FindNATGateways(ctx, vpcID, egressFilter(networkID))
-		if err != nil && !cloud.IsNotFound(err) {
-			return "listing NAT gateways", err
-		}
-		for _, n := range found {
-			nats[n.ID] = n.SnatTableID
-		}
-	}
-	if id := known.NATGatewayID; id != "" && nats[id] == "" {
-		n, err := c.FindNATGateway(ctx, id)
-		switch {
-		case err == nil:
-			nats[id] = n.SnatTableID
-		case !cloud.IsNotFound(err):
-			return "NAT gateway " + id, err
-		}
-	}
-	eips := map[string]bool{}
-	found, err := c.FindEIPsByTags(ctx, egressFilter(networkID))
-	if err != nil {
-		return "listing EIPs", err
-	}
-	for _, e := range found {
-		eips[e.ID] = true
-	}
-	if known.EIPID != "" {
-		eips[known.EIPID] = true
-	}
-	for _, natID := range sortedKeys(nats) {
-		table := nats[natID]
-		entries, err := c.FindSNATEntries(ctx, table)
-		if err != nil && !cloud.IsNotFound(err) {
-			return "listing SNAT entries of " + table, err
-		}
-		for _, e := range entries {
-			if err := c.DeleteSNATEntry(ctx, table, e.ID); err != nil {
-				return "SNAT entry " + e.ID, err
-			}
-		}
-	}
-	for _, id := range netSortedSet(eips) {
-		if err := c.UnassociateEIP(ctx, id); err != nil && !cloud.IsNotFound(err) {
-			return "unbinding EIP " + id, err
-		}
-		if err := c.ReleaseEIP(ctx, id); err != nil {
-			return "EIP " + id, err
-		}
-	}
-	for _, natID := range sortedKeys(nats) {
-		if err := c.DeleteNATGateway(ctx, natID, false); err != nil {
-			return "NAT gateway " + natID, err
-		}
-	}
-	return "", nil
-}
-
-// readEgress reads a network's egress from the cloud: its NAT gateway and EIP by tags, and the
-// SNAT entries of the network's vSwitches.
-func readEgress(ctx context.Context, c *cloud.Client, networkID, vpcID string, vswitches []cloud.VSwitch) (egressState, error) {
-	out := egressState{SnatEntries: map[string]string{}}
-	nats, err := c.FindNATGateways(ctx, vpcID, egressFilter(networkID))
-	if err != nil {
-		return out, err
-	}
-	eips, err := c.FindEIPsByTags(ctx, egressFilter(networkID))
-	if err != nil {
-		return out, err
-	}
-	if len(eips) > 0 {
-		e := eips[0]
-		out.EIPID, out.EIPAddress, out.ChargeType, out.BandwidthMbps = e.ID, e.Address, e.InternetChargeType, e.BandwidthMbps
-	}
-	if len(nats) == 0 {
-		return out, nil
-	}
-	out.NATGatewayID, out.SnatTableID = nats[0].ID, nats[0].SnatTableID
-	entries, err := c.FindSNATEntries(ctx, out.SnatTableID)
-	if err != nil {
-		return out, err
-	}
-	ours := map[string]bool{}
-	for _, sw := range vswitches {
-		ours[sw.ID] = true
-	}
-	// Oldest entry per vSwitch (ids sort by creation in the service and the emulator alike).
-	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
-	for _, e := range entries {
-		if e.Status == cloud.SNATEntryStatusDeleting {
-			continue // being deleted: no longer translates, so not part of the egress
-		}
-		if ours[e.SourceVSwitchID] && out.SnatEntries[e.SourceVSwitchID] == "" && (out.EIPAddress == "" || containsString(e.SnatIPs, out.EIPAddress)) {
-			out.SnatEntries[e.SourceVSwitchID] = e.ID
-		}
-	}
-	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return network.EnsureEgress(ctx, c, network.EgressSpecOf(ch.ID, ch.VPCID, ch.In), vswitches)
 }
 
 // egressValue is the attribute as read: the mode comes from the network's record, the rest from
 // the cloud; what the cloud does not hold (a missing EIP's billing) comes from prior.
-func egressValue(mode string, st egressState, prior egressModel) types.Object {
+func egressValue(mode string, st network.EgressState, prior egressModel) types.Object {
 	e := egressModel{Mode: types.StringValue(mode), InternetChargeType: types.StringNull(), BandwidthMbps: types.Int64Null()}.withoutCloudIDs()
 	str := func(s string) types.String {
 		if s == "" {
@@ -599,9 +327,9 @@ func egressValue(mode string, st egressState, prior egressModel) types.Object {
 }
 
 // egressStateOf is what a model's egress says exists, for removal.
-func egressStateOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) egressState {
+func egressStateOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) network.EgressState {
 	e, _ := egressOf(ctx, o, diags)
-	return egressState{NATGatewayID: e.NATGatewayID.ValueString(), EIPID: e.EIPID.ValueString(), SnatTableID: e.SnatTableID.ValueString()}
+	return network.EgressState{NATGatewayID: e.NATGatewayID.ValueString(), EIPID: e.EIPID.ValueString(), SnatTableID: e.SnatTableID.ValueString()}
 }
 
 // egressWithUnknownsNull is the attribute fit to be saved for a half-made network: what the

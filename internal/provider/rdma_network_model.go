@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 // rdmaNetworkModel is the resource's data.
@@ -47,33 +48,9 @@ type rdmaNetworkModel struct {
 	Egress             types.Object   `tfsdk:"egress"`
 }
 
-// networkInputs is a planned model as plain Go values.
-type networkInputs struct {
-	Name            string
-	CIDRBlock       string
-	Zones           []string
-	VPCID           string
-	VSwitchCIDRs    map[string]string
-	AdminCIDRs      []string
-	AllowPublicSSH  bool
-	Placement       string
-	PlacementGroups int
-	ERDMA           bool
-	HPCCluster      bool
-	Tags            map[string]string
-	Egress          egressInputs
-}
-
-// egressInputs is the planned egress: the mode, and the EIP's billing and bandwidth for nat.
-type egressInputs struct {
-	Mode          string
-	ChargeType    string
-	BandwidthMbps int
-}
-
-func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagnostics) {
+func (m rdmaNetworkModel) inputs(ctx context.Context) (network.Inputs, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	in := networkInputs{
+	in := network.Inputs{
 		Name: m.Name.ValueString(), CIDRBlock: m.CIDRBlock.ValueString(), VPCID: m.VPCID.ValueString(),
 		AllowPublicSSH: m.AllowPublicSSH.ValueBool(), Placement: m.Placement.ValueString(),
 		PlacementGroups: int(m.PlacementGroups.ValueInt64()), ERDMA: m.ERDMA.ValueBool(), HPCCluster: m.HPCCluster.ValueBool(),
@@ -91,7 +68,7 @@ func (m rdmaNetworkModel) inputs(ctx context.Context) (networkInputs, diag.Diagn
 	sort.Strings(in.Zones)
 	sort.Strings(in.AdminCIDRs)
 	e, _ := egressOf(ctx, m.Egress, &diags)
-	in.Egress = egressInputs{Mode: e.Mode.ValueString(), ChargeType: e.InternetChargeType.ValueString(), BandwidthMbps: int(e.BandwidthMbps.ValueInt64())}
+	in.Egress = network.EgressInputs{Mode: e.Mode.ValueString(), ChargeType: e.InternetChargeType.ValueString(), BandwidthMbps: int(e.BandwidthMbps.ValueInt64())}
 	return in, diags
 }
 
@@ -128,8 +105,6 @@ func (m rdmaNetworkModel) withUnknownsNull() rdmaNetworkModel {
 
 // networkNamePattern: a letter, then 1-63 letters, digits, '.', '_' or '-'.
 var networkNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{1,63}$`)
-
-func vswitchName(network, zone string) string { return network + "-" + zone }
 
 var ruleAttrTypes = map[string]attr.Type{
 	"protocol": types.StringType, "port_range": types.StringType, "source": types.StringType,
@@ -220,11 +195,39 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		diags.AddError("Error "+what+": VPC "+g.VPCID, err.Error())
 		return m, "", diags
 	}
+	opts := m.setSettings(id, g, v, prior, &diags)
+
+	vswitches, err := network.VSwitches(ctx, c, g.VPCID, id)
+	if err != nil {
+		diags.AddError("Error "+what+": vSwitches of VPC "+g.VPCID, err.Error())
+		return m, "", diags
+	}
+	m.setVSwitches(vswitches)
+	for _, step := range []func() (string, error){
+		func() (string, error) { return "security group rules", m.readRules(ctx, c, id) },
+		func() (string, error) { return "deployment sets", m.readPlacement(ctx, c, id, prior, &diags) },
+		func() (string, error) { return "HPC cluster", m.readHPC(ctx, c, id) },
+		func() (string, error) {
+			return "egress", m.readEgress(ctx, c, id, g.VPCID, vswitches, opts, prior, &diags)
+		},
+	} {
+		if name, err := step(); err != nil {
+			diags.AddError("Error "+what+": "+name, err.Error())
+			return m, "", diags
+		}
+	}
+	tflog.Debug(ctx, "read RDMA network", map[string]any{"id": id, "vpc_id": g.VPCID, "zones": len(vswitches), "rules": len(m.SecurityGroupRules.Elements())})
+	return m, "", diags
+}
+
+// setSettings records what the security group and the VPC say: the settings on the group's
+// options tag (guessed from the cloud when the tag is missing), name, VPC and tags.
+func (m *rdmaNetworkModel) setSettings(id string, g *cloud.SecurityGroup, v *cloud.VPC, prior *rdmaNetworkModel, diags *diag.Diagnostics) network.Options {
 	tags := g.Tags
-	opts, ok := decodeOptions(tags[tagOptions])
+	opts, ok := network.DecodeOptions(tags[tagOptions])
 	if !ok {
 		// Not made by this provider (or its tag was edited): fall back to what the cloud shows.
-		opts = networkOptions{CIDRBlock: v.CIDRBlock, OwnsVPC: tags[tagManagedBy] == managedByVal}
+		opts = network.Options{CIDRBlock: v.CIDRBlock, OwnsVPC: tags[tagManagedBy] == managedByVal}
 		diags.AddWarning("RDMA network "+id+": settings tag missing",
 			fmt.Sprintf("The security group's %s tag is missing or malformed; cidr_block, erdma, allow_public_ssh and vpc_managed were guessed from the cloud. The next apply writes the tag again.", tagOptions))
 	}
@@ -242,12 +245,11 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	} else {
 		m.Tags = stringMap(user)
 	}
+	return opts
+}
 
-	vswitches, err := networkVSwitches(ctx, c, g.VPCID, id)
-	if err != nil {
-		diags.AddError("Error "+what+": vSwitches of VPC "+g.VPCID, err.Error())
-		return m, "", diags
-	}
+// setVSwitches records the network's zones with their vSwitches and CIDRs.
+func (m *rdmaNetworkModel) setVSwitches(vswitches []cloud.VSwitch) {
 	zones := []string{}
 	ids, cidrs := map[string]string{}, map[string]string{}
 	for _, sw := range vswitches {
@@ -258,19 +260,24 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	m.ZoneIDs = netStringSet(zones)
 	m.VSwitchIDs = stringMap(ids)
 	m.VSwitchCIDRs = stringMap(cidrs)
+}
 
-	rules, _, err := actualRules(ctx, c, id)
+// readRules records the security group's rules and the admin CIDRs they let in.
+func (m *rdmaNetworkModel) readRules(ctx context.Context, c *cloud.Client, id string) error {
+	rules, _, err := network.ActualRules(ctx, c, id)
 	if err != nil {
-		diags.AddError("Error "+what+": security group rules", err.Error())
-		return m, "", diags
+		return err
 	}
 	m.SecurityGroupRules = rulesValue(rules)
 	m.AdminCIDRs = netStringSet(netplan.AdminCIDRs(rules))
+	return nil
+}
 
-	placement, sets, err := networkPlacement(ctx, c, id)
+// readPlacement records the placement groups.
+func (m *rdmaNetworkModel) readPlacement(ctx context.Context, c *cloud.Client, id string, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
+	placement, sets, err := network.Placement(ctx, c, id)
 	if err != nil {
-		diags.AddError("Error "+what+": deployment sets", err.Error())
-		return m, "", diags
+		return err
 	}
 	dsIDs := make([]string, 0, len(sets))
 	for _, ds := range sets {
@@ -286,12 +293,15 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 	dsList, d := types.ListValueFrom(ctx, types.StringType, dsIDs)
 	diags.Append(d...)
 	m.DeploymentSetIDs = dsList
+	return nil
+}
 
-	h, err := networkHPC(ctx, c, id)
+// readHPC records the HPC cluster, if any.
+func (m *rdmaNetworkModel) readHPC(ctx context.Context, c *cloud.Client, id string) error {
+	h, err := network.HPC(ctx, c, id)
 	switch {
 	case err != nil:
-		diags.AddError("Error "+what+": HPC cluster", err.Error())
-		return m, "", diags
+		return err
 	case h == nil:
 		m.HPCCluster = types.BoolValue(false)
 		m.HPCClusterID = types.StringNull()
@@ -299,10 +309,14 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 		m.HPCCluster = types.BoolValue(true)
 		m.HPCClusterID = types.StringValue(h.ID)
 	}
-	st, err := readEgress(ctx, c, id, g.VPCID, vswitches)
+	return nil
+}
+
+// readEgress records the egress: the mode from the settings, the rest from the cloud.
+func (m *rdmaNetworkModel) readEgress(ctx context.Context, c *cloud.Client, id, vpcID string, vswitches []cloud.VSwitch, opts network.Options, prior *rdmaNetworkModel, diags *diag.Diagnostics) error {
+	st, err := network.ReadEgress(ctx, c, id, vpcID, vswitches)
 	if err != nil {
-		diags.AddError("Error "+what+": egress", err.Error())
-		return m, "", diags
+		return err
 	}
 	mode := opts.Egress
 	if mode == "" {
@@ -316,8 +330,7 @@ func (r *rdmaNetworkResource) read(ctx context.Context, id string, prior *rdmaNe
 			mode = EgressExisting
 		}
 	}
-	priorEgress, _ := egressOf(ctx, prior.Egress, &diags)
+	priorEgress, _ := egressOf(ctx, prior.Egress, diags)
 	m.Egress = egressValue(mode, st, priorEgress)
-	tflog.Debug(ctx, "read RDMA network", map[string]any{"id": id, "vpc_id": g.VPCID, "zones": zones, "rules": len(rules)})
-	return m, "", diags
+	return nil
 }

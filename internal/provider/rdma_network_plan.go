@@ -26,7 +26,17 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	block, blockOK := validateCIDRBlock(cfg, &resp.Diagnostics)
+	zones, zonesKnown := validateZones(ctx, cfg, &resp.Diagnostics)
+	validateVSwitchCIDRs(ctx, cfg, block, blockOK, zones, zonesKnown, &resp.Diagnostics)
+	validateAdminCIDRs(ctx, cfg, &resp.Diagnostics)
+	validatePlacementConfig(cfg, &resp.Diagnostics)
+	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
+	validateEgressConfig(ctx, cfg.Egress, &resp.Diagnostics)
+}
 
+// validateCIDRBlock checks cidr_block; ok is false when it is unset, unknown or invalid.
+func validateCIDRBlock(cfg rdmaNetworkModel, diags *diag.Diagnostics) (netip.Prefix, bool) {
 	var block netip.Prefix
 	blockOK := false
 	if s := cfg.CIDRBlock; !s.IsNull() && !s.IsUnknown() {
@@ -35,33 +45,43 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 			err = netplan.CheckVPCCIDR(p)
 		}
 		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("cidr_block"), "Invalid cidr_block", err.Error()+".")
+			diags.AddAttributeError(path.Root("cidr_block"), "Invalid cidr_block", err.Error()+".")
 		} else {
 			block, blockOK = p, true
 		}
 	}
+	return block, blockOK
+}
 
-	zones, zonesKnown := netKnownStrings(ctx, cfg.ZoneIDs, &resp.Diagnostics)
+// validateZones checks that zone_ids are zone ids of one region; known is false while they are
+// not known.
+func validateZones(ctx context.Context, cfg rdmaNetworkModel, diags *diag.Diagnostics) ([]string, bool) {
+	zones, zonesKnown := netKnownStrings(ctx, cfg.ZoneIDs, diags)
 	if zonesKnown {
 		regions := map[string]bool{}
 		for _, z := range zones {
 			reg := netplan.ZoneRegion(z)
 			if reg == "" {
-				resp.Diagnostics.AddAttributeError(path.Root("zone_ids"), "Invalid zone id",
+				diags.AddAttributeError(path.Root("zone_ids"), "Invalid zone id",
 					fmt.Sprintf("%q is not a zone id; zone ids look like cn-wulanchabu-a (the gpucluster_zones data source lists them).", z))
 				continue
 			}
 			regions[reg] = true
 		}
 		if len(regions) > 1 {
-			resp.Diagnostics.AddAttributeError(path.Root("zone_ids"), "Zones of different regions",
+			diags.AddAttributeError(path.Root("zone_ids"), "Zones of different regions",
 				fmt.Sprintf("zone_ids %v span the regions %v; a network lives in one region, the provider's.", zones, netSortedSet(regions)))
 		}
 	}
+	return zones, zonesKnown
+}
 
+// validateVSwitchCIDRs checks vswitch_cidrs against cidr_block and the zones, or, without them,
+// that cidr_block can be carved into one block per zone.
+func validateVSwitchCIDRs(ctx context.Context, cfg rdmaNetworkModel, block netip.Prefix, blockOK bool, zones []string, zonesKnown bool, diags *diag.Diagnostics) {
 	if !cfg.VSwitchCIDRs.IsNull() && !cfg.VSwitchCIDRs.IsUnknown() && blockOK && zonesKnown {
 		cidrs := map[string]types.String{}
-		resp.Diagnostics.Append(cfg.VSwitchCIDRs.ElementsAs(ctx, &cidrs, false)...)
+		diags.Append(cfg.VSwitchCIDRs.ElementsAs(ctx, &cidrs, false)...)
 		plain := map[string]string{}
 		known := true
 		for k, v := range cidrs {
@@ -72,37 +92,43 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 		}
 		if known {
 			for _, p := range netplan.CheckVSwitchCIDRs(block, zones, plain) {
-				resp.Diagnostics.AddAttributeError(path.Root("vswitch_cidrs").AtMapKey(p.Key), "Invalid vswitch_cidrs", p.Message+".")
+				diags.AddAttributeError(path.Root("vswitch_cidrs").AtMapKey(p.Key), "Invalid vswitch_cidrs", p.Message+".")
 			}
 		}
 	} else if cfg.VSwitchCIDRs.IsNull() && blockOK && zonesKnown && len(zones) > 0 {
 		if _, err := netplan.Carve(block, zones); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("cidr_block"), "cidr_block cannot hold the zones", err.Error()+".")
+			diags.AddAttributeError(path.Root("cidr_block"), "cidr_block cannot hold the zones", err.Error()+".")
 		}
 	}
+}
 
-	if admins, ok := netKnownStrings(ctx, cfg.AdminCIDRs, &resp.Diagnostics); ok {
+// validateAdminCIDRs checks admin_cidrs, and 0.0.0.0/0 in them against allow_public_ssh.
+func validateAdminCIDRs(ctx context.Context, cfg rdmaNetworkModel, diags *diag.Diagnostics) {
+	if admins, ok := netKnownStrings(ctx, cfg.AdminCIDRs, diags); ok {
 		world := false
 		for _, a := range admins {
 			p, err := netplan.ParseIPv4CIDR(a)
 			if err != nil {
-				resp.Diagnostics.AddAttributeError(path.Root("admin_cidrs"), "Invalid admin_cidrs", err.Error()+".")
+				diags.AddAttributeError(path.Root("admin_cidrs"), "Invalid admin_cidrs", err.Error()+".")
 				continue
 			}
 			world = world || netplan.IsWorld(p)
 		}
 		if world && !cfg.AllowPublicSSH.IsUnknown() {
 			if cfg.AllowPublicSSH.ValueBool() {
-				resp.Diagnostics.AddAttributeWarning(path.Root("admin_cidrs"), "SSH and the Kubernetes API are open to the internet",
+				diags.AddAttributeWarning(path.Root("admin_cidrs"), "SSH and the Kubernetes API are open to the internet",
 					"admin_cidrs contains 0.0.0.0/0 and allow_public_ssh is true: every address may try SSH (22) and the Kubernetes API (6443) of every member. Prefer your offices' or a bastion's blocks.")
 			} else {
-				resp.Diagnostics.AddAttributeError(path.Root("admin_cidrs"), "0.0.0.0/0 in admin_cidrs without allow_public_ssh",
+				diags.AddAttributeError(path.Root("admin_cidrs"), "0.0.0.0/0 in admin_cidrs without allow_public_ssh",
 					"admin_cidrs contains 0.0.0.0/0, which opens SSH (22) and the Kubernetes API (6443) of every member to the internet. "+
 						"List your offices' or a bastion's blocks instead, or set allow_public_ssh = true to accept the exposure.")
 			}
 		}
 	}
+}
 
+// validatePlacementConfig checks placement_groups against placement.
+func validatePlacementConfig(cfg rdmaNetworkModel, diags *diag.Diagnostics) {
 	if !cfg.Placement.IsUnknown() && !cfg.PlacementGroups.IsNull() && !cfg.PlacementGroups.IsUnknown() {
 		placement := cfg.Placement.ValueString()
 		if placement == "" {
@@ -110,17 +136,14 @@ func (r *rdmaNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 		}
 		n := cfg.PlacementGroups.ValueInt64()
 		if placement == netplan.PlacementNone && n > 0 {
-			resp.Diagnostics.AddAttributeError(path.Root("placement_groups"), "placement_groups without a placement",
+			diags.AddAttributeError(path.Root("placement_groups"), "placement_groups without a placement",
 				fmt.Sprintf("placement_groups = %d needs placement = \"low_latency\" or \"spread\"; with placement \"none\" there are no groups.", n))
 		}
 		if placement != netplan.PlacementNone && n == 0 {
-			resp.Diagnostics.AddAttributeError(path.Root("placement_groups"), "No placement groups",
+			diags.AddAttributeError(path.Root("placement_groups"), "No placement groups",
 				fmt.Sprintf("placement = %q needs at least 1 placement group; set placement = \"none\" for no groups.", placement))
 		}
 	}
-
-	checkUserTags(cfg.Tags, maxUserTags, &resp.Diagnostics)
-	validateEgressConfig(ctx, cfg.Egress, &resp.Diagnostics)
 }
 
 // ModifyPlan fills what follows from the configuration (carved vSwitch blocks, placement figures,
@@ -149,55 +172,9 @@ func (r *rdmaNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 	block, blockErr := netplan.ParseIPv4CIDR(plan.CIDRBlock.ValueString())
 	blockKnown := !plan.CIDRBlock.IsUnknown() && blockErr == nil
 
-	if config.VSwitchCIDRs.IsNull() && blockKnown && zonesKnown {
-		if carved, err := netplan.Carve(block, zones); err == nil {
-			m := map[string]attr.Value{}
-			for z, p := range carved {
-				m[z] = types.StringValue(p.String())
-			}
-			plan.VSwitchCIDRs = types.MapValueMust(types.StringType, m)
-		}
-	}
-
-	placementKnown := !plan.Placement.IsUnknown()
-	if placementKnown {
-		placement := plan.Placement.ValueString()
-		if config.PlacementGroups.IsNull() {
-			n := int64(0)
-			if placement != netplan.PlacementNone {
-				n = 1
-			}
-			plan.PlacementGroups = types.Int64Value(n)
-		}
-		plan.PlacementGroupSize = types.Int64Value(int64(netplan.GroupSize(placement)))
-	}
-	if !plan.ERDMA.IsUnknown() {
-		plan.NCCLEnv = stringMap(netplan.NCCLEnv(plan.ERDMA.ValueBool()))
-	}
-	plan.BandwidthPlan = bandwidthPlanValue()
-	if config.VPCID.IsNull() {
-		plan.VPCManaged = types.BoolValue(true)
-	} else {
-		plan.VPCManaged = types.BoolValue(false)
-	}
-
+	plan.planDerived(config, block, blockKnown, zones, zonesKnown)
 	if prior != nil {
-		plan.VPCManaged = prior.VPCManaged
-		// The rule set follows from admin_cidrs and the id; a drifted rule makes this differ
-		// from the state, so the plan shows it and the apply restores it.
-		if admins, ok := netKnownStrings(ctx, plan.AdminCIDRs, &resp.Diagnostics); ok && !prior.ID.IsNull() {
-			plan.SecurityGroupRules = rulesValue(netplan.DesiredRules(prior.ID.ValueString(), admins))
-		}
-		if plan.Placement.Equal(prior.Placement) && plan.PlacementGroups.Equal(prior.PlacementGroups) {
-			plan.DeploymentSetIDs = prior.DeploymentSetIDs
-		} else {
-			plan.DeploymentSetIDs = types.ListUnknown(types.StringType)
-		}
-		if plan.HPCCluster.Equal(prior.HPCCluster) {
-			plan.HPCClusterID = prior.HPCClusterID
-		} else {
-			plan.HPCClusterID = types.StringUnknown()
-		}
+		plan.keepFromState(ctx, prior, &resp.Diagnostics)
 	}
 
 	plan.Egress = planEgress(ctx, config, plan, prior, &resp.Diagnostics)
@@ -210,6 +187,64 @@ func (r *rdmaNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planDerived fills what follows from the configuration alone: the vSwitch blocks carved from
+// cidr_block, the placement groups' count and size, the NCCL settings, the bandwidth plan and
+// whether the network owns its VPC.
+func (m *rdmaNetworkModel) planDerived(config rdmaNetworkModel, block netip.Prefix, blockKnown bool, zones []string, zonesKnown bool) {
+	if config.VSwitchCIDRs.IsNull() && blockKnown && zonesKnown {
+		if carved, err := netplan.Carve(block, zones); err == nil {
+			blocks := map[string]attr.Value{}
+			for z, p := range carved {
+				blocks[z] = types.StringValue(p.String())
+			}
+			m.VSwitchCIDRs = types.MapValueMust(types.StringType, blocks)
+		}
+	}
+
+	placementKnown := !m.Placement.IsUnknown()
+	if placementKnown {
+		placement := m.Placement.ValueString()
+		if config.PlacementGroups.IsNull() {
+			n := int64(0)
+			if placement != netplan.PlacementNone {
+				n = 1
+			}
+			m.PlacementGroups = types.Int64Value(n)
+		}
+		m.PlacementGroupSize = types.Int64Value(int64(netplan.GroupSize(placement)))
+	}
+	if !m.ERDMA.IsUnknown() {
+		m.NCCLEnv = stringMap(netplan.NCCLEnv(m.ERDMA.ValueBool()))
+	}
+	m.BandwidthPlan = bandwidthPlanValue()
+	if config.VPCID.IsNull() {
+		m.VPCManaged = types.BoolValue(true)
+	} else {
+		m.VPCManaged = types.BoolValue(false)
+	}
+}
+
+// keepFromState fills, on an update, what the state already knows and the change keeps: the
+// VPC's ownership, the rule set, the deployment sets and the HPC cluster.
+func (m *rdmaNetworkModel) keepFromState(ctx context.Context, prior *rdmaNetworkModel, diags *diag.Diagnostics) {
+	m.VPCManaged = prior.VPCManaged
+	// The rule set follows from admin_cidrs and the id; a drifted rule makes this differ
+	// from the state, so the plan shows it and the apply restores it.
+	if admins, ok := netKnownStrings(ctx, m.AdminCIDRs, diags); ok && !prior.ID.IsNull() {
+		m.SecurityGroupRules = rulesValue(netplan.DesiredRules(prior.ID.ValueString(), admins))
+	}
+	if m.Placement.Equal(prior.Placement) && m.PlacementGroups.Equal(prior.PlacementGroups) {
+		m.DeploymentSetIDs = prior.DeploymentSetIDs
+	} else {
+		m.DeploymentSetIDs = types.ListUnknown(types.StringType)
+	}
+	if m.HPCCluster.Equal(prior.HPCCluster) {
+		m.HPCClusterID = prior.HPCClusterID
+	} else {
+		m.HPCClusterID = types.StringUnknown()
+	}
 }
 
 // checkAgainstCloud is ModifyPlan's API part.

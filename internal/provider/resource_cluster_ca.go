@@ -50,8 +50,7 @@ func (r *clusterCAResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (r *clusterCAResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	attrs := joinAttributes(clusterCAInputAttributes(), clusterCAOutputAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The cluster's Kubernetes CA, made before any node boots so that every `kubeadm join` can pin its hash: " +
 			"a CA key pair, a self-signed certificate kubeadm accepts as `/etc/kubernetes/pki/ca.crt`, the certificate key " +
@@ -61,78 +60,90 @@ func (r *clusterCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"are kept in state, marked sensitive. With `seed_wo` (write-only: OpenTofu >= 1.11, Terraform >= 1.11) all three " +
 			"follow from the seed and none is stored: the state holds the certificate and its hash only, and the " +
 			"`gpucluster_cluster_ca` ephemeral resource turns the same seed back into the secrets when a run needs them.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The CA's discovery hash, as `ca_cert_hash`.",
-				PlanModifiers:       keep,
-			},
-			"key_algorithm": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(string(clusterca.DefaultAlgorithm)),
-				MarkdownDescription: caAlgorithmDescription(),
-				Validators:          []validator.String{caAlgorithmValidator{}},
-				PlanModifiers:       replace,
-			},
-			"validity_period": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString("87600h"),
-				MarkdownDescription: "How long the CA certificate is valid, in hours as kubeadm's `caCertificateValidityPeriod`: between " +
-					"`8760h` (kubeadm signs one-year certificates from it) and `876000h`. Default `87600h`, ten years. Changing it replaces the CA.",
-				Validators:    []validator.String{caValidityValidator{}},
-				PlanModifiers: replace,
-			},
-			"seed_wo": schema.StringAttribute{
-				Optional:  true,
-				Sensitive: true,
-				WriteOnly: true,
-				MarkdownDescription: "Write-only (never stored): a secret of at least 32 characters, such as `openssl rand -hex 32`, that the " +
-					"CA key, certificate key and join token are derived from. Keep it in a secret store and pass it through an ephemeral " +
-					"variable or ephemeral resource. Every plan that gives it checks it still derives this CA's key. Changing the seed alone " +
-					"is refused; change `seed_wo_version` with it to replace the CA.",
-				Validators: []validator.String{caSeedValidator{}},
-			},
-			"seed_wo_version": schema.Int64Attribute{
-				Optional:            true,
-				MarkdownDescription: "A number to change whenever `seed_wo` changes: write-only values leave no trace in state to compare, so this is what tells a new seed from the old one. Changing it replaces the CA.",
-				Validators:          []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("seed_wo"))},
-				PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-			},
-			"cert_pem": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The CA certificate, PEM: `CN=kubernetes`, a CA for certificate signing, valid for `validity_period`. Public: it goes to every node.",
-				PlanModifiers:       keep,
-			},
-			"ca_cert_hash": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: caHashDescription + " With `seed_wo` it is known at plan time.",
-				PlanModifiers:       keep,
-			},
-			"not_after": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "When the CA certificate expires (RFC 3339, UTC).",
-				PlanModifiers:       keep,
-			},
-			"private_key_pem": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caPrivateKeyDescription + " Null when `seed_wo` is set (take it from the ephemeral resource).",
-				PlanModifiers:       keep,
-			},
-			"certificate_key": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caCertificateKeyDescription + " Null when `seed_wo` is set.",
-				PlanModifiers:       keep,
-			},
-			"join_token": schema.StringAttribute{
-				Computed:            true,
-				Sensitive:           true,
-				MarkdownDescription: caJoinTokenDescription + " Null when `seed_wo` is set.",
-				PlanModifiers:       keep,
-			},
+		Attributes: attrs,
+	}
+}
+
+// clusterCAInputAttributes: how the CA is made: key algorithm, validity, and the optional seed.
+func clusterCAInputAttributes() map[string]schema.Attribute {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The CA's discovery hash, as `ca_cert_hash`.",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"key_algorithm": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             stringdefault.StaticString(string(clusterca.DefaultAlgorithm)),
+			MarkdownDescription: caAlgorithmDescription(),
+			Validators:          []validator.String{caAlgorithmValidator{}},
+			PlanModifiers:       replace,
+		},
+		"validity_period": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString("87600h"),
+			MarkdownDescription: "How long the CA certificate is valid, in hours as kubeadm's `caCertificateValidityPeriod`: between " +
+				"`8760h` (kubeadm signs one-year certificates from it) and `876000h`. Default `87600h`, ten years. Changing it replaces the CA.",
+			Validators:    []validator.String{caValidityValidator{}},
+			PlanModifiers: replace,
+		},
+		"seed_wo": schema.StringAttribute{
+			Optional:  true,
+			Sensitive: true,
+			WriteOnly: true,
+			MarkdownDescription: "Write-only (never stored): a secret of at least 32 characters, such as `openssl rand -hex 32`, that the " +
+				"CA key, certificate key and join token are derived from. Keep it in a secret store and pass it through an ephemeral " +
+				"variable or ephemeral resource. Every plan that gives it checks it still derives this CA's key. Changing the seed alone " +
+				"is refused; change `seed_wo_version` with it to replace the CA.",
+			Validators: []validator.String{caSeedValidator{}},
+		},
+		"seed_wo_version": schema.Int64Attribute{
+			Optional:            true,
+			MarkdownDescription: "A number to change whenever `seed_wo` changes: write-only values leave no trace in state to compare, so this is what tells a new seed from the old one. Changing it replaces the CA.",
+			Validators:          []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("seed_wo"))},
+			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+		},
+	}
+}
+
+// clusterCAOutputAttributes: the certificate, its hash and expiry, and the secrets derived with it.
+func clusterCAOutputAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"cert_pem": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The CA certificate, PEM: `CN=kubernetes`, a CA for certificate signing, valid for `validity_period`. Public: it goes to every node.",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"ca_cert_hash": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: caHashDescription + " With `seed_wo` it is known at plan time.",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"not_after": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "When the CA certificate expires (RFC 3339, UTC).",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"private_key_pem": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caPrivateKeyDescription + " Null when `seed_wo` is set (take it from the ephemeral resource).",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"certificate_key": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caCertificateKeyDescription + " Null when `seed_wo` is set.",
+			PlanModifiers:       keepStateForUnknown(),
+		},
+		"join_token": schema.StringAttribute{
+			Computed:            true,
+			Sensitive:           true,
+			MarkdownDescription: caJoinTokenDescription + " Null when `seed_wo` is set.",
+			PlanModifiers:       keepStateForUnknown(),
 		},
 	}
 }
@@ -208,7 +219,7 @@ func (r *clusterCAResource) Read(context.Context, resource.ReadRequest, *resourc
 func (r *clusterCAResource) Update(context.Context, resource.UpdateRequest, *resource.UpdateResponse) {
 }
 
-// Delete forgets the CA. Nodes that trust it keep doing so until they are replaced.
+// Delete forgets the CA. Nodes that trust it keepStateForUnknown() doing so until they are replaced.
 func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
 }
 
@@ -217,7 +228,7 @@ func (r *clusterCAResource) Delete(context.Context, resource.DeleteRequest, *res
 func (r *clusterCAResource) ImportState(_ context.Context, _ resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.AddError("gpucluster_cluster_ca cannot be imported",
 		"The CA exists only in state (and, made from a seed, in your secret store): there is no cloud object to read its key back from. "+
-			"Remove the import and let the resource create the CA; to keep a CA made from a seed across states, give the new resource the same seed_wo.")
+			"Remove the import and let the resource create the CA; to keepStateForUnknown() a CA made from a seed across states, give the new resource the same seed_wo.")
 }
 
 // ModifyPlan makes the hash known at plan time in seed mode (it follows from the seed alone, so
@@ -271,7 +282,12 @@ func (r *clusterCAResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		how = "was made with a random key, before seed_wo was set"
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("seed_wo"), "seed_wo does not derive this cluster CA",
-		fmt.Sprintf("The CA in state (%s) %s; this seed derives %s. To keep the CA and every node's trust in it, give back the seed it was made from. "+
+		fmt.Sprintf("The CA in state (%s) %s; this seed derives %s. To keepStateForUnknown() the CA and every node's trust in it, give back the seed it was made from. "+
 			"To replace the CA with one made from this seed, also change seed_wo_version (every node then has to be replaced to trust the new CA).",
 			state.CACertHash.ValueString(), how, hash))
+}
+
+// keepStateForUnknown: a computed value that only a replacement changes keeps its state in plans.
+func keepStateForUnknown() []planmodifier.String {
+	return []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 }

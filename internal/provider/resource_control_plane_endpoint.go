@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -41,6 +42,7 @@ func (r *endpointResource) Metadata(_ context.Context, req resource.MetadataRequ
 }
 
 func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := joinAttributes(endpointInputAttributes(), endpointComputedAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The stable API endpoint of a highly available Kubernetes control plane: an internal (VPC) Classic Load " +
 			"Balancer (CLB, SLB API 2014-05-15, which the Alibaba Cloud Go SDK's `services/slb` covers completely) in a " +
@@ -60,72 +62,83 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"The load balancer carries `gpucluster:managed-by`, `gpucluster:network-id` and `gpucluster:control-plane-endpoint` " +
 			"(the name) and is created with a ClientToken derived from the request, so an interrupted apply adopts it instead of " +
 			"creating a second one. Import by the load balancer id.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer id (`lb-...`).",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"network_id": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Id of the `gpucluster_rdma_network` the control plane runs in. Changing it replaces the endpoint.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"name": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Name of the load balancer, unique within the network: a re-run after an interrupted apply adopts the " +
-					"load balancer tagged with this name and network. 2-80 characters: a letter first, then letters, digits, `-`, `_` and `.`. Changed in place.",
-				Validators: []validator.String{stringvalidator.LengthBetween(2, 80), stringvalidator.RegexMatches(endpointNamePattern,
-					"must start with a letter and hold only letters, digits, '-', '_' and '.'")},
-			},
-			"vswitch_id": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "vSwitch the load balancer's address comes from; one of the network's `vswitch_ids`. Default: the " +
-					"network's first vSwitch (by zone). Changing it replaces the endpoint (and its address).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
-			},
-			"load_balancer_spec": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(cloud.DefaultLoadBalancerSpec),
-				MarkdownDescription: fmt.Sprintf("Performance-guaranteed CLB specification: %s. Default `%s`, the smallest, "+
-					"ample for API server traffic. Changing it replaces the endpoint.", mdValues(loadBalancerSpecs), cloud.DefaultLoadBalancerSpec),
-				Validators:    []validator.String{stringvalidator.OneOf(loadBalancerSpecs...)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"tags": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Tags on the load balancer, changed in place. Keys starting with `gpucluster:` are reserved.",
-			},
-			"load_balancer_id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer id, for `gpucluster_node_pool.kubernetes.load_balancer_id`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"address": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The load balancer's private IPv4 address in `vswitch_id`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"endpoint": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"allowed_sources": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "The sources the endpoint's own security group rules let reach TCP 6443, as they are in the cloud, " +
-					"sorted: the network's vSwitch CIDRs and `100.64.0.0/10`. A rule revoked outside Terraform, or a vSwitch added to " +
-					"the network, makes the plan differ here, and the apply puts the rules right.",
-			},
-			"listener_status": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The TCP 6443 listener as the cloud reports it: `running` after every apply; `stopped`, `missing` " +
-					"or `forwarding to <port>` after a refresh that found it changed outside Terraform, which the next apply restores.",
-			},
+		Attributes: attrs,
+	}
+}
+
+// endpointInputAttributes: where the endpoint's load balancer goes and what it is.
+func endpointInputAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer id (`lb-...`).",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"network_id": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "Id of the `gpucluster_rdma_network` the control plane runs in. Changing it replaces the endpoint.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"name": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Name of the load balancer, unique within the network: a re-run after an interrupted apply adopts the " +
+				"load balancer tagged with this name and network. 2-80 characters: a letter first, then letters, digits, `-`, `_` and `.`. Changed in place.",
+			Validators: []validator.String{stringvalidator.LengthBetween(2, 80), stringvalidator.RegexMatches(endpointNamePattern,
+				"must start with a letter and hold only letters, digits, '-', '_' and '.'")},
+		},
+		"vswitch_id": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "vSwitch the load balancer's address comes from; one of the network's `vswitch_ids`. Default: the " +
+				"network's first vSwitch (by zone). Changing it replaces the endpoint (and its address).",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
+		},
+		"load_balancer_spec": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(cloud.DefaultLoadBalancerSpec),
+			MarkdownDescription: fmt.Sprintf("Performance-guaranteed CLB specification: %s. Default `%s`, the smallest, "+
+				"ample for API server traffic. Changing it replaces the endpoint.", mdValues(loadBalancerSpecs), cloud.DefaultLoadBalancerSpec),
+			Validators:    []validator.String{stringvalidator.OneOf(loadBalancerSpecs...)},
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"tags": schema.MapAttribute{
+			Optional:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Tags on the load balancer, changed in place. Keys starting with `gpucluster:` are reserved.",
+		},
+	}
+}
+
+// endpointComputedAttributes: the load balancer, its address, and its traffic path as the cloud has it.
+func endpointComputedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"load_balancer_id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer id, for `gpucluster_node_pool.kubernetes.load_balancer_id`.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"address": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The load balancer's private IPv4 address in `vswitch_id`.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"endpoint": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"allowed_sources": schema.ListAttribute{
+			Computed:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "The sources the endpoint's own security group rules let reach TCP 6443, as they are in the cloud, " +
+				"sorted: the network's vSwitch CIDRs and `100.64.0.0/10`. A rule revoked outside Terraform, or a vSwitch added to " +
+				"the network, makes the plan differ here, and the apply puts the rules right.",
+		},
+		"listener_status": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "The TCP 6443 listener as the cloud reports it: `running` after every apply; `stopped`, `missing` " +
+				"or `forwarding to <port>` after a refresh that found it changed outside Terraform, which the next apply restores.",
 		},
 	}
 }
@@ -161,7 +174,7 @@ func (r *endpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		if !plan.VSwitchID.IsUnknown() {
 			vswitch = plan.VSwitchID.ValueString()
 		}
-		network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
+		epNet, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), vswitch)
 		var vsErr *vswitchError
 		switch {
 		case errors.As(err, &vsErr):
@@ -172,9 +185,9 @@ func (r *endpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			return
 		}
 		if plan.VSwitchID.IsUnknown() && req.State.Raw.IsNull() {
-			plan.VSwitchID = types.StringValue(network.VSwitchID)
+			plan.VSwitchID = types.StringValue(epNet.VSwitchID)
 		}
-		plan.AllowedSources = stringList(endpointSources(netplan.EndpointRules("", network.CIDRs)))
+		plan.AllowedSources = stringList(network.EndpointSources(netplan.EndpointRules("", epNet.CIDRs)))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -190,7 +203,7 @@ func (r *endpointResource) Create(ctx context.Context, req resource.CreateReques
 	if !ok {
 		return
 	}
-	id, err := createOrAdoptLoadBalancer(ctx, r.client, in)
+	id, err := network.CreateOrAdoptLoadBalancer(ctx, r.client, in)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -226,7 +239,7 @@ func (r *endpointResource) Update(ctx context.Context, req resource.UpdateReques
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if err := r.client.SyncTags(ctx, cloud.KindLoadBalancer, []string{id}, lb.Tags, endpointTags(in.Network.ID, in.Name, in.UserTags)); err != nil {
+	if err := r.client.SyncTags(ctx, cloud.KindLoadBalancer, []string{id}, lb.Tags, network.EndpointTags(in.Network.ID, in.Name, in.UserTags)); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
@@ -234,23 +247,23 @@ func (r *endpointResource) Update(ctx context.Context, req resource.UpdateReques
 }
 
 // input resolves the plan against the network (vswitch_id defaults to the network's first).
-func (r *endpointResource) input(ctx context.Context, plan *endpointModel, summary string, diags *diag.Diagnostics) (endpointInput, bool) {
+func (r *endpointResource) input(ctx context.Context, plan *endpointModel, summary string, diags *diag.Diagnostics) (network.EndpointInput, bool) {
 	user, d := mapOf(ctx, plan.Tags)
 	diags.Append(d...)
-	network, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), plan.VSwitchID.ValueString())
+	epNet, err := loadEndpointNetwork(ctx, r.client, plan.NetworkID.ValueString(), plan.VSwitchID.ValueString())
 	if err != nil {
 		diags.AddError(summary, err.Error())
-		return endpointInput{}, false
+		return network.EndpointInput{}, false
 	}
-	return endpointInput{Network: network, Name: plan.Name.ValueString(), Spec: plan.LoadBalancerSpec.ValueString(), UserTags: user}, !diags.HasError()
+	return network.EndpointInput{Network: epNet, Name: plan.Name.ValueString(), Spec: plan.LoadBalancerSpec.ValueString(), UserTags: user}, !diags.HasError()
 }
 
 // finish puts the listener and rules in place and records the load balancer as the cloud has it.
 // The state is saved whatever happens, so the load balancer is never lost.
-func (r *endpointResource) finish(ctx context.Context, id string, in endpointInput, plan *endpointModel, summary string,
+func (r *endpointResource) finish(ctx context.Context, id string, in network.EndpointInput, plan *endpointModel, summary string,
 	save func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics) {
 	plan.NetworkID = types.StringValue(in.Network.ID)
-	trafficErr := ensureEndpointTraffic(ctx, r.client, id, in.Network)
+	trafficErr := network.EnsureEndpointTraffic(ctx, r.client, id, in.Network)
 	if trafficErr == nil {
 		trafficErr = plan.setTraffic(ctx, r.client, id)
 	}
@@ -310,7 +323,7 @@ func (r *endpointResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	id, summary := state.ID.ValueString(), endpointSummary("deleting", &state)
 	// Rules first: while the load balancer exists, its id keeps naming them.
-	err := reconcileEndpointRules(ctx, r.client, state.NetworkID.ValueString(), id, nil)
+	err := network.ReconcileEndpointRules(ctx, r.client, state.NetworkID.ValueString(), id, nil)
 	if err != nil && !cloud.IsNotFound(err) {
 		resp.Diagnostics.AddError(summary, fmt.Sprintf("revoking the endpoint's rules in security group %s: %s", state.NetworkID.ValueString(), err))
 		return

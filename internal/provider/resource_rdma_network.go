@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
 
 var (
@@ -54,16 +55,8 @@ func (r *rdmaNetworkResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *rdmaNetworkResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	placements := make([]string, len(netplan.Placements))
-	for i, p := range netplan.Placements {
-		placements[i] = "`" + p + "`"
-	}
-	ncclDoc := []string{}
-	for _, on := range []bool{true, false} {
-		for _, v := range netplan.NCCLVars(on) {
-			ncclDoc = append(ncclDoc, fmt.Sprintf("`%s=%s` (eRDMA %s): %s", v.Name, v.Value, map[bool]string{true: "on", false: "off"}[on], v.Why))
-		}
-	}
+	attrs := joinAttributes(rdmaNetworkAddressAttributes(), rdmaNetworkAccessAttributes(), rdmaNetworkPlacementAttributes(), rdmaNetworkEgressAttributes(), rdmaNetworkComputedAttributes())
+	attrs["timeouts"] = timeoutsAttribute(ctx)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The network of one GPU cluster: a VPC (or an existing one, `vpc_id`), one vSwitch per zone, " +
 			"the cluster's security group, placement groups (ECS deployment sets) and, when asked, an HPC cluster.\n\n" +
@@ -75,160 +68,197 @@ func (r *rdmaNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"`gpucluster:network-id`. Deployment sets and the HPC cluster take no tags and are named `gpucluster-<id>-pg-<n>` and " +
 			"`gpucluster-<id>`. Every create carries a ClientToken derived from the request, so an interrupted apply adopts " +
 			"what it made instead of duplicating it. Import by the id (the security group id).",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The network's id: the id of its security group (`sg-...`). Import takes this id.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Name of the network: 2-64 characters, starting with a letter, then letters, digits, `.`, `_` or `-`. " +
-					"Names the VPC (when created here), the vSwitches (`<name>-<zone>`) and the security group. Updated in place.",
-				Validators: []validator.String{stringvalidator.RegexMatches(networkNamePattern,
-					"must be 2-64 characters: a letter first, then letters, digits, '.', '_' or '-'")},
-			},
-			"cidr_block": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "IPv4 block of the network, inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (a public range is an error), " +
-					"/8 to /28. It is the VPC's block when the VPC is created here; with `vpc_id` it must lie inside that VPC's block. " +
-					"vSwitch blocks are carved from it. Changing it replaces the network.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"zone_ids": schema.SetAttribute{
-				Required:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Zones of the provider's region to put one vSwitch in each, such as `cn-wulanchabu-a` (see the `gpucluster_zones` data source). Changing them replaces the network.",
-				Validators:          []validator.Set{setvalidator.SizeAtLeast(1)},
-				PlanModifiers:       []planmodifier.Set{setplanmodifier.RequiresReplace()},
-			},
-			"vpc_id": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "An existing VPC to build the network in instead of creating one. It must exist in the provider's region " +
-					"and contain `cidr_block`; it is never deleted by this resource. Unset: the id of the VPC created here.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
-			},
-			"vpc_managed": schema.BoolAttribute{
-				Computed:            true,
-				MarkdownDescription: "Whether this resource created the VPC (and deletes it with the network): false when `vpc_id` was given.",
-			},
-			"vswitch_cidrs": schema.MapAttribute{
-				Optional:    true,
-				Computed:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Block of each zone's vSwitch, keyed by zone id: one entry per zone of `zone_ids`, each /16 to /29, inside " +
-					"`cidr_block`, none overlapping. Unset: `cidr_block` is carved evenly, zones in sorted order, each block the smallest " +
-					"power of two that fits every zone but no larger than a /16. Changing it replaces the network.",
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplaceIfConfigured()},
-			},
-			"admin_cidrs": schema.SetAttribute{
-				Optional:    true,
-				Computed:    true,
-				ElementType: types.StringType,
-				Default:     setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{})),
-				MarkdownDescription: "IPv4 blocks allowed to reach SSH (22) and the Kubernetes API (6443) of members; nothing else " +
-					"from outside the group is accepted. `0.0.0.0/0` is a plan-time error unless `allow_public_ssh` is true, and a " +
-					"warning when it is. Updated in place: new rules are authorised before old ones are revoked, so access never drops " +
-					"to nothing. Default: none.",
-			},
-			"allow_public_ssh": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Allow `0.0.0.0/0` in `admin_cidrs` (SSH and the Kubernetes API open to the internet). Default false.",
-			},
-			"placement": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(netplan.PlacementNone),
-				MarkdownDescription: "Placement of members: one of " + strings.Join(placements, ", ") + ". `low_latency` creates ECS deployment sets " +
-					"with the LowLatency strategy (one zone, same network topology, at most 20 instances each, no spot instances), the " +
-					"choice for training with NCCL; `spread` uses the Availability strategy (members on distinct physical servers). " +
-					"Default `none`. Updated in place (the deployment sets are replaced).",
-				Validators: []validator.String{stringvalidator.OneOf(netplan.Placements...)},
-			},
-			"placement_groups": schema.Int64Attribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: fmt.Sprintf("How many placement groups (deployment sets) to create up front, 1-%d; a node pool of n nodes "+
-					"needs ceil(n / `placement_group_size`) of them and shards its nodes across `deployment_set_ids` in order. "+
-					"Default 1 with a placement, 0 (and only 0) with `none`. Updated in place: groups are added or removed at the end.", netplan.MaxPlacementGroups),
-				Validators: []validator.Int64{int64validator.Between(0, netplan.MaxPlacementGroups)},
-			},
-			"placement_group_size": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: fmt.Sprintf("How many instances one placement group holds: %d with a placement (the LowLatency limit), 0 with `none`.", netplan.PlacementGroupSize),
-			},
-			"erdma": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Whether members use eRDMA (elastic RDMA ENIs, `NetworkInterfaceTrafficMode=HighPerformance`); it sets `nccl_env`. Default false.",
-			},
-			"hpc_cluster": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Create an ECS HPC cluster for the network, which SCC instance types (`sccgn*`) require. Default false. Updated in place.",
-			},
-			"tags": schema.MapAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: fmt.Sprintf("Tags for the VPC (when created here), the vSwitches and the security group, at most %d. "+
-					"Keys starting with `gpucluster:` are reserved. Updated in place.", maxUserTags),
-			},
-			"timeouts": timeoutsAttribute(ctx),
-			"egress":   egressSchema(),
+		Attributes: attrs,
+	}
+}
 
-			"vswitch_ids": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "vSwitch id of each zone, keyed by zone id.",
-				PlanModifiers:       []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
+// rdmaNetworkAddressAttributes: the network's id, name and addresses (VPC, CIDRs, zones).
+func rdmaNetworkAddressAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The network's id: the id of its security group (`sg-...`). Import takes this id.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Name of the network: 2-64 characters, starting with a letter, then letters, digits, `.`, `_` or `-`. " +
+				"Names the VPC (when created here), the vSwitches (`<name>-<zone>`) and the security group. Updated in place.",
+			Validators: []validator.String{stringvalidator.RegexMatches(networkNamePattern,
+				"must be 2-64 characters: a letter first, then letters, digits, '.', '_' or '-'")},
+		},
+		"cidr_block": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "IPv4 block of the network, inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (a public range is an error), " +
+				"/8 to /28. It is the VPC's block when the VPC is created here; with `vpc_id` it must lie inside that VPC's block. " +
+				"vSwitch blocks are carved from it. Changing it replaces the network.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"zone_ids": schema.SetAttribute{
+			Required:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Zones of the provider's region to put one vSwitch in each, such as `cn-wulanchabu-a` (see the `gpucluster_zones` data source). Changing them replaces the network.",
+			Validators:          []validator.Set{setvalidator.SizeAtLeast(1)},
+			PlanModifiers:       []planmodifier.Set{setplanmodifier.RequiresReplace()},
+		},
+		"vpc_id": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "An existing VPC to build the network in instead of creating one. It must exist in the provider's region " +
+				"and contain `cidr_block`; it is never deleted by this resource. Unset: the id of the VPC created here.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
+		},
+		"vpc_managed": schema.BoolAttribute{
+			Computed:            true,
+			MarkdownDescription: "Whether this resource created the VPC (and deletes it with the network): false when `vpc_id` was given.",
+		},
+		"vswitch_cidrs": schema.MapAttribute{
+			Optional:    true,
+			Computed:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "Block of each zone's vSwitch, keyed by zone id: one entry per zone of `zone_ids`, each /16 to /29, inside " +
+				"`cidr_block`, none overlapping. Unset: `cidr_block` is carved evenly, zones in sorted order, each block the smallest " +
+				"power of two that fits every zone but no larger than a /16. Changing it replaces the network.",
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplaceIfConfigured()},
+		},
+	}
+}
+
+// rdmaNetworkAccessAttributes: who may reach the members, and the tags.
+func rdmaNetworkAccessAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"admin_cidrs": schema.SetAttribute{
+			Optional:    true,
+			Computed:    true,
+			ElementType: types.StringType,
+			Default:     setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{})),
+			MarkdownDescription: "IPv4 blocks allowed to reach SSH (22) and the Kubernetes API (6443) of members; nothing else " +
+				"from outside the group is accepted. `0.0.0.0/0` is a plan-time error unless `allow_public_ssh` is true, and a " +
+				"warning when it is. Updated in place: new rules are authorised before old ones are revoked, so access never drops " +
+				"to nothing. Default: none.",
+		},
+		"allow_public_ssh": schema.BoolAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             booldefault.StaticBool(false),
+			MarkdownDescription: "Allow `0.0.0.0/0` in `admin_cidrs` (SSH and the Kubernetes API open to the internet). Default false.",
+		},
+		"tags": schema.MapAttribute{
+			Optional:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: fmt.Sprintf("Tags for the VPC (when created here), the vSwitches and the security group, at most %d. "+
+				"Keys starting with `gpucluster:` are reserved. Updated in place.", maxUserTags),
+		},
+	}
+}
+
+// rdmaNetworkPlacementAttributes: placement groups, eRDMA and the HPC cluster.
+func rdmaNetworkPlacementAttributes() map[string]schema.Attribute {
+	placements := make([]string, len(netplan.Placements))
+	for i, p := range netplan.Placements {
+		placements[i] = "`" + p + "`"
+	}
+	return map[string]schema.Attribute{
+		"placement": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  stringdefault.StaticString(netplan.PlacementNone),
+			MarkdownDescription: "Placement of members: one of " + strings.Join(placements, ", ") + ". `low_latency` creates ECS deployment sets " +
+				"with the LowLatency strategy (one zone, same network topology, at most 20 instances each, no spot instances), the " +
+				"choice for training with NCCL; `spread` uses the Availability strategy (members on distinct physical servers). " +
+				"Default `none`. Updated in place (the deployment sets are replaced).",
+			Validators: []validator.String{stringvalidator.OneOf(netplan.Placements...)},
+		},
+		"placement_groups": schema.Int64Attribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: fmt.Sprintf("How many placement groups (deployment sets) to create up front, 1-%d; a node pool of n nodes "+
+				"needs ceil(n / `placement_group_size`) of them and shards its nodes across `deployment_set_ids` in order. "+
+				"Default 1 with a placement, 0 (and only 0) with `none`. Updated in place: groups are added or removed at the end.", netplan.MaxPlacementGroups),
+			Validators: []validator.Int64{int64validator.Between(0, netplan.MaxPlacementGroups)},
+		},
+		"placement_group_size": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: fmt.Sprintf("How many instances one placement group holds: %d with a placement (the LowLatency limit), 0 with `none`.", netplan.PlacementGroupSize),
+		},
+		"erdma": schema.BoolAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             booldefault.StaticBool(false),
+			MarkdownDescription: "Whether members use eRDMA (elastic RDMA ENIs, `NetworkInterfaceTrafficMode=HighPerformance`); it sets `nccl_env`. Default false.",
+		},
+		"hpc_cluster": schema.BoolAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             booldefault.StaticBool(false),
+			MarkdownDescription: "Create an ECS HPC cluster for the network, which SCC instance types (`sccgn*`) require. Default false. Updated in place.",
+		},
+	}
+}
+
+// rdmaNetworkEgressAttributes: the route out (rdma_network_egress.go).
+func rdmaNetworkEgressAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"egress": egressSchema(),
+	}
+}
+
+// rdmaNetworkComputedAttributes: the cloud ids and what the network's plan derives (NCCL settings, bandwidth, rules).
+func rdmaNetworkComputedAttributes() map[string]schema.Attribute {
+	ncclDoc := []string{}
+	for _, on := range []bool{true, false} {
+		for _, v := range netplan.NCCLVars(on) {
+			ncclDoc = append(ncclDoc, fmt.Sprintf("`%s=%s` (eRDMA %s): %s", v.Name, v.Value, map[bool]string{true: "on", false: "off"}[on], v.Why))
+		}
+	}
+	return map[string]schema.Attribute{
+		"vswitch_ids": schema.MapAttribute{
+			Computed:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "vSwitch id of each zone, keyed by zone id.",
+			PlanModifiers:       []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
+		},
+		"security_group_id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The cluster's security group; every member joins it.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"deployment_set_ids": schema.ListAttribute{
+			Computed:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Deployment set of each placement group, in order; empty with placement `none`.",
+		},
+		"hpc_cluster_id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The HPC cluster's id, or null without `hpc_cluster`.",
+		},
+		"nccl_env": schema.MapAttribute{
+			Computed:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "NCCL environment variables for jobs on this network: " + strings.Join(ncclDoc, "; ") + ". " +
+				"NCCL checks GPUDirect RDMA support itself before using it.",
+		},
+		"bandwidth_plan": schema.SingleNestedAttribute{
+			Computed:            true,
+			MarkdownDescription: "The design's network plan, for checks and dashboards (alerts fire at 80% of these figures).",
+			Attributes: map[string]schema.Attribute{
+				"compute_gbps":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Node-to-node RDMA bandwidth, Gbit/s (100)."},
+				"storage_gbps":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Storage access bandwidth, Gbit/s (25)."},
+				"public_gbps":       schema.Int64Attribute{Computed: true, MarkdownDescription: "Public (EIP) bandwidth, Gbit/s (10)."},
+				"latency_target_us": schema.Int64Attribute{Computed: true, MarkdownDescription: "Node-to-node latency target, microseconds, at most (1)."},
 			},
-			"security_group_id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The cluster's security group; every member joins it.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"deployment_set_ids": schema.ListAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Deployment set of each placement group, in order; empty with placement `none`.",
-			},
-			"hpc_cluster_id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The HPC cluster's id, or null without `hpc_cluster`.",
-			},
-			"nccl_env": schema.MapAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "NCCL environment variables for jobs on this network: " + strings.Join(ncclDoc, "; ") + ". " +
-					"NCCL checks GPUDirect RDMA support itself before using it.",
-			},
-			"bandwidth_plan": schema.SingleNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "The design's network plan, for checks and dashboards (alerts fire at 80% of these figures).",
-				Attributes: map[string]schema.Attribute{
-					"compute_gbps":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Node-to-node RDMA bandwidth, Gbit/s (100)."},
-					"storage_gbps":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Storage access bandwidth, Gbit/s (25)."},
-					"public_gbps":       schema.Int64Attribute{Computed: true, MarkdownDescription: "Public (EIP) bandwidth, Gbit/s (10)."},
-					"latency_target_us": schema.Int64Attribute{Computed: true, MarkdownDescription: "Node-to-node latency target, microseconds, at most (1)."},
-				},
-			},
-			"security_group_rules": schema.ListNestedAttribute{
-				Computed: true,
-				MarkdownDescription: "The ingress rules of the security group as they are in the cloud, sorted by priority. A rule changed " +
-					"outside Terraform makes this differ from the rule set the configuration implies, which the next apply restores.",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"protocol":   schema.StringAttribute{Computed: true, MarkdownDescription: "`TCP`, `UDP`, `ICMP`, `GRE` or `ALL`."},
-					"port_range": schema.StringAttribute{Computed: true, MarkdownDescription: "`from/to`, `-1/-1` for all ports."},
-					"source":     schema.StringAttribute{Computed: true, MarkdownDescription: "Source CIDR block, or the security group id for member traffic."},
-					"policy":     schema.StringAttribute{Computed: true, MarkdownDescription: "`accept` or `drop`."},
-					"priority":   schema.Int64Attribute{Computed: true, MarkdownDescription: "1-100; lower wins, drop wins ties."},
-				}},
-			},
+		},
+		"security_group_rules": schema.ListNestedAttribute{
+			Computed: true,
+			MarkdownDescription: "The ingress rules of the security group as they are in the cloud, sorted by priority. A rule changed " +
+				"outside Terraform makes this differ from the rule set the configuration implies, which the next apply restores.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"protocol":   schema.StringAttribute{Computed: true, MarkdownDescription: "`TCP`, `UDP`, `ICMP`, `GRE` or `ALL`."},
+				"port_range": schema.StringAttribute{Computed: true, MarkdownDescription: "`from/to`, `-1/-1` for all ports."},
+				"source":     schema.StringAttribute{Computed: true, MarkdownDescription: "Source CIDR block, or the security group id for member traffic."},
+				"policy":     schema.StringAttribute{Computed: true, MarkdownDescription: "`accept` or `drop`."},
+				"priority":   schema.Int64Attribute{Computed: true, MarkdownDescription: "1-100; lower wins, drop wins ties."},
+			}},
 		},
 	}
 }
@@ -261,7 +291,7 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	vpcID := in.VPCID
 	ownsVPC := vpcID == ""
 	if ownsVPC {
-		id, err := createVPC(ctx, c, in)
+		id, err := network.CreateVPC(ctx, c, in)
 		if err != nil {
 			resp.Diagnostics.AddError("Error "+what+": VPC", err.Error())
 			return
@@ -275,8 +305,8 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	}
 
 	// 2. The security group: its id is the network's id, saved before anything else waits.
-	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC, Egress: in.Egress.Mode}
-	sgID, err := createSecurityGroup(ctx, c, vpcID, in, opts)
+	opts := network.Options{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ownsVPC, Egress: in.Egress.Mode}
+	sgID, err := network.CreateSecurityGroup(ctx, c, vpcID, in, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group in VPC "+vpcID, err.Error())
 		return
@@ -296,37 +326,8 @@ func (r *rdmaNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			"\nThe network is saved as tainted; the next apply replaces it, and destroy removes what was made.")
 	}
 
-	// 3. One vSwitch per zone.
-	for _, zone := range in.Zones {
-		if _, err := createVSwitch(ctx, c, vpcID, sgID, zone, in.VSwitchCIDRs[zone], in); err != nil {
-			fail("vSwitch in "+zone, err)
-			return
-		}
-	}
-	// 4. Egress: NAT gateway, EIP, one SNAT entry per vSwitch.
-	if in.Egress.Mode == EgressNAT {
-		vswitches, err := networkVSwitches(ctx, c, vpcID, sgID)
-		if err != nil {
-			fail("listing vSwitches for egress", err)
-			return
-		}
-		if step, err := ensureEgress(ctx, c, egressSpecOf(sgID, vpcID, in), vswitches); err != nil {
-			fail("egress: "+step, err)
-			return
-		}
-	}
-	// 5. Rules: members, admins, deny cross-segment.
-	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
-		fail("security group rules", err)
-		return
-	}
-	// 6. Placement groups and the HPC cluster.
-	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
-		fail("placement groups", err)
-		return
-	}
-	if _, err := reconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
-		fail("HPC cluster", err)
+	if step, err := network.BuildMembers(ctx, c, vpcID, sgID, in); err != nil {
+		fail(step, err)
 		return
 	}
 
@@ -397,7 +398,7 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 			return
 		}
 	}
-	step, err := applyNamesAndTags(ctx, c, networkChange{
+	step, err := network.ApplyNamesAndTags(ctx, c, network.Change{
 		ID: sgID, VPCID: vpcID, OwnsVPC: ownsVPC, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
 		NameChanged: !prior.Name.Equal(plan.Name), TagsChanged: !prior.Tags.Equal(plan.Tags),
 	})
@@ -410,22 +411,22 @@ func (r *rdmaNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	}
 
 	priorEgress, _ := egressOf(ctx, prior.Egress, &resp.Diagnostics)
-	if step, err := updateEgress(ctx, c, networkChange{ID: sgID, VPCID: vpcID, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
+	if step, err := updateEgress(ctx, c, network.Change{ID: sgID, VPCID: vpcID, In: in, PriorName: prior.Name.ValueString(), PriorTags: priorTags,
 		NameChanged: !prior.Name.Equal(plan.Name), TagsChanged: !prior.Tags.Equal(plan.Tags)}, priorEgress); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": egress: "+step, err.Error())
 		return
 	}
 
 	// Rules: authorise new before revoking old.
-	if err := reconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
+	if err := network.ReconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": security group rules", err.Error())
 		return
 	}
-	if _, err := reconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
+	if _, err := network.ReconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": placement groups", err.Error())
 		return
 	}
-	if _, err := reconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
+	if _, err := network.ReconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": HPC cluster", err.Error())
 		return
 	}
@@ -459,13 +460,13 @@ func (r *rdmaNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	what := fmt.Sprintf("deleting RDMA network %q (%s)", prior.Name.ValueString(), sgID)
 	stateIDs := map[string]string{}
 	resp.Diagnostics.Append(prior.VSwitchIDs.ElementsAs(ctx, &stateIDs, false)...)
-	rm := networkRemoval{ID: sgID, Name: prior.Name.ValueString(), VPCID: prior.VPCID.ValueString(),
+	rm := network.Removal{ID: sgID, Name: prior.Name.ValueString(), VPCID: prior.VPCID.ValueString(),
 		OwnsVPC: prior.VPCManaged.ValueBool(), HPCClusterID: prior.HPCClusterID.ValueString(),
 		Egress: egressStateOf(ctx, prior.Egress, &resp.Diagnostics)}
 	for _, id := range stateIDs {
 		rm.VSwitchIDs = append(rm.VSwitchIDs, id)
 	}
-	if step, err := deleteNetwork(ctx, c, rm); err != nil {
+	if step, err := network.Delete(ctx, c, rm); err != nil {
 		resp.Diagnostics.AddError("Error "+what+": "+step, err.Error())
 	}
 }

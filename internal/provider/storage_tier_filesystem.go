@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/storageplan"
 )
 
@@ -227,7 +228,7 @@ func (s fileSystemStore) read(ctx context.Context, id string, m *storageTierMode
 }
 
 // resolveStorageNetwork finds the VPC, vSwitch and zone from vswitch_id when given, else from the
-// gpucluster_rdma_network (lookupNetwork): the first of its vSwitches by zone is used.
+// gpucluster_rdma_network (network.Lookup): the first of its vSwitches by zone is used.
 func resolveStorageNetwork(ctx context.Context, c *cloud.Client, networkID, vpcID, vswitchID string) (storageNetwork, error) {
 	if vswitchID != "" {
 		sw, err := c.FindVSwitch(ctx, vswitchID)
@@ -242,7 +243,7 @@ func resolveStorageNetwork(ctx context.Context, c *cloud.Client, networkID, vpcI
 	if networkID == "" {
 		return storageNetwork{}, fmt.Errorf("no network_id and no vswitch_id: a file system needs a vSwitch for its mount target")
 	}
-	n, err := lookupNetwork(ctx, c, networkID, vpcID)
+	n, err := network.Lookup(ctx, c, networkID, vpcID)
 	if err != nil {
 		return storageNetwork{}, err
 	}

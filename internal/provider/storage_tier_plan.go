@@ -82,23 +82,7 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.MinIOPS.IsUnknown() || plan.Name.IsUnknown() || plan.Cache.IsUnknown() {
 		return // sized once the values are known
 	}
-	sizeReq := storageplan.Request{
-		Tier: plan.Tier.ValueString(), Backend: cfg.Backend.ValueString(), CapacityTiB: plan.CapacityTiB.ValueInt64(),
-		MinThroughputGBps: plan.MinThroughputGBps.ValueFloat64(), MinIOPS: plan.MinIOPS.ValueInt64(),
-	}
-	sized, err := storageplan.Size(sizeReq)
-	if prior != nil && cfg.Backend.IsNull() && prior.Tier.Equal(plan.Tier) && prior.Backend.ValueString() != "" &&
-		(err != nil || sized.Backend.Name != prior.Backend.ValueString()) {
-		// An existing tier keeps its backend while that backend still meets the targets: growing
-		// a CPFS advance_200 file system must not turn into a replacement by advance_100 just
-		// because the larger size lets the lower class meet the target too.
-		keep := sizeReq
-		keep.Backend = prior.Backend.ValueString()
-		if p, kerr := storageplan.Size(keep); kerr == nil && len(p.Warnings) == 0 {
-			sized, err = p, nil
-			sized.Notes = append([]string{fmt.Sprintf("backend %s kept: the existing tier still meets the targets on it", keep.Backend)}, sized.Notes...)
-		}
-	}
+	sized, err := sizeTier(plan, cfg, prior)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(planErrorPath(err, path.Root("capacity_tib")), fmt.Sprintf("Sizing storage tier %s: target cannot be met", plan.Name.ValueString()), err.Error())
 		return
@@ -127,8 +111,41 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.DataDiskHint = diskHintValue(sized.DiskHint)
 	plan.setPrice()
 
-	// What needs a replacement.
 	store := r.store(sized.Backend)
+	replace := tierReplacements(store, sized, &plan, cfg, prior)
+	resp.RequiresReplace = append(resp.RequiresReplace, replace...)
+	fresh := prior == nil || len(replace) > 0
+
+	plan.BucketACL, plan.BucketVersioning, plan.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
+	store.planComputed(&plan, &cfg, prior, fresh, cache, cacheKnown)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+}
+
+// sizeTier sizes the tier for its targets. An existing tier keeps its backend while that backend
+// still meets them.
+func sizeTier(plan, cfg storageTierModel, prior *storageTierModel) (storageplan.Plan, error) {
+	sizeReq := storageplan.Request{
+		Tier: plan.Tier.ValueString(), Backend: cfg.Backend.ValueString(), CapacityTiB: plan.CapacityTiB.ValueInt64(),
+		MinThroughputGBps: plan.MinThroughputGBps.ValueFloat64(), MinIOPS: plan.MinIOPS.ValueInt64(),
+	}
+	sized, err := storageplan.Size(sizeReq)
+	if prior != nil && cfg.Backend.IsNull() && prior.Tier.Equal(plan.Tier) && prior.Backend.ValueString() != "" &&
+		(err != nil || sized.Backend.Name != prior.Backend.ValueString()) {
+		// An existing tier keeps its backend while that backend still meets the targets: growing
+		// a CPFS advance_200 file system must not turn into a replacement by advance_100 just
+		// because the larger size lets the lower class meet the target too.
+		keep := sizeReq
+		keep.Backend = prior.Backend.ValueString()
+		if p, kerr := storageplan.Size(keep); kerr == nil && len(p.Warnings) == 0 {
+			sized, err = p, nil
+			sized.Notes = append([]string{fmt.Sprintf("backend %s kept: the existing tier still meets the targets on it", keep.Backend)}, sized.Notes...)
+		}
+	}
+	return sized, err
+}
+
+// tierReplacements are the attributes whose change needs a new file system or bucket.
+func tierReplacements(store tierStore, sized storageplan.Plan, plan *storageTierModel, cfg storageTierModel, prior *storageTierModel) []path.Path {
 	var replace []path.Path
 	if prior != nil {
 		if prior.Backend.ValueString() != "" && prior.Backend.ValueString() != sized.Backend.Name {
@@ -137,7 +154,7 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if sized.Backend.SendsCapacity && sized.CapacityTiB < prior.ProvisionedCapacityTiB.ValueInt64() {
 			replace = append(replace, path.Root("capacity_tib"))
 		}
-		replace = append(replace, store.replacedBy(&plan, prior)...)
+		replace = append(replace, store.replacedBy(plan, prior)...)
 		for _, p := range []struct {
 			name      string
 			cfg, prev types.String
@@ -147,10 +164,5 @@ func (r *storageTierResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 		}
 	}
-	resp.RequiresReplace = append(resp.RequiresReplace, replace...)
-	fresh := prior == nil || len(replace) > 0
-
-	plan.BucketACL, plan.BucketVersioning, plan.BucketBlockPublic = types.StringNull(), types.StringNull(), types.BoolNull()
-	store.planComputed(&plan, &cfg, prior, fresh, cache, cacheKnown)
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+	return replace
 }

@@ -1,4 +1,4 @@
-package provider
+package network
 
 // How every resource finds a gpucluster_rdma_network from its id. The network keeps no state of
 // its own in the cloud beyond its objects: its id is its security group's id, the settings that
@@ -15,11 +15,12 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
-// networkOptions are the settings that have no cloud object of their own; they ride on the
+// Options are the settings that have no cloud object of their own; they ride on the
 // security group's gpucluster:options tag so import can rebuild them exactly.
-type networkOptions struct {
+type Options struct {
 	CIDRBlock      string
 	ERDMA          bool
 	AllowPublicSSH bool
@@ -30,7 +31,7 @@ type networkOptions struct {
 	Egress string
 }
 
-func (o networkOptions) encode() string {
+func (o Options) Encode() string {
 	s := fmt.Sprintf("cidr=%s,erdma=%t,public_ssh=%t,own_vpc=%t", o.CIDRBlock, o.ERDMA, o.AllowPublicSSH, o.OwnsVPC)
 	if o.Egress != "" {
 		s += ",egress=" + o.Egress
@@ -38,8 +39,8 @@ func (o networkOptions) encode() string {
 	return s
 }
 
-func decodeOptions(s string) (networkOptions, bool) {
-	var o networkOptions
+func DecodeOptions(s string) (Options, bool) {
+	var o Options
 	seen := 0
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -69,52 +70,52 @@ func decodeOptions(s string) (networkOptions, bool) {
 
 // Deployment sets and HPC clusters take no tags: their names carry the network id instead, and
 // the network id never changes.
-func deploymentSetPrefix(networkID string) string { return "gpucluster-" + networkID + "-pg-" }
+func DeploymentSetPrefix(networkID string) string { return "gpucluster-" + networkID + "-pg-" }
 
-func hpcClusterName(networkID string) string { return "gpucluster-" + networkID }
+func HPCClusterName(networkID string) string { return "gpucluster-" + networkID }
 
-// networkRecord is a network as its security group and vSwitches record it.
-type networkRecord struct {
+// Record is a network as its security group and vSwitches record it.
+type Record struct {
 	ID    string
 	Name  string
 	VPCID string
 	// Options are decoded from the security group's tag; OptionsOK is false when the tag is
 	// missing or malformed.
-	Options   networkOptions
+	Options   Options
 	OptionsOK bool
 	// VSwitches tagged with the network's id, sorted by zone.
 	VSwitches []cloud.VSwitch
 }
 
-// lookupNetwork reads a network by id for a resource that uses it: its security group and its
+// Lookup reads a network by id for a resource that uses it: its security group and its
 // vSwitches (two calls). vpcID, when given, must be the network's VPC. A network that does not
 // exist, or has no vSwitch, is an error that says what to fix.
-func lookupNetwork(ctx context.Context, c *cloud.Client, id, vpcID string) (networkRecord, error) {
+func Lookup(ctx context.Context, c *cloud.Client, id, vpcID string) (Record, error) {
 	g, err := c.FindSecurityGroup(ctx, id)
 	if cloud.IsNotFound(err) {
-		return networkRecord{}, fmt.Errorf("network %s does not exist (no security group with that id): create the gpucluster_rdma_network first, or fix network_id", id)
+		return Record{}, fmt.Errorf("network %s does not exist (no security group with that id): create the gpucluster_rdma_network first, or fix network_id", id)
 	}
 	if err != nil {
-		return networkRecord{}, fmt.Errorf("reading network %s: %w", id, err)
+		return Record{}, fmt.Errorf("reading network %s: %w", id, err)
 	}
 	if vpcID != "" && g.VPCID != vpcID {
-		return networkRecord{}, fmt.Errorf("network %s is in VPC %s, not in vpc_id %s: fix vpc_id or leave it out", id, g.VPCID, vpcID)
+		return Record{}, fmt.Errorf("network %s is in VPC %s, not in vpc_id %s: fix vpc_id or leave it out", id, g.VPCID, vpcID)
 	}
-	opts, ok := decodeOptions(g.Tags[tagOptions])
-	n := networkRecord{ID: id, Name: g.Tags[tagNetwork], VPCID: g.VPCID, Options: opts, OptionsOK: ok}
-	n.VSwitches, err = networkVSwitches(ctx, c, g.VPCID, id)
+	opts, ok := DecodeOptions(g.Tags[tagging.Options])
+	n := Record{ID: id, Name: g.Tags[tagging.Network], VPCID: g.VPCID, Options: opts, OptionsOK: ok}
+	n.VSwitches, err = VSwitches(ctx, c, g.VPCID, id)
 	if err != nil {
-		return networkRecord{}, fmt.Errorf("reading the vSwitches of network %s: %w", id, err)
+		return Record{}, fmt.Errorf("reading the vSwitches of network %s: %w", id, err)
 	}
 	if len(n.VSwitches) == 0 {
-		return networkRecord{}, fmt.Errorf("network %s has no vSwitch tagged %s=%s: it was not created by gpucluster_rdma_network, or is half deleted", id, tagNetworkID, id)
+		return Record{}, fmt.Errorf("network %s has no vSwitch tagged %s=%s: it was not created by gpucluster_rdma_network, or is half deleted", id, tagging.NetworkID, id)
 	}
 	return n, nil
 }
 
-// networkVSwitches lists the vSwitches of the network in its VPC, sorted by zone.
-func networkVSwitches(ctx context.Context, c *cloud.Client, vpcID, networkID string) ([]cloud.VSwitch, error) {
-	list, err := c.FindVSwitches(ctx, vpcID, map[string]string{tagNetworkID: networkID})
+// VSwitches lists the vSwitches of the network in its VPC, sorted by zone.
+func VSwitches(ctx context.Context, c *cloud.Client, vpcID, networkID string) ([]cloud.VSwitch, error) {
+	list, err := c.FindVSwitches(ctx, vpcID, map[string]string{tagging.NetworkID: networkID})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func networkVSwitches(ctx context.Context, c *cloud.Client, vpcID, networkID str
 
 // placementSets reads the network's deployment sets, indexed by the number in their name.
 func placementSets(ctx context.Context, c *cloud.Client, networkID string) (map[int]cloud.DeploymentSet, error) {
-	prefix := deploymentSetPrefix(networkID)
+	prefix := DeploymentSetPrefix(networkID)
 	list, err := c.FindDeploymentSetsByPrefix(ctx, prefix)
 	if err != nil {
 		return nil, err
@@ -140,10 +141,10 @@ func placementSets(ctx context.Context, c *cloud.Client, networkID string) (map[
 	return out, nil
 }
 
-// networkPlacement reads the network's placement groups in their numbered order, stopping at
+// Placement reads the network's placement groups in their numbered order, stopping at
 // the first gap (the groups after it count as missing, and an apply fills them in), and the
 // placement their strategy implies: none without groups.
-func networkPlacement(ctx context.Context, c *cloud.Client, networkID string) (string, []cloud.DeploymentSet, error) {
+func Placement(ctx context.Context, c *cloud.Client, networkID string) (string, []cloud.DeploymentSet, error) {
 	sets, err := placementSets(ctx, c, networkID)
 	if err != nil {
 		return "", nil, err
@@ -161,9 +162,9 @@ func networkPlacement(ctx context.Context, c *cloud.Client, networkID string) (s
 	return placement, out, nil
 }
 
-// networkHPC returns the network's HPC cluster, or nil when it has none.
-func networkHPC(ctx context.Context, c *cloud.Client, networkID string) (*cloud.HPCCluster, error) {
-	h, err := c.FindHpcClusterByName(ctx, hpcClusterName(networkID))
+// HPC returns the network's HPC cluster, or nil when it has none.
+func HPC(ctx context.Context, c *cloud.Client, networkID string) (*cloud.HPCCluster, error) {
+	h, err := c.FindHpcClusterByName(ctx, HPCClusterName(networkID))
 	if cloud.IsNotFound(err) {
 		return nil, nil
 	}

@@ -1,57 +1,51 @@
-package provider
+package network
 
 // The cloud side of gpucluster_rdma_network: what create, update and delete do to the network's
-// objects, one kind of object per function. resource_rdma_network.go holds the Terraform glue.
+// objects, one kind of object per function. internal/provider's resource_rdma_network.go holds
+// the Terraform glue.
 
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
-// systemTags are the reserved tags of one object of the network.
-func systemTags(name, networkID string) map[string]string {
-	t := map[string]string{tagManagedBy: managedByVal, tagNetwork: name}
-	if networkID != "" {
-		t[tagNetworkID] = networkID
-	}
-	return t
-}
-
-// securityGroupTags is everything the network's security group carries: the user's tags, the
+// SecurityGroupTags is everything the network's security group carries: the user's tags, the
 // reserved ones and the settings.
-func securityGroupTags(in networkInputs, opts networkOptions) map[string]string {
-	return mergeTags(in.Tags, systemTags(in.Name, ""), map[string]string{tagOptions: opts.encode()})
+func SecurityGroupTags(in Inputs, opts Options) map[string]string {
+	return tagging.Merge(in.Tags, SystemTags(in.Name, ""), map[string]string{tagging.Options: opts.Encode()})
 }
 
-// createVPC creates the network's VPC with a ClientToken from the request, adopting one an
+// CreateVPC creates the network's VPC with a ClientToken from the request, adopting one an
 // interrupted apply left.
-func createVPC(ctx context.Context, c *cloud.Client, in networkInputs) (string, error) {
-	tags := mergeTags(in.Tags, systemTags(in.Name, ""))
+func CreateVPC(ctx context.Context, c *cloud.Client, in Inputs) (string, error) {
+	tags := tagging.Merge(in.Tags, SystemTags(in.Name, ""))
 	desc := "VPC of gpucluster network " + in.Name
-	parts := adoptParts(tags, "CreateVpc", c.Region(), in.Name, in.CIDRBlock, desc)
+	parts := tagging.TokenParts(tags, "CreateVpc", c.Region(), in.Name, in.CIDRBlock, desc)
 	return cloud.CreateOrAdopt("VPC", parts, func(token string) (string, error) {
 		return c.CreateVPC(ctx, cloud.VPCInput{Name: in.Name, CIDRBlock: in.CIDRBlock, Description: desc, Tags: tags, ClientToken: token})
 	}, func(id string) error { _, err := c.FindVPC(ctx, id); return err })
 }
 
-func createSecurityGroup(ctx context.Context, c *cloud.Client, vpcID string, in networkInputs, opts networkOptions) (string, error) {
-	tags := securityGroupTags(in, opts)
+func CreateSecurityGroup(ctx context.Context, c *cloud.Client, vpcID string, in Inputs, opts Options) (string, error) {
+	tags := SecurityGroupTags(in, opts)
 	desc := "Cluster security group of gpucluster network " + in.Name
-	parts := adoptParts(tags, "CreateSecurityGroup", c.Region(), vpcID, in.Name, desc)
+	parts := tagging.TokenParts(tags, "CreateSecurityGroup", c.Region(), vpcID, in.Name, desc)
 	return cloud.CreateOrAdopt("security group", parts, func(token string) (string, error) {
 		return c.CreateSecurityGroup(ctx, cloud.SecurityGroupInput{VPCID: vpcID, Name: in.Name, Description: desc, Tags: tags, ClientToken: token})
 	}, func(id string) error { _, err := c.FindSecurityGroup(ctx, id); return err })
 }
 
-func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone, cidr string, in networkInputs) (string, error) {
-	tags := mergeTags(in.Tags, systemTags(in.Name, networkID))
-	name := vswitchName(in.Name, zone)
-	parts := adoptParts(tags, "CreateVSwitch", c.Region(), vpcID, zone, cidr, name)
+func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone, cidr string, in Inputs) (string, error) {
+	tags := tagging.Merge(in.Tags, SystemTags(in.Name, networkID))
+	name := VSwitchName(in.Name, zone)
+	parts := tagging.TokenParts(tags, "CreateVSwitch", c.Region(), vpcID, zone, cidr, name)
 	id, err := cloud.CreateOrAdopt("vSwitch", parts, func(token string) (string, error) {
 		return c.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: zone, CIDRBlock: cidr, Name: name, Tags: tags, ClientToken: token})
 	}, func(id string) error { _, err := c.FindVSwitch(ctx, id); return err })
@@ -66,36 +60,10 @@ func createVSwitch(ctx context.Context, c *cloud.Client, vpcID, networkID, zone,
 
 // --- security group rules ---
 
-// ruleFromCloud turns an API rule into a netplan.Rule.
-func ruleFromCloud(p cloud.IngressRule) netplan.Rule {
-	src := p.SourceCIDR
-	switch {
-	case p.SourceGroupID != "":
-		src = p.SourceGroupID
-	case p.SourcePrefixListID != "":
-		src = p.SourcePrefixListID
-	case p.SourceIPv6CIDR != "":
-		src = p.SourceIPv6CIDR
-	}
-	return netplan.Rule{Protocol: strings.ToUpper(p.Protocol), PortRange: p.PortRange, Source: src,
-		Policy: strings.ToLower(p.Policy), Priority: p.Priority, Description: p.Description}
-}
-
-// ruleToCloud is the API rule that authorises r.
-func ruleToCloud(r netplan.Rule) cloud.IngressRule {
-	out := cloud.IngressRule{Protocol: r.Protocol, PortRange: r.PortRange, Policy: r.Policy, Priority: r.Priority, Description: r.Description}
-	if r.IsGroupSource() {
-		out.SourceGroupID = r.Source
-	} else {
-		out.SourceCIDR = r.Source
-	}
-	return out
-}
-
-// actualRules reads the ingress rules of the security group, with their ids. Rules a
+// ActualRules reads the ingress rules of the security group, with their ids. Rules a
 // gpucluster_control_plane_endpoint owns are left out: they are not the network's to show,
 // restore or revoke.
-func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.Rule, map[string]string, error) {
+func ActualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.Rule, map[string]string, error) {
 	perms, err := c.SecurityGroupIngress(ctx, sgID)
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +71,7 @@ func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.R
 	rules := make([]netplan.Rule, 0, len(perms))
 	ids := map[string]string{}
 	for _, p := range perms {
-		r := ruleFromCloud(p)
+		r := RuleFromCloud(p)
 		if netplan.EndpointRuleOwner(r) != "" {
 			continue
 		}
@@ -114,17 +82,17 @@ func actualRules(ctx context.Context, c *cloud.Client, sgID string) ([]netplan.R
 	return rules, ids, nil
 }
 
-// reconcileRules makes the group's ingress rules the desired set: it authorises what is missing
+// ReconcileRules makes the group's ingress rules the desired set: it authorises what is missing
 // first and revokes what is extra second, so access in both sets never drops.
-func reconcileRules(ctx context.Context, c *cloud.Client, sgID string, desired []netplan.Rule) error {
-	actual, ids, err := actualRules(ctx, c, sgID)
+func ReconcileRules(ctx context.Context, c *cloud.Client, sgID string, desired []netplan.Rule) error {
+	actual, ids, err := ActualRules(ctx, c, sgID)
 	if err != nil {
 		return fmt.Errorf("reading the rules: %w", err)
 	}
 	add, remove := netplan.DiffRules(desired, actual)
 	grant := make([]cloud.IngressRule, 0, len(add))
 	for _, r := range add {
-		grant = append(grant, ruleToCloud(r))
+		grant = append(grant, RuleToCloud(r))
 	}
 	if err := c.AuthorizeIngress(ctx, sgID, grant); err != nil {
 		return err
@@ -140,9 +108,9 @@ func reconcileRules(ctx context.Context, c *cloud.Client, sgID string, desired [
 
 // --- deployment sets and the HPC cluster ---
 
-// reconcilePlacement makes the network's deployment sets n sets of the placement's strategy,
+// ReconcilePlacement makes the network's deployment sets n sets of the placement's strategy,
 // numbered 0..n-1: sets of another strategy or beyond n are deleted, missing ones created.
-func reconcilePlacement(ctx context.Context, c *cloud.Client, networkID, name, placement string, n int) ([]string, error) {
+func ReconcilePlacement(ctx context.Context, c *cloud.Client, networkID, name, placement string, n int) ([]string, error) {
 	have, err := placementSets(ctx, c, networkID)
 	if err != nil {
 		return nil, fmt.Errorf("listing deployment sets: %w", err)
@@ -162,7 +130,7 @@ func reconcilePlacement(ctx context.Context, c *cloud.Client, networkID, name, p
 			ids[i] = ds.ID
 			continue
 		}
-		dsName := deploymentSetPrefix(networkID) + strconv.Itoa(i)
+		dsName := DeploymentSetPrefix(networkID) + strconv.Itoa(i)
 		desc := fmt.Sprintf("placement group %d of gpucluster network %s", i, name)
 		id, err := cloud.CreateOrAdopt("deployment set "+dsName, []string{"CreateDeploymentSet", c.Region(), dsName, strategy, desc},
 			func(token string) (string, error) {
@@ -177,11 +145,11 @@ func reconcilePlacement(ctx context.Context, c *cloud.Client, networkID, name, p
 	return ids, nil
 }
 
-// reconcileHPC creates the network's HPC cluster when wanted and deletes it when not; it returns
+// ReconcileHPC creates the network's HPC cluster when wanted and deletes it when not; it returns
 // the cluster's id or "".
-func reconcileHPC(ctx context.Context, c *cloud.Client, networkID, name string, want bool) (string, error) {
-	hpcName := hpcClusterName(networkID)
-	h, err := networkHPC(ctx, c, networkID)
+func ReconcileHPC(ctx context.Context, c *cloud.Client, networkID, name string, want bool) (string, error) {
+	hpcName := HPCClusterName(networkID)
+	h, err := HPC(ctx, c, networkID)
 	if err != nil {
 		return "", fmt.Errorf("looking for HPC cluster %s: %w", hpcName, err)
 	}
@@ -208,11 +176,11 @@ func reconcileHPC(ctx context.Context, c *cloud.Client, networkID, name string, 
 
 // --- update ---
 
-// networkChange is an update of a network from prior to the planned inputs.
-type networkChange struct {
+// Change is an update of a network from prior to the planned inputs.
+type Change struct {
 	ID, VPCID string
 	OwnsVPC   bool
-	In        networkInputs
+	In        Inputs
 	// PriorName and PriorTags are the name and user tags in the state; the VPC's and the
 	// vSwitches' tags are moved only when one of them changed.
 	PriorName   string
@@ -221,14 +189,14 @@ type networkChange struct {
 	TagsChanged bool
 }
 
-// applyNamesAndTags renames the security group, the VPC (when the network owns it) and the
+// ApplyNamesAndTags renames the security group, the VPC (when the network owns it) and the
 // vSwitches, and brings their tags to the plan. It returns the failed step with the error.
-func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (string, error) {
+func ApplyNamesAndTags(ctx context.Context, c *cloud.Client, ch Change) (string, error) {
 	g, err := c.FindSecurityGroup(ctx, ch.ID)
 	if err != nil {
 		return "", err
 	}
-	vswitches, err := networkVSwitches(ctx, c, ch.VPCID, ch.ID)
+	vswitches, err := VSwitches(ctx, c, ch.VPCID, ch.ID)
 	if err != nil {
 		return "listing vSwitches", err
 	}
@@ -244,7 +212,7 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 		}
 	}
 	for _, sw := range vswitches {
-		if want := vswitchName(in.Name, sw.ZoneID); sw.Name != want {
+		if want := VSwitchName(in.Name, sw.ZoneID); sw.Name != want {
 			if err := c.RenameVSwitch(ctx, sw.ID, want); err != nil {
 				return "renaming vSwitch " + sw.ID, err
 			}
@@ -253,8 +221,8 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 
 	// The security group's tags are read from the cloud (they carry the settings too); the
 	// VPC's and the vSwitches' tags are moved only when the name or the user tags changed.
-	opts := networkOptions{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ch.OwnsVPC, Egress: in.Egress.Mode}
-	if err := c.SyncTags(ctx, cloud.KindSecurityGroup, []string{ch.ID}, g.Tags, securityGroupTags(in, opts)); err != nil {
+	opts := Options{CIDRBlock: in.CIDRBlock, ERDMA: in.ERDMA, AllowPublicSSH: in.AllowPublicSSH, OwnsVPC: ch.OwnsVPC, Egress: in.Egress.Mode}
+	if err := c.SyncTags(ctx, cloud.KindSecurityGroup, []string{ch.ID}, g.Tags, SecurityGroupTags(in, opts)); err != nil {
 		return "tagging the security group", err
 	}
 	if !ch.NameChanged && !ch.TagsChanged {
@@ -262,7 +230,7 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 	}
 	if ch.OwnsVPC {
 		err := c.SyncTags(ctx, cloud.KindVPC, []string{ch.VPCID},
-			mergeTags(ch.PriorTags, systemTags(ch.PriorName, "")), mergeTags(in.Tags, systemTags(in.Name, "")))
+			tagging.Merge(ch.PriorTags, SystemTags(ch.PriorName, "")), tagging.Merge(in.Tags, SystemTags(in.Name, "")))
 		if err != nil {
 			return "tagging VPC " + ch.VPCID, err
 		}
@@ -272,7 +240,7 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 		ids = append(ids, sw.ID)
 	}
 	err = c.SyncTags(ctx, cloud.KindVSwitch, ids,
-		mergeTags(ch.PriorTags, systemTags(ch.PriorName, ch.ID)), mergeTags(in.Tags, systemTags(in.Name, ch.ID)))
+		tagging.Merge(ch.PriorTags, SystemTags(ch.PriorName, ch.ID)), tagging.Merge(in.Tags, SystemTags(in.Name, ch.ID)))
 	if err != nil {
 		return "tagging vSwitches", err
 	}
@@ -281,30 +249,30 @@ func applyNamesAndTags(ctx context.Context, c *cloud.Client, ch networkChange) (
 
 // --- delete ---
 
-// networkRemoval is what deleting a network needs from its state.
-type networkRemoval struct {
+// Removal is what deleting a network needs from its state.
+type Removal struct {
 	ID, Name, VPCID string
 	OwnsVPC         bool
 	HPCClusterID    string
 	// Egress holds the ids of the egress the state knows; what carries the network's tags is
 	// found and removed too.
-	Egress egressState
+	Egress EgressState
 	// VSwitchIDs are the vSwitches in the state; the ones tagged with the network's id are
 	// deleted too.
 	VSwitchIDs []string
 }
 
-// deleteNetwork removes a network in dependency order: the egress (SNAT entries, EIP, NAT
+// Delete removes a network in dependency order: the egress (SNAT entries, EIP, NAT
 // gateway), what holds instances (HPC cluster,
 // deployment sets), then the security group, the vSwitches, and the VPC last. Each step treats
 // not found as done and waits out DependencyViolation while members drain, within ctx. It
 // returns the failed step with the error.
-func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (string, error) {
+func Delete(ctx context.Context, c *cloud.Client, rm Removal) (string, error) {
 	// The NAT gateway sits in a vSwitch: the egress goes before anything else.
-	if step, err := removeEgress(ctx, c, rm.ID, rm.VPCID, rm.Egress); err != nil {
+	if step, err := RemoveEgress(ctx, c, rm.ID, rm.VPCID, rm.Egress); err != nil {
 		return "egress: " + step, err
 	}
-	if _, err := reconcileHPC(ctx, c, rm.ID, rm.Name, false); err != nil {
+	if _, err := ReconcileHPC(ctx, c, rm.ID, rm.Name, false); err != nil {
 		return "HPC cluster", err
 	}
 	if rm.HPCClusterID != "" {
@@ -312,7 +280,7 @@ func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (str
 			return "HPC cluster", err
 		}
 	}
-	if _, err := reconcilePlacement(ctx, c, rm.ID, rm.Name, netplan.PlacementNone, 0); err != nil {
+	if _, err := ReconcilePlacement(ctx, c, rm.ID, rm.Name, netplan.PlacementNone, 0); err != nil {
 		return "placement groups", err
 	}
 	if err := c.DeleteSecurityGroup(ctx, rm.ID); err != nil {
@@ -323,7 +291,7 @@ func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (str
 		vswitchIDs[id] = true
 	}
 	if rm.VPCID != "" {
-		found, err := networkVSwitches(ctx, c, rm.VPCID, rm.ID)
+		found, err := VSwitches(ctx, c, rm.VPCID, rm.ID)
 		if err != nil && !cloud.IsNotFound(err) {
 			return "listing vSwitches of VPC " + rm.VPCID, err
 		}
@@ -331,7 +299,7 @@ func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (str
 			vswitchIDs[sw.ID] = true
 		}
 	}
-	for _, id := range netSortedSet(vswitchIDs) {
+	for _, id := range slices.Sorted(maps.Keys(vswitchIDs)) {
 		if err := c.DeleteVSwitch(ctx, id); err != nil {
 			return "vSwitch " + id, err
 		}
@@ -343,3 +311,72 @@ func deleteNetwork(ctx context.Context, c *cloud.Client, rm networkRemoval) (str
 	}
 	return "", nil
 }
+
+// BuildMembers creates, after the VPC and the security group, the rest of a new network in
+// order: one vSwitch per zone, the egress, the rules, the placement groups and the HPC cluster.
+// It returns the failed step with the error.
+func BuildMembers(ctx context.Context, c *cloud.Client, vpcID, sgID string, in Inputs) (string, error) {
+	// 3. One vSwitch per zone.
+	for _, zone := range in.Zones {
+		if _, err := createVSwitch(ctx, c, vpcID, sgID, zone, in.VSwitchCIDRs[zone], in); err != nil {
+			return "vSwitch in " + zone, err
+		}
+	}
+	// 4. Egress: NAT gateway, EIP, one SNAT entry per vSwitch.
+	if in.Egress.Mode == EgressModeNAT {
+		vswitches, err := VSwitches(ctx, c, vpcID, sgID)
+		if err != nil {
+			return "listing vSwitches for egress", err
+		}
+		if step, err := EnsureEgress(ctx, c, EgressSpecOf(sgID, vpcID, in), vswitches); err != nil {
+			return "egress: " + step, err
+		}
+	}
+	// 5. Rules: members, admins, deny cross-segment.
+	if err := ReconcileRules(ctx, c, sgID, netplan.DesiredRules(sgID, in.AdminCIDRs)); err != nil {
+		return "security group rules", err
+	}
+	// 6. Placement groups and the HPC cluster.
+	if _, err := ReconcilePlacement(ctx, c, sgID, in.Name, in.Placement, in.PlacementGroups); err != nil {
+		return "placement groups", err
+	}
+	if _, err := ReconcileHPC(ctx, c, sgID, in.Name, in.HPCCluster); err != nil {
+		return "HPC cluster", err
+	}
+	return "", nil
+}
+
+// Inputs is a planned model as plain Go values.
+type Inputs struct {
+	Name            string
+	CIDRBlock       string
+	Zones           []string
+	VPCID           string
+	VSwitchCIDRs    map[string]string
+	AdminCIDRs      []string
+	AllowPublicSSH  bool
+	Placement       string
+	PlacementGroups int
+	ERDMA           bool
+	HPCCluster      bool
+	Tags            map[string]string
+	Egress          EgressInputs
+}
+
+// EgressInputs is the planned egress: the mode, and the EIP's billing and bandwidth for nat.
+type EgressInputs struct {
+	Mode          string
+	ChargeType    string
+	BandwidthMbps int
+}
+
+func VSwitchName(network, zone string) string { return network + "-" + zone }
+
+// EgressSpecOf is what building the egress of a network needs, from its inputs.
+func EgressSpecOf(networkID, vpcID string, in Inputs) EgressSpec {
+	return EgressSpec{NetworkID: networkID, Name: in.Name, VPCID: vpcID, UserTags: in.Tags,
+		ChargeType: in.Egress.ChargeType, BandwidthMbps: in.Egress.BandwidthMbps}
+}
+
+// EgressModeNAT is the egress mode whose NAT gateway, EIP and SNAT entries this package builds.
+const EgressModeNAT = "nat"

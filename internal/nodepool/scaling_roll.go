@@ -1,0 +1,65 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+)
+
+// rollAutoscaled replaces the group's nodes launched from older configurations, at most
+// max_unavailable at a time: the group first grows by a wave (its new nodes come from the active
+// configuration) and, once they run, the wave's outdated nodes are removed, so the capacity the
+// autoscaler asked for never drops. At max_size there is no room to grow: the wave is removed
+// first and the group brought back to its size (down to min_size, never below).
+func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string, spec Spec) error {
+	for wave := 1; ; wave++ {
+		inst, err := c.ScalingInstances(ctx, groupID)
+		if err != nil {
+			return err
+		}
+		var outdated []string
+		for _, in := range inst {
+			if in.ConfigurationID != cfgID {
+				outdated = append(outdated, in.InstanceID)
+			}
+		}
+		if len(outdated) == 0 {
+			return nil
+		}
+		total := len(inst)
+		k := min(spec.MaxUnavail, len(outdated))
+		tflog.Info(ctx, fmt.Sprintf("rolling scaling group %s: wave %d replaces %d of %d outdated nodes", groupID, wave, k, len(outdated)))
+		token := func(step string, n int) string {
+			return cloud.ClientToken(0, "asg-roll", groupID, cfgID, step, strconv.Itoa(wave), strconv.Itoa(n))
+		}
+		switch {
+		case total+k <= spec.Autoscale.Max:
+			if _, err := c.ScaleTo(ctx, groupID, total+k, token("grow", total+k)); err != nil {
+				return err
+			}
+			if err := c.WaitScalingGroupSettled(ctx, groupID, total+k); err != nil {
+				return err
+			}
+			if _, err := c.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
+				return err
+			}
+		case total-k >= spec.Autoscale.Min:
+			if _, err := c.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
+				return err
+			}
+			if _, err := c.ScaleTo(ctx, groupID, total, token("refill", total)); err != nil {
+				return err
+			}
+			if err := c.WaitScalingGroupSettled(ctx, groupID, total); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("scaling group %s holds %d nodes with min_size = max_size = %d: no room to replace the %d outdated nodes. "+
+				"Raise autoscaling.max_size by update_strategy.max_unavailable for the roll", groupID, total, spec.Autoscale.Max, len(outdated))
+		}
+	}
+}
