@@ -162,8 +162,8 @@ func render() ([]byte, error) {
 	w("| Add-on | Image | Version | Namespace | File | Objects | What it is for |\n")
 	w("|---|---|---|---|---|---|---|\n")
 	for _, i := range images.All() {
-		if i.By == images.ByBootstrap && i.Name != images.Flannel && i.Name != images.FlannelCNIPlugin || i.By == images.ByMPI {
-			continue // containerd's pause image and the MPI images are in the mainland guide's table
+		if !inAddonTable(i) {
+			continue
 		}
 		u := uses[i.Ref()]
 		if u == nil {
@@ -189,6 +189,12 @@ func render() ([]byte, error) {
 	w("\nThe stack tolerates the control-plane taint and leaves GPU nodes to GPU work: with no untainted worker it\n")
 	w("runs on the control plane. node-exporter and flannel run on every node.\n")
 	return b.Bytes(), nil
+}
+
+// inAddonTable says whether the add-on guide's table lists the image: containerd's pause image and
+// the MPI images are applied by no add-on, so only the mainland guide's table (every image) has them.
+func inAddonTable(i images.Image) bool {
+	return !(i.By == images.ByBootstrap && i.Name != images.Flannel && i.Name != images.FlannelCNIPlugin || i.By == images.ByMPI)
 }
 
 // renderImages is the "Container images in mainland China" guide: the registry setting, its
