@@ -4,5 +4,8 @@
 // as their user data would on the real cloud. The tests then ask the API server, not the
 // provider, whether the cluster works: Ready GPU nodes with the pool's labels, taints and GPU
 // capacity, the validation pods spread over the GPU nodes, the reaper scheduled, and no pod
-// without the GPU toleration on a GPU node. They run with TF_ACC=1, like internal/provider's.
+// without the GPU toleration on a GPU node. The agent plays the region too (issue #29): the
+// modules on their defaults in cn-wulanchabu take everything from the region; one applied with
+// the public registries must be refused, the blocked host named. They run with TF_ACC=1, like
+// internal/provider's.
 package clustertest

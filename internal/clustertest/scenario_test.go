@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
@@ -67,7 +69,86 @@ func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
 // the cluster works.
 func testScenario(t *testing.T, module, name, inputs string, env ...string) *stack {
 	s := startStack(t)
-	root := fmt.Sprintf(`
+	if err := s.checkClusterWorks(context.Background(), s.apply(t, scenarioRoot(module, name, inputs), env...)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAccClusterUpstreamRegistryInMainland is issue #29's negative: the cheapest scenario module
+// in cn-wulanchabu (every scenario's region) with image_registry = "" (the public registries)
+// applies, but its cluster does not form: the node agent refuses the first control-plane node,
+// naming registry.k8s.io as blocked from the region (kubeadm's images; internal/regionreach cites
+// the source), and the workers find no API server. The scenario tests above, the same modules on
+// their defaults, form their clusters through the in-region registry and package mirror.
+func TestAccClusterUpstreamRegistryInMainland(t *testing.T) {
+	s := startStack(t)
+	var out stackOutputs
+	if err := json.Unmarshal([]byte(s.apply(t, scenarioRoot("molecular-dynamics", "md-upstream", `image_registry = ""`))), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Nodes) < 2 {
+		t.Fatalf("the module made %d nodes, want a control plane and workers", len(out.Nodes))
+	}
+	first, others := s.waitRefused(t, len(out.Nodes)-1, 2*time.Minute)
+	for _, want := range []string{"from cn-wulanchabu", "pulling registry.k8s.io/kube-apiserver", "registry.k8s.io is blocked from cn-wulanchabu"} {
+		if !strings.Contains(first.Reason, want) {
+			t.Errorf("the first control-plane node's reason lacks %q: %s", want, first.Reason)
+		}
+	}
+	for _, st := range others {
+		t.Logf("%s (%s): %s", st.InstanceID, st.Role, st.Reason)
+	}
+	nodes, err := s.cluster.Client().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Errorf("%d nodes registered, want none", len(nodes.Items))
+	}
+}
+
+// waitRefused reads the node agent's statuses from GET /_emulator/nodes, as a user would, until
+// the first control-plane node (kubeadm init) is refused and the n others wait for its API
+// server, and returns the first control-plane node's status and the others'. A joining node's
+// earlier reasons (the load balancer without backends while apply runs) are passing states.
+func (s *stack) waitRefused(t *testing.T, n int, timeout time.Duration) (first nodeagent.NodeStatus, others []nodeagent.NodeStatus) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var got struct {
+			Nodes []nodeagent.NodeStatus `json:"nodes"`
+		}
+		resp, err := http.Get(s.emu.URL + emulator.NodesPath)
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&got)
+			_ = resp.Body.Close()
+		}
+		if err != nil {
+			t.Fatalf("GET %s: %v", emulator.NodesPath, err)
+		}
+		first, others = nodeagent.NodeStatus{}, nil
+		for _, st := range got.Nodes {
+			if st.Role == nodeagent.RoleInit {
+				first = st
+			} else if strings.Contains(st.Reason, "no API server answers") {
+				others = append(others, st)
+			}
+		}
+		if first.Reason != "" && len(others) == n {
+			return first, others
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in %s the agent did not refuse the first control-plane node with %d others waiting for its API server: %+v", timeout, n, got.Nodes)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// scenarioRoot is a root configuration that calls the scenario module with inputs, the
+// validation jobs on, and has the "stack" output stack.apply reads.
+func scenarioRoot(module, name, inputs string) string {
+	return fmt.Sprintf(`
 terraform {
   required_providers {
     gpucluster = { source = "gpucluster/gpucluster" }
@@ -95,10 +176,6 @@ output "stack" {
   value = jsonencode({ nodes = module.stack.nodes, worker_pools = module.stack.worker_pools })
 }
 `, acctest.ModulesDir(), module, name, inputs)
-	if err := s.checkClusterWorks(context.Background(), s.apply(t, root, env...)); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // stackOutputs is the root module's "stack" output.

@@ -8,9 +8,8 @@
 // register; the first control-plane node also applies its Flannel manifest and add-ons. A node
 // that would fail does not register, and the agent says why (GET /_emulator/nodes).
 //
-// With Options.RegionModel (region.go) the agent also plays the instance's region: from a
-// Chinese mainland region a route out does not reach the hosts internal/regionreach lists, so a
-// bootstrap that downloads or pulls images from them fails, naming each host, why, and the
+// The agent also plays the instance's region (region.go, issue #29): from a Chinese mainland
+// region a route out does not reach the hosts internal/regionreach lists, so a bootstrap that downloads or pulls images from them fails, naming each host, why, and the
 // source; a node whose pod network's images cannot be pulled registers NotReady; an NVSwitch
 // node without Fabric Manager registers with a condition saying CUDA cannot initialise.
 package nodeagent
@@ -55,7 +54,7 @@ type NodeStatus struct {
 	Role       string `json:"role,omitempty"` // RoleInit, RoleControlPlane, RoleWorker
 	Node       string `json:"node,omitempty"` // the registered Node's name
 	Reason     string `json:"reason,omitempty"`
-	// Notes are what slows the node's boot without failing it (Options.RegionModel).
+	// Notes are what slows the node's boot without failing it (the region, judgeRegion).
 	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
 	Addons []AddonResult `json:"addons,omitempty"`
@@ -66,7 +65,6 @@ type Agent struct {
 	view func() emulator.View
 	kube Kube
 	logf func(format string, args ...any)
-	opts Options
 
 	mu         sync.Mutex
 	cluster    *cluster
@@ -87,15 +85,10 @@ type planEntry struct {
 
 // New makes an agent over the emulator's view; logf (may be nil) gets one line per change.
 func New(view func() emulator.View, kube Kube, logf func(format string, args ...any)) *Agent {
-	return NewWithOptions(view, kube, logf, Options{})
-}
-
-// NewWithOptions is New with Options.
-func NewWithOptions(view func() emulator.View, kube Kube, logf func(format string, args ...any), opts Options) *Agent {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, opts: opts, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
 		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}}
 }
 

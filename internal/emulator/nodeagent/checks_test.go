@@ -19,37 +19,41 @@ func TestStaticChecks(t *testing.T) {
 		want map[string]string
 	}{
 		{"everything reachable", func(*testing.T, *emulator.View) {}, map[string]string{"i-cp": "", "i-gpu1": ""}},
-		{"no NAT gateway: no egress", func(_ *testing.T, v *emulator.View) { v.NatGateways = nil },
+		// The route checks judge a bootstrap that needs the internet: the upstream one, the default
+		// outside mainland China (abroad). The in-region one of testRegion needs no route.
+		{"no NAT gateway: no egress", abroad(func(_ *testing.T, v *emulator.View) { v.NatGateways = nil }),
 			map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
-		{"SNAT entry of another vSwitch", func(t *testing.T, v *emulator.View) {
+		{"no NAT gateway: the in-region bootstrap needs none", func(_ *testing.T, v *emulator.View) { v.NatGateways = nil },
+			map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"SNAT entry of another vSwitch", abroad(func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").VSwitchID, instanceByID(t, v, "i-gpu1").PrivateIP = "vsw-2", "10.0.2.11"
-		}, map[string]string{"i-cp": "", "i-gpu1": NoRouteReason + ": vSwitch vsw-2"}},
-		{"SNAT entry by CIDR block", func(_ *testing.T, v *emulator.View) {
+		}), map[string]string{"i-cp": "", "i-gpu1": NoRouteReason + ": vSwitch vsw-2"}},
+		{"SNAT entry by CIDR block", abroad(func(_ *testing.T, v *emulator.View) {
 			v.NatGateways[0].Snat[0] = emulator.SnatEntryView{ID: "snat-2", SourceCIDR: "10.0.0.0/16", SnatIP: "47.96.0.1"}
-		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
-		{"NAT gateway of another VPC", func(_ *testing.T, v *emulator.View) { v.NatGateways[0].VpcID = "vpc-2" },
+		}), map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"NAT gateway of another VPC", abroad(func(_ *testing.T, v *emulator.View) { v.NatGateways[0].VpcID = "vpc-2" }),
 			map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
-		{"EIPs instead of NAT", func(_ *testing.T, v *emulator.View) {
+		{"EIPs instead of NAT", abroad(func(_ *testing.T, v *emulator.View) {
 			v.NatGateways = nil
 			v.EIPs = []emulator.EIPView{{ID: "eip-1", IP: "47.96.0.2", InstanceID: "i-cp", InstanceType: "EcsInstance"},
 				{ID: "eip-2", IP: "47.96.0.3", InstanceID: "i-gpu1", InstanceType: "EcsInstance"}}
-		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
-		{"public IPs instead of NAT", func(t *testing.T, v *emulator.View) {
+		}), map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"public IPs instead of NAT", abroad(func(t *testing.T, v *emulator.View) {
 			v.NatGateways = nil
 			instanceByID(t, v, "i-cp").PublicIP, instanceByID(t, v, "i-gpu1").PublicIP = "47.96.1.1", "47.96.1.2"
-		}, map[string]string{"i-cp": "", "i-gpu1": ""}},
-		{"EIP bound to a NAT gateway, not to the instance", func(_ *testing.T, v *emulator.View) {
+		}), map[string]string{"i-cp": "", "i-gpu1": ""}},
+		{"EIP bound to a NAT gateway, not to the instance", abroad(func(_ *testing.T, v *emulator.View) {
 			v.NatGateways = nil
 			v.EIPs = []emulator.EIPView{{ID: "eip-1", IP: "47.96.0.2", InstanceID: "ngw-1", InstanceType: "Nat"}}
-		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
-		// The in-VPC mirror serves every package (NVIDIA's included); kubeadm's images are a
-		// setting of their own.
-		{"in-VPC mirror does not replace kubeadm's image registry", func(t *testing.T, v *emulator.View) {
+		}), map[string]string{"i-cp": NoRouteReason, "i-gpu1": NoRouteReason}},
+		// The in-VPC mirror serves every package (NVIDIA's included); the images are a setting
+		// of their own (image_registry).
+		{"in-VPC mirror does not replace the image registry", abroad(func(t *testing.T, v *emulator.View) {
 			v.NatGateways = nil
-			o := gpuWorker(good)
-			o.PackageMirror = bootstrap.MirrorAlibabaVPC
-			instanceByID(t, v, "i-gpu1").UserData = userData(t, o)
-		}, map[string]string{"i-cp": NoRouteReason, "i-gpu1": "downloads from registry.k8s.io"}},
+			cp := upstream(firstControlPlane(good))
+			cp.PackageMirror = bootstrap.MirrorAlibabaVPC
+			instanceByID(t, v, "i-cp").UserData = userData(t, cp)
+		}), map[string]string{"i-cp": "registry.k8s.io needs the internet, and the instance has no route to it", "i-gpu1": NoRouteReason}},
 		{"wrong CA hash", func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").UserData = userData(t, gpuWorker(wrong))
 		}, map[string]string{"i-cp": "", "i-gpu1": "its CA hash " + good.hash + " is not among the pinned caCertHashes " + wrong.hash}},
@@ -169,5 +173,17 @@ func TestStaticChecks(t *testing.T) {
 				mustContain(t, id+" reason", st.Reason, want)
 			}
 		})
+	}
+}
+
+// abroad moves the view's nodes to ap-southeast-1 on the bootstrap's defaults there (upstream
+// sources, through the internet) before change.
+func abroad(change func(*testing.T, *emulator.View)) func(*testing.T, *emulator.View) {
+	return func(t *testing.T, v *emulator.View) {
+		ca := testCAs(t)[0]
+		setRegion(v, "ap-southeast-1")
+		instanceByID(t, v, "i-cp").UserData = userData(t, upstream(firstControlPlane(ca)))
+		instanceByID(t, v, "i-gpu1").UserData = userData(t, upstream(gpuWorker(ca)))
+		change(t, v)
 	}
 }

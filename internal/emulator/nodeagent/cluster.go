@@ -33,8 +33,8 @@ const apiServerPort = "6443"
 type decision struct {
 	role   string // RoleInit, RoleControlPlane, RoleWorker
 	reason string // why it does not register; "" = it registers
-	// With Options.RegionModel: why the registered node stays NotReady (no pod network), the
-	// conditions it registers with, and what slowed its boot.
+	// The region's verdict (judgeRegion): why the registered node stays NotReady (no pod
+	// network), the conditions it registers with, and what slowed its boot.
 	notReady   string
 	conditions []corev1.NodeCondition
 	notes      []string
@@ -74,15 +74,13 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 			"this node would create another cluster at %s. Only the first control-plane node runs kubeadm init (control_plane_init = true); "+
 			"the others join it", c.endpoint, c.initID, c.initHost, endpoint)}
 	}
-	if r := net.checkDownloads(in, a.routed(p.Downloads)); r != "" {
+	if r := net.checkDownloads(in, routed(p.Downloads)); r != "" {
 		return decision{role: RoleInit, reason: r}
 	}
 	cni := cniImages(p.Addons)
-	var rv regionVerdict
-	if a.opts.RegionModel {
-		if rv = judgeRegion(in, p, true, p.ImageRepository, cni, net.internetRoute(in) != ""); rv.fatal != "" {
-			return decision{role: RoleInit, reason: rv.fatal}
-		}
+	rv := judgeRegion(in, p, true, p.ImageRepository, cni, net.internetRoute(in) != "")
+	if rv.fatal != "" {
+		return decision{role: RoleInit, reason: rv.fatal}
 	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
@@ -99,7 +97,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		role = RoleControlPlane
 	}
 	d := decision{role: role}
-	if d.reason = net.checkDownloads(in, a.routed(p.Downloads)); d.reason != "" {
+	if d.reason = net.checkDownloads(in, routed(p.Downloads)); d.reason != "" {
 		return d
 	}
 	targets, why := net.resolveEndpoint(in, j.Endpoint)
@@ -157,11 +155,9 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		}
 		return d
 	}
-	if a.opts.RegionModel {
-		rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages, net.internetRoute(in) != "")
-		if d.reason = rv.fatal; d.reason == "" {
-			d = d.withRegion(rv)
-		}
+	rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages, net.internetRoute(in) != "")
+	if d.reason = rv.fatal; d.reason == "" {
+		d = d.withRegion(rv)
 	}
 	return d
 }

@@ -102,9 +102,9 @@ func TestWithRealCluster(t *testing.T) {
 		mustContain(t, "the untolerating pod's scheduling message", p, "untolerated taint")
 	})
 
-	t.Run("no egress: nothing registers", func(t *testing.T) {
+	t.Run("no egress: nothing with upstream sources registers", func(t *testing.T) {
 		s := startCloud(t, false)
-		cp, w := s.smallCluster(t, "noegress", cas[0], cas[0])
+		cp, w := s.smallCluster(t, "noegress", cas[0], cas[0], upstream)
 		s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool { return strings.HasPrefix(st.Reason, NoRouteReason) })
 		assertNoNodes(t, client, "noegress-cp-0", "noegress-gpu-0")
 	})
@@ -170,14 +170,15 @@ func TestWithRealCluster(t *testing.T) {
 
 	t.Run("region model: Flannel's images cannot be pulled, the nodes register NotReady", func(t *testing.T) {
 		s := startCloud(t, true)
-		cpOpts := firstControlPlane(cas[0])
+		// The upstream bootstrap rewritten to in-region sources but Flannel's (region_test.go).
+		cpOpts := upstream(firstControlPlane(cas[0]))
 		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
 		cp := s.run(t, "ecs.g7.xlarge", "nocni-cp-0", rewrittenDoc(t, cpOpts, inRegion, flannelFromGHCR))
 		s.backends(t, cp)
-		wOpts := gpuWorker(cas[0])
+		wOpts := upstream(gpuWorker(cas[0]))
 		wOpts.Kubernetes.APIEndpoint = s.endpoint()
 		w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "nocni-gpu-0", rewrittenDoc(t, wOpts, inRegion))
-		got := s.settle(t, s.startAgentWith(t, kube, Options{RegionModel: true}), []string{cp, w}, registered)
+		got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, registered)
 		for id, name := range map[string]string{cp: "nocni-cp-0", w: "nocni-gpu-0"} {
 			mustContain(t, name+" reason", got[id].Reason, "ghcr.io is unreliable from cn-wulanchabu")
 			waitNode(t, client, name, "NotReady for want of a pod network", func(n *corev1.Node) bool {

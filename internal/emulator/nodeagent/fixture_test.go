@@ -16,16 +16,23 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterca"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
 // The unit tests' cluster: a control-plane load balancer at lbAddress:6443, a first
 // control-plane node with a provider-made CA, and GPU workers that pin its hash, all rendered by
-// internal/bootstrap exactly as the node pool renders them.
+// internal/bootstrap exactly as the node pool renders them in testRegion on its defaults: the
+// in-VPC package mirror and the region's Container Registry (inRegionRegistry), which the node
+// agent's region model (region.go) lets through; upstream renders today's upstream sources.
 const (
-	lbAddress = "10.0.1.200"
-	joinToken = "abcdef.0123456789abcdef"
+	lbAddress  = "10.0.1.200"
+	joinToken  = "abcdef.0123456789abcdef"
+	testRegion = "cn-wulanchabu"
 )
+
+// inRegionRegistry is the image registry the product defaults to in testRegion.
+var inRegionRegistry = images.DefaultRegistry(testRegion)
 
 type clusterCA struct {
 	certPEM, keyPEM, hash, certKey string
@@ -68,9 +75,9 @@ func testCAs(t testing.TB) [2]clusterCA {
 // balancer, with the CA, the certificate key and a small add-on.
 func firstControlPlane(ca clusterCA) bootstrap.Options {
 	id := bootstrap.NodeIdentity{Role: bootstrap.RoleControlPlane, Scenario: catalog.ScenarioAITraining, Pool: "cp"}
-	return bootstrap.Options{Role: bootstrap.RoleControlPlane, Kubernetes: bootstrap.Kubernetes{
+	return bootstrap.Options{Role: bootstrap.RoleControlPlane, Region: testRegion, Kubernetes: bootstrap.Kubernetes{
 		APIEndpoint: lbAddress + ":6443", JoinToken: joinToken, CACertHash: ca.hash, CertificateKey: ca.certKey,
-		CACertPEM: ca.certPEM, CAKeyPEM: ca.keyPEM, PodSubnet: "10.244.0.0/16",
+		CACertPEM: ca.certPEM, CAKeyPEM: ca.keyPEM, PodSubnet: "10.244.0.0/16", ImageRegistry: inRegionRegistry,
 		Addons: map[string]string{"10-team.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n"},
 		Labels: id.Labels(), Taints: id.Taints(),
 	}}
@@ -80,9 +87,18 @@ func firstControlPlane(ca clusterCA) bootstrap.Options {
 func gpuWorker(ca clusterCA) bootstrap.Options {
 	id := bootstrap.NodeIdentity{Role: bootstrap.RoleGPUWorker, Scenario: catalog.ScenarioAITraining, Pool: "a10", GPU: true,
 		GPUProduct: "A10", UserLabels: map[string]string{"example.org/team": "nlp"}}
-	return bootstrap.Options{Role: bootstrap.RoleGPUWorker, Kubernetes: bootstrap.Kubernetes{
+	return bootstrap.Options{Role: bootstrap.RoleGPUWorker, Region: testRegion, Kubernetes: bootstrap.Kubernetes{
 		APIEndpoint: lbAddress + ":6443", JoinToken: joinToken, CACertHash: ca.hash, Labels: id.Labels(), Taints: id.Taints(),
+		ImageRegistry: inRegionRegistry,
 	}}
+}
+
+// upstream is o with today's upstream sources, as package_mirror = "internet" and
+// image_registry = "" render them in any region (and the defaults outside mainland China):
+// packages from pkgs.k8s.io and NVIDIA's servers, images from the public registries.
+func upstream(o bootstrap.Options) bootstrap.Options {
+	o.PackageMirror, o.Kubernetes.ImageRegistry = bootstrap.MirrorInternet, ""
+	return o
 }
 
 // joiningControlPlane is a control-plane node that joins the first one.
@@ -115,9 +131,9 @@ func renderDoc(t testing.TB, o bootstrap.Options, extra ...string) string {
 	return doc
 }
 
-// instance is a Running instance of the test VPC.
+// instance is a Running instance of the test VPC, in testRegion.
 func instance(id, ip, ud string, gpu bool) emulator.InstanceView {
-	in := emulator.InstanceView{ID: id, Region: "cn-wulanchabu", Zone: "cn-wulanchabu-a", Status: "Running", HostName: "iZ" + id + "Z",
+	in := emulator.InstanceView{ID: id, Region: testRegion, Zone: testRegion + "-a", Status: "Running", HostName: "iZ" + id + "Z",
 		VpcID: "vpc-1", VSwitchID: "vsw-1", PrivateIP: ip, SecurityGroupIDs: []string{"sg-1"}, UserData: ud,
 		Type: "ecs.g7.xlarge", VCPUs: 4, MemoryGiB: 16}
 	if gpu {
@@ -201,13 +217,7 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {
 	t.Helper()
-	return syncWith(t, v, kube, Options{})
-}
-
-// syncWith is syncOnce with options.
-func syncWith(t *testing.T, v emulator.View, kube Kube, opts Options) map[string]NodeStatus {
-	t.Helper()
-	a := NewWithOptions(func() emulator.View { return v }, kube, t.Logf, opts)
+	a := New(func() emulator.View { return v }, kube, t.Logf)
 	a.Sync(context.Background())
 	out := map[string]NodeStatus{}
 	for _, st := range a.Statuses() {

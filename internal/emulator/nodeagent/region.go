@@ -14,23 +14,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/regionreach"
 )
 
-// Options changes what the agent checks.
-type Options struct {
-	// RegionModel plays what the instance's region does to its bootstrap (issue #29): a download
-	// from a host that internal/regionreach says is blocked or unreliable from a Chinese mainland
-	// region fails the node even with a NAT gateway or EIP; every image the node pulls (kubeadm's,
-	// containerd's pause image, the CNI's) is resolved through its containerd registry mirrors and
-	// fails when no host it would contact is usable; an NVSwitch instance whose bootstrap installs
-	// no Fabric Manager registers with the condition ConditionCUDAInitFailed.
-	//
-	// Off by default only while internal/bootstrap renders nodes that download from pkgs.k8s.io
-	// and NVIDIA's servers (and pull from the public registries when Kubernetes.ImageRegistry is
-	// ""): turned on, today's offline cluster tests (all in cn-wulanchabu) would fail as the real
-	// cloud would. It becomes the default, and this option goes away, in the same change that
-	// lands the in-region bootstrap.
-	RegionModel bool
-}
-
 // fabricManagerPackage is NVIDIA's Fabric Manager package and service (nvidia-fabricmanager-<driver
 // branch> from the CUDA repository; the unit is nvidia-fabricmanager.service).
 const fabricManagerPackage = "nvidia-fabricmanager"
@@ -84,17 +67,19 @@ func cniImages(addons []Addon) []string {
 	return out
 }
 
-// routed are the downloads the route check judges: with Options.RegionModel, image pulls are
-// judged by judgeRegion instead, through the node's containerd mirrors and the cluster's
-// imageRepository (a joining node's own user data does not say where its images come from).
-func (a *Agent) routed(downloads []Download) []Download {
-	if !a.opts.RegionModel {
-		return downloads
-	}
+// routed are the downloads the route check judges: image pulls are judged by judgeRegion
+// instead, through the node's containerd mirrors and the cluster's imageRepository (a joining
+// node's own user data does not say where its images come from).
+func routed(downloads []Download) []Download {
 	return slices.DeleteFunc(slices.Clone(downloads), func(d Download) bool { return d.Image })
 }
 
-// judgeRegion applies Options.RegionModel to a node whose other checks passed. repo and cni are
+// judgeRegion plays what the instance's region does to a node whose other checks passed (issue
+// #29): a download from a host that internal/regionreach says is blocked or unreliable from a
+// Chinese mainland region fails the node even with a NAT gateway or EIP; every image the node
+// pulls (kubeadm's, containerd's pause image, the CNI's) is resolved through its containerd
+// registry mirrors and fails when no host it would contact is usable; an NVSwitch instance whose
+// bootstrap installs no Fabric Manager registers with the condition ConditionCUDAInitFailed. repo and cni are
 // the cluster's imageRepository and CNI images (the node's own on a first control-plane node);
 // route says whether the instance has a way to the internet.
 func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo string, cni []string, route bool) regionVerdict {

@@ -16,14 +16,15 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/regionreach"
 )
 
-// The region tests run the agent with Options.RegionModel over goodView: cn-wulanchabu, NAT
-// with an SNAT entry for the nodes' vSwitch (a route out), the user data internal/bootstrap
-// renders today, or that user data rewritten to take everything from in-region sources.
+// The region tests run the agent over goodView (cn-wulanchabu, NAT with an SNAT entry for the
+// nodes' vSwitch: a route out) with the user data internal/bootstrap renders there on its
+// defaults (in-region), with upstream sources (package_mirror = "internet", image_registry = ""),
+// or with the upstream user data rewritten by hand to take one source at a time from the region
+// (inRegion), to judge each image source on its own.
 
 // Where the in-region rewrite takes things from: the region's Container Registry VPC endpoint,
 // the in-VPC mirror's Kubernetes packages, and an OSS bucket of the region for NVIDIA's files.
 const (
-	testRegion     = "cn-wulanchabu"
 	inRegionRepo   = "registry-vpc." + testRegion + ".aliyuncs.com/google_containers"
 	inRegionPause  = inRegionRepo + "/pause:3.10"
 	inRegionBucket = "http://gpu-files.oss-" + testRegion + "-internal.aliyuncs.com/"
@@ -31,8 +32,8 @@ const (
 
 var pkgsRepoRE = regexp.MustCompile(`https://pkgs\.k8s\.io/core:/stable:/(v[0-9.]+)/deb/`)
 
-// inRegion rewrites a node's files to take everything from in-region sources, as the in-region
-// bootstrap will: Kubernetes packages from the in-VPC mirror, NVIDIA's files from an OSS bucket
+// inRegion rewrites an upstream node's files to take everything from in-region sources, much as
+// the in-region bootstrap does: Kubernetes packages from the in-VPC mirror, NVIDIA's files from an OSS bucket
 // of the region, kubeadm's images and a pinned version from the region's registry, containerd's
 // pause image from it too, and Flannel's images.
 func inRegion(files map[string]string) {
@@ -100,10 +101,13 @@ func rewrittenDoc(t *testing.T, o bootstrap.Options, edits ...func(files map[str
 	return "#cloud-config\n" + string(b)
 }
 
-// regionSync runs one round of an agent with the region model over v.
-func regionSync(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {
-	t.Helper()
-	return syncWith(t, v, kube, Options{RegionModel: true})
+// upstreamView is goodView with both nodes rendered with upstream sources.
+func upstreamView(t *testing.T) emulator.View {
+	ca := testCAs(t)[0]
+	v := goodView(t)
+	instanceByID(t, &v, "i-cp").UserData = userData(t, upstream(firstControlPlane(ca)))
+	instanceByID(t, &v, "i-gpu1").UserData = userData(t, upstream(gpuWorker(ca)))
+	return v
 }
 
 func setRegion(v *emulator.View, region string) {
@@ -155,15 +159,16 @@ func hasCondition(n *corev1.Node, typ corev1.NodeConditionType, status corev1.Co
 	})
 }
 
-// TestRegionRefusesTodaysBootstrap feeds the user data internal/bootstrap renders today to nodes
-// in cn-wulanchabu with a NAT route: the first control-plane node is refused for every host it
-// needs that the mainland blocks or makes unreliable (downloads, kubeadm's images, containerd's
-// default pause image), each named with its source. Without the region model the same view
-// registers both nodes (TestStaticChecks, "everything reachable").
+// TestRegionRefusesTodaysBootstrap feeds the user data internal/bootstrap renders with upstream
+// sources (package_mirror = "internet", image_registry = "") to nodes in cn-wulanchabu with a NAT
+// route: the first control-plane node is refused for every host it needs that the mainland blocks
+// or makes unreliable (downloads, kubeadm's images, containerd's pause image, Flannel's), each
+// named with its source. The same nodes on the region's defaults register (TestStaticChecks,
+// "everything reachable"; TestRegionInRegionBootstrap).
 func TestRegionRefusesTodaysBootstrap(t *testing.T) {
-	v := goodView(t)
+	v := upstreamView(t)
 	kube := newFakeKube()
-	got := regionSync(t, v, kube)
+	got := syncOnce(t, v, kube)
 	checkOutcomes(t, got, kube, map[string]outcome{
 		"i-cp": {reason: []string{
 			"pkgs.k8s.io is unreliable from cn-wulanchabu", "a NAT gateway or EIP gives a route, not reachability", regionreach.SourceKubeadmAptIssue,
@@ -182,9 +187,9 @@ func TestRegionRefusesTodaysBootstrap(t *testing.T) {
 func TestRegionRefusesTodaysGPUWorker(t *testing.T) {
 	ca := testCAs(t)[0]
 	v := goodView(t)
-	instanceByID(t, &v, "i-cp").UserData = rewritten(t, firstControlPlane(ca), inRegion)
+	instanceByID(t, &v, "i-gpu1").UserData = userData(t, upstream(gpuWorker(ca)))
 	kube := newFakeKube()
-	got := regionSync(t, v, kube)
+	got := syncOnce(t, v, kube)
 	checkOutcomes(t, got, kube, map[string]outcome{
 		"i-cp": {ready: true},
 		"i-gpu1": {reason: []string{
@@ -195,51 +200,53 @@ func TestRegionRefusesTodaysGPUWorker(t *testing.T) {
 	})
 }
 
-// TestRegionInRegionBootstrap is the counter-test: the same nodes, their bootstrap taking
-// everything from in-region sources, register Ready in cn-wulanchabu; and today's bootstrap
-// registers Ready outside the mainland (Singapore, Hong Kong) with the NAT route, as before.
+// TestRegionInRegionBootstrap is the counter-test: the same nodes on the bootstrap's defaults in
+// cn-wulanchabu (the in-VPC package mirror, the region's registry) register Ready; the upstream
+// bootstrap, the default outside the mainland, registers Ready in Singapore and Hong Kong with the
+// NAT route; a bootstrap rewritten by hand to take everything from the region does too.
 func TestRegionInRegionBootstrap(t *testing.T) {
 	ca := testCAs(t)[0]
 	cases := map[string]func(t *testing.T, v *emulator.View){
-		"in-region sources in cn-wulanchabu": func(t *testing.T, v *emulator.View) {
-			instanceByID(t, v, "i-cp").UserData = rewritten(t, firstControlPlane(ca), inRegion)
-			instanceByID(t, v, "i-gpu1").UserData = rewritten(t, gpuWorker(ca), inRegion)
+		"the defaults in cn-wulanchabu": func(*testing.T, *emulator.View) {},
+		"upstream rewritten to in-region sources in cn-wulanchabu": func(t *testing.T, v *emulator.View) {
+			instanceByID(t, v, "i-cp").UserData = rewritten(t, upstream(firstControlPlane(ca)), inRegion)
+			instanceByID(t, v, "i-gpu1").UserData = rewritten(t, upstream(gpuWorker(ca)), inRegion)
 		},
-		"today's bootstrap in ap-southeast-1": func(_ *testing.T, v *emulator.View) { setRegion(v, "ap-southeast-1") },
-		"today's bootstrap in cn-hongkong":    func(_ *testing.T, v *emulator.View) { setRegion(v, "cn-hongkong") },
+		"upstream bootstrap in ap-southeast-1": func(_ *testing.T, v *emulator.View) { setRegion(v, "ap-southeast-1") },
+		"upstream bootstrap in cn-hongkong":    func(_ *testing.T, v *emulator.View) { setRegion(v, "cn-hongkong") },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
-			v := goodView(t)
+			v := upstreamView(t)
+			if strings.Contains(name, "cn-wulanchabu") {
+				v = goodView(t)
+			}
 			change(t, &v)
 			kube := newFakeKube()
-			got := regionSync(t, v, kube)
+			got := syncOnce(t, v, kube)
 			checkOutcomes(t, got, kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
 			if notes := got["i-cp"].Notes; len(notes) > 0 {
 				t.Errorf("i-cp notes %q, want none", notes)
 			}
 		})
 	}
-	t.Run("in-region sources need no route", func(t *testing.T) {
+	t.Run("in-region defaults need no route", func(t *testing.T) {
 		v := goodView(t)
 		v.NatGateways = nil
-		cpOpts, wOpts := firstControlPlane(ca), gpuWorker(ca)
-		cpOpts.PackageMirror, wOpts.PackageMirror = bootstrap.MirrorAlibabaVPC, bootstrap.MirrorAlibabaVPC
-		instanceByID(t, &v, "i-cp").UserData = rewritten(t, cpOpts, inRegion)
-		instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, wOpts, inRegion)
 		kube := newFakeKube()
-		checkOutcomes(t, regionSync(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
+		checkOutcomes(t, syncOnce(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
 	})
 	t.Run("no route in ap-southeast-1 still fails", func(t *testing.T) {
-		v := goodView(t)
+		v := upstreamView(t)
 		setRegion(&v, "ap-southeast-1")
 		v.NatGateways = nil
 		kube := newFakeKube()
-		checkOutcomes(t, regionSync(t, v, kube), kube, map[string]outcome{"i-cp": {reason: []string{NoRouteReason}}})
+		checkOutcomes(t, syncOnce(t, v, kube), kube, map[string]outcome{"i-cp": {reason: []string{NoRouteReason}}})
 	})
 }
 
-// TestRegionImages changes one image source of the in-region cluster at a time.
+// TestRegionImages changes one image source of the cluster rewritten to in-region sources at a
+// time.
 func TestRegionImages(t *testing.T) {
 	ca := testCAs(t)[0]
 	hostsToml := func(registry, mirror string, configPath bool) func(map[string]string) {
@@ -300,10 +307,10 @@ func TestRegionImages(t *testing.T) {
 				tc.worker = []func(map[string]string){inRegion}
 			}
 			v := goodView(t)
-			instanceByID(t, &v, "i-cp").UserData = rewritten(t, firstControlPlane(ca), tc.cp...)
-			instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, gpuWorker(ca), tc.worker...)
+			instanceByID(t, &v, "i-cp").UserData = rewritten(t, upstream(firstControlPlane(ca)), tc.cp...)
+			instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, upstream(gpuWorker(ca)), tc.worker...)
 			kube := newFakeKube()
-			got := regionSync(t, v, kube)
+			got := syncOnce(t, v, kube)
 			checkOutcomes(t, got, kube, map[string]outcome{"i-cp": tc.wantCP, "i-gpu1": tc.wantW})
 			notes := strings.Join(got["i-cp"].Notes, "\n")
 			if tc.wantCPNoteHost == "" && notes != "" {
@@ -320,18 +327,18 @@ func TestRegionImages(t *testing.T) {
 // TestRegionImageRegistry runs the bootstrap's own in-region image setting
 // (Kubernetes.ImageRegistry: kubeadm's imageRepository, the pause image, the CNI's images, a
 // hosts.toml per public registry) through the image rule: every image resolves in the region, so
-// what still refuses the nodes is their downloads; with those in-region too, they go Ready.
+// with package_mirror = "internet" what still refuses the nodes is their downloads; with the
+// region's default package mirror too, they go Ready.
 func TestRegionImageRegistry(t *testing.T) {
 	ca := testCAs(t)[0]
-	registry := "registry-vpc." + testRegion + ".aliyuncs.com/gpucluster"
 	cpOpts, wOpts := firstControlPlane(ca), gpuWorker(ca)
-	cpOpts.Kubernetes.ImageRegistry, wOpts.Kubernetes.ImageRegistry = registry, registry
+	cpOpts.PackageMirror, wOpts.PackageMirror = bootstrap.MirrorInternet, bootstrap.MirrorInternet
 
 	t.Run("downloads still refused", func(t *testing.T) {
 		v := goodView(t)
 		instanceByID(t, &v, "i-cp").UserData = userData(t, cpOpts)
 		kube := newFakeKube()
-		got := regionSync(t, v, kube)
+		got := syncOnce(t, v, kube)
 		checkOutcomes(t, got, kube, map[string]outcome{"i-cp": {reason: []string{"pkgs.k8s.io is unreliable"}}})
 		for _, host := range []string{"registry.k8s.io", "ghcr.io", "pulling"} {
 			if strings.Contains(got["i-cp"].Reason, host) {
@@ -341,47 +348,42 @@ func TestRegionImageRegistry(t *testing.T) {
 	})
 	t.Run("downloads in-region too: Ready", func(t *testing.T) {
 		v := goodView(t)
-		instanceByID(t, &v, "i-cp").UserData = rewritten(t, cpOpts, inRegionDownloads)
-		instanceByID(t, &v, "i-gpu1").UserData = rewritten(t, wOpts, inRegionDownloads)
+		cpOpts.PackageMirror, wOpts.PackageMirror = "", ""
+		instanceByID(t, &v, "i-cp").UserData = userData(t, cpOpts)
+		instanceByID(t, &v, "i-gpu1").UserData = userData(t, wOpts)
 		kube := newFakeKube()
-		checkOutcomes(t, regionSync(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
+		checkOutcomes(t, syncOnce(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
 	})
 }
 
 // TestRegionFabricManager: an NVSwitch instance (sccgn7ex, the catalog's NVSwitch type) whose
-// bootstrap installs no Fabric Manager registers with its GPUs advertised and the condition
-// CUDAInitFailed; today's bootstrap installs none. With Fabric Manager, or on a type without
-// NVSwitch, no condition.
+// bootstrap installs no Fabric Manager (rendered without Options.NVSwitch) registers with its GPUs
+// advertised and the condition CUDAInitFailed. With Fabric Manager (Options.NVSwitch, as the node
+// pool renders an NVSwitch type), or on a type without NVSwitch, no condition.
 func TestRegionFabricManager(t *testing.T) {
 	ca := testCAs(t)[0]
-	withFM := func(f map[string]string) {
-		f[bootstrap.ScriptPath] = strings.Replace(f[bootstrap.ScriptPath], "nvidia-smi -pm 1\n",
-			"nvidia-smi -pm 1\nretry apt-get install -y nvidia-fabricmanager-570\nsystemctl enable --now nvidia-fabricmanager\n", 1)
-	}
 	cases := []struct {
 		name, region, typ string
-		worker            []func(map[string]string)
+		worker            bootstrap.Options
 		want              bool
 	}{
-		{"today's bootstrap on sccgn7ex (ap-southeast-1)", "ap-southeast-1", "ecs.sccgn7ex.32xlarge", nil, true},
-		{"in-region bootstrap on sccgn7ex (cn-wulanchabu)", testRegion, "ecs.sccgn7ex.32xlarge", []func(map[string]string){inRegion}, true},
-		{"with Fabric Manager", testRegion, "ecs.sccgn7ex.32xlarge", []func(map[string]string){inRegion, withFM}, false},
-		{"no NVSwitch (gn7i)", testRegion, "ecs.gn7i-c16g1.4xlarge", []func(map[string]string){inRegion}, false},
+		{"upstream bootstrap on sccgn7ex (ap-southeast-1)", "ap-southeast-1", "ecs.sccgn7ex.32xlarge", upstream(gpuWorker(ca)), true},
+		{"in-region bootstrap on sccgn7ex without NVSwitch (cn-wulanchabu)", testRegion, "ecs.sccgn7ex.32xlarge", gpuWorker(ca), true},
+		{"with Fabric Manager (NVSwitch)", testRegion, "ecs.sccgn7ex.32xlarge", withNVSwitch(gpuWorker(ca)), false},
+		{"no NVSwitch (gn7i)", testRegion, "ecs.gn7i-c16g1.4xlarge", gpuWorker(ca), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := goodView(t)
+			if tc.region != testRegion {
+				v = upstreamView(t)
+			}
 			setRegion(&v, tc.region)
-			if tc.region == testRegion {
-				instanceByID(t, &v, "i-cp").UserData = rewritten(t, firstControlPlane(ca), inRegion)
-			}
 			w := instanceByID(t, &v, "i-gpu1")
-			if tc.worker != nil {
-				w.UserData = rewritten(t, gpuWorker(ca), tc.worker...)
-			}
+			w.UserData = userData(t, tc.worker)
 			w.Type, w.GPUs = tc.typ, 8
 			kube := newFakeKube()
-			got := regionSync(t, v, kube)
+			got := syncOnce(t, v, kube)
 			checkOutcomes(t, got, kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
 			n := kube.nodes[got["i-gpu1"].Node]
 			if n == nil {
@@ -401,10 +403,8 @@ func TestRegionFabricManager(t *testing.T) {
 	}
 }
 
-// TestRegionModelOffByDefault pins the landing plan: New does not apply the region model, so
-// today's cluster tests keep passing until the in-region bootstrap lands.
-func TestRegionModelOffByDefault(t *testing.T) {
-	v := goodView(t)
-	kube := newFakeKube()
-	checkOutcomes(t, syncOnce(t, v, kube), kube, map[string]outcome{"i-cp": {ready: true}, "i-gpu1": {ready: true}})
+// withNVSwitch is o for an NVSwitch instance type: the bootstrap installs Fabric Manager.
+func withNVSwitch(o bootstrap.Options) bootstrap.Options {
+	o.NVSwitch = true
+	return o
 }

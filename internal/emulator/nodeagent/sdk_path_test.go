@@ -193,12 +193,7 @@ func (s *cloudScenario) power(t *testing.T, id string, start bool) {
 
 // startAgent plugs an agent over the scenario's emulator into its admin API.
 func (s *cloudScenario) startAgent(t *testing.T, kube Kube) *Agent {
-	return s.startAgentWith(t, kube, Options{})
-}
-
-// startAgentWith is startAgent with options.
-func (s *cloudScenario) startAgentWith(t *testing.T, kube Kube, opts Options) *Agent {
-	a := NewWithOptions(s.srv.View, kube, t.Logf, opts)
+	a := New(s.srv.View, kube, t.Logf)
 	s.srv.HandleAdmin(emulator.NodesPath, a)
 	return a
 }
@@ -206,14 +201,17 @@ func (s *cloudScenario) startAgentWith(t *testing.T, kube Kube, opts Options) *A
 func registered(st NodeStatus) bool { return st.Node != "" }
 
 // smallCluster starts a first control-plane node (CA cpCA, behind the load balancer) and one GPU
-// worker pinned to workerCA, named prefix-cp-0 and prefix-gpu-0, and returns their ids.
-func (s *cloudScenario) smallCluster(t *testing.T, prefix string, cpCA, workerCA clusterCA) (cp, worker string) {
+// worker pinned to workerCA, named prefix-cp-0 and prefix-gpu-0, and returns their ids. edit,
+// when given, changes both nodes' options (such as upstream).
+func (s *cloudScenario) smallCluster(t *testing.T, prefix string, cpCA, workerCA clusterCA, edit ...func(bootstrap.Options) bootstrap.Options) (cp, worker string) {
 	t.Helper()
-	cpOpts := firstControlPlane(cpCA)
+	cpOpts, wOpts := firstControlPlane(cpCA), gpuWorker(workerCA)
+	for _, e := range edit {
+		cpOpts, wOpts = e(cpOpts), e(wOpts)
+	}
 	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
 	cp = s.run(t, "ecs.g7.xlarge", prefix+"-cp-0", renderDoc(t, cpOpts))
 	s.backends(t, cp)
-	wOpts := gpuWorker(workerCA)
 	wOpts.Kubernetes.APIEndpoint = s.endpoint()
 	return cp, s.run(t, "ecs.gn7i-c32g1.16xlarge", prefix+"-gpu-0", renderDoc(t, wOpts))
 }
@@ -277,12 +275,13 @@ func TestThroughTheSDK(t *testing.T) {
 	}
 }
 
-// TestThroughTheSDKWithoutEgress: the same cluster on a network without a NAT gateway: no node
+// TestThroughTheSDKWithoutEgress: the same cluster with upstream sources (which need the
+// internet; the in-region defaults do not) on a network without a NAT gateway: no node
 // registers, and /_emulator/nodes says "no route to the internet" for each.
 func TestThroughTheSDKWithoutEgress(t *testing.T) {
 	ca := testCAs(t)[0]
 	s := startCloud(t, false)
-	cp, w := s.smallCluster(t, "noegress", ca, ca)
+	cp, w := s.smallCluster(t, "noegress", ca, ca, upstream)
 	kube := newFakeKube()
 	got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, func(st NodeStatus) bool { return strings.HasPrefix(st.Reason, NoRouteReason) })
 	if len(kube.nodes) != 0 || len(kube.applied) != 0 {
