@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/storage"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/storageplan"
 )
 
@@ -173,7 +174,7 @@ func storageTierSettingsAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Cold tier only: days after an object's last modification at which it moves to IA, Archive, " +
 				"ColdArchive, and expires. Steps must come in that order, each on a later day, and respect the minimum storage " +
 				"durations (IA 30 days, counted from the transition; Archive 60 days from the last modification; ColdArchive " +
-				"180 days from the transition); anything else is a plan-time error. Kept as one rule `" + lifecycleRuleID +
+				"180 days from the transition); anything else is a plan-time error. Kept as one rule `" + storage.LifecycleRuleID +
 				"` over the whole bucket; changed behind Terraform's back, it shows in the next plan and is restored.",
 			Attributes: map[string]schema.Attribute{
 				"ia_after_days":           intAttr("Days until the move to IA (Infrequent Access)."),
@@ -277,9 +278,9 @@ func storageTierAccessAttributes() map[string]schema.Attribute {
 		"fstab_line":     computedStringAttribute("The same mount as an `/etc/fstab` line."),
 		"alluxio_properties": computedStringAttribute("Cold tier with `cache`: an `alluxio-site.properties` mounting the bucket as Alluxio's root " +
 			"with the worker cache sized to `cache.size_gib`. Carries no credentials."),
-		"bucket_acl": computedStringAttribute("Cold tier: the bucket's ACL, always `" + bucketACLPrivate + "`. Changed outside " +
+		"bucket_acl": computedStringAttribute("Cold tier: the bucket's ACL, always `" + storage.BucketACL + "`. Changed outside " +
 			"Terraform, the next plan shows it and the apply restores it."),
-		"bucket_versioning": computedStringAttribute("Cold tier: the bucket's versioning status, always `" + bucketVersioningOn +
+		"bucket_versioning": computedStringAttribute("Cold tier: the bucket's versioning status, always `" + storage.BucketVersioning +
 			"`. Changed outside Terraform (suspended), the next plan shows it and the apply restores it."),
 		"bucket_block_public_access": schema.BoolAttribute{
 			Computed: true,

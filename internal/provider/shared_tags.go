@@ -39,7 +39,6 @@ const maxUserTags = 16
 var (
 	isReservedTagKey = tagging.IsReserved
 	userTags         = tagging.UserTags
-	mergeTags        = tagging.Merge
 )
 
 // checkUserTags is the plan-time check of every resource's tags attribute: no key of the

@@ -127,19 +127,6 @@ func lifecycleOf(ctx context.Context, v types.Object, diags *diag.Diagnostics) (
 	}, true
 }
 
-// lifecycleRuleOf turns object_lifecycle into the bucket's rule; nil removes it.
-func lifecycleRuleOf(ctx context.Context, v types.Object, diags *diag.Diagnostics) *cloud.LifecycleRule {
-	l, _ := lifecycleOf(ctx, v, diags)
-	if l == nil || l.IsZero() {
-		return nil
-	}
-	rule := &cloud.LifecycleRule{ID: lifecycleRuleID, Transitions: map[string]int{}, ExpireDays: l.ExpireAfterDays}
-	for _, t := range l.Transitions() {
-		rule.Transitions[t.StorageClass] = t.Days
-	}
-	return rule
-}
-
 // lifecycleValue is the state of object_lifecycle for the rule found on the bucket.
 func lifecycleValue(rule *cloud.LifecycleRule) types.Object {
 	if rule == nil {
@@ -191,15 +178,4 @@ func tierStringMap(ctx context.Context, v types.Map, diags *diag.Diagnostics) ma
 	out, d := mapOf(ctx, v)
 	diags.Append(d...)
 	return out
-}
-
-// storageSystemTags are the tags the provider puts on a tier's file system or bucket.
-func storageSystemTags(name string) map[string]string {
-	return map[string]string{tagManagedBy: managedByVal, tagStorageTier: name}
-}
-
-// storageTags is everything a tier's file system or bucket carries: the user's tags and the
-// provider's.
-func storageTags(name string, user map[string]string) map[string]string {
-	return mergeTags(user, storageSystemTags(name))
 }
