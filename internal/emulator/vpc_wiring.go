@@ -58,6 +58,8 @@ func init() {
 
 // serverOf is the Server a product package's call runs in: the dispatcher builds every
 // core.Call with serverEnv (call.Core), so ECS, still in this package, finds its records there.
+// A call built elsewhere (a product test's producttest.World) never reaches these hooks: that
+// test binary does not link this package.
 func serverOf(c *core.Call) *Server { return c.Env.(serverEnv).s }
 
 // forgetInstanceInNet is what the vendor does to the network products when an ECS instance is

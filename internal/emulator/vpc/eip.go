@@ -26,7 +26,7 @@ import (
 )
 
 // The vendor's models require RegionId only where an EIP is allocated or listed; the actions on
-// one EIP find it by AllocationId (regionOptional).
+// one EIP find it by AllocationId (RegionOptional).
 func init() {
 	core.Register(Version, "AllocateEipAddress", core.Route{Fn: write(allocateEipAddress), Write: true, Idem: true})
 	core.Register(Version, "AssociateEipAddress", core.Route{Fn: write(associateEipAddress), Write: true, Idem: true, RegionOptional: true})
