@@ -12,6 +12,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // call is one RPC request being answered.
@@ -46,7 +47,7 @@ type route struct {
 
 const (
 	versionECS = "2014-05-26"
-	versionVPC = "2016-04-28"
+	versionVPC = emuvpc.Version
 	versionNAS = "2017-06-26"
 	versionSTS = sts.Version
 	versionSLB = emuslb.Version
@@ -98,6 +99,7 @@ func (e serverEnv) NextSeq() uint64 {
 	e.s.db.Seq++
 	return e.s.db.Seq
 }
+func (e serverEnv) Seq() uint64                         { return e.s.db.Seq }
 func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(region, zone) }
 func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
 	return e.s.asyncStatus(since, now, pending, done)

@@ -3,7 +3,6 @@ package emulator
 import (
 	"encoding/base64"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,14 +70,6 @@ func (s *Server) visible(in *instance, now time.Time) bool {
 		return false
 	}
 	return in.AutoRelease == 0 || in.AutoRelease > now.Unix()
-}
-
-func vswitchCapacity(cidr string) uint32 {
-	pfx, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return 0
-	}
-	return uint32(1)<<(32-pfx.Bits()) - 6 // network, broadcast and vendor-reserved addresses
 }
 
 // --- disks ---

@@ -2,8 +2,7 @@ package emulator
 
 // The products the Server serves. Each package registers its actions and its record store with
 // package core from its init; importing it here is what puts it in the Server. A product still
-// in this package (ECS, the VPC handlers with NAT, EIP and SNAT, ESS) registers from its
-// own file's init instead.
+// in this package (ECS, ESS) registers from its own file's init instead.
 import (
 	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
 	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"

@@ -15,15 +15,14 @@ type (
 	tagTarget = core.TagTarget
 	tagKind   = core.TagKind[*call]
 	tagAPI    = core.TagAPI[*call]
-
-	vpcRec     = emuvpc.VPC
-	vswitchRec = emuvpc.VSwitch
 )
 
 // Limits the vendor documents for every product's tag API.
 const (
 	maxTagsPerCall  = core.MaxTagsPerCall
 	tagListPageSize = core.TagListPageSize
+
+	defaultResourceGroup = core.DefaultResourceGroup
 )
 
 var (

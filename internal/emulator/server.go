@@ -10,9 +10,9 @@
 // This package is the assembly: it builds the Server (dispatch, signatures, faults, admin
 // endpoints, the state file) on package core and serves every product package listed in
 // products.go (sts, nas, slb, vpc; oss through oss_wiring.go). The products not yet moved out
-// (ECS, ESS, and the VPC API's handlers with NAT gateways, EIPs and SNAT entries) are still files
-// of this package; see core's package comment for how a product is laid out and how products
-// reach each other.
+// (ECS and ESS) are still files of this package; vpc_wiring.go offers the VPC API what it reads
+// of ECS. See core's package comment for how a product is laid out and how products reach each
+// other.
 package emulator
 
 import (

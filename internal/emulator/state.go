@@ -157,10 +157,6 @@ type db struct {
 	byVSwitch map[string]map[*instance]bool
 	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
 
-	// Network products (net_state.go).
-	Nats map[string]*natGateway `json:"nat_gateways,omitempty"`
-	EIPs map[string]*eipRec     `json:"eips,omitempty"`
-
 	// Auto Scaling (ess_state.go).
 	ESS *essState `json:"ess,omitempty"`
 
@@ -211,7 +207,6 @@ func newDB() *db {
 		Templates: map[string]*launchTemplate{},
 		stores:    core.NewStores(),
 	}
-	d.initNetMaps()
 	d.initESS()
 	d.reindex()
 	return d
@@ -421,7 +416,6 @@ func (s *Server) load() error {
 	if d.Templates == nil {
 		d.Templates = map[string]*launchTemplate{}
 	}
-	d.initNetMaps()
 	d.initESS()
 	d.reindex()
 	s.useDB(d)

@@ -125,27 +125,28 @@ func (s *Server) View() View {
 
 // netView adds the NAT gateways, EIPs and load balancers that have settled. Caller holds s.mu.
 func (s *Server) netView(now time.Time, v *View) {
-	d := s.db
-	for _, id := range sortedKeys(d.Nats) {
-		n := d.Nats[id]
-		if s.natStatus(n, now) != "Available" {
+	d, env := s.db, serverEnv{s}
+	net := d.network()
+	for _, id := range sortedKeys(net.Nats) {
+		n := net.Nats[id]
+		if n.Status(env, now) != "Available" {
 			continue
 		}
 		nv := NatGatewayView{ID: n.ID, VpcID: n.VpcID}
-		for _, e := range s.liveSnat(n, now) {
-			if s.snatStatus(e, now) == "Available" {
+		for _, e := range n.LiveSnat(env, now) {
+			if e.Status(env, now) == "Available" {
 				nv.Snat = append(nv.Snat, SnatEntryView{ID: e.ID, SourceVSwitchID: e.SourceVSw, SourceCIDR: e.SourceNet, SnatIP: e.SnatIP})
 			}
 		}
 		v.NatGateways = append(v.NatGateways, nv)
 	}
-	for _, id := range sortedKeys(d.EIPs) {
-		e := d.EIPs[id]
-		if s.eipGone(e, now) {
+	for _, id := range sortedKeys(net.EIPs) {
+		e := net.EIPs[id]
+		if e.Gone(env, now) {
 			continue
 		}
 		ev := EIPView{ID: e.ID, IP: e.IP}
-		if s.eipStatus(e, now) == "InUse" {
+		if e.Status(env, now) == "InUse" {
 			ev.InstanceID, ev.InstanceType = e.Instance, e.InstanceType
 		}
 		v.EIPs = append(v.EIPs, ev)

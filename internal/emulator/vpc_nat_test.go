@@ -7,6 +7,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // netBoot is the boot time of the network tests: every asynchronous
@@ -372,7 +374,7 @@ func TestEipBandwidthLimits(t *testing.T) {
 		t.Fatalf("retry allocated a second EIP: %+v vs %+v", a, b)
 	}
 	// The region quota.
-	for n := len(e.eips()); n < eipQuota; n++ {
+	for n := len(e.eips()); n < emuvpc.EipQuota; n++ {
 		_, err := e.allocateEip("1", "")
 		must(t, err)
 	}
@@ -383,7 +385,7 @@ func TestEipBandwidthLimits(t *testing.T) {
 	d.RegionId, d.PageSize, d.PageNumber = testRegion, requests.NewInteger(7), requests.NewInteger(3)
 	page, err := e.vpc.DescribeEipAddresses(d)
 	must(t, err)
-	if page.TotalCount != eipQuota || len(page.EipAddresses.EipAddress) != eipQuota-14 {
+	if page.TotalCount != emuvpc.EipQuota || len(page.EipAddresses.EipAddress) != emuvpc.EipQuota-14 {
 		t.Fatalf("page 3 of 7: total %d, %d on the page", page.TotalCount, len(page.EipAddresses.EipAddress))
 	}
 }

@@ -16,12 +16,14 @@
 // is the vendor's own layering: VPC at the bottom, ECS on VPC, NAS and SLB on VPC and ECS, ESS on
 // ECS. A lower product that must react to a higher one (DeleteVSwitch refusing while a NAS mount
 // target is in it) offers a small hook the higher product registers from its init
-// (vpc.RegisterDependent), so no product imports one above it and there is no import cycle.
-// While ECS is still part of internal/emulator, SLB reads ECS instances through a finder the
-// Server hands its store (slb.Store.UseInstances), and the Server tells SLB of a released
-// instance (slb.Store.ForgetInstance). What every product shares because the vendor's
-// cloud does (one id sequence, the served zones, asynchronous status from the clock) comes from
-// the Server through Call.Env.
+// (vpc.RegisterDependent, whose checks run in the vendor's order by rank), so no product imports
+// one above it and there is no import cycle. While ECS is still part of internal/emulator, it
+// offers the VPC API its instances and its DeleteVpc checks from internal/emulator's
+// vpc_wiring.go (vpc.UseInstances, vpc.RegisterDependent), SLB reads ECS instances through a
+// finder the Server hands its store (slb.Store.UseInstances), and the Server tells SLB and VPC of
+// a released instance (slb.Store.ForgetInstance, vpc.Store.ForgetInstance). What every product
+// shares because the vendor's cloud does (one id sequence, the served zones, asynchronous status
+// from the clock) comes from the Server through Call.Env.
 //
 // # State file
 //

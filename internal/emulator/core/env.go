@@ -12,6 +12,9 @@ type Env interface {
 	// NextSeq bumps the same sequence and answers it, for values that must be unique but are no
 	// id (the public address of an internet load balancer). Needs the write lock.
 	NextSeq() uint64
+	// Seq answers the sequence's current value, the one the last NewID or NextSeq took (an EIP's
+	// address is made from the value its id took).
+	Seq() uint64
 	// ZoneExists reports whether the Server serves zone in region.
 	ZoneExists(region, zone string) bool
 	// AsyncStatus answers pending until half of Config.BootTime has passed since (unix

@@ -26,6 +26,9 @@ func (e *Env) NextSeq() uint64 {
 	return e.seq
 }
 
+// Seq answers the sequence's current value.
+func (e *Env) Seq() uint64 { return e.seq }
+
 // ZoneExists knows Region's zone a only.
 func (e *Env) ZoneExists(region, zone string) bool { return region == Region && zone == Region+"-a" }
 

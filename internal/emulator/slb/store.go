@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
 // storeName names the SLB records among the emulator's stores.
@@ -123,4 +124,13 @@ func (s *Store) VSwitchDependency(vswID string) *core.Error {
 		}
 	}
 	return nil
+}
+
+// A load balancer holds its VPC and vSwitch: the VPC API's DeleteVpc and DeleteVSwitch refuse
+// while one is in them, after the VPC's own NAT gateways and before ECS instances.
+func init() {
+	emuvpc.RegisterDependent(emuvpc.Dependent{Rank: emuvpc.RankLoadBalancers,
+		Vpc:     func(c *core.Call, id string) *core.Error { return StoreIn(c.Stores).VpcDependency(id) },
+		VSwitch: func(c *core.Call, id string) *core.Error { return StoreIn(c.Stores).VSwitchDependency(id) },
+	})
 }

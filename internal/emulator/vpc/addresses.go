@@ -23,6 +23,16 @@ func (sw *VSwitch) NextAddress() string {
 	return netip.AddrFrom4(out).String()
 }
 
+// vswitchCapacity is how many addresses a vSwitch of cidr can hand out (DescribeVSwitches'
+// AvailableIpAddressCount before the instances in it are counted off).
+func vswitchCapacity(cidr string) uint32 {
+	pfx, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return 0
+	}
+	return uint32(1)<<(32-pfx.Bits()) - 6 // network, broadcast and vendor-reserved addresses
+}
+
 // PublicAddress makes a public-looking address (an EIP, an internet load balancer), unique per
 // value of the state's sequence (core.Env.NextSeq).
 func PublicAddress(seq uint64) string {

@@ -1,11 +1,9 @@
-// Package vpc holds the records of the emulator's VPC API (2016-04-28): VPCs and vSwitches, the
-// network every other product places its records in. It stands on package core only, so the
-// products above it (NAS mount targets, SLB, and in time ECS and ESS) import it to find a VPC or a
-// vSwitch.
-//
-// The VPC handlers and the records of NAT gateways, EIPs and SNAT entries are still in
-// internal/emulator (vpc*.go, net_state.go); they move here next, and the records keep their
-// state-file keys when they do.
+// Package vpc is the emulator's VPC API (2016-04-28): VPCs and vSwitches, the network every other
+// product places its records in, and NAT gateways with their SNAT entries and elastic IPs, with
+// the one tag API that serves them all. It stands on package core only, so the products above it
+// (NAS mount targets, SLB, and in time ECS and ESS) import it to find a VPC or a vSwitch; what it
+// needs of them (an ECS instance an EIP binds to, what keeps DeleteVpc from deleting) they offer
+// through hooks (RegisterDependent, UseInstances).
 package vpc
 
 import "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
@@ -43,11 +41,14 @@ type VSwitch struct {
 	Tags    []core.Tag `json:"tags,omitempty"`
 }
 
-// Store is the VPC records. Its JSON keys "vpcs" and "vswitches" are the ones the state file had
-// before VPC had its own package.
+// Store is the VPC records. Its JSON keys ("vpcs", "vswitches", "nat_gateways", "eips") are the
+// ones the state file had before VPC had its own package.
 type Store struct {
 	Vpcs      map[string]*VPC     `json:"vpcs"`
 	VSwitches map[string]*VSwitch `json:"vswitches"`
+	// NAT gateways (with their SNAT entries) and EIPs, records.go.
+	Nats map[string]*NatGateway `json:"nat_gateways,omitempty"`
+	EIPs map[string]*EIP        `json:"eips,omitempty"`
 }
 
 // Init makes the maps a state file without VPC keys left nil.
@@ -57,6 +58,12 @@ func (s *Store) Init() {
 	}
 	if s.VSwitches == nil {
 		s.VSwitches = map[string]*VSwitch{}
+	}
+	if s.Nats == nil {
+		s.Nats = map[string]*NatGateway{}
+	}
+	if s.EIPs == nil {
+		s.EIPs = map[string]*EIP{}
 	}
 }
 

@@ -34,8 +34,8 @@ func TestDependentsAnswerInTurn(t *testing.T) {
 	saved := dependents
 	t.Cleanup(func() { dependents = saved })
 	dependents = nil
-	RegisterDependent(Dependent{Vpc: func(*core.Stores, string) *core.Error { return nil }})
-	RegisterDependent(Dependent{VSwitch: func(_ *core.Stores, id string) *core.Error {
+	RegisterDependent(Dependent{Rank: 2, Vpc: func(*core.Call, string) *core.Error { return nil }})
+	RegisterDependent(Dependent{Rank: 3, VSwitch: func(_ *core.Call, id string) *core.Error {
 		return core.ErrDependency("vSwitch %s is held", id)
 	}})
 	if e := VpcDependency(nil, "vpc-1"); e != nil {
@@ -43,5 +43,12 @@ func TestDependentsAnswerInTurn(t *testing.T) {
 	}
 	if e := VSwitchDependency(nil, "vsw-1"); e == nil || e.Code != "DependencyViolation" {
 		t.Fatalf("DeleteVSwitch allowed while it is held: %v", e)
+	}
+	// A check registered later with a lower rank speaks first: the vendor's order, not init order.
+	RegisterDependent(Dependent{Rank: 1, VSwitch: func(_ *core.Call, id string) *core.Error {
+		return core.Errf(400, "DependencyViolation.First", "vSwitch %s is held first", id)
+	}})
+	if e := VSwitchDependency(nil, "vsw-1"); e == nil || e.Code != "DependencyViolation.First" {
+		t.Fatalf("checks did not run in rank order: %v", e)
 	}
 }
