@@ -230,9 +230,11 @@ data "gpucluster_node_bootstrap" "nccl" {
     # The one place image_registry is resolved (null: the region's default, with its warning); the
     # pools and the manifests take the result, so a plan warns once.
     image_registry = var.image_registry
-    # Placeholders: this document joins nothing.
+    # Placeholders: this document joins nothing. All known at plan (the cluster's own token is not
+    # until the CA exists), so image_registry resolves at plan and what depends on it (the MPI
+    # team quota check among them) is checked before anything is created.
     api_endpoint = "127.0.0.1:6443"
-    join_token   = local.join_token
+    join_token   = "abcdef.0123456789abcdef"
     ca_cert_hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
   }
 }
