@@ -118,7 +118,8 @@ type family struct {
 	// hgx8 marks a family whose 8-GPU sizes are a whole NVIDIA HGX baseboard: 8 SXM GPUs of the
 	// A100 or Hopper class connected all-to-all by NVLink (600 GB/s for A100, 900 GB/s for
 	// Hopper). NVIDIA builds those baseboards with NVSwitches (Fabric Manager user guide, "GPU
-	// Baseboard Topologies": the HGX A100 and HGX H100 baseboards, urlFabricManager), so those
+	// Baseboard Topologies": the HGX A100 and HGX H100 baseboards,
+	// https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html), so those
 	// sizes get NVSwitch: Fabric Manager must run on them or CUDA fails. The vendor does not name
 	// the switch on its family pages; smaller sizes hold part of a baseboard without its switches
 	// (the vendor passes through GPUs, not NVSwitches, to them). Not set: the V100 SXM2 families
@@ -136,9 +137,6 @@ const (
 	urlTEE         = "https://www.alibabacloud.com/help/en/ecs/user-guide/build-a-heterogeneous-confidential-computing-environment"
 	urlGPUERDMA    = "https://www.alibabacloud.com/help/en/ecs/user-guide/on-the-gpu-instance-configuration-erdma"
 	urlNVIDIA      = "https://www.nvidia.com/en-us/data-center/"
-	// urlFabricManager is NVIDIA's Fabric Manager user guide (NVSwitch systems, baseboard
-	// topologies, the driver-version match).
-	urlFabricManager = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
 )
 
 const (

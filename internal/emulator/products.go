@@ -4,8 +4,8 @@ package emulator
 // package core from its init; importing it here is what puts it in the Server. A product still
 // in this package (ECS, ESS) registers from its own file's init instead.
 import (
-	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
-	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
-	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
-	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
+	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas" // registers NAS's actions and store
+	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb" // registers SLB's actions and store
+	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts" // registers STS's actions and store
+	_ "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc" // registers the VPC API's actions and store
 )

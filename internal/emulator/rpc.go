@@ -32,16 +32,11 @@ var (
 	errNotFound   = core.ErrNotFound
 	errDependency = core.ErrDependency
 	errStatus     = core.ErrStatus
-	setTags       = core.SetTags
-	removeTags    = core.RemoveTags
 	matchTags     = core.MatchTags
 	tagMap        = core.TagMap
 	sortTargets   = core.SortTargets
-	taggedTargets = core.TaggedTargets[*call]
 	writeAPIError = core.WriteError
 	newRequestID  = core.NewRequestID
-	oneOf         = core.OneOf
-	matchParam    = core.MatchParam
 	allocIP       = (*emuvpc.VSwitch).NextAddress
 	eipAddress    = emuvpc.PublicAddress
 )

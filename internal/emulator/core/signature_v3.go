@@ -125,20 +125,20 @@ func errIncompleteV3(format string, args ...any) *Error {
 // made with. The order is the V1 check's: who is calling, the token, the
 // clock, the signature, and last the nonce, so a refused request does not
 // burn its nonce.
-func (au *Authenticator) authenticateV3(r *V3Request, now time.Time) (string, *Error) {
+func (a *Authenticator) authenticateV3(r *V3Request, now time.Time) (string, *Error) {
 	authz := r.header.Get("Authorization")
 	if authz == "" {
 		return "", errIncompleteV3("the Authorization header is missing.")
 	}
-	a, ok := parseV3Authorization(authz)
+	parsed, ok := parseV3Authorization(authz)
 	if !ok {
 		return "", errIncompleteV3("the Authorization header must read %q.", v3Algorithm+" Credential=<AccessKeyId>,SignedHeaders=<h1;h2>,Signature=<hex>")
 	}
-	if a.algorithm != v3Algorithm {
-		return "", Errf(400, "InvalidParameter", "Signature algorithm %q is not supported; use %s.", a.algorithm, v3Algorithm)
+	if parsed.algorithm != v3Algorithm {
+		return "", Errf(400, "InvalidParameter", "Signature algorithm %q is not supported; use %s.", parsed.algorithm, v3Algorithm)
 	}
-	ak := a.accessKey
-	secret, token, exp, ok := au.Keys(ak)
+	ak := parsed.accessKey
+	secret, token, exp, ok := a.Keys(ak)
 	if !ok {
 		return "", Errf(404, "InvalidAccessKeyId.NotFound", "Specified access key is not found.")
 	}
@@ -153,8 +153,8 @@ func (au *Authenticator) authenticateV3(r *V3Request, now time.Time) (string, *E
 			return "", ErrMissing(name)
 		}
 	}
-	signed := make(map[string]bool, len(a.signedHeaders))
-	for _, name := range a.signedHeaders {
+	signed := make(map[string]bool, len(parsed.signedHeaders))
+	for _, name := range parsed.signedHeaders {
 		signed[name] = true
 	}
 	for _, name := range v3SignedAlways {
@@ -170,15 +170,15 @@ func (au *Authenticator) authenticateV3(r *V3Request, now time.Time) (string, *E
 	if bodyHash := hex.EncodeToString(sum[:]); !strings.EqualFold(bodyHash, r.header.Get("x-acs-content-sha256")) {
 		return "", Errf(400, "SignatureDoesNotMatch", "x-acs-content-sha256 is not the SHA-256 of the body received (%s).", bodyHash)
 	}
-	canonical := r.canonicalRequest(a.signedHeaders)
+	canonical := r.canonicalRequest(parsed.signedHeaders)
 	sts := v3StringToSign(canonical)
 	want := signV3(sts, secret)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.signature))) != 1 {
-		// The canonical request goes into the message: a client writing its
+	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(parsed.signature))) != 1 {
+		// The canonical request goes into the message: parsed client writing its
 		// own signer needs it to see where the two sides differ.
 		return "", Errf(403, "SignatureDoesNotMatch", "Specified signature is not matched with our calculation. server string to sign is:%s canonical request is:%s", sts, canonical)
 	}
-	if !au.nonces.use(ak+"\x00"+r.header.Get("x-acs-signature-nonce"), now) {
+	if !a.nonces.use(ak+"\x00"+r.header.Get("x-acs-signature-nonce"), now) {
 		return "", Errf(400, "SignatureNonceUsed", "Specified signature nonce was used already.")
 	}
 	return ak, nil
