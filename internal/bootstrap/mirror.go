@@ -149,3 +149,20 @@ func checkPackageMirror(mirror string) error {
 	}
 	return planerr.Input("package_mirror", mirror, "is not a package mirror", "use one of "+strings.Join(PackageMirrors(), ", "))
 }
+
+// MirrorInUserData reads back which package_mirror a node's user data was rendered with, for an
+// import, which has only the cloud to go by: the in-VPC mirror's Ubuntu tree appears in the document only
+// when the bootstrap was rendered with MirrorAlibabaVPC. ok is false for user data this package did
+// not write (empty, or with no bootstrap in it), when the caller must fall back to a default.
+func MirrorInUserData(raw string) (mirror string, ok bool) {
+	files, err := DocumentFiles(raw)
+	if err != nil || len(files) == 0 {
+		return "", false
+	}
+	for _, content := range files {
+		if strings.Contains(content, alibabaMirrorURL+"ubuntu/") {
+			return MirrorAlibabaVPC, true
+		}
+	}
+	return MirrorInternet, true
+}

@@ -79,3 +79,26 @@ func TestPackageMirrorValidate(t *testing.T) {
 		t.Errorf("Validate(package_mirror = tsinghua) = %v; want a *planerr.Error on package_mirror naming the values", err)
 	}
 }
+
+// An import reads the mirror back from a node's user data: rendered, packed, read back, it must
+// give the mirror it was rendered with, and nothing for user data that is not a bootstrap.
+func TestMirrorInUserDataReadsBackTheRenderedMirror(t *testing.T) {
+	for _, role := range []Options{worker(), controlPlane()} {
+		for _, mirror := range PackageMirrors() {
+			o := role
+			o.PackageMirror = mirror
+			doc, err := Render(o)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", o.Role, mirror, err)
+			}
+			if got, ok := MirrorInUserData(PackUserData(doc)); !ok || got != mirror {
+				t.Errorf("%s rendered with %q reads back as %q (ok %v)", o.Role, mirror, got, ok)
+			}
+		}
+	}
+	for _, foreign := range []string{"", "#!/bin/sh\necho hello\n", "\x1f\x8bnot gzip"} {
+		if got, ok := MirrorInUserData(foreign); ok {
+			t.Errorf("user data %q is not a bootstrap but reads as mirror %q", foreign, got)
+		}
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
@@ -218,6 +220,7 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 	}
 	if imported, found := r.importAutoscaled(ctx, id, nodes, &resp.Diagnostics); found || resp.Diagnostics.HasError() {
 		if imported != nil {
+			imported.PackageMirror = r.importedPackageMirror(ctx, nodes, &resp.Diagnostics)
 			resp.Diagnostics.Append(resp.State.Set(ctx, imported)...)
 		}
 		return
@@ -231,5 +234,27 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	state.PackageMirror = r.importedPackageMirror(ctx, nodes, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// importedPackageMirror is the package_mirror an imported pool was made with, read back from its
+// first node's user data; the region's default (what a configuration that leaves it unset plans)
+// when there is no node to read or its user data is not our bootstrap's. A failed read fails the
+// import: a guessed mirror that differs from the nodes' would roll them at the next apply.
+func (r *nodePoolResource) importedPackageMirror(ctx context.Context, nodes []cloud.Instance, diags *diag.Diagnostics) types.String {
+	if len(nodes) > 0 {
+		raw, err := r.client.UserData(ctx, nodes[0].ID)
+		if err != nil {
+			diags.AddError("importing node pool: reading a node's user data for package_mirror", err.Error())
+			return types.StringNull()
+		}
+		if mirror, ok := bootstrap.MirrorInUserData(raw); ok {
+			return types.StringValue(mirror)
+		}
+	}
+	return types.StringValue(bootstrap.DefaultPackageMirror(r.region()))
 }
