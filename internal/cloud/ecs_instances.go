@@ -452,3 +452,24 @@ func (c *Client) UserData(ctx context.Context, instanceID string) (string, error
 	}
 	return string(raw), nil
 }
+
+// ConsoleOutput is the recent output of an instance's serial console (GetInstanceConsoleOutput,
+// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-getinstanceconsoleoutput),
+// decoded from Base64: where the node bootstrap reports its phases (bootstrap.ParseConsole reads
+// them), so a caller with API credentials only tells a joined node from one failed at a phase.
+// RemoveSymbols drops the terminal escape characters, which a parser does not want.
+func (c *Client) ConsoleOutput(ctx context.Context, instanceID string) (string, error) {
+	req := ecs.CreateGetInstanceConsoleOutputRequest()
+	req.RegionId = c.region
+	req.InstanceId = instanceID
+	req.RemoveSymbols = "true"
+	resp := ecs.CreateGetInstanceConsoleOutputResponse()
+	if err := c.Call(ctx, req, resp); err != nil {
+		return "", err
+	}
+	raw, err := base64.StdEncoding.DecodeString(resp.ConsoleOutput)
+	if err != nil {
+		return "", fmt.Errorf("the console output of %s is not Base64: %w", instanceID, err)
+	}
+	return string(raw), nil
+}

@@ -154,6 +154,9 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	s.useDB(newDB())
 	s.mu.Unlock()
+	s.console.mu.Lock()
+	s.console.logs = nil
+	s.console.mu.Unlock()
 	if s.oss != nil {
 		s.oss.Reset()
 	}

@@ -30,6 +30,7 @@ var ecsResponseShapes = map[string]string{
 	"2014-05-26/DescribeSecurityGroups":         "{NextToken,PageNumber,PageSize,RegionId,RequestId,SecurityGroups{SecurityGroup{AvailableInstanceAmount,CreationTime,Description,EcsCount,GroupToGroupRuleCount,ResourceGroupId,RuleCount,SecurityGroupId,SecurityGroupName,SecurityGroupType,ServiceID,ServiceManaged,Tags{Tag{TagKey,TagValue}},VpcId}},TotalCount}",
 	"2014-05-26/DescribeUserData":               "{InstanceId,RegionId,RequestId,UserData}",
 	"2014-05-26/DescribeZones":                  "{RequestId,Zones{Zone{AvailableDedicatedHostTypes{DedicatedHostType},AvailableDiskCategories{DiskCategories},AvailableInstanceTypes{InstanceTypes},AvailableResourceCreation{ResourceTypes},AvailableResources{ResourcesInfo{DataDiskCategories{supportedDataDiskCategory},InstanceGenerations{supportedInstanceGeneration},InstanceTypeFamilies{supportedInstanceTypeFamily},InstanceTypes{supportedInstanceType},IoOptimized,NetworkTypes{supportedNetworkCategory},SystemDiskCategories{supportedSystemDiskCategory}}},AvailableVolumeCategories{VolumeCategories},DedicatedHostGenerations{DedicatedHostGeneration},LocalName,ZoneId,ZoneType}}}",
+	"2014-05-26/GetInstanceConsoleOutput":       "{ConsoleOutput,InstanceId,LastUpdateTime,RequestId}",
 	"2014-05-26/ListTagResources":               "{NextToken,RequestId,TagResources{TagResource{ResourceId,ResourceType,TagKey,TagValue}}}",
 	"2014-05-26/ModifyInstanceAttribute":        "{RequestId}",
 	"2014-05-26/ModifyInstanceAutoReleaseTime":  "{RequestId}",

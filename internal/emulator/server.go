@@ -62,6 +62,7 @@ type Server struct {
 	oss    ossBackend
 
 	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
+	console consoleLogs  // the instances' serial consoles, written by a node agent (SetConsoleOutput)
 
 	dirty     chan struct{}
 	stop      chan struct{}

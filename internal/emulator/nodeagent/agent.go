@@ -75,6 +75,11 @@ type Agent struct {
 	notReady   map[string]string    // registered instances without a pod network: why
 	statuses   map[string]NodeStatus
 	addonsDone bool
+	// The serial consoles (console.go): where they are written, what was written last, and
+	// the instances refused in the current round.
+	writeConsole func(instanceID, output string)
+	consoles     map[string]string
+	refused      map[string]bool
 }
 
 type planEntry struct {
@@ -140,6 +145,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	v := a.view()
 	net := newNetwork(v)
 	statuses := map[string]NodeStatus{}
+	a.refused = map[string]bool{}
 	var pending []*emulator.InstanceView
 	for i := range v.Instances {
 		in := &v.Instances[i]
@@ -191,6 +197,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	}
 	a.forgetGone(ctx, v)
 	a.statuses = statuses
+	a.writeConsoles(statuses, a.refused)
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
 		return c.initID, a.plans[c.initID].plan.Addons
@@ -209,6 +216,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		}
 		st.Reason = d.reason
 		statuses[in.ID] = st
+		a.refused[in.ID] = true
 		return false
 	}
 	node := nodeFor(in, p, d.role != RoleWorker, d.notReady, d.conditions)
@@ -218,6 +226,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 			st.Reason = fmt.Sprintf("a Node with name %q and status Ready already exists in the cluster (instance %s): kubeadm refuses to join "+
 				"a second node under the same name; the node name is the host name, so give every instance its own (RunInstances UniqueSuffix)", node.Name, id)
 			statuses[in.ID] = st
+			a.refused[in.ID] = true
 			return false
 		}
 	}

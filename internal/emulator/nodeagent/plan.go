@@ -47,6 +47,10 @@ type NodePlan struct {
 	Containerd containerdSetup
 	// FabricManager: the script installs NVIDIA Fabric Manager (nvidia-fabricmanager).
 	FabricManager bool
+	// Phases are the script's phases in the order it runs them, and Attempts how many times it
+	// tries each: what the node prints on its serial console (console.go).
+	Phases   []scriptPhase
+	Attempts int
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -141,6 +145,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	}
 	p.Taints = reg.Taints
 	p.Downloads = downloadsOf(script, imageRepo)
+	p.Phases, p.Attempts = scriptPhases(script)
 	if p.Init {
 		p.ImageRepository = imageRepo
 	}

@@ -195,6 +195,7 @@ func (s *cloudScenario) power(t *testing.T, id string, start bool) {
 func (s *cloudScenario) startAgent(t *testing.T, kube Kube) *Agent {
 	a := New(s.srv.View, kube, t.Logf)
 	s.srv.HandleAdmin(emulator.NodesPath, a)
+	a.WriteConsoles(s.srv.SetConsoleOutput)
 	return a
 }
 
@@ -288,4 +289,61 @@ func TestThroughTheSDKWithoutEgress(t *testing.T) {
 		t.Errorf("nodes %v registered, add-ons %v applied; want none", kube.nodes, kube.applied)
 	}
 	mustContain(t, "worker reason", got[w].Reason, "vSwitch "+s.vswID)
+}
+
+// TestConsoleThroughTheSDK: the bootstrap's outcome read as the provider or an operator reads it
+// on the cloud, through ECS GetInstanceConsoleOutput (internal/cloud's ConsoleOutput, the ECS
+// SDK) and bootstrap.ParseConsole: the nodes of the in-region defaults joined; with today's
+// upstream sources in cn-wulanchabu the control plane failed at the phase that installs the
+// Kubernetes packages from pkgs.k8s.io (kubelet), and the GPU worker at join, with no API server
+// to join. An empty console (the agent wrote nothing) fails every check; without an agent the
+// console holds no bootstrap line.
+func TestConsoleThroughTheSDK(t *testing.T) {
+	ca := testCAs(t)[0]
+	console := func(t *testing.T, s *cloudScenario, id string) (string, bootstrap.ConsoleOutcome) {
+		t.Helper()
+		out, err := s.c.ConsoleOutput(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, bootstrap.ParseConsole(out)
+	}
+	t.Run("joined", func(t *testing.T) {
+		s := startCloud(t, true)
+		cp, w := s.smallCluster(t, "console", ca, ca)
+		s.settle(t, s.startAgent(t, newFakeKube()), []string{cp, w}, registered)
+		for _, id := range []string{cp, w} {
+			out, got := console(t, s, id)
+			if !got.Seen || !got.Joined || got.FailedPhase != "" || !strings.HasPrefix(out, bootstrap.ConsolePrefix+"phase ") {
+				t.Errorf("console of %s = %+v, want joined:\n%s", id, got, out)
+			}
+		}
+		out, _ := console(t, s, cp)
+		mustContain(t, "control plane's console", out, bootstrap.ConsolePrefix+"phase "+bootstrap.PhaseInit+" ok\n")
+	})
+	t.Run("failed at a phase", func(t *testing.T) {
+		s := startCloud(t, true)
+		cp, w := s.smallCluster(t, "console", ca, ca, upstream)
+		refused := func(st NodeStatus) bool { return st.Role != "" && st.Reason != "" } // judged, not waiting for Running
+		s.settle(t, s.startAgent(t, newFakeKube()), []string{cp, w}, refused)
+		// The worker's join endpoint has no API server (the control plane failed), which the
+		// agent checks before the worker's own downloads: its bootstrap waits at join.
+		for id, want := range map[string][2]string{
+			cp: {bootstrap.PhaseKubelet, "failed (attempt 8/8): the bootstrap cannot fetch what it needs from cn-wulanchabu"},
+			w:  {bootstrap.PhaseJoin, "failed (attempt 8/8): no API server answers at " + s.endpoint()},
+		} {
+			out, got := console(t, s, id)
+			if got.Joined || got.FailedPhase != want[0] {
+				t.Errorf("console of %s = %+v, want failed at %s:\n%s", id, got, want[0], out)
+			}
+			mustContain(t, "console of "+id, out, bootstrap.ConsolePrefix+"phase "+want[0]+" "+want[1])
+		}
+	})
+	t.Run("no agent", func(t *testing.T) {
+		s := startCloud(t, true)
+		cp, _ := s.smallCluster(t, "console", ca, ca)
+		if out, got := console(t, s, cp); out != "" || got.Seen {
+			t.Errorf("console without a node agent = %q, want empty", out)
+		}
+	})
 }
