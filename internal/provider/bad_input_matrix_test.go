@@ -397,7 +397,7 @@ func badInputs(deadEndpoint string) []badInput {
   instance_type = "ecs.g7.2xlarge"
   size = 1
   package_mirror = "alibaba_vpc"
-  kubernetes = { role = "control_plane", join_token = "`+matrixToken+`" }`),
+  kubernetes = { role = "control_plane", join_token = "`+matrixToken+`", image_registry = "" }`),
 			attr: `package_mirror.*egress\.mode = "none"`, fix: `set egress = \{ mode = "nat" \} on the network`},
 		{name: "pool/zone the network does not cover", setup: matrixPlainNet,
 			config: badNodePool("gpucluster_rdma_network.plain.id", `name = "bad"
@@ -701,6 +701,7 @@ output "x" {
   name = "sc-closed"
   cidr_block = "10.23.0.0/16"
   network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+  image_registry = ""
   gpu_model = "A100-80GB"
   worker_pools = { gpu = { size = 2 } }
   join_token_salt = "matrix"`),
@@ -715,6 +716,7 @@ output "x" {
   scenario = "ai_training"
   network_id = "`+planOnlyNetworkID+`"
   network_egress_mode = "none"
+  image_registry = ""
   control_plane = { enabled = false, api_endpoint = "10.61.0.10:6443" }
   worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
 			attr: `network_egress_mode`, fix: `Set egress = \{ mode = "nat" \} on the gpucluster_rdma_network`},

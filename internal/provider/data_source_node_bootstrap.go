@@ -164,7 +164,9 @@ func nodeBootstrapNodeAttributes() map[string]schema.Attribute {
 		"internet_sources": schema.ListAttribute{
 			Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "What this bootstrap still downloads from the internet, so its nodes need a route out " +
-				"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the images kubeadm pulls.",
+				"(a network `egress` of `nat` or `existing`). With `package_mirror = \"alibaba_vpc\"` only the container images, " +
+				"and nothing when `kubernetes.image_registry` is a registry's VPC endpoint too (the defaults in mainland China): " +
+				"then a network with `egress.mode = \"none\"` serves.",
 		},
 		"nccl_env": schema.MapAttribute{
 			Optional: true, Computed: true, ElementType: types.StringType,

@@ -41,9 +41,11 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	}
 	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
 	rendered := spec.Role == bootstrap.RoleControlPlane || endpoint.IsUnknown() || endpoint.ValueString() != ""
-	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() {
-		diags.Append(bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString())...)
-		return diags
+	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() && !k8s.ImageRegistry.IsUnknown() && !k8s.HostCUDA.IsUnknown() {
+		if d := bootstrapWithoutEgress(spec, plan.PackageMirror.ValueString(), k8s, in.region); d.HasError() {
+			diags.Append(d...)
+			return diags
+		}
 	}
 	if bootstrapNotKnownYet(plan, k8s, endpoint, in) {
 		return diags // known at apply time; checked then
@@ -159,17 +161,25 @@ func nvswitchType(name string) bool {
 }
 
 // bootstrapWithoutEgress is the refusal of a pool whose bootstrap downloads from the internet on
-// a network that gives its members no route out: every node's cloud-init would fail.
-func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string) diag.Diagnostics {
+// a network that gives its members no route out: every node's cloud-init would fail. A bootstrap
+// that takes everything from inside the VPC (package_mirror = "alibaba_vpc" and an in-VPC image
+// registry, the defaults in mainland China) needs no route out and is not refused: the in-VPC
+// mirror and Container Registry's VPC endpoints answer without a NAT gateway.
+func bootstrapWithoutEgress(spec *nodepool.Spec, mirror string, k8s *k8sModel, region string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror})
+	registry, _ := resolveImageRegistry(k8s.ImageRegistry, region)
+	sources := bootstrap.InternetSources(bootstrap.Options{Role: spec.Role, PackageMirror: mirror, Region: region,
+		HostCUDA: k8s.HostCUDA.ValueBool(), Kubernetes: bootstrap.Kubernetes{ImageRegistry: registry}})
+	if len(sources) == 0 {
+		return diags
+	}
 	diags.AddAttributeError(path.Root("package_mirror"), "The node bootstrap needs the internet; the network has no egress",
-		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, role %s) downloads from the internet: %s. "+
+		fmt.Sprintf("This pool's node bootstrap (bootstrap = true, package_mirror = %q, kubernetes.image_registry = %q, role %s) downloads from the internet: %s. "+
 			"Its network %s has egress.mode = \"none\" (gpucluster_rdma_network), which gives members no route out, so every node's "+
 			"cloud-init would fail.\nFix: set egress = { mode = \"nat\" } on the network (or \"existing\" when a NAT gateway or transit "+
-			"router of your own routes the VPC out). package_mirror = \"alibaba_vpc\" serves every package from inside the VPC, "+
-			"but not the images kubeadm pulls: without egress, use an image with them preloaded and set bootstrap = false.",
-			mirror, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
+			"router of your own routes the VPC out), or take everything from inside the VPC: package_mirror = \"alibaba_vpc\", "+
+			"kubernetes.image_registry on a registry's VPC endpoint (registry-vpc.<region>.aliyuncs.com/<namespace>) and host_cuda = false.",
+			mirror, registry, spec.Role, strings.Join(sources, "; "), spec.Network.ID))
 	return diags
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
@@ -165,8 +166,8 @@ func TestAccRDMANetwork_egress(t *testing.T) {
 
 // mirroredControlPlanePool is a one-node control-plane pool on gpucluster_rdma_network.net whose
 // bootstrap (always rendered for a control plane) downloads through the given package_mirror
-// ("" leaves it unset).
-func mirroredControlPlanePool(mirror string) string {
+// ("" leaves it unset); k8sExtra are more lines of its kubernetes block.
+func mirroredControlPlanePool(mirror string, k8sExtra ...string) string {
 	setting := fmt.Sprintf("package_mirror = %q", mirror)
 	if mirror == "" {
 		setting = ""
@@ -182,14 +183,15 @@ resource "gpucluster_node_pool" "control" {
   kubernetes = {
     role       = "control_plane"
     join_token = "abcdef.0123456789abcdef"
+    %s
   }
 }
-`, setting)
+`, setting, strings.Join(k8sExtra, "\n    "))
 }
 
 // noEgressControlPlane is a network without egress and a control-plane pool on it.
-func noEgressControlPlane(providerBlock, mirror string) string {
-	return providerBlock + poolNetworkConfig(`egress = { mode = "none" }`) + mirroredControlPlanePool(mirror)
+func noEgressControlPlane(providerBlock, mirror string, k8sExtra ...string) string {
+	return providerBlock + poolNetworkConfig(`egress = { mode = "none" }`) + mirroredControlPlanePool(mirror, k8sExtra...)
 }
 
 // bothAttributes matches the refusal: it names the pool's package_mirror, the network's
@@ -215,10 +217,21 @@ func TestAccNodePool_bootstrapWithoutEgressRefused(t *testing.T) {
 				Check:  checkInstances(emu, 0),
 			},
 			{
-				// network_id known: refused at plan, the mirror notwithstanding.
-				Config:      noEgressControlPlane(emu.Config(), "alibaba_vpc"),
+				// network_id known: refused at plan, the in-VPC mirror notwithstanding, when the
+				// images come from the public registries (image_registry = "").
+				Config:      noEgressControlPlane(emu.Config(), "alibaba_vpc", `image_registry = ""`),
 				PlanOnly:    true,
-				ExpectError: bothAttributes,
+				ExpectError: regexp.MustCompile(`(?s)image_registry = "".*registry\.k8s\.io.*egress\.mode\s+=\s+"none"`),
+			},
+			{
+				Config: netOnly,
+				Check:  checkInstances(emu, 0),
+			},
+			{
+				// Everything from inside the VPC (the mainland defaults: the in-VPC mirror and
+				// the region's registry-vpc endpoint) needs no route out: planned and made.
+				Config: noEgressControlPlane(emu.Config(), ""),
+				Check:  checkInstances(emu, 1),
 			},
 			{
 				Config: netOnly,

@@ -31,9 +31,13 @@ locals {
   # The CA every join pins: the one made here, or the external control plane's.
   ca_cert_hash = var.control_plane.enabled ? gpucluster_cluster_ca.cluster[0].ca_cert_hash : var.ca_cert_hash
 
-  # Every pool here runs the node bootstrap, which needs a route to the internet whatever
-  # package_mirror says: the in-VPC mirror carries every package, not the images kubeadm pulls.
-  no_egress_message = "The node bootstrap (package_mirror = ${var.package_mirror == null ? "the region's default" : "\"${var.package_mirror}\""}) pulls the Kubernetes images from the internet (and with package_mirror = \"internet\" its packages too), but the network's egress.mode is \"none\" (network_egress_mode): every node's cloud-init would fail. Set egress = { mode = \"nat\" } on the gpucluster_rdma_network (or \"existing\" with a route of your own); package_mirror = \"alibaba_vpc\" alone does not remove the need."
+  # Every pool here runs the node bootstrap, which needs a route to the internet unless it takes
+  # everything from inside the VPC: the in-VPC mirror (package_mirror = "alibaba_vpc") and a
+  # registry's VPC endpoint (image_registry), the mainland defaults. data.gpucluster_node_bootstrap.nccl
+  # renders a GPU worker's, the superset of the control plane's.
+  internet_sources  = data.gpucluster_node_bootstrap.nccl.internet_sources
+  needs_egress      = length(local.internet_sources) > 0
+  no_egress_message = "The node bootstrap (package_mirror = ${var.package_mirror == null ? "the region's default" : "\"${var.package_mirror}\""}, image_registry = ${var.image_registry == null ? "the region's default" : "\"${var.image_registry}\""}) downloads from the internet: ${join("; ", local.internet_sources)}. But the network's egress.mode is \"none\" (network_egress_mode): every node's cloud-init would fail. Set egress = { mode = \"nat\" } on the gpucluster_rdma_network (or \"existing\" with a route of your own), or take everything from inside the VPC: package_mirror = \"alibaba_vpc\" and image_registry on a registry's VPC endpoint (registry-vpc.<region>.aliyuncs.com/<namespace>)."
 }
 
 # Warn (not fail) when the join token is predictable: fine for a test cluster, not for production.
@@ -119,7 +123,7 @@ resource "gpucluster_node_pool" "control_plane" {
 
   lifecycle {
     precondition {
-      condition     = var.network_egress_mode != "none"
+      condition     = var.network_egress_mode != "none" || !local.needs_egress
       error_message = local.no_egress_message
     }
   }
@@ -155,7 +159,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
 
   lifecycle {
     precondition {
-      condition     = var.network_egress_mode != "none"
+      condition     = var.network_egress_mode != "none" || !local.needs_egress
       error_message = local.no_egress_message
     }
   }
@@ -213,7 +217,7 @@ resource "gpucluster_node_pool" "worker" {
 
   lifecycle {
     precondition {
-      condition     = var.network_egress_mode != "none"
+      condition     = var.network_egress_mode != "none" || !local.needs_egress
       error_message = local.no_egress_message
     }
   }
@@ -223,9 +227,10 @@ resource "gpucluster_node_pool" "worker" {
 # erdma setting with nccl_env over them), for the nccl_env output: rendered offline, applied to
 # nothing.
 data "gpucluster_node_bootstrap" "nccl" {
-  role     = "gpu_worker"
-  erdma    = var.erdma
-  nccl_env = length(var.nccl_env) == 0 ? null : var.nccl_env
+  role           = "gpu_worker"
+  erdma          = var.erdma
+  nccl_env       = length(var.nccl_env) == 0 ? null : var.nccl_env
+  package_mirror = var.package_mirror # for internet_sources (the egress check)
   kubernetes = {
     # The one place image_registry is resolved (null: the region's default, with its warning); the
     # pools and the manifests take the result, so a plan warns once.

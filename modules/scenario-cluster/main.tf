@@ -34,13 +34,28 @@ resource "gpucluster_rdma_network" "this" {
   tags             = var.tags
 
   lifecycle {
-    # Every node of this module runs the node bootstrap, which downloads from the internet (the
-    # NVIDIA and Kubernetes repositories and images have no in-VPC mirror): refuse at plan, before
-    # anything is created. ../cluster-core checks the same on its pools for its other callers.
+    # Every node of this module runs the node bootstrap: on a network without a route out, refuse
+    # at plan, before anything is created, unless the bootstrap takes everything from inside the
+    # VPC (data.gpucluster_node_bootstrap.reach). ../cluster-core checks the same on its pools for
+    # its other callers.
     precondition {
-      condition     = var.network.egress_mode != "none"
-      error_message = "network.egress_mode = \"none\" gives the cluster's nodes no route to the internet, but their bootstrap (package_mirror \"internet\" or \"alibaba_vpc\" alike) pulls the Kubernetes images from it, and with \"internet\" its packages too. Leave network.egress_mode unset (\"nat\": a NAT gateway and EIP of the network's own), or set it to \"existing\" when a route of your own leads out."
+      condition     = var.network.egress_mode != "none" || length(data.gpucluster_node_bootstrap.reach.internet_sources) == 0
+      error_message = "network.egress_mode = \"none\" gives the cluster's nodes no route to the internet, but their bootstrap (package_mirror = ${var.package_mirror == null ? "the region's default" : "\"${var.package_mirror}\""}, image_registry = ${var.image_registry == null ? "the region's default" : "\"${var.image_registry}\""}) downloads from it: ${join("; ", data.gpucluster_node_bootstrap.reach.internet_sources)}. Leave network.egress_mode unset (\"nat\": a NAT gateway and EIP of the network's own), set it to \"existing\" when a route of your own leads out, or take everything from inside the VPC: package_mirror = \"alibaba_vpc\" and image_registry on a registry's VPC endpoint (registry-vpc.<region>.aliyuncs.com/<namespace>)."
     }
+  }
+}
+
+# What a GPU worker's bootstrap (the superset of the control plane's) would still download from
+# the internet with this module's package_mirror and image_registry: rendered offline, for the
+# egress check above. Placeholders for what it joins: they change nothing it downloads.
+data "gpucluster_node_bootstrap" "reach" {
+  role           = "gpu_worker"
+  package_mirror = var.package_mirror
+  kubernetes = {
+    image_registry = var.image_registry
+    api_endpoint   = "127.0.0.1:6443"
+    join_token     = "abcdef.0123456789abcdef"
+    ca_cert_hash   = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
   }
 }
 
@@ -105,6 +120,7 @@ module "cluster" {
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
   image_registry     = var.image_registry
+  package_mirror     = var.package_mirror
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags

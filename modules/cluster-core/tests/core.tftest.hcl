@@ -22,6 +22,7 @@ run "refuses_nodes_without_egress" {
     network_id          = run.network.network_id
     network_egress_mode = "none"
     package_mirror      = "alibaba_vpc"
+    image_registry      = "" # the public registries: the images need the internet
     join_token_salt     = "test-salt"
     control_plane       = { enabled = false, api_endpoint = "10.61.0.10:6443" }
     ca_cert_hash        = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
@@ -29,6 +30,28 @@ run "refuses_nodes_without_egress" {
   }
 
   expect_failures = [gpucluster_node_pool.worker]
+}
+
+# The mainland defaults (the in-VPC mirror and the region's registry-vpc endpoint) take
+# everything from inside the VPC: no route out needed, nothing refused.
+run "allows_nodes_without_egress_from_inside_the_vpc" {
+  command = plan
+
+  variables {
+    name                = "cc-closed"
+    scenario            = "ai_training"
+    network_id          = run.network.network_id
+    network_egress_mode = "none"
+    join_token_salt     = "test-salt"
+    control_plane       = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+    ca_cert_hash        = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+    worker_pools        = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }
+  }
+
+  assert {
+    condition     = length(data.gpucluster_node_bootstrap.nccl.internet_sources) == 0
+    error_message = "With the mainland defaults the bootstrap still downloads from the internet: ${join("; ", data.gpucluster_node_bootstrap.nccl.internet_sources)}"
+  }
 }
 
 run "external_control_plane" {

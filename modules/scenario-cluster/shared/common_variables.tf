@@ -59,6 +59,17 @@ variable "image_registry" {
   }
 }
 
+variable "package_mirror" {
+  description = "Where the node bootstrap takes its packages from (and where nodes' pip looks): internet (the upstream sources) or alibaba_vpc (Alibaba Cloud's in-VPC mirror, mirrors.cloud.aliyuncs.com: Ubuntu with the NVIDIA driver and Fabric Manager, the Kubernetes packages, the NVIDIA container toolkit, PyPI). Null: the region's default, alibaba_vpc in mainland China (cn-* but cn-hongkong), internet elsewhere. With alibaba_vpc and an in-VPC image_registry (the mainland defaults) the nodes need no route to the internet, and network.egress_mode = \"none\" is allowed."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.package_mirror == null || contains(["internet", "alibaba_vpc"], coalesce(var.package_mirror, "internet"))
+    error_message = "package_mirror must be internet or alibaba_vpc (or null for the region's default)."
+  }
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

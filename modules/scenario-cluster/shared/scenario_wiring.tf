@@ -24,6 +24,7 @@ module "scenario" {
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
   image_registry     = var.image_registry
+  package_mirror     = var.package_mirror
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa

@@ -60,8 +60,24 @@ run "refuses_nodes_without_egress" {
   command = plan
 
   variables {
-    network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+    network        = { erdma = true, placement = "low_latency", egress_mode = "none" }
+    image_registry = "" # the public registries: the images need the internet
   }
 
   expect_failures = [gpucluster_rdma_network.this]
+}
+
+# With the mainland defaults (the in-VPC mirror, the region's registry-vpc endpoint) the nodes
+# need no route out: a network without egress plans.
+run "allows_nodes_without_egress_from_inside_the_vpc" {
+  command = plan
+
+  variables {
+    network = { erdma = true, placement = "low_latency", egress_mode = "none" }
+  }
+
+  assert {
+    condition     = length(data.gpucluster_node_bootstrap.reach.internet_sources) == 0
+    error_message = "With the mainland defaults the bootstrap still downloads from the internet: ${join("; ", data.gpucluster_node_bootstrap.reach.internet_sources)}"
+  }
 }
