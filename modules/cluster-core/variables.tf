@@ -292,7 +292,7 @@ variable "tags" {
 }
 
 variable "network_egress_mode" {
-  description = "egress.mode of the gpucluster_rdma_network of network_id (nat, none or existing), such as gpucluster_rdma_network.x.egress.mode. The node bootstrap downloads the NVIDIA driver, CUDA, NCCL, the container toolkit, the Kubernetes packages and images from the internet, so \"none\" is refused at plan. Null: not checked."
+  description = "egress.mode of the gpucluster_rdma_network of network_id (nat, none or existing), such as gpucluster_rdma_network.x.egress.mode. \"none\" is refused at plan when the node bootstrap still downloads from the internet (package_mirror = \"internet\", or image_registry not on a registry's VPC endpoint); with the mainland defaults (the in-VPC mirror and registry-vpc) it is not. Null: not checked."
   type        = string
   default     = null
 
