@@ -66,45 +66,75 @@ func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
 }
 
 // testScenario applies the module with inputs (and env added to the CLI's environment) and checks
-// the cluster works.
+// the cluster works, and that every node's serial console (ECS GetInstanceConsoleOutput) says its
+// bootstrap joined.
 func testScenario(t *testing.T, module, name, inputs string, env ...string) *stack {
 	s := startStack(t)
 	if err := s.checkClusterWorks(context.Background(), s.apply(t, scenarioRoot(module, name, inputs), env...)); err != nil {
 		t.Fatal(err)
 	}
+	outcomes, raw := s.consoles(t)
+	for id, got := range outcomes {
+		if !got.Joined || got.FailedPhase != "" {
+			t.Errorf("the console of %s = %+v, want joined:\n%s", id, got, raw[id])
+		}
+	}
 	return s
 }
 
-// TestAccClusterUpstreamRegistryInMainland is issue #29's negative: the cheapest scenario module
-// in cn-wulanchabu (every scenario's region) with image_registry = "" (the public registries)
+// TestAccClusterUpstreamRegistryInMainland is issue #29's negative: each scenario module in
+// cn-wulanchabu (every scenario's region) with image_registry = "" (the public registries)
 // applies, but its cluster does not form: the node agent refuses the first control-plane node,
 // naming registry.k8s.io as blocked from the region (kubeadm's images; internal/regionreach cites
-// the source), and the workers find no API server. The scenario tests above, the same modules on
-// their defaults, form their clusters through the in-region registry and package mirror.
+// the source), and the workers find no API server. Read as an operator reads it on the cloud, the
+// consoles (ECS GetInstanceConsoleOutput) say the control plane failed at init and the workers
+// at join. The scenario tests above, the same modules on their defaults, form their clusters
+// through the in-region registry and package mirror.
 func TestAccClusterUpstreamRegistryInMainland(t *testing.T) {
-	s := startStack(t)
-	var out stackOutputs
-	if err := json.Unmarshal([]byte(s.apply(t, scenarioRoot("molecular-dynamics", "md-upstream", `image_registry = ""`))), &out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Nodes) < 2 {
-		t.Fatalf("the module made %d nodes, want a control plane and workers", len(out.Nodes))
-	}
-	first, others := s.waitRefused(t, len(out.Nodes)-1, 2*time.Minute)
-	for _, want := range []string{"from cn-wulanchabu", "pulling registry.k8s.io/kube-apiserver", "registry.k8s.io is blocked from cn-wulanchabu"} {
-		if !strings.Contains(first.Reason, want) {
-			t.Errorf("the first control-plane node's reason lacks %q: %s", want, first.Reason)
-		}
-	}
-	for _, st := range others {
-		t.Logf("%s (%s): %s", st.InstanceID, st.Role, st.Reason)
-	}
-	nodes, err := s.cluster.Client().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(nodes.Items) != 0 {
-		t.Errorf("%d nodes registered, want none", len(nodes.Items))
+	for _, c := range []struct{ module, name, inputs string }{
+		{"molecular-dynamics", "md-upstream", ""},
+		{"ai-training", "ait-upstream", "cold_storage = { force_destroy = true }"},
+		{"engineering-simulation", "es-upstream", "cold_storage = { force_destroy = true }"},
+	} {
+		t.Run(c.module, func(t *testing.T) {
+			s := startStack(t)
+			var out stackOutputs
+			if err := json.Unmarshal([]byte(s.apply(t, scenarioRoot(c.module, c.name, `image_registry = ""`+"\n  "+c.inputs))), &out); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Nodes) < 2 {
+				t.Fatalf("the module made %d nodes, want a control plane and workers", len(out.Nodes))
+			}
+			first, others := s.waitRefused(t, len(out.Nodes)-1, 2*time.Minute)
+			for _, want := range []string{"from cn-wulanchabu", "pulling registry.k8s.io/kube-apiserver", "registry.k8s.io is blocked from cn-wulanchabu"} {
+				if !strings.Contains(first.Reason, want) {
+					t.Errorf("the first control-plane node's reason lacks %q: %s", want, first.Reason)
+				}
+			}
+			for _, st := range others {
+				t.Logf("%s (%s): %s", st.InstanceID, st.Role, st.Reason)
+			}
+			nodes, err := s.cluster.Client().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(nodes.Items) != 0 {
+				t.Errorf("%d nodes registered, want none", len(nodes.Items))
+			}
+			outcomes, raw := s.consoles(t)
+			for id, got := range outcomes {
+				want := bootstrap.PhaseJoin
+				if id == first.InstanceID {
+					want = bootstrap.PhaseInit
+				}
+				if got.Joined || got.FailedPhase != want {
+					t.Errorf("the console of %s = %+v, want failed at %s:\n%s", id, got, want, raw[id])
+				}
+			}
+			if !strings.Contains(raw[first.InstanceID], "registry.k8s.io is blocked from cn-wulanchabu") {
+				t.Errorf("the first control-plane node's console does not name the blocked host:\n%s", raw[first.InstanceID])
+			}
+		})
 	}
 }
 

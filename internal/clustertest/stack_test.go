@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/clusterreport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
@@ -34,6 +36,7 @@ func startStack(t *testing.T) *stack {
 	}
 	agent := nodeagent.New(emu.View, kube, t.Logf)
 	emu.HandleAdmin(emulator.NodesPath, agent)
+	agent.WriteConsoles(emu.SetConsoleOutput) // what ECS GetInstanceConsoleOutput answers
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()
@@ -79,4 +82,29 @@ func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	return clusterreport.Wait(ctx, s.cluster.Client(), func() ([]clusterreport.Instance, error) { return s.instances(), nil }, want)
+}
+
+// consoles reads every instance the agent judged through ECS GetInstanceConsoleOutput, with the
+// provider's own client (the vendor SDK over HTTP), as an operator with API credentials only
+// would, and says how each node's bootstrap stands (bootstrap.ParseConsole): instance id ->
+// outcome, and the raw output for a failure message.
+func (s *stack) consoles(t *testing.T) (map[string]bootstrap.ConsoleOutcome, map[string]string) {
+	t.Helper()
+	c, err := cloud.New(t.Context(), cloud.Config{Region: acctest.Region, Endpoint: s.emu.URL, MaxRetries: 3, UserAgent: "clustertest/0",
+		Credentials: cloud.Credentials{AccessKeyID: acctest.AccessKey, AccessKeySecret: acctest.SecretKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes, raw := map[string]bootstrap.ConsoleOutcome{}, map[string]string{}
+	for _, st := range s.agent.Statuses() {
+		out, err := c.ConsoleOutput(t.Context(), st.InstanceID)
+		if err != nil {
+			t.Fatalf("GetInstanceConsoleOutput %s: %v", st.InstanceID, err)
+		}
+		outcomes[st.InstanceID], raw[st.InstanceID] = bootstrap.ParseConsole(out), out
+	}
+	if len(outcomes) == 0 {
+		t.Fatal("the node agent judged no instance: no console to read")
+	}
+	return outcomes, raw
 }

@@ -197,7 +197,11 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	}
 	a.forgetGone(ctx, v)
 	a.statuses = statuses
-	a.writeConsoles(statuses, a.refused)
+	regions := make(map[string]string, len(v.Instances))
+	for i := range v.Instances {
+		regions[v.Instances[i].ID] = v.Instances[i].Region
+	}
+	a.writeConsoles(statuses, a.refused, regions)
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
 		return c.initID, a.plans[c.initID].plan.Addons

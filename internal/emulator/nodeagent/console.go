@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/regionreach"
 )
 
 // The agent writes each instance's serial console as the node's bootstrap would
@@ -20,8 +21,9 @@ import (
 //   - an instance that is not Running, has no user data or no gpucluster bootstrap prints no
 //     bootstrap line.
 //
-// The phase a refusal belongs to (failedPhase): a download the reason names (its host) belongs
-// to the first phase whose function fetches from that host (pkgs.k8s.io: kubelet; nvidia's
+// The phase a refusal belongs to (failedPhase): a download the reason names (its host, unless the
+// host is one the region always reaches, such as the in-VPC mirror, which a refusal may name in
+// its fix but never as its cause) belongs to the first phase whose function fetches from that host (pkgs.k8s.io: kubelet; nvidia's
 // servers: driver, fabric-manager or container-runtime, as the script has it); everything else
 // the agent checks happens in kubeadm (the images kubeadm pulls, the join endpoint, the security
 // groups, the token, the CA hash, the certificate key, a second init): the script's init or join
@@ -59,11 +61,11 @@ func scriptPhases(script string) ([]scriptPhase, int) {
 }
 
 // failedPhase is the phase of p's script a refusal's reason belongs to (see the top of the file);
-// role is the decision's (RoleInit runs the init phase).
-func failedPhase(p NodePlan, role, reason string) string {
+// role is the decision's (RoleInit runs the init phase), region the instance's.
+func failedPhase(p NodePlan, role, reason, region string) string {
 	for _, ph := range p.Phases {
 		for _, d := range p.Downloads {
-			if !d.Image && d.Host != "" && strings.Contains(reason, d.Host) && strings.Contains(ph.body, d.Host) {
+			if !d.Image && d.Host != "" && !regionreach.InRegion(region, d.Host) && strings.Contains(reason, d.Host) && strings.Contains(ph.body, d.Host) {
 				return ph.name
 			}
 		}
@@ -87,16 +89,16 @@ func failedPhase(p NodePlan, role, reason string) string {
 	return kubeadm
 }
 
-// consoleOf is what the bootstrap of a node with plan p prints on its console: joined when
-// reason is "", else failed at the phase the reason belongs to.
-func consoleOf(p NodePlan, role, reason string) string {
+// consoleOf is what the bootstrap of a node with plan p in region prints on its console: joined
+// when reason is "", else failed at the phase the reason belongs to.
+func consoleOf(p NodePlan, role, reason, region string) string {
 	if len(p.Phases) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	failed := ""
 	if reason != "" {
-		failed = failedPhase(p, role, reason)
+		failed = failedPhase(p, role, reason, region)
 	}
 	for _, ph := range p.Phases {
 		if ph.name == failed {
@@ -122,8 +124,8 @@ func (a *Agent) WriteConsoles(write func(instanceID, output string)) {
 
 // writeConsoles writes the consoles that changed in a round (with a.mu held): registered nodes
 // joined, refused ones failed at their phase (settle recorded them in refused), the others
-// nothing.
-func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string]bool) {
+// nothing. regions are the instances' regions by id.
+func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string]bool, regions map[string]string) {
 	if a.writeConsole == nil {
 		return
 	}
@@ -132,9 +134,9 @@ func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string
 		p := a.plans[id].plan
 		switch {
 		case a.registered[id] != "":
-			now[id] = consoleOf(p, st.Role, "")
+			now[id] = consoleOf(p, st.Role, "", regions[id])
 		case refused[id]:
-			now[id] = consoleOf(p, st.Role, st.Reason)
+			now[id] = consoleOf(p, st.Role, st.Reason, regions[id])
 		}
 	}
 	for id, text := range now {
