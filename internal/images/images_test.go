@@ -57,16 +57,16 @@ var missingDigest = []string{
 	Alertmanager,      // pins found are of docker.io/prom/alertmanager, not the quay.io copy pulled here
 	Grafana,           // a pin of 11.3.0 was seen without a repository to cite
 	NodeExporter,      // a pin of v1.8.2 was seen without a repository to cite
-	PrometheusAdapter, // no public pin of v0.12.0 found
+	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
 	Reaper,            // 3.12-alpine is a moving tag; no pin to cite
-	NCCLTests,         // no public pin found
-	HPCG,              // no public pin found
-	PyTorch,           // no public pin found
+	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
+	HPCG,              // no pin of nvcr.io/nvidia/hpc-benchmarks:24.03 found ("hpc-benchmarks:24.03@", "hpc-benchmarks@sha256")
+	PyTorch,           // pins of nvcr.io/nvidia/pytorch found are of other releases (26.x) or tagless; none of 24.03-py3 ("pytorch:24.03-py3@")
 	ClusterAutoscaler, // a pin of v1.36.1 was seen without a repository to cite
-	MPIOperator,       // no public pin found
-	LAMMPS,            // no public pin found
+	MPIOperator,       // no pin of docker.io/mpioperator/mpi-operator found ("mpi-operator:0.8.0@", "mpioperator/mpi-operator@sha256")
+	LAMMPS,            // no pin of nvcr.io/hpc/lammps found ("lammps:patch_15Jun2023@", "hpc/lammps@sha256")
 	OpenFOAM,          // no public pin found
-	Horovod,           // no public pin found
+	Horovod,           // no pin of docker.io/horovod/horovod found ("horovod/horovod:0.28.1@", "horovod/horovod@sha256")
 }
 
 // TestDigestsStillMissing holds every row to a digest with its source, but the allow-list.
