@@ -141,9 +141,12 @@ var table = []Image{
 	// 11.3: reads the dashboard's schemaVersion 39 and file provisioning unchanged.
 	{Name: Grafana, Registry: "docker.io", Repository: "grafana/grafana", Tag: "11.3.0",
 		Purpose: "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
-	// 1.8.2: the stable release when this table was written.
+	// 1.8.2: the stable release when this table was written. The digest is also pinned for
+	// docker.io/prom/node-exporter:v1.8.2 elsewhere (the same index in both registries).
 	{Name: NodeExporter, Registry: "quay.io", Repository: "prometheus/node-exporter", Tag: "v1.8.2",
-		Purpose: "Exports each node's CPU, memory, disk and network metrics."},
+		Digest:       "sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706",
+		DigestSource: "github.com/auxves/infra hosts/tide/services/prometheus/default.nix at 4bd73eb (Renovate: quay.io/prometheus/node-exporter v1.8.2)",
+		Purpose:      "Exports each node's CPU, memory, disk and network metrics."},
 	// 0.12.0: serves custom.metrics.k8s.io/v1beta2 and external.metrics.k8s.io/v1beta1, which the
 	// autoscaling/v2 HPA reads.
 	{Name: PrometheusAdapter, Registry: "registry.k8s.io", Repository: "prometheus-adapter/prometheus-adapter", Tag: "v0.12.0",
