@@ -140,7 +140,9 @@ var table = []Image{
 		Purpose: "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
 	// 11.3: reads the dashboard's schemaVersion 39 and file provisioning unchanged.
 	{Name: Grafana, Registry: "docker.io", Repository: "grafana/grafana", Tag: "11.3.0",
-		Purpose: "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
+		Digest:       "sha256:a0f881232a6fb71a0554a47d0fe2203b6888fe77f4cefb7ea62bed7eb54e13c3",
+		DigestSource: "github.com/auxves/infra hosts/tide/services/grafana/default.nix at d856477 (Renovate: grafana/grafana 11.3.0)",
+		Purpose:      "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
 	// 1.8.2: the stable release when this table was written. The digest is also pinned for
 	// docker.io/prom/node-exporter:v1.8.2 elsewhere (the same index in both registries).
 	{Name: NodeExporter, Registry: "quay.io", Repository: "prometheus/node-exporter", Tag: "v1.8.2",
