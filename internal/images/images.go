@@ -135,9 +135,13 @@ var table = []Image{
 		Digest:       "sha256:2659f4c2ebb718e7695cb9b25ffa7d6be64db013daba13e05c875451cf51b0d3",
 		DigestSource: "github.com/open-telemetry/opentelemetry-ebpf-instrumentation internal/test/integration/dockerutil_test.go (imgPrometheus)",
 		Purpose:      "Scrapes dcgm-exporter and node-exporter and evaluates the scenario's GPU alert rules."},
-	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25).
+	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25). The
+	// quay.io digest below is also the one pinned for docker.io/prom/alertmanager:v0.27.0 in many
+	// repositories: the Prometheus project pushes the same index to both registries.
 	{Name: Alertmanager, Registry: "quay.io", Repository: "prometheus/alertmanager", Tag: "v0.27.0",
-		Purpose: "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
+		Digest:       "sha256:e13b6ed5cb929eeaee733479dce55e10eb3bc2e9c4586c705a4e8da41e5eacf5",
+		DigestSource: "github.com/softwarefactory-project/sf-infra playbooks/host_vars/prometheus.monitoring.softwarefactory-project.io.dhall at ddfdb901 (container_images.alertmanager, quay.io, 0.27.0)",
+		Purpose:      "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
 	// 11.3: reads the dashboard's schemaVersion 39 and file provisioning unchanged.
 	{Name: Grafana, Registry: "docker.io", Repository: "grafana/grafana", Tag: "11.3.0",
 		Digest:       "sha256:a0f881232a6fb71a0554a47d0fe2203b6888fe77f4cefb7ea62bed7eb54e13c3",

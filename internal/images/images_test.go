@@ -54,7 +54,6 @@ func TestGetPanicsOnUnknownName(t *testing.T) {
 // come with its digest and source.
 var missingDigest = []string{
 	DCGMExporter,      // no public pin of 3.3.9-3.6.1-ubuntu22.04 found
-	Alertmanager,      // pins found are of docker.io/prom/alertmanager, not the quay.io copy pulled here
 	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
 	Reaper,            // 3.12-alpine is a moving tag; no pin to cite
 	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
