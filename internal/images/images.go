@@ -127,8 +127,12 @@ var table = []Image{
 		Purpose:      "Advertises each node's GPUs to the kubelet as nvidia.com/gpu, so pods can request them."},
 	// DCGM 3.3.9 / exporter 3.6.1: Kubernetes mode (DCGM_EXPORTER_KUBERNETES) labels each GPU's
 	// series with the pod and namespace holding it, which the alert rules and the adapter select on.
+	// The digest is the one a GPU Operator node's kubelet reports for this tag (the node status in
+	// the source also lists k8s-device-plugin:v0.17.0 with the digest of the row above).
 	{Name: DCGMExporter, Registry: "nvcr.io", Repository: "nvidia/k8s/dcgm-exporter", Tag: "3.3.9-3.6.1-ubuntu22.04",
-		Purpose: "Exports GPU utilisation, memory, temperature and XID errors per GPU and per pod."},
+		Digest:       "sha256:3d4e0dfa5fc4d7d12689d29fc6b56cd6c610750e8d187a393882e341fbba6c12",
+		DigestSource: "github.com/edgexr/edge-cloud-platform pkg/k8smgmt/cluster_test.go (kubectl get nodes sample: node status images, dcgm-exporter:3.3.9-3.6.1-ubuntu22.04)",
+		Purpose:      "Exports GPU utilisation, memory, temperature and XID errors per GPU and per pod."},
 	// 2.x (not 3.x): the rules are checked by promtool 2.x in the tests, and 2.55 is the last 2.x
 	// feature release.
 	{Name: Prometheus, Registry: "quay.io", Repository: "prometheus/prometheus", Tag: "v2.55.1",

@@ -53,7 +53,6 @@ func TestGetPanicsOnUnknownName(t *testing.T) {
 // a row that gains a digest must leave the list (the test fails otherwise), and a new row must
 // come with its digest and source.
 var missingDigest = []string{
-	DCGMExporter,      // no public pin of 3.3.9-3.6.1-ubuntu22.04 found
 	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
 	Reaper,            // 3.12-alpine is a moving tag; no pin to cite
 	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
@@ -91,9 +90,11 @@ func TestMirrorName(t *testing.T) {
 	const reg = "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
 	for _, c := range []struct{ name, want string }{
 		{Flannel, reg + "/flannel:v0.27.4@" + Get(Flannel).Digest},
-		{DCGMExporter, reg + "/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"},
+		{DCGMExporter, reg + "/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04@" + Get(DCGMExporter).Digest},
 		{Pause, reg + "/pause:3.10@" + Get(Pause).Digest},
 		{Reaper, reg + "/python:3.12-alpine"},
+		// A row still without a digest is pulled by tag.
+		{PrometheusAdapter, reg + "/prometheus-adapter:v0.12.0"},
 	} {
 		if got := RefIn(c.name, reg); got != c.want {
 			t.Errorf("RefIn(%s) = %q, want %q", c.name, got, c.want)
