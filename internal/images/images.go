@@ -162,9 +162,13 @@ var table = []Image{
 	{Name: PrometheusAdapter, Registry: "registry.k8s.io", Repository: "prometheus-adapter/prometheus-adapter", Tag: "v0.12.0",
 		Purpose: "Serves gpu_utilization (per pod) and gpu_pool_utilization to the GPU autoscaler."},
 	// The reaper is a standard-library Python script mounted from a ConfigMap: any small python3
-	// image runs it; 3.12 has datetime.fromisoformat with offsets.
+	// image runs it; 3.12 has datetime.fromisoformat with offsets. 3.12-alpine is a moving tag: the
+	// digest is the index it named when 3.12.14 was current (python:3.12.14-alpine is pinned to the
+	// same digest elsewhere), and the node pulls that index whatever the tag names now.
 	{Name: Reaper, Registry: "docker.io", Repository: "library/python", Tag: "3.12-alpine",
-		Purpose: "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
+		Digest:       "sha256:4c47124a8391cb7a9f571164147d154777cf012a4ece5f86097130d7a4478111",
+		DigestSource: "github.com/Griggum/hue-gaming Dockerfile (FROM python:3.12-alpine@..., multi-arch for linux/arm64)",
+		Purpose:      "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
 	// CUDA 12.2 and NCCL 2.19.3, built by CoreWeave with all_reduce_perf and friends.
 	{Name: NCCLTests, Registry: "ghcr.io", Repository: "coreweave/nccl-tests", Tag: "12.2.2-cudnn8-devel-ubuntu22.04-nccl2.19.3-1-868dc3d",
 		Purpose: "Runs all_reduce_perf on every node (NVLink/PCIe bus bandwidth) and the training pod template."},

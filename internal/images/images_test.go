@@ -54,7 +54,6 @@ func TestGetPanicsOnUnknownName(t *testing.T) {
 // come with its digest and source.
 var missingDigest = []string{
 	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
-	Reaper,            // 3.12-alpine is a moving tag; no pin to cite
 	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
 	HPCG,              // no pin of nvcr.io/nvidia/hpc-benchmarks:24.03 found ("hpc-benchmarks:24.03@", "hpc-benchmarks@sha256")
 	PyTorch,           // pins of nvcr.io/nvidia/pytorch found are of other releases (26.x) or tagless; none of 24.03-py3 ("pytorch:24.03-py3@")
@@ -92,7 +91,7 @@ func TestMirrorName(t *testing.T) {
 		{Flannel, reg + "/flannel:v0.27.4@" + Get(Flannel).Digest},
 		{DCGMExporter, reg + "/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04@" + Get(DCGMExporter).Digest},
 		{Pause, reg + "/pause:3.10@" + Get(Pause).Digest},
-		{Reaper, reg + "/python:3.12-alpine"},
+		{Reaper, reg + "/python:3.12-alpine@" + Get(Reaper).Digest},
 		// A row still without a digest is pulled by tag.
 		{PrometheusAdapter, reg + "/prometheus-adapter:v0.12.0"},
 	} {
