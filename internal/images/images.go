@@ -184,7 +184,9 @@ var table = []Image{
 	// cluster, set the manifests' cluster_autoscaler.image to the release of the cluster's minor.
 	// The image holds every cloud provider, alicloud included.
 	{Name: ClusterAutoscaler, Registry: "registry.k8s.io", Repository: "autoscaling/cluster-autoscaler", Tag: "v1.36.1",
-		Purpose: "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
+		Digest:       "sha256:461388d03eb5b55db58941ee7a81d9a619dd15302b01cbab9f5a9946715994b4",
+		DigestSource: "github.com/steven-cutting/knarr docs/decisions/0003-tool-manager.md (Cluster Autoscaler image pins, v1.36.1)",
+		Purpose:      "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
 	// 3.10: the pause image kubeadm pulls from Kubernetes 1.31 (its constants.PauseVersion); the
 	// node bootstrap sets it as containerd's sandbox image, replacing containerd 1.7's default
 	// pause:3.8, so the image containerd starts every pod with is the one kubeadm pre-pulled.

@@ -57,7 +57,6 @@ var missingDigest = []string{
 	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
 	HPCG,              // no pin of nvcr.io/nvidia/hpc-benchmarks:24.03 found ("hpc-benchmarks:24.03@", "hpc-benchmarks@sha256")
 	PyTorch,           // pins of nvcr.io/nvidia/pytorch found are of other releases (26.x) or tagless; none of 24.03-py3 ("pytorch:24.03-py3@")
-	ClusterAutoscaler, // a pin of v1.36.1 was seen without a repository to cite
 	MPIOperator,       // no pin of docker.io/mpioperator/mpi-operator found ("mpi-operator:0.8.0@", "mpioperator/mpi-operator@sha256")
 	LAMMPS,            // no pin of nvcr.io/hpc/lammps found ("lammps:patch_15Jun2023@", "hpc/lammps@sha256")
 	OpenFOAM,          // no public pin found
