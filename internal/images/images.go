@@ -203,7 +203,9 @@ var table = []Image{
 		Purpose: "Runs the molecular-dynamics MPIJob template and its scaling-efficiency validation (LAMMPS)."},
 	// OpenCFD's OpenFOAM (with OpenMPI) for the CFD job template.
 	{Name: OpenFOAM, By: ByMPI, Registry: "docker.io", Repository: "opencfd/openfoam-default", Tag: "2406",
-		Purpose: "Runs the CFD MPIJob template (OpenFOAM)."},
+		Digest:       "sha256:dd5aa20630a55722663bf83ba0cb74870cba130081303e32e3865007fa2aa35a",
+		DigestSource: "github.com/holyglory/XFoilFOAM scripts/deploy/reconstruct-opencfd-2406-image.sh (BASE_IMAGE, opencfd/openfoam-default:2406)",
+		Purpose:      "Runs the CFD MPIJob template (OpenFOAM)."},
 	// Horovod with PyTorch, NCCL and OpenMPI for the synthetic Horovod job template.
 	{Name: Horovod, By: ByMPI, Registry: "docker.io", Repository: "horovod/horovod", Tag: "0.28.1",
 		Purpose: "Runs the Horovod synthetic-benchmark MPIJob template."},

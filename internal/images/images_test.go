@@ -59,7 +59,6 @@ var missingDigest = []string{
 	PyTorch,           // pins of nvcr.io/nvidia/pytorch found are of other releases (26.x) or tagless; none of 24.03-py3 ("pytorch:24.03-py3@")
 	MPIOperator,       // no pin of docker.io/mpioperator/mpi-operator found ("mpi-operator:0.8.0@", "mpioperator/mpi-operator@sha256")
 	LAMMPS,            // no pin of nvcr.io/hpc/lammps found ("lammps:patch_15Jun2023@", "hpc/lammps@sha256")
-	OpenFOAM,          // no public pin found
 	Horovod,           // no pin of docker.io/horovod/horovod found ("horovod/horovod:0.28.1@", "horovod/horovod@sha256")
 }
 
