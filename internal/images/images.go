@@ -127,31 +127,48 @@ var table = []Image{
 		Purpose:      "Advertises each node's GPUs to the kubelet as nvidia.com/gpu, so pods can request them."},
 	// DCGM 3.3.9 / exporter 3.6.1: Kubernetes mode (DCGM_EXPORTER_KUBERNETES) labels each GPU's
 	// series with the pod and namespace holding it, which the alert rules and the adapter select on.
+	// The digest is the one a GPU Operator node's kubelet reports for this tag (the node status in
+	// the source also lists k8s-device-plugin:v0.17.0 with the digest of the row above).
 	{Name: DCGMExporter, Registry: "nvcr.io", Repository: "nvidia/k8s/dcgm-exporter", Tag: "3.3.9-3.6.1-ubuntu22.04",
-		Purpose: "Exports GPU utilisation, memory, temperature and XID errors per GPU and per pod."},
+		Digest:       "sha256:3d4e0dfa5fc4d7d12689d29fc6b56cd6c610750e8d187a393882e341fbba6c12",
+		DigestSource: "github.com/edgexr/edge-cloud-platform pkg/k8smgmt/cluster_test.go (kubectl get nodes sample: node status images, dcgm-exporter:3.3.9-3.6.1-ubuntu22.04)",
+		Purpose:      "Exports GPU utilisation, memory, temperature and XID errors per GPU and per pod."},
 	// 2.x (not 3.x): the rules are checked by promtool 2.x in the tests, and 2.55 is the last 2.x
 	// feature release.
 	{Name: Prometheus, Registry: "quay.io", Repository: "prometheus/prometheus", Tag: "v2.55.1",
 		Digest:       "sha256:2659f4c2ebb718e7695cb9b25ffa7d6be64db013daba13e05c875451cf51b0d3",
 		DigestSource: "github.com/open-telemetry/opentelemetry-ebpf-instrumentation internal/test/integration/dockerutil_test.go (imgPrometheus)",
 		Purpose:      "Scrapes dcgm-exporter and node-exporter and evaluates the scenario's GPU alert rules."},
-	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25).
+	// 0.27: reads the routing config amtool checks in the tests (same schema since 0.25). The
+	// quay.io digest below is also the one pinned for docker.io/prom/alertmanager:v0.27.0 in many
+	// repositories: the Prometheus project pushes the same index to both registries.
 	{Name: Alertmanager, Registry: "quay.io", Repository: "prometheus/alertmanager", Tag: "v0.27.0",
-		Purpose: "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
+		Digest:       "sha256:e13b6ed5cb929eeaee733479dce55e10eb3bc2e9c4586c705a4e8da41e5eacf5",
+		DigestSource: "github.com/softwarefactory-project/sf-infra playbooks/host_vars/prometheus.monitoring.softwarefactory-project.io.dhall at ddfdb901 (container_images.alertmanager, quay.io, 0.27.0)",
+		Purpose:      "Routes the GPU alerts with the scenario's routing (grouping, receivers, inhibition)."},
 	// 11.3: reads the dashboard's schemaVersion 39 and file provisioning unchanged.
 	{Name: Grafana, Registry: "docker.io", Repository: "grafana/grafana", Tag: "11.3.0",
-		Purpose: "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
-	// 1.8.2: the stable release when this table was written.
+		Digest:       "sha256:a0f881232a6fb71a0554a47d0fe2203b6888fe77f4cefb7ea62bed7eb54e13c3",
+		DigestSource: "github.com/auxves/infra hosts/tide/services/grafana/default.nix at d856477 (Renovate: grafana/grafana 11.3.0)",
+		Purpose:      "Shows the scenario's GPU dashboard, provisioned from a ConfigMap; anonymous viewers only."},
+	// 1.8.2: the stable release when this table was written. The digest is also pinned for
+	// docker.io/prom/node-exporter:v1.8.2 elsewhere (the same index in both registries).
 	{Name: NodeExporter, Registry: "quay.io", Repository: "prometheus/node-exporter", Tag: "v1.8.2",
-		Purpose: "Exports each node's CPU, memory, disk and network metrics."},
+		Digest:       "sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706",
+		DigestSource: "github.com/auxves/infra hosts/tide/services/prometheus/default.nix at 4bd73eb (Renovate: quay.io/prometheus/node-exporter v1.8.2)",
+		Purpose:      "Exports each node's CPU, memory, disk and network metrics."},
 	// 0.12.0: serves custom.metrics.k8s.io/v1beta2 and external.metrics.k8s.io/v1beta1, which the
 	// autoscaling/v2 HPA reads.
 	{Name: PrometheusAdapter, Registry: "registry.k8s.io", Repository: "prometheus-adapter/prometheus-adapter", Tag: "v0.12.0",
 		Purpose: "Serves gpu_utilization (per pod) and gpu_pool_utilization to the GPU autoscaler."},
 	// The reaper is a standard-library Python script mounted from a ConfigMap: any small python3
-	// image runs it; 3.12 has datetime.fromisoformat with offsets.
+	// image runs it; 3.12 has datetime.fromisoformat with offsets. 3.12-alpine is a moving tag: the
+	// digest is the index it named when 3.12.14 was current (python:3.12.14-alpine is pinned to the
+	// same digest elsewhere), and the node pulls that index whatever the tag names now.
 	{Name: Reaper, Registry: "docker.io", Repository: "library/python", Tag: "3.12-alpine",
-		Purpose: "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
+		Digest:       "sha256:4c47124a8391cb7a9f571164147d154777cf012a4ece5f86097130d7a4478111",
+		DigestSource: "github.com/Griggum/hue-gaming Dockerfile (FROM python:3.12-alpine@..., multi-arch for linux/arm64)",
+		Purpose:      "Runs the idle-workload reaper, which reclaims opted-in jobs past their maximum runtime."},
 	// CUDA 12.2 and NCCL 2.19.3, built by CoreWeave with all_reduce_perf and friends.
 	{Name: NCCLTests, Registry: "ghcr.io", Repository: "coreweave/nccl-tests", Tag: "12.2.2-cudnn8-devel-ubuntu22.04-nccl2.19.3-1-868dc3d",
 		Purpose: "Runs all_reduce_perf on every node (NVLink/PCIe bus bandwidth) and the training pod template."},
@@ -167,7 +184,9 @@ var table = []Image{
 	// cluster, set the manifests' cluster_autoscaler.image to the release of the cluster's minor.
 	// The image holds every cloud provider, alicloud included.
 	{Name: ClusterAutoscaler, Registry: "registry.k8s.io", Repository: "autoscaling/cluster-autoscaler", Tag: "v1.36.1",
-		Purpose: "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
+		Digest:       "sha256:461388d03eb5b55db58941ee7a81d9a619dd15302b01cbab9f5a9946715994b4",
+		DigestSource: "github.com/steven-cutting/knarr docs/decisions/0003-tool-manager.md (Cluster Autoscaler image pins, v1.36.1)",
+		Purpose:      "Sizes each autoscaling node pool's Auto Scaling group between its bounds (alicloud provider): adds nodes for pending pods, removes idle GPU nodes."},
 	// 3.10: the pause image kubeadm pulls from Kubernetes 1.31 (its constants.PauseVersion); the
 	// node bootstrap sets it as containerd's sandbox image, replacing containerd 1.7's default
 	// pause:3.8, so the image containerd starts every pod with is the one kubeadm pre-pulled.
@@ -184,7 +203,9 @@ var table = []Image{
 		Purpose: "Runs the molecular-dynamics MPIJob template and its scaling-efficiency validation (LAMMPS)."},
 	// OpenCFD's OpenFOAM (with OpenMPI) for the CFD job template.
 	{Name: OpenFOAM, By: ByMPI, Registry: "docker.io", Repository: "opencfd/openfoam-default", Tag: "2406",
-		Purpose: "Runs the CFD MPIJob template (OpenFOAM)."},
+		Digest:       "sha256:dd5aa20630a55722663bf83ba0cb74870cba130081303e32e3865007fa2aa35a",
+		DigestSource: "github.com/holyglory/XFoilFOAM scripts/deploy/reconstruct-opencfd-2406-image.sh (BASE_IMAGE, opencfd/openfoam-default:2406)",
+		Purpose:      "Runs the CFD MPIJob template (OpenFOAM)."},
 	// Horovod with PyTorch, NCCL and OpenMPI for the synthetic Horovod job template.
 	{Name: Horovod, By: ByMPI, Registry: "docker.io", Repository: "horovod/horovod", Tag: "0.28.1",
 		Purpose: "Runs the Horovod synthetic-benchmark MPIJob template."},

@@ -53,20 +53,13 @@ func TestGetPanicsOnUnknownName(t *testing.T) {
 // a row that gains a digest must leave the list (the test fails otherwise), and a new row must
 // come with its digest and source.
 var missingDigest = []string{
-	DCGMExporter,      // no public pin of 3.3.9-3.6.1-ubuntu22.04 found
-	Alertmanager,      // pins found are of docker.io/prom/alertmanager, not the quay.io copy pulled here
-	Grafana,           // a pin of 11.3.0 was seen without a repository to cite
-	NodeExporter,      // a pin of v1.8.2 was seen without a repository to cite
-	PrometheusAdapter, // no public pin of v0.12.0 found
-	Reaper,            // 3.12-alpine is a moving tag; no pin to cite
-	NCCLTests,         // no public pin found
-	HPCG,              // no public pin found
-	PyTorch,           // no public pin found
-	ClusterAutoscaler, // a pin of v1.36.1 was seen without a repository to cite
-	MPIOperator,       // no public pin found
-	LAMMPS,            // no public pin found
-	OpenFOAM,          // no public pin found
-	Horovod,           // no public pin found
+	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
+	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
+	HPCG,              // no pin of nvcr.io/nvidia/hpc-benchmarks:24.03 found ("hpc-benchmarks:24.03@", "hpc-benchmarks@sha256")
+	PyTorch,           // pins of nvcr.io/nvidia/pytorch found are of other releases (26.x) or tagless; none of 24.03-py3 ("pytorch:24.03-py3@")
+	MPIOperator,       // no pin of docker.io/mpioperator/mpi-operator found ("mpi-operator:0.8.0@", "mpioperator/mpi-operator@sha256")
+	LAMMPS,            // no pin of nvcr.io/hpc/lammps found ("lammps:patch_15Jun2023@", "hpc/lammps@sha256")
+	Horovod,           // no pin of docker.io/horovod/horovod found ("horovod/horovod:0.28.1@", "horovod/horovod@sha256")
 }
 
 // TestDigestsStillMissing holds every row to a digest with its source, but the allow-list.
@@ -94,9 +87,11 @@ func TestMirrorName(t *testing.T) {
 	const reg = "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
 	for _, c := range []struct{ name, want string }{
 		{Flannel, reg + "/flannel:v0.27.4@" + Get(Flannel).Digest},
-		{DCGMExporter, reg + "/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"},
+		{DCGMExporter, reg + "/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04@" + Get(DCGMExporter).Digest},
 		{Pause, reg + "/pause:3.10@" + Get(Pause).Digest},
-		{Reaper, reg + "/python:3.12-alpine"},
+		{Reaper, reg + "/python:3.12-alpine@" + Get(Reaper).Digest},
+		// A row still without a digest is pulled by tag.
+		{PrometheusAdapter, reg + "/prometheus-adapter:v0.12.0"},
 	} {
 		if got := RefIn(c.name, reg); got != c.want {
 			t.Errorf("RefIn(%s) = %q, want %q", c.name, got, c.want)
