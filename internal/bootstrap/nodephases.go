@@ -22,6 +22,12 @@ func (v Versions) driverBranch() string { return strings.SplitN(v.Driver, ".", 2
 
 // script is the node's bootstrap script (phases.go): the phases of its role and options.
 func script(o Options) string {
+	return renderScript(o.Role, nodePhases(o))
+}
+
+// nodePhases are the phases of a node of o's role and options, in the order they run: the
+// install phases (installPhases), then the node's own (mounts, join or init and add-ons).
+func nodePhases(o Options) []phase {
 	var phases []phase
 	add := func(name string, lines ...string) { phases = append(phases, phase{name, lines}) }
 	v := o.Versions
@@ -144,8 +150,12 @@ func script(o Options) string {
 		add(PhaseMounts, append(lines, "mount -a")...)
 	}
 	joinPhases(o, add)
-	return renderScript(o.Role, phases)
+	return phases
 }
+
+// installPhases are the phases that install software and change nothing node-specific: what an
+// image builder runs (bake.go) and a node from that image skips (same digest).
+var installPhases = []string{PhaseMirrors, PhasePackages, PhaseERDMA, PhaseDriver, PhaseFabricManager, PhaseContainerRuntime, PhaseHostCUDA, PhaseKubelet}
 
 // pinAll is "a=V b=V" for the packages "a b".
 func pinAll(pkgs, version string) string {

@@ -6,7 +6,10 @@ package bootstrap
 // phaseAttempts times with doubling waits, and once it succeeds leaves a marker
 // (/var/lib/gpucluster/phase-<name>.done) so that it never runs again: after a reboot, or when
 // the unit restarts the script after a phase failed for good, the script resumes at the first
-// phase without a marker. The unit restarts the script (Restart=on-failure) until it succeeds, so
+// phase without a marker. The marker holds a digest of the phase's function (bash's own
+// `declare -f`), and a phase is skipped only when its marker holds its digest: a node booted from
+// a baked image (bake.go), whose builder ran the same install phases, skips exactly those whose
+// commands, versions and sources are the ones it would run, and runs any that differ. The unit restarts the script (Restart=on-failure) until it succeeds, so
 // a mirror or the API server that answers only later does not leave a half-built node for good.
 //
 // What happens is readable from outside the node in three places:
@@ -67,6 +70,9 @@ const (
 	StateRetrying = "retrying"
 	StateFailed   = "failed"
 	StateJoined   = "joined"
+	// StateBaked ends an image builder's script (bake.go): every install phase done, the
+	// images pulled, the machine sealed and powering off for CreateImage.
+	StateBaked = "baked"
 )
 
 // Status is the status file: what the bootstrap is doing, or how it ended.
@@ -109,7 +115,7 @@ func ParseStatus(line string) (Status, error) {
 		}
 	}
 	switch s.State {
-	case StateRunning, StateRetrying, StateFailed, StateJoined:
+	case StateRunning, StateRetrying, StateFailed, StateJoined, StateBaked:
 		return s, nil
 	}
 	return s, fmt.Errorf("status %q: unknown state %q", line, s.State)
@@ -168,20 +174,29 @@ exec >>"$LOG" 2>&1
 if [ "${ID:-}" != ubuntu ] || [ "${VERSION_ID:-}" != 22.04 ]; then
   report "unsupported OS ${PRETTY_NAME:-unknown}: the bootstrap needs Ubuntu 22.04 (image ubuntu_22_04_x64_*)"; status failed os 1; exit 3
 fi
+digest() { declare -f "p_${1//-/_}" | sha256sum | cut -c1-16; }
 phase() {
-  local n=0 delay
-  if [ -e "$S/phase-$1.done" ]; then return 0; fi
+  local n=0 delay d
+  d=$(digest "$1")
+  if [ "$(cat "$S/phase-$1.done" 2>/dev/null)" = "$d" ]; then return 0; fi
   until n=$((n+1)); status running "$1" "$n"; ${GPUCLUSTER_RUN_PHASE:-bash "$0" run} "$1"; do
     if [ "$n" -ge "$ATTEMPTS" ]; then status failed "$1" "$n"; report "phase $1 failed (attempt $n/$ATTEMPTS)"; exit 1; fi
     delay=$((BACKOFF << (n-1))); if [ "$delay" -gt 300 ]; then delay=300; fi
     status retrying "$1" "$n"; report "phase $1 failed (attempt $n/$ATTEMPTS), next in ${delay}s"; sleep "$delay"
   done
-  touch "$S/phase-$1.done"; report "phase $1 ok"
+  echo "$d" >"$S/phase-$1.done"; report "phase $1 ok"
 }
 `
 
-// renderScript is the script: the runner, a function p_<phase> per phase, and the calls in order.
+// renderScript is the script: the runner, a function p_<phase> per phase, and the calls in order;
+// it ends joined.
 func renderScript(role string, phases []phase) string {
+	return renderScriptEnding(role, phases, StateJoined)
+}
+
+// renderScriptEnding is renderScript ending in state end (after the last phase, the status file
+// and the console say end).
+func renderScriptEnding(role string, phases []phase, end string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# gpucluster node bootstrap, role %s. Rendered by terraform-provider-gpucluster; run by %s.\n", role, BootstrapUnit)
 	fmt.Fprintf(&b, runnerHead, phaseAttempts, phaseBackoff)
@@ -196,7 +211,7 @@ func renderScript(role string, phases []phase) string {
 	for _, p := range phases {
 		b.WriteString("phase " + p.name + "\n")
 	}
-	b.WriteString("status " + StateJoined + " " + phases[len(phases)-1].name + " 1\nreport " + StateJoined + "\n")
+	b.WriteString("status " + end + " " + phases[len(phases)-1].name + " 1\nreport " + end + "\n")
 	return b.String()
 }
 
@@ -204,6 +219,8 @@ func renderScript(role string, phases []phase) string {
 type ConsoleOutcome struct {
 	// Joined: the last bootstrap line is "joined".
 	Joined bool
+	// Baked: the last bootstrap line is "baked" (an image builder that finished).
+	Baked bool
 	// FailedPhase is the phase whose every attempt failed, when that is the last word (the unit
 	// starts the script again later: a later line may still say the phase is ok).
 	FailedPhase string
@@ -227,6 +244,8 @@ func ParseConsole(output string) ConsoleOutcome {
 		switch {
 		case rest == StateJoined:
 			out.Joined, out.FailedPhase = true, ""
+		case rest == StateBaked:
+			out.Baked, out.FailedPhase = true, ""
 		case strings.HasPrefix(rest, "phase "):
 			f := strings.Fields(rest)
 			if len(f) < 3 {
@@ -239,7 +258,7 @@ func ParseConsole(output string) ConsoleOutcome {
 					out.FailedPhase = ""
 				}
 			case f[2] == "failed" && !strings.Contains(rest, "next in"):
-				out.FailedPhase, out.Joined = f[1], false
+				out.FailedPhase, out.Joined, out.Baked = f[1], false, false
 			}
 		}
 	}

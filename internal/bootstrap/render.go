@@ -357,9 +357,14 @@ func Render(o Options) (string, error) {
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}
-	// cloud-init only enables and starts the unit (phases.go), which runs the phases, retries them
-	// and resumes after a reboot. The start waits for the unit (Type=oneshot), so the user's own
-	// runcmd entries (Merge) still run after the bootstrap, as before the unit existed.
+	return cc.document()
+}
+
+// document is the cloud-config: cloud-init writes the files, then only enables and starts the
+// bootstrap unit (phases.go), which runs the phases, retries them and resumes after a reboot. The
+// start waits for the unit (Type=oneshot), so the user's own runcmd entries (Merge) still run
+// after the bootstrap, as before the unit existed.
+func (cc cloudConfig) document() (string, error) {
 	cc.RunCmd = [][]string{{"/bin/sh", "-c", "systemctl daemon-reload && systemctl enable --now " + BootstrapUnit}}
 	// cloud-init writes a file as root:root with mode 0644 unless told otherwise (module write_files,
 	// "owner" and "permissions": https://cloudinit.readthedocs.io/en/latest/reference/modules.html#write-files):
