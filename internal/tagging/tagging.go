@@ -39,6 +39,14 @@ const (
 	PoolNetwork = "gpucluster:pool-network"
 	Scenario    = "gpucluster:scenario"
 	Spec        = "gpucluster:spec"
+
+	// gpucluster_node_image: the image's name and a digest of what it holds, on the image, its
+	// copies and its builder instance. Together with gpucluster:managed-by they find, and adopt,
+	// the builder or image of an apply that was killed before it saved the image's id.
+	NodeImage        = "gpucluster:node-image"
+	NodeImageContent = "gpucluster:node-image-content"
+	// NodeImageRole is "builder" on the builder instance, "image" on the image, "copy" on a copy.
+	NodeImageRole = "gpucluster:node-image-role"
 )
 
 // TemplateLabelKeys are the node labels every pool registers its nodes with. An autoscaling
