@@ -160,7 +160,7 @@ func builderInstance(ctx context.Context, c *cloud.Client, s Spec) (string, erro
 	}
 	tags := s.tags(RoleBuilder)
 	in := cloud.RunInstancesInput{
-		ClientToken: cloud.ClientToken(0, tagging.TokenParts(tags, "RunInstances", s.Name, s.Content)...),
+		ClientToken:  cloud.ClientToken(0, tagging.TokenParts(tags, "RunInstances", s.Name, s.Content)...),
 		InstanceType: s.InstanceType, ZoneID: s.ZoneID, ImageID: s.BaseImageID, SecurityGroupID: s.SecurityGroupID,
 		VSwitchID: s.VSwitchID, Amount: 1, MinAmount: 1, InstanceName: s.Name + "-builder", HostName: s.Name + "-builder",
 		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: s.SystemDiskGiB}, UserData: s.UserData,
