@@ -213,18 +213,27 @@ func (c *Client) DeleteImage(ctx context.Context, region, id string, force bool)
 	return err
 }
 
-// StopInstance stops an instance (a normal shutdown, not a forced one, so its disks are
-// consistent for CreateImage); an instance already Stopped or Stopping is left as it is.
+// StopInstance stops a Running instance (StopInstances with one id; a normal shutdown, not a
+// forced one, so its disks are consistent for CreateImage). An instance that is not Running (it
+// powered itself off, or is on its way) is left as it is: WaitInstanceStopped tells where it ends.
 func (c *Client) StopInstance(ctx context.Context, id string) error {
-	req := ecs.CreateStopInstanceRequest()
-	req.RegionId = c.region
-	req.InstanceId = id
-	req.ForceStop = requests.NewBoolean(false)
-	err := c.Call(ctx, req, ecs.CreateStopInstanceResponse())
-	if code := ErrorCode(err); code == "IncorrectInstanceStatus" || code == "IncorrectInstanceStatus.Initializing" {
-		// Stopped or on its way there already (it powered itself off), or not Running yet:
-		// WaitInstanceStopped tells which.
+	got, err := c.DescribeInstancesByID(ctx, []string{id})
+	if err != nil {
+		return err
+	}
+	if len(got) == 0 {
+		return notFound(ProductECS, "DescribeInstances", "InvalidInstanceId.NotFound", "instance "+id)
+	}
+	if got[0].Status != "Running" {
 		return nil
+	}
+	req := ecs.CreateStopInstancesRequest()
+	req.RegionId = c.region
+	req.InstanceId = &[]string{id}
+	req.ForceStop = requests.NewBoolean(false)
+	err = c.Call(ctx, req, ecs.CreateStopInstancesResponse())
+	if ErrorCode(err) == "IncorrectInstanceStatus" {
+		return nil // it stopped itself between the two calls
 	}
 	return err
 }
