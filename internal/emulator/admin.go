@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	emunas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
 )
 
@@ -136,7 +138,7 @@ func (s *Server) Resources() Resources {
 			"capacity": f.Capacity, "status": f.Status(serverEnv{s}, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
-	s.essResources(now, &r)
+	r.ScalingGroups = append(r.ScalingGroups, emuess.Resources(s.adminCall(now))...)
 	s.mu.RUnlock()
 	if s.oss != nil {
 		if b := s.oss.Buckets(); b != nil {
@@ -147,6 +149,38 @@ func (s *Server) Resources() Resources {
 		sort.Slice(l, func(i, j int) bool { return l[i]["id"].(string) < l[j]["id"].(string) })
 	}
 	return r
+}
+
+// SetSpotCapacity replaces the spot stock table: zone -> instance type -> spot instances
+// available. Spot launches (SpotStrategy other than NoSpot) of a listed type draw on it; types
+// not listed have plenty. An empty map restores plenty everywhere.
+func (s *Server) SetSpotCapacity(c map[string]map[string]int) {
+	cp := stockTable(c)
+	s.mu.Lock()
+	emuess.StoreIn(s.db.stores).SpotCapacity = cp
+	s.mu.Unlock()
+	s.markDirty()
+}
+
+// ReclaimSpot releases spot instances the way the vendor does when it takes spot capacity back;
+// scaling groups with SpotInstanceRemedy launch replacements (see ess.ReclaimSpot). Nothing
+// changes when an id is not a live spot instance.
+func (s *Server) ReclaimSpot(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.adminCall(s.now())
+	c.ReqID, c.Action = newRequestID(), "ReclaimSpot"
+	if err := emuess.ReclaimSpot(c, ids); err != nil {
+		return err
+	}
+	s.markDirty()
+	return nil
+}
+
+// adminCall is the call an admin endpoint hands a product package: the state, the Env and the
+// time, and no request. Caller holds s.mu.
+func (s *Server) adminCall(now time.Time) *core.Call {
+	return &core.Call{Now: now, Stores: s.db.stores, Env: serverEnv{s}}
 }
 
 // Reset empties all state and counters (faults and stock included).
@@ -299,7 +333,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		serveTable(s, w, r, func() any { return s.db.Capacity },
 			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
 	case "/_emulator/spot_capacity":
-		serveTable(s, w, r, func() any { return s.db.ESS.SpotCapacity },
+		serveTable(s, w, r, func() any { return emuess.StoreIn(s.db.stores).SpotCapacity },
 			func(c map[string]map[string]int) error { s.SetSpotCapacity(c); return nil })
 	case "/_emulator/spot_reclaim":
 		if r.Method != http.MethodPost {

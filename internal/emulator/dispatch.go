@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
@@ -51,7 +52,7 @@ const (
 	versionNAS = "2017-06-26"
 	versionSTS = sts.Version
 	versionSLB = emuslb.Version
-	versionESS = "2014-08-28"
+	versionESS = emuess.Version
 )
 
 var productHost = map[string]string{
@@ -104,6 +105,7 @@ func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(
 func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
 	return e.s.asyncStatus(since, now, pending, done)
 }
+func (e serverEnv) BootTime() time.Duration { return e.s.cfg.BootTime }
 
 // commonParams are left out of the idempotency hash: they change on every retry.
 var commonParams = map[string]bool{

@@ -385,7 +385,7 @@ func runInstances(c *call) (any, *apiError) {
 		}
 	}
 	if isSpot(spot) {
-		if z := d.ESS.SpotCapacity[vsw.Zone]; z != nil {
+		if z := core.SpotStock(d.stores)[vsw.Zone]; z != nil {
 			if avail, ok := z[it.Name]; ok && avail < n {
 				n = max(avail, 0)
 				stockLimited = true
@@ -413,7 +413,7 @@ func runInstances(c *call) (any, *apiError) {
 			z[it.Name] -= n
 		}
 	}
-	if z := d.ESS.SpotCapacity[vsw.Zone]; z != nil && isSpot(spot) {
+	if z := core.SpotStock(d.stores)[vsw.Zone]; z != nil && isSpot(spot) {
 		if _, ok := z[it.Name]; ok {
 			z[it.Name] -= n
 		}

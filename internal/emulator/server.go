@@ -9,9 +9,9 @@
 //
 // This package is the assembly: it builds the Server (dispatch, signatures, faults, admin
 // endpoints, the state file) on package core and serves every product package listed in
-// products.go (sts, nas, slb, vpc; oss through oss_wiring.go). The products not yet moved out
-// (ECS and ESS) are still files of this package; vpc_wiring.go offers the VPC API what it reads
-// of ECS. See core's package comment for how a product is laid out and how products reach each
+// products.go (sts, nas, slb, vpc, ess; oss through oss_wiring.go). ECS, not yet moved out, is
+// still files of this package: vpc_wiring.go offers the VPC API what it reads of ECS, and
+// ecs_compute.go offers ESS what it needs of ECS (core.UseCompute). See core's package comment for how a product is laid out and how products reach each
 // other.
 package emulator
 

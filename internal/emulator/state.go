@@ -157,9 +157,6 @@ type db struct {
 	byVSwitch map[string]map[*instance]bool
 	refs      map[string]int // instances referencing a security group / deployment set / hpc cluster
 
-	// Auto Scaling (ess_state.go).
-	ESS *essState `json:"ess,omitempty"`
-
 	// stores are the records of the products moved into their own package (core.Stores); their
 	// keys sit in the same JSON object as the fields above (see MarshalJSON).
 	stores *core.Stores
@@ -207,7 +204,6 @@ func newDB() *db {
 		Templates: map[string]*launchTemplate{},
 		stores:    core.NewStores(),
 	}
-	d.initESS()
 	d.reindex()
 	return d
 }
@@ -308,7 +304,7 @@ func (d *db) removeInstance(in *instance) {
 		}
 	}
 	if isSpot(in.Spot) {
-		if z := d.ESS.SpotCapacity[in.Zone]; z != nil {
+		if z := core.SpotStock(d.stores)[in.Zone]; z != nil {
 			if _, ok := z[in.Type]; ok {
 				z[in.Type]++
 			}
@@ -416,7 +412,6 @@ func (s *Server) load() error {
 	if d.Templates == nil {
 		d.Templates = map[string]*launchTemplate{}
 	}
-	d.initESS()
 	d.reindex()
 	s.useDB(d)
 	if s.oss != nil && len(snap.OSS) > 0 {

@@ -21,7 +21,12 @@
 // offers the VPC API its instances and its DeleteVpc checks from internal/emulator's
 // vpc_wiring.go (vpc.UseInstances, vpc.RegisterDependent), SLB reads ECS instances through a
 // finder the Server hands its store (slb.Store.UseInstances), and the Server tells SLB and VPC of
-// a released instance (slb.Store.ForgetInstance, vpc.Store.ForgetInstance). What every product
+// a released instance (slb.Store.ForgetInstance, vpc.Store.ForgetInstance).
+//
+// Where the core can carry a contract between two products, it does, and neither imports the
+// other: ESS launches and releases ECS instances through the Compute that ECS registers
+// (UseCompute, ECS), and ECS draws spot launches from the spot stock table ESS keeps
+// (UseSpotStock, SpotStock). What every product
 // shares because the vendor's cloud does (one id sequence, the served zones, asynchronous status
 // from the clock) comes from the Server through Call.Env.
 //

@@ -21,4 +21,7 @@ type Env interface {
 	// nanoseconds), done after: how the emulator derives an asynchronous status from time, so
 	// nothing has to tick records along.
 	AsyncStatus(since int64, now time.Time, pending, done string) string
+	// BootTime is Config.BootTime: how long an instance takes from Pending to Running, and so
+	// how long whatever waits on instances (a scaling activity) stays in progress.
+	BootTime() time.Duration
 }
