@@ -1,9 +1,10 @@
 package core
 
 // Instance is what a product above ECS reads of an ECS instance: ESS counts a scaling group's
-// members by it and answers DescribeScalingInstances from it.
+// members by it and answers DescribeScalingInstances from it; SLB checks a backend server by it.
 type Instance struct {
 	ID, Region, Zone, Type string
+	VpcID                  string
 	IP                     string // the primary private address
 	Spot                   string // SpotStrategy as launched: NoSpot, SpotAsPriceGo, SpotWithPriceLimit
 	Created                int64  // unix nanoseconds
@@ -17,9 +18,9 @@ type SecurityGroup struct {
 }
 
 // Compute is ECS as the products above it use it: ESS launches a scaling group's instances with
-// RunInstances and releases them. ECS registers it from its init (UseCompute). The core carries
-// the contract so that neither product imports the other: ESS stands on ECS, and ECS's records
-// stay ECS's.
+// RunInstances and releases them, SLB checks the instances it is given as backend servers. ECS
+// registers it from its init (UseCompute). The core carries the contract so that no product
+// imports ECS: ESS and SLB stand on ECS, and ECS's records stay ECS's.
 type Compute struct {
 	// Instance answers instance id of the call's state, whatever its region; false once released.
 	Instance func(c *Call, id string) (Instance, bool)
@@ -61,6 +62,20 @@ func UseCompute(c Compute) { compute = c }
 
 // ECS answers what ECS offered with UseCompute.
 func ECS() Compute { return compute }
+
+// releaseHooks are what the products above ECS do when it releases an instance (WhenReleased).
+var releaseHooks []func(s *Stores, instanceID string)
+
+// WhenReleased adds what a product above ECS does to its records when ECS releases an instance
+// (SLB takes it out of every backend list). Call it from an init.
+func WhenReleased(f func(s *Stores, instanceID string)) { releaseHooks = append(releaseHooks, f) }
+
+// Released runs every WhenReleased hook for an instance ECS has just released from s.
+func Released(s *Stores, instanceID string) {
+	for _, f := range releaseHooks {
+		f(s, instanceID)
+	}
+}
 
 // spotStock is how ECS finds the spot stock table (UseSpotStock).
 var spotStock = func(*Stores) map[string]map[string]int { return nil }
