@@ -2,13 +2,14 @@ package emulator
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	emunas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
 )
 
@@ -103,14 +104,11 @@ func (s *Server) Resources() Resources {
 		NatGateways: []map[string]any{}, SnatEntries: []map[string]any{}, EIPs: []map[string]any{}, LoadBalancers: []map[string]any{},
 		ScalingGroups: []map[string]any{},
 	}
-	for _, in := range s.db.order {
-		r.Instances = append(r.Instances, map[string]any{
-			"id": in.ID, "region": in.Region, "zone": in.Zone, "instance_type": in.Type,
-			"status": s.instanceStatus(in, now), "name": in.Name, "vpc_id": in.VpcID, "vswitch_id": in.VSwitchID,
-			"security_group_ids": in.SGs, "tags": tagMap(in.Tags), "spot_strategy": in.Spot,
-			"deployment_set_id": in.DeploySet, "hpc_cluster_id": in.Hpc,
-		})
-	}
+	ecs := emuecs.ListResources(s.adminCall(now))
+	r.Instances = append(r.Instances, ecs.Instances...)
+	r.SecurityGroups = append(r.SecurityGroups, ecs.SecurityGroups...)
+	r.DeploymentSets = append(r.DeploymentSets, ecs.DeploymentSets...)
+	r.HpcClusters = append(r.HpcClusters, ecs.HpcClusters...)
 	for _, v := range s.db.network().Vpcs {
 		r.Vpcs = append(r.Vpcs, map[string]any{"id": v.ID, "region": v.Region, "name": v.Name, "cidr_block": v.CIDR,
 			"status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
@@ -119,24 +117,13 @@ func (s *Server) Resources() Resources {
 		r.VSwitches = append(r.VSwitches, map[string]any{"id": v.ID, "region": v.Region, "vpc_id": v.VpcID, "zone": v.Zone,
 			"cidr_block": v.CIDR, "name": v.Name, "status": s.asyncStatus(v.Created, now, "Pending", "Available"), "tags": tagMap(v.Tags)})
 	}
-	for _, g := range s.db.SGs {
-		r.SecurityGroups = append(r.SecurityGroups, map[string]any{"id": g.ID, "region": g.Region, "vpc_id": g.VpcID,
-			"name": g.Name, "rules": len(g.Rules), "tags": tagMap(g.Tags)})
-	}
-	for _, d := range s.db.DSets {
-		r.DeploymentSets = append(r.DeploymentSets, map[string]any{"id": d.ID, "region": d.Region, "name": d.Name,
-			"strategy": d.Strategy, "instances": s.db.refs[d.ID]})
-	}
-	for _, h := range s.db.Hpcs {
-		r.HpcClusters = append(r.HpcClusters, map[string]any{"id": h.ID, "region": h.Region, "name": h.Name})
-	}
 	for _, f := range emunas.StoreIn(s.db.stores).FileSystems {
 		r.FileSystems = append(r.FileSystems, map[string]any{"id": f.ID, "region": f.Region, "zone": f.Zone,
 			"file_system_type": f.Type, "storage_type": f.StorageType, "protocol_type": f.Protocol,
 			"capacity": f.Capacity, "status": f.Status(serverEnv{s}, now), "mount_targets": len(f.Mounts)})
 	}
 	s.netResources(now, &r)
-	s.essResources(now, &r)
+	r.ScalingGroups = append(r.ScalingGroups, emuess.Resources(s.adminCall(now))...)
 	s.mu.RUnlock()
 	if s.oss != nil {
 		if b := s.oss.Buckets(); b != nil {
@@ -149,14 +136,43 @@ func (s *Server) Resources() Resources {
 	return r
 }
 
+// SetSpotCapacity replaces the spot stock table: zone -> instance type -> spot instances
+// available. Spot launches (SpotStrategy other than NoSpot) of a listed type draw on it; types
+// not listed have plenty. An empty map restores plenty everywhere.
+func (s *Server) SetSpotCapacity(c map[string]map[string]int) {
+	cp := emuecs.StockTable(c)
+	s.mu.Lock()
+	emuess.StoreIn(s.db.stores).SpotCapacity = cp
+	s.mu.Unlock()
+	s.markDirty()
+}
+
+// ReclaimSpot releases spot instances the way the vendor does when it takes spot capacity back;
+// scaling groups with SpotInstanceRemedy launch replacements (see ess.ReclaimSpot). Nothing
+// changes when an id is not a live spot instance.
+func (s *Server) ReclaimSpot(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.adminCall(s.now())
+	c.ReqID, c.Action = newRequestID(), "ReclaimSpot"
+	if err := emuess.ReclaimSpot(c, ids); err != nil {
+		return err
+	}
+	s.markDirty()
+	return nil
+}
+
+// adminCall is the call an admin endpoint hands a product package: the state, the Env and the
+// time, and no request. Caller holds s.mu.
+func (s *Server) adminCall(now time.Time) *core.Call {
+	return &core.Call{Now: now, Stores: s.db.stores, Env: serverEnv{s}}
+}
+
 // Reset empties all state and counters (faults and stock included).
 func (s *Server) Reset() {
 	s.mu.Lock()
 	s.useDB(newDB())
 	s.mu.Unlock()
-	s.console.mu.Lock()
-	s.console.logs = nil
-	s.console.mu.Unlock()
 	if s.oss != nil {
 		s.oss.Reset()
 	}
@@ -170,91 +186,53 @@ func (s *Server) Reset() {
 // available. Types not listed in a zone have plenty; an empty map restores
 // plenty everywhere.
 func (s *Server) SetCapacity(c map[string]map[string]int) {
-	cp := stockTable(c)
+	cp := emuecs.StockTable(c)
 	s.mu.Lock()
-	s.db.Capacity = cp
+	s.db.compute().SetCapacity(cp)
 	s.mu.Unlock()
 	s.markDirty()
 }
-
-// stockTable copies a zone -> instance type -> count table with the type names normalized.
-func stockTable(c map[string]map[string]int) map[string]map[string]int {
-	cp := map[string]map[string]int{}
-	for z, m := range c {
-		cp[z] = map[string]int{}
-		for t, n := range m {
-			cp[z][normalizeType(t)] = n
-		}
-	}
-	return cp
-}
-
-// stockOutCodes are the answers the vendor gives RunInstances when a zone cannot supply a type:
-// out of stock for now, the zone not selling, or the type not sold there.
-var stockOutCodes = []string{"OperationDenied.NoStock", "Zone.NotOnSale", "InvalidResourceType.NotSupported"}
 
 // SetUnavailable replaces the table of types zones do not sell at all: zone -> instance type
-// ("*" for every type) -> the code RunInstances answers there (one of stockOutCodes, HTTP 403),
-// whatever the capacity table says. DescribeAvailableResource shows those types SoldOut. An
+// ("*" for every type) -> the code RunInstances answers there (one of ecs.StockOutCodes, HTTP
+// 403), whatever the capacity table says. DescribeAvailableResource shows those types SoldOut. An
 // empty map sells everything again.
 func (s *Server) SetUnavailable(m map[string]map[string]string) error {
-	cp := map[string]map[string]string{}
-	for z, types := range m {
-		cp[z] = map[string]string{}
-		for t, code := range types {
-			if !contains(stockOutCodes, code) {
-				return fmt.Errorf("zone %s, type %s: code %q is not one of %s", z, t, code, strings.Join(stockOutCodes, ", "))
-			}
-			if t != "*" {
-				t = normalizeType(t)
-			}
-			cp[z][t] = code
-		}
+	cp, err := emuecs.UnavailableTable(m)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
-	s.db.Unavailable = cp
+	s.db.compute().SetUnavailable(cp)
 	s.mu.Unlock()
 	s.markDirty()
 	return nil
 }
-
-// unavailable answers the stock-out code of a type in a zone the zone does not sell ("" when it does).
-func (d *db) unavailable(zone, typ string) string {
-	z := d.Unavailable[zone]
-	if code := z[typ]; code != "" {
-		return code
-	}
-	return z["*"]
-}
-
-// noSpotCode is what RunInstances (and so an ESS launch) answers for spot of a type the vendor
-// sells pay-as-you-go only: the type is not sold that way in the zone. The vendor documents no
-// code of its own for this case; the emulator's choice is the stock-out code that says "this
-// resource is not sold here" rather than "sold out for now", so a retry does not help.
-const noSpotCode = "InvalidResourceType.NotSupported"
 
 // SetNoSpot replaces the list of instance types with no spot offer in any zone: spot launches of
-// them fail with noSpotCode and DescribeAvailableResource asked with a SpotStrategy leaves them
-// out. An empty list (the default) sells spot of every type.
+// them fail with ecs.NoSpotCode and DescribeAvailableResource asked with a SpotStrategy leaves
+// them out. An empty list (the default) sells spot of every type.
 func (s *Server) SetNoSpot(typesList []string) error {
-	cp := make([]string, 0, len(typesList))
-	for _, t := range typesList {
-		n := normalizeType(t)
-		if instanceTypes[n] == nil {
-			return fmt.Errorf("instance type %q is not in the emulator's catalog", t)
-		}
-		cp = append(cp, n)
+	cp, err := emuecs.NoSpotList(typesList)
+	if err != nil {
+		return err
 	}
-	sort.Strings(cp)
 	s.mu.Lock()
-	s.db.NoSpot = cp
+	s.db.compute().SetNoSpot(cp)
 	s.mu.Unlock()
 	s.markDirty()
 	return nil
 }
 
-// spotless says whether a type has no spot offer (SetNoSpot).
-func (d *db) spotless(typ string) bool { return contains(d.NoSpot, typ) }
+// SetConsoleOutput replaces what instanceID's serial console shows ("" empties it); ECS
+// GetInstanceConsoleOutput answers it, Base64-encoded as the vendor does. A node agent beside the
+// emulator writes it (the consoles are not saved with the state).
+func (s *Server) SetConsoleOutput(instanceID, output string) {
+	s.mu.RLock()
+	st := s.db.compute()
+	s.mu.RUnlock()
+	st.SetConsoleOutput(instanceID, output, s.now())
+}
 
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	writeJSON := func(v any) {
@@ -296,10 +274,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			bad("use GET or PUT", http.StatusMethodNotAllowed)
 		}
 	case "/_emulator/capacity":
-		serveTable(s, w, r, func() any { return s.db.Capacity },
+		serveTable(s, w, r, func() any { return s.db.compute().Capacity },
 			func(c map[string]map[string]int) error { s.SetCapacity(c); return nil })
 	case "/_emulator/spot_capacity":
-		serveTable(s, w, r, func() any { return s.db.ESS.SpotCapacity },
+		serveTable(s, w, r, func() any { return emuess.StoreIn(s.db.stores).SpotCapacity },
 			func(c map[string]map[string]int) error { s.SetSpotCapacity(c); return nil })
 	case "/_emulator/spot_reclaim":
 		if r.Method != http.MethodPost {
@@ -319,9 +297,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
 	case "/_emulator/unavailable":
-		serveTable(s, w, r, func() any { return s.db.Unavailable }, s.SetUnavailable)
+		serveTable(s, w, r, func() any { return s.db.compute().Unavailable }, s.SetUnavailable)
 	case "/_emulator/no_spot":
-		serveTable(s, w, r, func() any { return s.db.NoSpot }, s.SetNoSpot)
+		serveTable(s, w, r, func() any { return s.db.compute().NoSpot }, s.SetNoSpot)
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:

@@ -125,7 +125,7 @@ func BenchmarkMemory100k(b *testing.B) {
 		b.ReportMetric(mb, "MB-heap/100k-instances")
 		b.ReportMetric(float64(after-before)/100000, "B/instance")
 		b.Logf("100,000 instances: heap %.1f MB (%.0f bytes per instance)", mb, float64(after-before)/100000)
-		if n := len(e.s.db.Instances); n != 100000 {
+		if n := len(e.s.db.compute().Instances); n != 100000 {
 			b.Fatalf("stored %d", n)
 		}
 		runtime.KeepAlive(e)

@@ -10,48 +10,20 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
 
-// call is one RPC request being answered.
-type call struct {
-	s       *Server
-	p       params
-	action  string
-	version string
-	region  string
-	now     time.Time
-	reqID   string
-	ak      string
-	core    *core.Call // built on first use by Core
-}
-
-type handlerFunc func(c *call) (any, *apiError)
-
-// route describes one Action: write routes take the exclusive lock, and
-// idem routes honour ClientToken.
-type route struct {
-	fn       handlerFunc
-	write    bool
-	idem     bool
-	noRegion bool // region-less actions (DescribeRegions, AssumeRole)
-	// regionOptional actions do not require RegionId in the vendor's models (the endpoint names
-	// the region); without one the emulator answers for its first region.
-	regionOptional bool
-	// vendorModel answers are built from the vendor's current response model already and skip
-	// pruneAnswer.
-	vendorModel bool
-}
-
 const (
-	versionECS = "2014-05-26"
+	versionECS = emuecs.Version
 	versionVPC = emuvpc.Version
 	versionNAS = "2017-06-26"
 	versionSTS = sts.Version
 	versionSLB = emuslb.Version
-	versionESS = "2014-08-28"
+	versionESS = emuess.Version
 )
 
 var productHost = map[string]string{
@@ -63,35 +35,7 @@ var productHost = map[string]string{
 	versionESS: "ess.aliyuncs.com",
 }
 
-// routes maps "Version/Action" to its handler for the products still in this package; filled
-// by each product file's init. The products in their own package register with core.Register.
-var routes = map[string]route{}
-
-func register(version, action string, r route) { routes[version+"/"+action] = r }
-
-// lookupRoute finds the route of "Version/Action", in this package's table or the core's.
-func lookupRoute(key string) (route, bool) {
-	if r, ok := routes[key]; ok {
-		return r, true
-	}
-	r, ok := core.Lookup(key)
-	if !ok {
-		return route{}, false
-	}
-	return route{fn: func(c *call) (any, *apiError) { return r.Fn(c.Core()) }, write: r.Write, idem: r.Idem,
-		noRegion: r.NoRegion, regionOptional: r.RegionOptional, vendorModel: r.VendorModel}, true
-}
-
-// Core is the call as a product package's handler (and the core's tag engine) takes it.
-func (c *call) Core() *core.Call {
-	if c.core == nil {
-		c.core = &core.Call{P: c.p, Action: c.action, Version: c.version, Region: c.region, Now: c.now,
-			ReqID: c.reqID, AK: c.ak, Stores: c.s.db.stores, Env: serverEnv{c.s}}
-	}
-	return c.core
-}
-
-// serverEnv is the Server as the products in their own packages see it (core.Env).
+// serverEnv is the Server as the products see it (core.Env).
 type serverEnv struct{ s *Server }
 
 func (e serverEnv) NewID(prefix string) string { return e.s.db.newID(prefix) }
@@ -101,21 +45,16 @@ func (e serverEnv) NextSeq() uint64 {
 }
 func (e serverEnv) Seq() uint64                         { return e.s.db.Seq }
 func (e serverEnv) ZoneExists(region, zone string) bool { return e.s.zoneExists(region, zone) }
+func (e serverEnv) Regions() []core.Region              { return e.s.servedRegions() }
 func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string) string {
 	return e.s.asyncStatus(since, now, pending, done)
 }
-
-// commonParams are left out of the idempotency hash: they change on every retry.
-var commonParams = map[string]bool{
-	"Signature": true, "SignatureNonce": true, "Timestamp": true, "AccessKeyId": true,
-	"SecurityToken": true, "SignatureMethod": true, "SignatureVersion": true,
-	"SignatureType": true, "Format": true, "ClientToken": true,
-}
+func (e serverEnv) BootTime() time.Duration { return e.s.cfg.BootTime }
 
 func paramsHash(p params) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
-		if !commonParams[k] {
+		if !core.IsCommonParam(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -212,7 +151,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	rt, ok := lookupRoute(version + "/" + action)
+	rt, ok := core.Lookup(version + "/" + action)
 	if !ok {
 		if _, known := productHost[version]; !known {
 			return nil, 0, errf(400, "InvalidVersion", "Specified parameter Version %q is not valid.", version)
@@ -222,28 +161,29 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if e := checkRanges(version+"/"+action, p); e != nil {
 		return nil, 0, e
 	}
-	c := &call{s: s, p: p, action: action, version: version, now: now, reqID: reqID, ak: ak}
-	if !rt.noRegion {
-		c.region = p["RegionId"]
-		if c.region == "" && rt.regionOptional {
-			c.region = s.defaultRegion
+	c := &core.Call{P: p, Action: action, Version: version, Now: now, ReqID: reqID, AK: ak, Env: serverEnv{s}}
+	if !rt.NoRegion {
+		c.Region = p["RegionId"]
+		if c.Region == "" && rt.RegionOptional {
+			c.Region = s.defaultRegion
 		}
-		if c.region == "" {
+		if c.Region == "" {
 			return nil, 0, errMissing("RegionId")
 		}
-		if s.regions[c.region] == nil {
-			return nil, 0, errf(404, "InvalidRegionId.NotFound", "The specified region %q does not exist.", c.region)
+		if s.regions[c.Region] == nil {
+			return nil, 0, errf(404, "InvalidRegionId.NotFound", "The specified region %q does not exist.", c.Region)
 		}
 	}
 	token := p["ClientToken"]
-	useIdem := rt.idem && token != ""
-	if !rt.write {
+	useIdem := rt.Idem && token != ""
+	if !rt.Write {
 		// Reads: build the answer under the read lock, encode it after. The answer is made of
 		// fresh SDK structs, and encoding a hundred instances takes longer than finding them:
 		// holding the lock for it would queue every writer (and, behind a queued writer, every
 		// reader) for the whole encode.
 		s.mu.RLock()
-		resp, aerr := rt.fn(c)
+		c.Stores = s.db.stores
+		resp, aerr := rt.Fn(c)
 		s.mu.RUnlock()
 		if aerr != nil {
 			return nil, 0, aerr
@@ -252,7 +192,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
-		if !rt.vendorModel {
+		if !rt.VendorModel {
 			body = s.prune(version+"/"+action, body)
 		}
 		return body, 200, nil
@@ -270,7 +210,8 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 			return e.Body, 200, nil
 		}
 	}
-	resp, aerr := rt.fn(c)
+	c.Stores = s.db.stores
+	resp, aerr := rt.Fn(c)
 	if aerr != nil {
 		return nil, 0, aerr
 	}
@@ -278,7 +219,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
-	if !rt.vendorModel {
+	if !rt.VendorModel {
 		body = s.prune(version+"/"+action, body)
 	}
 	if useIdem {
@@ -298,11 +239,4 @@ func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
 
 // ServedActions lists every RPC action the emulator answers as "Version/Action", sorted; the
 // conformance generator and suite walk it so a new action cannot be left out.
-func ServedActions() []string {
-	out := core.Served()
-	for k := range routes {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func ServedActions() []string { return core.Served() }

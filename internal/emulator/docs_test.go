@@ -30,13 +30,8 @@ const (
 // servingPackage names the package whose handler answers "Version/Action", from the
 // handler's own symbol, so the guide cannot say a package the code does not.
 func servingPackage(key string) string {
-	rt, ok := routes[key]
-	fn := any(rt.fn)
-	if !ok {
-		cr, _ := core.Lookup(key)
-		fn = cr.Fn
-	}
-	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name() // module/internal/emulator/sts.assumeRole
+	rt, _ := core.Lookup(key)
+	name := runtime.FuncForPC(reflect.ValueOf(rt.Fn).Pointer()).Name() // module/internal/emulator/sts.assumeRole
 	slash := strings.LastIndex(name, "/")
 	pkg := name[:slash+strings.Index(name[slash:], ".")]
 	return pkg[strings.Index(pkg, "internal/"):]

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 // TestGetInstanceConsoleOutput: empty until something writes the console (no node agent: no
@@ -24,7 +26,7 @@ func TestGetInstanceConsoleOutput(t *testing.T) {
 	if got.ConsoleOutput != "" || got.InstanceId != id {
 		t.Fatalf("before any output: %+v, want an empty console", got)
 	}
-	if _, err := time.Parse(timeFormat, got.LastUpdateTime); err != nil {
+	if _, err := time.Parse(core.TimeFormat, got.LastUpdateTime); err != nil {
 		t.Errorf("LastUpdateTime %q: %v", got.LastUpdateTime, err)
 	}
 	e.s.SetConsoleOutput(id, "gpucluster-bootstrap: joined\n")

@@ -12,6 +12,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
+
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 )
 
 // runWithRole starts amount instances carrying the RAM role ("" for none) and answers their ids.
@@ -110,7 +112,7 @@ func TestInstanceRamRoleRefused(t *testing.T) {
 	}
 	wantAnswer(t, e.ecsCall("DescribeInstanceRamRole", params{}), 400, "MissingParameter")
 	wantAnswer(t, e.ecsCall("DescribeInstanceRamRole", params{"InstanceIds": "i-1,i-2"}), 400, "InvalidInstanceIds.Malformed")
-	many := make([]string, maxRamRoleInstanceIDs+1)
+	many := make([]string, emuecs.MaxRamRoleInstanceIDs+1)
 	for i := range many {
 		many[i] = `"i-x"`
 	}

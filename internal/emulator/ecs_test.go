@@ -263,7 +263,7 @@ func TestRunInstancesValidation(t *testing.T) {
 	// DescribeInstances does not show the traffic mode (the vendor's model has no such field
 	// there): look at what the emulator stored.
 	e.s.mu.RLock()
-	mode := e.s.db.Instances[resp.InstanceIdSets.InstanceIdSet[0]].NICs[0].Mode
+	mode := e.s.db.compute().Instances[resp.InstanceIdSets.InstanceIdSet[0]].NICs[0].Mode
 	e.s.mu.RUnlock()
 	if mode != "HighPerformance" {
 		t.Fatalf("traffic mode not kept: %q", mode)

@@ -332,7 +332,7 @@ func TestESSSecondaryInterfaceReachesTheInstances(t *testing.T) {
 	if len(inst) != 2 {
 		t.Fatalf("%d instances, want 2", len(inst))
 	}
-	nics := e.s.db.Instances[inst[0].InstanceId].NICs
+	nics := e.s.db.compute().Instances[inst[0].InstanceId].NICs
 	if len(nics) == 0 || nics[0].Mode != "HighPerformance" {
 		t.Fatalf("the instance has no HighPerformance interface: %+v", nics)
 	}

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -46,7 +47,7 @@ func newEnv(t testing.TB, cfg Config) *env {
 		srv.Close()
 		_ = s.Close()
 	})
-	ak, sk := orDefault(cfg.AccessKey, "emulator"), orDefault(cfg.SecretKey, "emulator-secret")
+	ak, sk := cmp.Or(cfg.AccessKey, "emulator"), cmp.Or(cfg.SecretKey, "emulator-secret")
 	e.ecs, e.vpc, e.nas, e.sts = e.clients(credentials.NewAccessKeyCredential(ak, sk))
 	return e
 }

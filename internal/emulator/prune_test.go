@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 func TestPruneAnswer(t *testing.T) {
@@ -43,9 +45,12 @@ func pruneValueAll(in string, t *shapeNode) []byte {
 func BenchmarkPruneDescribeInstances100(b *testing.B) {
 	e := newEnv(b, Config{BootTime: 1})
 	ids := populate(b, e, 100)
-	c := &call{s: e.s, p: params{"InstanceIds": jsonIDs(ids), "MaxResults": "100"}, region: testRegion, now: time.Now()}
+	key := versionECS + "/DescribeInstances"
+	rt, _ := core.Lookup(key)
 	e.s.mu.RLock()
-	resp, aerr := describeInstances(c)
+	c := &core.Call{P: params{"InstanceIds": jsonIDs(ids), "MaxResults": "100"}, Region: testRegion, Now: time.Now(),
+		Stores: e.s.db.stores, Env: serverEnv{e.s}}
+	resp, aerr := rt.Fn(c)
 	e.s.mu.RUnlock()
 	if aerr != nil {
 		b.Fatal(aerr)
@@ -54,7 +59,6 @@ func BenchmarkPruneDescribeInstances100(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	key := versionECS + "/DescribeInstances"
 	b.Run("encode", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if _, err := json.Marshal(resp); err != nil {

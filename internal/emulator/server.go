@@ -9,10 +9,10 @@
 //
 // This package is the assembly: it builds the Server (dispatch, signatures, faults, admin
 // endpoints, the state file) on package core and serves every product package listed in
-// products.go (sts, nas, slb, vpc; oss through oss_wiring.go). The products not yet moved out
-// (ECS and ESS) are still files of this package; vpc_wiring.go offers the VPC API what it reads
-// of ECS. See core's package comment for how a product is laid out and how products reach each
-// other.
+// products.go (ecs, ess, nas, slb, sts, vpc; oss through oss_wiring.go). It re-exports what its
+// users read of a product (InstanceView is ecs.InstanceView) and delegates to the product for
+// the rest (SetConsoleOutput, the stock tables). See core's package comment for how a product
+// is laid out and how products reach each other.
 package emulator
 
 import (
@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
-	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 )
 
 // Config configures a Server.
@@ -42,13 +42,13 @@ type Config struct {
 }
 
 // DefaultGPUQuota is generous so only tests that lower it ever hit it.
-const DefaultGPUQuota = 100000
+const DefaultGPUQuota = emuecs.DefaultGPUQuota
 
 // Server is one emulator instance. All state sits behind mu; Describe calls
 // share the read lock, so concurrent readers scale.
 type Server struct {
 	cfg     Config
-	regions map[string]*regionInfo
+	regions map[string]*core.Region
 	// defaultRegion answers actions whose RegionId is optional and not sent: the first served
 	// region in catalog order.
 	defaultRegion string
@@ -62,7 +62,6 @@ type Server struct {
 	oss    ossBackend
 
 	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
-	console consoleLogs  // the instances' serial consoles, written by a node agent (SetConsoleOutput)
 
 	dirty     chan struct{}
 	stop      chan struct{}
@@ -98,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.auth.Keys = s.lookupKey
 	s.useDB(newDB())
-	s.regions = map[string]*regionInfo{}
+	s.regions = map[string]*core.Region{}
 	for _, r := range catalogRegions {
 		if len(cfg.Regions) == 0 || contains(cfg.Regions, r.ID) {
 			s.regions[r.ID] = r
@@ -125,18 +124,20 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// useDB makes d the Server's state and tells the product packages what they learn from the
-// Server rather than from an import: SLB finds ECS instances here while ECS is part of this
-// package. Caller holds s.mu, or no one else sees s yet.
+// useDB makes d the Server's state and tells ECS the configuration it answers by. Caller holds
+// s.mu, or no one else sees s yet.
 func (s *Server) useDB(d *db) {
 	s.db = d
-	d.loadBalancers().UseInstances(func(id string, now time.Time) (emuslb.Instance, bool) {
-		in := d.Instances[id]
-		if in == nil {
-			return emuslb.Instance{}, false
-		}
-		return emuslb.Instance{Region: in.Region, VpcID: in.VpcID, IP: in.IP, Status: s.instanceStatus(in, now)}, true
-	})
+	d.compute().Configure(emuecs.Settings{ConsistencyDelay: s.cfg.ConsistencyDelay, GPUQuota: s.cfg.GPUQuota})
+}
+
+// asyncStatus is the status of a resource that becomes ready asynchronously
+// (VPC, vSwitch, file system): pending for half the boot time.
+func (s *Server) asyncStatus(created int64, now time.Time, pending, done string) string {
+	if time.Duration(now.UnixNano()-created) < s.cfg.BootTime/2 {
+		return pending
+	}
+	return done
 }
 
 func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.clockSkew.Load())) }
@@ -231,24 +232,15 @@ func (s *Server) janitor() {
 			return
 		case <-t.C:
 		}
-		now := s.now().Unix()
-		var expired []*instance
+		now := s.now()
 		s.mu.RLock()
-		for _, in := range s.db.order {
-			if in.AutoRelease != 0 && in.AutoRelease <= now {
-				expired = append(expired, in)
-			}
-		}
+		expired := s.db.compute().HasExpired(now)
 		s.mu.RUnlock()
-		if len(expired) == 0 {
+		if !expired {
 			continue
 		}
 		s.mu.Lock()
-		for _, in := range expired {
-			if s.db.Instances[in.ID] == in {
-				s.db.removeInstance(in)
-			}
-		}
+		emuecs.ReleaseExpired(s.adminCall(now))
 		s.mu.Unlock()
 		s.markDirty()
 	}

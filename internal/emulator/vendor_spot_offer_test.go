@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 )
 
 // A type sold pay-as-you-go only: DescribeAvailableResource asked with a SpotStrategy leaves it
-// out, a spot RunInstances of it fails with noSpotCode, and pay-as-you-go still launches.
+// out, a spot RunInstances of it fails with ecs.NoSpotCode, and pay-as-you-go still launches.
 func TestNoSpotTypes(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := e.network("10.0.0.0/16", "10.0.1.0/24")
@@ -43,8 +45,8 @@ func TestNoSpotTypes(t *testing.T) {
 	if spotOffered() {
 		t.Fatalf("%s still offered as spot after PUT /_emulator/no_spot", typ)
 	}
-	wantAnswer(t, run("SpotAsPriceGo"), 403, noSpotCode)
-	wantAnswer(t, run("SpotWithPriceLimit"), 403, noSpotCode)
+	wantAnswer(t, run("SpotAsPriceGo"), 403, emuecs.NoSpotCode)
+	wantAnswer(t, run("SpotWithPriceLimit"), 403, emuecs.NoSpotCode)
 	wantAnswer(t, run("NoSpot"), 200, "")
 	if err := e.s.SetNoSpot([]string{"ecs.nope.xlarge"}); err == nil {
 		t.Fatal("a type outside the catalog was accepted")

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"time"
+
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 )
 
 // View is a read-only copy of what a node would see of its cloud: the running instances with
@@ -18,44 +20,18 @@ type View struct {
 }
 
 // InstanceView is one instance; Status is the one DescribeInstances answers (Running, ...).
-type InstanceView struct {
-	ID, Region, Zone, Type string
-	Status                 string
-	HostName               string
-	VpcID, VSwitchID       string
-	PrivateIP              string
-	PublicIP               string // assigned at launch (InternetMaxBandwidthOut > 0); EIPs are in View.EIPs
-	SecurityGroupIDs       []string
-	// VCPUs, MemoryGiB and GPUs are the instance type's, from the emulator's catalog.
-	VCPUs     int
-	MemoryGiB float64
-	GPUs      int
-	// UserData is Base64, as RunInstances took it and DescribeUserData answers it.
-	UserData string
-}
+type InstanceView = emuecs.InstanceView
 
 // VSwitchView is one vSwitch.
 type VSwitchView struct {
 	ID, VpcID, CIDR string
 }
 
-// SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
-// "Accept": members of the group reach each other whatever the rules say.
-type SecurityView struct {
-	ID, VpcID         string
-	InnerAccessAccept bool
-	Rules             []SecurityRuleView
-}
+// SecurityView is one security group; InnerAccessAccept is its InnerAccessPolicy "Accept".
+type SecurityView = emuecs.SecurityView
 
-// SecurityRuleView is one rule, as DescribeSecurityGroupAttribute spells it: Direction ingress
-// or egress; Protocol TCP, UDP, ICMP, GRE or ALL; PortRange "from/to" ("-1/-1" for all); the
-// peer as a CIDR block or a security group id; Policy accept or drop; Priority 1 (first) to 100.
-type SecurityRuleView struct {
-	Direction, Protocol, PortRange string
-	CIDR, GroupID                  string
-	Policy                         string
-	Priority                       int
-}
+// SecurityRuleView is one rule of a security group, as DescribeSecurityGroupAttribute spells it.
+type SecurityRuleView = emuecs.SecurityRuleView
 
 // NatGatewayView is one Available NAT gateway with its Available SNAT entries.
 type NatGatewayView struct {
@@ -95,29 +71,10 @@ func (s *Server) View() View {
 	defer s.mu.RUnlock()
 	now := s.now()
 	d := s.db
-	v := View{VSwitches: map[string]VSwitchView{}, SecurityGroups: map[string]SecurityView{}}
-	for _, in := range d.order {
-		if !s.visible(in, now) {
-			continue
-		}
-		iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: s.instanceStatus(in, now), HostName: in.HostName,
-			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
-			UserData: in.UserData}
-		if it := instanceTypes[in.Type]; it != nil {
-			iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
-		}
-		v.Instances = append(v.Instances, iv)
-	}
+	v := View{VSwitches: map[string]VSwitchView{}}
+	v.Instances, v.SecurityGroups = emuecs.Views(s.adminCall(now))
 	for id, sw := range d.network().VSwitches {
 		v.VSwitches[id] = VSwitchView{ID: sw.ID, VpcID: sw.VpcID, CIDR: sw.CIDR}
-	}
-	for id, g := range d.SGs {
-		sv := SecurityView{ID: g.ID, VpcID: g.VpcID, InnerAccessAccept: true} // the emulator answers InnerAccessPolicy Accept
-		for _, r := range g.Rules {
-			sv.Rules = append(sv.Rules, SecurityRuleView{Direction: r.Direction, Protocol: r.Protocol, PortRange: r.PortRange,
-				CIDR: r.Cidr, GroupID: r.Group, Policy: r.Policy, Priority: r.Priority})
-		}
-		v.SecurityGroups[id] = sv
 	}
 	s.netView(now, &v)
 	return v

@@ -17,13 +17,17 @@
 // ECS. A lower product that must react to a higher one (DeleteVSwitch refusing while a NAS mount
 // target is in it) offers a small hook the higher product registers from its init
 // (vpc.RegisterDependent, whose checks run in the vendor's order by rank), so no product imports
-// one above it and there is no import cycle. While ECS is still part of internal/emulator, it
-// offers the VPC API its instances and its DeleteVpc checks from internal/emulator's
-// vpc_wiring.go (vpc.UseInstances, vpc.RegisterDependent), SLB reads ECS instances through a
-// finder the Server hands its store (slb.Store.UseInstances), and the Server tells SLB and VPC of
-// a released instance (slb.Store.ForgetInstance, vpc.Store.ForgetInstance). What every product
-// shares because the vendor's cloud does (one id sequence, the served zones, asynchronous status
-// from the clock) comes from the Server through Call.Env.
+// one above it and there is no import cycle. ECS offers the VPC API its instances and its
+// DeleteVpc checks that way (vpc.UseInstances, vpc.RegisterDependent), and tells VPC of a
+// released instance (vpc.Store.ForgetInstance).
+//
+// Where the core can carry a contract between two products, it does, and neither imports the
+// other: ESS launches and releases ECS instances, and SLB checks its backend servers, through
+// the Compute that ECS registers (UseCompute, ECS); SLB forgets a released instance through
+// WhenReleased; ECS draws spot launches from the spot stock table ESS keeps (UseSpotStock,
+// SpotStock). What every product shares because the vendor's cloud does (one id sequence, the
+// served regions and zones, asynchronous status and boot time from the clock) comes from the
+// Server through Call.Env.
 //
 // # State file
 //

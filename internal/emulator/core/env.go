@@ -17,8 +17,21 @@ type Env interface {
 	Seq() uint64
 	// ZoneExists reports whether the Server serves zone in region.
 	ZoneExists(region, zone string) bool
+	// Regions answers the regions the Server serves, with their zones, in the catalog's order.
+	Regions() []Region
 	// AsyncStatus answers pending until half of Config.BootTime has passed since (unix
 	// nanoseconds), done after: how the emulator derives an asynchronous status from time, so
 	// nothing has to tick records along.
 	AsyncStatus(since int64, now time.Time, pending, done string) string
+	// BootTime is Config.BootTime: how long an instance takes from Pending to Running, and so
+	// how long whatever waits on instances (a scaling activity) stays in progress.
+	BootTime() time.Duration
+}
+
+// Region is one region the Server serves: its id, the name the vendor's DescribeRegions gives
+// it, and its zones.
+type Region struct {
+	ID        string
+	LocalName string
+	Zones     []string
 }

@@ -117,3 +117,15 @@ func (p Params) IDs(jsonName, repeated string) ([]string, *Error) {
 	}
 	return p.List(repeated), nil
 }
+
+// commonParams are the parameters every RPC call carries for its signature and encoding, not
+// for the action: they change on every retry.
+var commonParams = map[string]bool{
+	"Signature": true, "SignatureNonce": true, "Timestamp": true, "AccessKeyId": true,
+	"SecurityToken": true, "SignatureMethod": true, "SignatureVersion": true,
+	"SignatureType": true, "Format": true, "ClientToken": true,
+}
+
+// IsCommonParam says whether k is one of those parameters: the idempotency hash leaves them out,
+// and so does a launch template keeping a request's parameters.
+func IsCommonParam(k string) bool { return commonParams[k] }

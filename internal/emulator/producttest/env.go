@@ -40,6 +40,14 @@ func (e *Env) AsyncStatus(since int64, now time.Time, pending, done string) stri
 	return done
 }
 
+// Regions serves Region with its one zone.
+func (e *Env) Regions() []core.Region {
+	return []core.Region{{ID: Region, LocalName: Region, Zones: []string{Region + "-a"}}}
+}
+
+// BootTime is two seconds: twice the time an asynchronous state takes, as at the Server.
+func (e *Env) BootTime() time.Duration { return 2 * time.Second }
+
 // World is every registered store with one Available VPC and one vSwitch in it.
 type World struct {
 	Stores       *core.Stores

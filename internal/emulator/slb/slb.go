@@ -272,7 +272,7 @@ func describeLoadBalancerAttribute(c *core.Call) (any, *core.Error) {
 
 // backendIP is a backend server's private address; "" once the instance is gone.
 func backendIP(c *core.Call, id string) string {
-	in, _ := StoreIn(c.Stores).instance(id, c.Now)
+	in, _ := core.ECS().Instance(c, id)
 	return in.IP
 }
 
@@ -399,7 +399,7 @@ func addBackendServers(c *core.Call) (any, *core.Error) {
 		return nil, e
 	}
 	for _, b := range add {
-		in, ok := StoreIn(c.Stores).instance(b.ServerID, c.Now)
+		in, ok := core.ECS().Instance(c, b.ServerID)
 		if !ok || in.Region != c.Region {
 			return nil, core.Errf(404, "InvalidServerId.NotFound", "The specified ServerId %q does not exist.", b.ServerID)
 		}
@@ -470,7 +470,7 @@ func describeHealthStatus(c *core.Call) (any, *core.Error) {
 	for _, l := range listeners {
 		for _, b := range lb.Backends {
 			health := "unavailable"
-			if in, ok := StoreIn(c.Stores).instance(b.ServerID, c.Now); l.Running && l.HealthCheck == "on" {
+			if in, ok := core.ECS().Instance(c, b.ServerID); l.Running && l.HealthCheck == "on" {
 				health = "abnormal"
 				if ok && in.Status == "Running" {
 					health = "normal"

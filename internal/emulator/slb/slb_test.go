@@ -2,7 +2,6 @@ package slb
 
 import (
 	"testing"
-	"time"
 
 	slbsdk "github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
@@ -10,12 +9,17 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/producttest"
 )
 
-// useInstances shows SLB these ECS instances, as the Server would.
-func useInstances(w *producttest.World, instances map[string]Instance) {
-	StoreIn(w.Stores).UseInstances(func(id string, _ time.Time) (Instance, bool) {
+// useInstances shows SLB these ECS instances, as ECS would through the core; ECS is not linked
+// in this test binary, so nothing else registers one.
+func useInstances(t *testing.T, instances map[string]core.Instance) {
+	before := core.ECS()
+	t.Cleanup(func() { core.UseCompute(before) })
+	compute := before
+	compute.Instance = func(_ *core.Call, id string) (core.Instance, bool) {
 		in, ok := instances[id]
 		return in, ok
-	})
+	}
+	core.UseCompute(compute)
 }
 
 func createLB(t *testing.T, w *producttest.World) string {
@@ -31,7 +35,7 @@ func createLB(t *testing.T, w *producttest.World) string {
 // backend list, and a load balancer holds its vSwitch and VPC against deletion.
 func TestBackendsAreRunningInstancesOfItsVPC(t *testing.T) {
 	w := producttest.NewWorld()
-	useInstances(w, map[string]Instance{
+	useInstances(t, map[string]core.Instance{
 		"i-running": {Region: producttest.Region, VpcID: w.VpcID, IP: "10.0.1.5", Status: "Running"},
 		"i-stopped": {Region: producttest.Region, VpcID: w.VpcID, IP: "10.0.1.6", Status: "Stopped"},
 		"i-away":    {Region: producttest.Region, VpcID: "vpc-other", IP: "10.9.0.5", Status: "Running"},

@@ -1,8 +1,6 @@
 package slb
 
 import (
-	"time"
-
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
 )
@@ -61,19 +59,10 @@ type LoadBalancer struct {
 	Tags             []core.Tag  `json:"tags,omitempty"`
 }
 
-// Instance is what SLB reads of the ECS instance a backend names.
-type Instance struct {
-	Region, VpcID, IP string
-	Status            string // as DescribeInstances answers it: Running, Stopped, ...
-}
-
 // Store is the SLB records. Its JSON key "load_balancers" is the one the state file had before
 // SLB had its own package.
 type Store struct {
 	LoadBalancers map[string]*LoadBalancer `json:"load_balancers,omitempty"`
-
-	// instance finds the ECS instance a backend names (UseInstances).
-	instance func(id string, now time.Time) (Instance, bool)
 }
 
 // Init makes the map a state file without SLB keys left nil.
@@ -82,11 +71,6 @@ func (s *Store) Init() {
 		s.LoadBalancers = map[string]*LoadBalancer{}
 	}
 }
-
-// UseInstances tells SLB how to find an ECS instance. The Server sets it on every state it
-// builds: ECS is not a package of its own yet, so SLB cannot import it (when it is, SLB reads
-// the ECS store instead and this goes).
-func (s *Store) UseInstances(find func(id string, now time.Time) (Instance, bool)) { s.instance = find }
 
 // StoreIn answers the SLB store of a Server's stores.
 func StoreIn(s *core.Stores) *Store { return core.StoreOf[*Store](s, storeName) }
@@ -127,8 +111,11 @@ func (s *Store) VSwitchDependency(vswID string) *core.Error {
 }
 
 // A load balancer holds its VPC and vSwitch: the VPC API's DeleteVpc and DeleteVSwitch refuse
-// while one is in them, after the VPC's own NAT gateways and before ECS instances.
+// while one is in them, after the VPC's own NAT gateways and before ECS instances. Its backend
+// servers are ECS instances, which SLB reads through the core (core.ECS) and forgets when ECS
+// releases one (core.WhenReleased).
 func init() {
+	core.WhenReleased(func(s *core.Stores, id string) { StoreIn(s).ForgetInstance(id) })
 	emuvpc.RegisterDependent(emuvpc.Dependent{Rank: emuvpc.RankLoadBalancers,
 		Vpc:     func(c *core.Call, id string) *core.Error { return StoreIn(c.Stores).VpcDependency(id) },
 		VSwitch: func(c *core.Call, id string) *core.Error { return StoreIn(c.Stores).VSwitchDependency(id) },

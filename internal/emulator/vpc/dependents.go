@@ -8,8 +8,8 @@ import (
 
 // Dependent is how a product above VPC keeps DeleteVpc and DeleteVSwitch from removing a network
 // it still has records in. The product registers one from its init (RegisterDependent); VPC
-// imports none of them, so the layering stays one way. A check gets the whole call because a
-// product still inside internal/emulator (ECS) reaches its records through the call's Env.
+// imports none of them, so the layering stays one way. A check gets the whole call, so a
+// product finds its own records in the call's stores.
 type Dependent struct {
 	// Rank places the check among the others (lower first): the vendor names what still holds a
 	// network in a fixed order, and the first holder found answers. See the Rank constants.

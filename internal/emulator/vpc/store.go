@@ -1,7 +1,7 @@
 // Package vpc is the emulator's VPC API (2016-04-28): VPCs and vSwitches, the network every other
 // product places its records in, and NAT gateways with their SNAT entries and elastic IPs, with
 // the one tag API that serves them all. It stands on package core only, so the products above it
-// (NAS mount targets, SLB, and in time ECS and ESS) import it to find a VPC or a vSwitch; what it
+// (NAS mount targets, SLB, ESS, and in time ECS) import it to find a VPC or a vSwitch; what it
 // needs of them (an ECS instance an EIP binds to, what keeps DeleteVpc from deleting) they offer
 // through hooks (RegisterDependent, UseInstances).
 package vpc

@@ -1,6 +1,10 @@
-package emulator
+package ecs
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+)
 
 // tokenPaging is a MaxResults/NextToken page over a list in a stable order: the token is the
 // offset of the next entry, opaque to clients.
@@ -10,11 +14,11 @@ type tokenPaging struct {
 
 // tokenPage reads MaxResults/NextToken when the request pages that way (ok is false when it
 // sends neither). The vendor clamps MaxResults into [lo, hi] rather than refusing it.
-func (c *call) tokenPage(def, lo, hi int) (pg tokenPaging, ok bool, e *apiError) {
-	if c.p["MaxResults"] == "" && c.p["NextToken"] == "" {
+func (c *call) tokenPage(def, lo, hi int) (pg tokenPaging, ok bool, e *core.Error) {
+	if c.P["MaxResults"] == "" && c.P["NextToken"] == "" {
 		return pg, false, nil
 	}
-	n, e := c.p.Int("MaxResults", def)
+	n, e := c.P.Int("MaxResults", def)
 	if e != nil {
 		return pg, false, e
 	}
@@ -22,10 +26,10 @@ func (c *call) tokenPage(def, lo, hi int) (pg tokenPaging, ok bool, e *apiError)
 		n = def
 	}
 	pg.size = min(max(n, lo), hi)
-	if tok := c.p["NextToken"]; tok != "" {
+	if tok := c.P["NextToken"]; tok != "" {
 		off, err := strconv.ParseUint(tok, 36, 31)
 		if err != nil {
-			return pg, false, errf(400, "InvalidNextToken.Malformed", "The specified NextToken is not valid.")
+			return pg, false, core.Errf(400, "InvalidNextToken.Malformed", "The specified NextToken is not valid.")
 		}
 		pg.offset = int(off)
 	}

@@ -1,15 +1,17 @@
-package emulator
+package ecs
 
 import (
 	"encoding/base64"
 	"sync"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	ecssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 func init() {
-	register(versionECS, "GetInstanceConsoleOutput", route{fn: getInstanceConsoleOutput})
+	core.Register(Version, "GetInstanceConsoleOutput", core.Route{Fn: handle(getInstanceConsoleOutput)})
 }
 
 // consoleLogs are the instances' serial console outputs, which the emulator does not make
@@ -27,19 +29,20 @@ type consoleLog struct {
 	updated time.Time
 }
 
-// SetConsoleOutput replaces what instanceID's serial console shows ("" empties it); ECS
-// GetInstanceConsoleOutput answers it, Base64-encoded as the vendor does.
-func (s *Server) SetConsoleOutput(instanceID, output string) {
-	s.console.mu.Lock()
-	defer s.console.mu.Unlock()
+// SetConsoleOutput replaces what instanceID's serial console shows ("" empties it), as written
+// at now; GetInstanceConsoleOutput answers it, Base64-encoded as the vendor does. The consoles
+// have their own lock: a node agent writes them without the Server's state lock.
+func (d *Store) SetConsoleOutput(instanceID, output string, now time.Time) {
+	d.console.mu.Lock()
+	defer d.console.mu.Unlock()
 	if output == "" {
-		delete(s.console.logs, instanceID)
+		delete(d.console.logs, instanceID)
 		return
 	}
-	if s.console.logs == nil {
-		s.console.logs = map[string]consoleLog{}
+	if d.console.logs == nil {
+		d.console.logs = map[string]consoleLog{}
 	}
-	s.console.logs[instanceID] = consoleLog{output: output, updated: s.now()}
+	d.console.logs[instanceID] = consoleLog{output: output, updated: now}
 }
 
 // getInstanceConsoleOutput answers an instance's serial console output
@@ -47,22 +50,22 @@ func (s *Server) SetConsoleOutput(instanceID, output string) {
 // ConsoleOutput is Base64 and LastUpdateTime UTC; an instance that does not exist in the region
 // is InvalidInstanceId.NotFound (404). RemoveSymbols (drop the escape characters) is accepted and
 // changes nothing: the lines the agent writes have none.
-func getInstanceConsoleOutput(c *call) (any, *apiError) {
+func getInstanceConsoleOutput(c *call) (any, *core.Error) {
 	in, e := c.findInstance()
 	if e != nil {
 		return nil, e
 	}
-	if _, e := c.p.Bool("RemoveSymbols", false); e != nil {
+	if _, e := c.P.Bool("RemoveSymbols", false); e != nil {
 		return nil, e
 	}
-	c.s.console.mu.Lock()
-	l, ok := c.s.console.logs[in.ID]
-	c.s.console.mu.Unlock()
+	c.st.console.mu.Lock()
+	l, ok := c.st.console.logs[in.ID]
+	c.st.console.mu.Unlock()
 	// Before any output, the console was last written when the instance was created.
 	updated := time.Unix(0, in.Created)
 	if ok {
 		updated = l.updated
 	}
-	return &ecs.GetInstanceConsoleOutputResponse{RequestId: c.reqID, InstanceId: in.ID,
-		ConsoleOutput: base64.StdEncoding.EncodeToString([]byte(l.output)), LastUpdateTime: updated.UTC().Format(timeFormat)}, nil
+	return &ecssdk.GetInstanceConsoleOutputResponse{RequestId: c.ReqID, InstanceId: in.ID,
+		ConsoleOutput: base64.StdEncoding.EncodeToString([]byte(l.output)), LastUpdateTime: updated.UTC().Format(core.TimeFormat)}, nil
 }

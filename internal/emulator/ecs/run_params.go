@@ -1,6 +1,10 @@
-package emulator
+package ecs
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+)
 
 // RunInstances limits the vendor documents in the request model of RunInstances.
 const (
@@ -11,7 +15,7 @@ const (
 
 // checkDiskKind checks the category rules of a disk made from a snapshot whose size was not
 // given (it takes the snapshot's): a size valid for every category stands in for it.
-func checkDiskKind(name string, d *disk, fam *gpuFamily, system bool) *apiError {
+func checkDiskKind(name string, d *disk, fam *gpuFamily, system bool) *core.Error {
 	probe := *d
 	probe.Snapshot, probe.Size = "", 1261 // the PL3 minimum, inside every other range too
 	if e := checkDisk(name, &probe, fam, system); e != nil {
@@ -23,15 +27,15 @@ func checkDiskKind(name string, d *disk, fam *gpuFamily, system bool) *apiError 
 
 // runImage picks the image of a RunInstances request: ImageId, or the newest image of
 // ImageFamily; the vendor refuses both together.
-func runImage(p params) (*imageInfo, *apiError) {
+func runImage(p core.Params) (*imageInfo, *core.Error) {
 	id, fam := p["ImageId"], p["ImageFamily"]
 	switch {
 	case id != "" && fam != "":
-		return nil, errf(400, "InvalidParameter.Conflict", "ImageId and ImageFamily cannot both be specified.")
+		return nil, core.Errf(400, "InvalidParameter.Conflict", "ImageId and ImageFamily cannot both be specified.")
 	case id != "":
 		img := findImage(id)
 		if img == nil {
-			return nil, errNotFound("InvalidImageId.NotFound", id)
+			return nil, core.ErrNotFound("InvalidImageId.NotFound", id)
 		}
 		return img, nil
 	case fam != "":
@@ -42,18 +46,18 @@ func runImage(p params) (*imageInfo, *apiError) {
 			}
 		}
 		if newest == nil {
-			return nil, errf(404, "InvalidImageFamily.NotFound", "The specified ImageFamily %q has no available image.", fam)
+			return nil, core.Errf(404, "InvalidImageFamily.NotFound", "The specified ImageFamily %q has no available image.", fam)
 		}
 		return newest, nil
 	}
-	return nil, errMissing("ImageId")
+	return nil, core.ErrMissing("ImageId")
 }
 
 // runPlacement reads where a RunInstances request puts the instance. With a primary network
 // interface (NetworkInterface.N.InstanceType=Primary) the vSwitch and security groups come
 // from that interface and the top-level VSwitchId, SecurityGroupId and SecurityGroupIds.N are
 // refused; otherwise VSwitchId and one of SecurityGroupId or SecurityGroupIds.N are needed.
-func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
+func runPlacement(p core.Params) (vswID string, sgIDs []string, e *core.Error) {
 	for i, m := range p.StructList("NetworkInterface") {
 		if m["InstanceType"] != "Primary" {
 			continue
@@ -61,36 +65,36 @@ func runPlacement(p params) (vswID string, sgIDs []string, e *apiError) {
 		name := fmt.Sprintf("NetworkInterface.%d", i+1)
 		for _, k := range []string{"VSwitchId", "SecurityGroupId"} {
 			if p[k] != "" {
-				return "", nil, errf(400, "InvalidParameter.Conflict", "%s cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.%s instead.", k, name, name, k)
+				return "", nil, core.Errf(400, "InvalidParameter.Conflict", "%s cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.%s instead.", k, name, name, k)
 			}
 		}
 		if len(p.List("SecurityGroupIds")) > 0 {
-			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupIds.N cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.SecurityGroupIds.N instead.", name, name)
+			return "", nil, core.Errf(400, "InvalidParameter.Conflict", "SecurityGroupIds.N cannot be specified with a primary network interface (%s.InstanceType=Primary): set %s.SecurityGroupIds.N instead.", name, name)
 		}
 		if vswID = m["VSwitchId"]; vswID == "" {
-			return "", nil, errMissing(name + ".VSwitchId")
+			return "", nil, core.ErrMissing(name + ".VSwitchId")
 		}
 		if sg := m["SecurityGroupId"]; sg != "" {
 			sgIDs = append(sgIDs, sg)
 		}
-		sgIDs = append(sgIDs, params(m).List("SecurityGroupIds")...)
+		sgIDs = append(sgIDs, core.Params(m).List("SecurityGroupIds")...)
 		if len(sgIDs) == 0 {
-			return "", nil, errMissing(name + ".SecurityGroupId")
+			return "", nil, core.ErrMissing(name + ".SecurityGroupId")
 		}
 		return vswID, sgIDs, nil
 	}
 	if vswID = p["VSwitchId"]; vswID == "" {
-		return "", nil, errMissing("VSwitchId")
+		return "", nil, core.ErrMissing("VSwitchId")
 	}
 	sgIDs = p.List("SecurityGroupIds")
 	if sg := p["SecurityGroupId"]; sg != "" {
 		if len(sgIDs) > 0 {
-			return "", nil, errf(400, "InvalidParameter.Conflict", "SecurityGroupId and SecurityGroupIds.N cannot both be specified.")
+			return "", nil, core.Errf(400, "InvalidParameter.Conflict", "SecurityGroupId and SecurityGroupIds.N cannot both be specified.")
 		}
 		sgIDs = []string{sg}
 	}
 	if len(sgIDs) == 0 {
-		return "", nil, errMissing("SecurityGroupId")
+		return "", nil, core.ErrMissing("SecurityGroupId")
 	}
 	return vswID, sgIDs, nil
 }

@@ -1,35 +1,17 @@
-package emulator
+package ecs
 
 import (
+	"cmp"
+	"strconv"
 	"strings"
 )
 
-// This file holds the vendor's data the emulator answers with. Every
+// This file holds the vendor's data ECS answers with. Every
 // instance-type figure is the vendor's, as listed in internal/catalog/SOURCES.md
 // section 1 (the same table internal/catalog carries, kept equal by
 // TestCatalogMatchesProviderCatalog); where the vendor does not state a figure
 // it is left zero/empty rather than invented. Prices are NOT vendor data: see
 // gpuHourPrice.
-
-type regionInfo struct {
-	ID        string
-	LocalName string
-	Zones     []string
-}
-
-// catalogRegions: cn-wulanchabu first (the GPU region the project targets),
-// each with three zones.
-var catalogRegions = []*regionInfo{
-	{ID: "cn-wulanchabu", LocalName: "华北6（乌兰察布）", Zones: []string{"cn-wulanchabu-a", "cn-wulanchabu-b", "cn-wulanchabu-c"}},
-	{ID: "cn-beijing", LocalName: "华北2（北京）", Zones: []string{"cn-beijing-a", "cn-beijing-b", "cn-beijing-c"}},
-	{ID: "cn-hangzhou", LocalName: "华东1（杭州）", Zones: []string{"cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j"}},
-	{ID: "cn-shanghai", LocalName: "华东2（上海）", Zones: []string{"cn-shanghai-e", "cn-shanghai-f", "cn-shanghai-g"}},
-}
-
-func (s *Server) zoneExists(region, zone string) bool {
-	r := s.regions[region]
-	return r != nil && contains(r.Zones, zone)
-}
 
 type gpuFamily struct {
 	Family    string // without "ecs."
@@ -203,7 +185,7 @@ func diskHourPrice(category, pl string, size int) float64 {
 	per := 0.001
 	switch category {
 	case "cloud_essd":
-		per = map[string]float64{"PL0": 0.0007, "PL1": 0.0014, "PL2": 0.0028, "PL3": 0.0056}[strings.ToUpper(orDefault(pl, "PL1"))]
+		per = map[string]float64{"PL0": 0.0007, "PL1": 0.0014, "PL2": 0.0028, "PL3": 0.0056}[strings.ToUpper(cmp.Or(pl, "PL1"))]
 	case "cloud_auto":
 		per = 0.0014
 	case "elastic_ephemeral_disk_standard":
@@ -216,9 +198,25 @@ func diskHourPrice(category, pl string, size int) float64 {
 
 func roundCents(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
+// NormalizeType is an instance type's full name: the vendor accepts "gn7i-c8g1.2xlarge" for
+// "ecs.gn7i-c8g1.2xlarge".
+func NormalizeType(t string) string { return normalizeType(t) }
+
+// KnownType says whether the catalog offers instance type t (full name or not).
+func KnownType(t string) bool { return instanceTypes[normalizeType(t)] != nil }
+
+func atoiMust(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
 	}
-	return v
+	return n
+}
+
+func atofMust(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }

@@ -1,15 +1,17 @@
-package emulator
+package ecs
 
 import (
 	"strings"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	ecssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
 
 func init() {
-	register(versionECS, "TagResources", route{fn: tagResources, write: true})
-	register(versionECS, "UntagResources", route{fn: untagResources, write: true})
-	register(versionECS, "ListTagResources", route{fn: listTagResources})
+	core.Register(Version, "TagResources", core.Route{Fn: handle(tagResources), Write: true})
+	core.Register(Version, "UntagResources", core.Route{Fn: handle(untagResources), Write: true})
+	core.Register(Version, "ListTagResources", core.Route{Fn: handle(listTagResources)})
 }
 
 // ecsTags is the ECS tag API. Of what the provider creates, ECS tags
@@ -18,7 +20,7 @@ func init() {
 // vendor's ResourceType list does not name them), so they are refused like any
 // unknown type. The other types the vendor lists exist only as names here:
 // the emulator has no such objects (disks carry no ids of their own).
-var ecsTags = &tagAPI{Product: "ECS", Kinds: map[string]*tagKind{
+var ecsTags = &core.TagAPI[*call]{Product: "ECS", Kinds: map[string]*core.TagKind[*call]{
 	"instance":      {Find: findInstanceTags, All: allInstanceTags},
 	"securitygroup": {Find: findSGTags, All: allSGTags},
 	"eni":           {Find: findENITags, All: allENITags},
@@ -28,17 +30,17 @@ func init() {
 	for _, typ := range []string{"disk", "snapshot", "image", "volume", "ddh", "ddhcluster", "keypair",
 		"launchtemplate", "reservedinstance", "snapshotpolicy", "elasticityassurance", "capacityreservation",
 		"command", "invocation", "activation", "managedinstance", "prefixlist", "portrangelist"} {
-		ecsTags.Kinds[typ] = &tagKind{}
+		ecsTags.Kinds[typ] = &core.TagKind[*call]{}
 	}
 }
 
-func findInstanceTags(c *call, id string) *tagTarget {
-	d := c.s.db
+func findInstanceTags(c *call, id string) *core.TagTarget {
+	d := c.st
 	in := d.Instances[id]
-	if in == nil || in.Region != c.region {
+	if in == nil || in.Region != c.Region {
 		return nil
 	}
-	return &tagTarget{ID: in.ID, Tags: in.Tags, Set: func(t []tag) {
+	return &core.TagTarget{ID: in.ID, Tags: in.Tags, Set: func(t []core.Tag) {
 		// Keep the tag index current.
 		d.indexTags(in, false)
 		in.Tags = t
@@ -46,8 +48,8 @@ func findInstanceTags(c *call, id string) *tagTarget {
 	}}
 }
 
-func allInstanceTags(c *call, filters []tag) []tagTarget {
-	d := c.s.db
+func allInstanceTags(c *call, filters []core.Tag) []core.TagTarget {
+	d := c.st
 	var cand []*instance
 	if len(filters) > 0 {
 		f := filters[0]
@@ -62,31 +64,31 @@ func allInstanceTags(c *call, filters []tag) []tagTarget {
 	} else {
 		cand = d.order
 	}
-	var out []tagTarget
+	var out []core.TagTarget
 	for _, in := range cand {
-		if in.Region == c.region && len(in.Tags) > 0 && matchTags(in.Tags, filters) {
+		if in.Region == c.Region && len(in.Tags) > 0 && core.MatchTags(in.Tags, filters) {
 			out = append(out, *findInstanceTags(c, in.ID))
 		}
 	}
 	return out
 }
 
-func findSGTags(c *call, id string) *tagTarget {
-	g := c.s.db.SGs[id]
-	if g == nil || g.Region != c.region {
+func findSGTags(c *call, id string) *core.TagTarget {
+	g := c.st.SGs[id]
+	if g == nil || g.Region != c.Region {
 		return nil
 	}
-	return &tagTarget{ID: g.ID, Tags: g.Tags, Set: func(t []tag) { g.Tags = t }}
+	return &core.TagTarget{ID: g.ID, Tags: g.Tags, Set: func(t []core.Tag) { g.Tags = t }}
 }
 
-func allSGTags(c *call, filters []tag) []tagTarget {
-	var out []tagTarget
-	for _, g := range c.s.db.SGs {
-		if g.Region == c.region && len(g.Tags) > 0 && matchTags(g.Tags, filters) {
+func allSGTags(c *call, filters []core.Tag) []core.TagTarget {
+	var out []core.TagTarget
+	for _, g := range c.st.SGs {
+		if g.Region == c.Region && len(g.Tags) > 0 && core.MatchTags(g.Tags, filters) {
 			out = append(out, *findSGTags(c, g.ID))
 		}
 	}
-	sortTargets(out)
+	core.SortTargets(out)
 	return out
 }
 
@@ -95,7 +97,7 @@ func primaryENI(in *instance) string { return "eni-" + in.ID[2:] }
 
 // eniOwner finds the instance whose interface has the given id, the way
 // DescribeInstances shows interfaces (see sdkInstance).
-func (d *db) eniOwner(id string) *instance {
+func (d *Store) eniOwner(id string) *instance {
 	if !strings.HasPrefix(id, "eni-") {
 		return nil
 	}
@@ -115,17 +117,17 @@ func (d *db) eniOwner(id string) *instance {
 	return nil
 }
 
-func findENITags(c *call, id string) *tagTarget {
-	d := c.s.db
+func findENITags(c *call, id string) *core.TagTarget {
+	d := c.st
 	in := d.eniOwner(id)
-	if in == nil || in.Region != c.region {
+	if in == nil || in.Region != c.Region {
 		return nil
 	}
-	var cur []tag
+	var cur []core.Tag
 	if e := d.ENITags[id]; e != nil {
 		cur = e.Tags
 	}
-	return &tagTarget{ID: id, Tags: cur, Set: func(t []tag) {
+	return &core.TagTarget{ID: id, Tags: cur, Set: func(t []core.Tag) {
 		if len(t) == 0 {
 			delete(d.ENITags, id)
 			return
@@ -134,41 +136,41 @@ func findENITags(c *call, id string) *tagTarget {
 	}}
 }
 
-func allENITags(c *call, filters []tag) []tagTarget {
-	var out []tagTarget
-	for id, e := range c.s.db.ENITags {
-		if in := c.s.db.Instances[e.Instance]; in != nil && in.Region == c.region && matchTags(e.Tags, filters) {
+func allENITags(c *call, filters []core.Tag) []core.TagTarget {
+	var out []core.TagTarget
+	for id, e := range c.st.ENITags {
+		if in := c.st.Instances[e.Instance]; in != nil && in.Region == c.Region && core.MatchTags(e.Tags, filters) {
 			out = append(out, *findENITags(c, id))
 		}
 	}
-	sortTargets(out)
+	core.SortTargets(out)
 	return out
 }
 
-func tagResources(c *call) (any, *apiError) {
+func tagResources(c *call) (any, *core.Error) {
 	if e := ecsTags.Tag(c); e != nil {
 		return nil, e
 	}
-	return &ecs.TagResourcesResponse{RequestId: c.reqID}, nil
+	return &ecssdk.TagResourcesResponse{RequestId: c.ReqID}, nil
 }
 
-func untagResources(c *call) (any, *apiError) {
+func untagResources(c *call) (any, *core.Error) {
 	if e := ecsTags.Untag(c); e != nil {
 		return nil, e
 	}
-	return &ecs.UntagResourcesResponse{RequestId: c.reqID}, nil
+	return &ecssdk.UntagResourcesResponse{RequestId: c.ReqID}, nil
 }
 
-func listTagResources(c *call) (any, *apiError) {
-	rows, next, e := ecsTags.List(c, tagListPageSize, true)
+func listTagResources(c *call) (any, *core.Error) {
+	rows, next, e := ecsTags.List(c, core.TagListPageSize, true)
 	if e != nil {
 		return nil, e
 	}
-	resp := &ecs.ListTagResourcesResponse{RequestId: c.reqID, NextToken: next}
-	resp.TagResources.TagResource = make([]ecs.TagResource, 0, len(rows))
+	resp := &ecssdk.ListTagResourcesResponse{RequestId: c.ReqID, NextToken: next}
+	resp.TagResources.TagResource = make([]ecssdk.TagResource, 0, len(rows))
 	for _, r := range rows {
 		resp.TagResources.TagResource = append(resp.TagResources.TagResource,
-			ecs.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
+			ecssdk.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
 }

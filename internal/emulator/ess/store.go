@@ -1,6 +1,24 @@
-package emulator
+// Package ess is the emulator's Auto Scaling API (ESS, 2014-08-28): scaling groups, their
+// configurations, rules, activities and tags. A group's instances are ECS instances, launched
+// and released through the contract ECS offers in the core (core.ECS); ESS keeps the spot stock
+// table RunInstances draws on and offers it the same way (core.UseSpotStock), so neither product
+// imports the other. vSwitches are read from package vpc, the layer both stand on.
+package ess
 
-import "time"
+import (
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+)
+
+// Version is the ESS API version the emulator serves.
+const Version = "2014-08-28"
+
+// storeName names the ESS records among the emulator's stores.
+const storeName = "ess"
+
+func init() {
+	core.RegisterStore(storeName, func() core.Store { return &Store{} })
+	core.UseSpotStock(func(s *core.Stores) map[string]map[string]int { return StoreIn(s).SpotCapacity })
+}
 
 // Records of Auto Scaling (ESS, API 2014-08-28). A scaling group keeps the ids of its
 // instances; the instances themselves are ordinary ECS records launched through RunInstances
@@ -45,7 +63,7 @@ type scalingGroup struct {
 	Created            int64            `json:"created"`
 	Modified           int64            `json:"modified"`
 	DeletedAt          int64            `json:"deleted,omitempty"`
-	Tags               []tag            `json:"tags,omitempty"`
+	Tags               []core.Tag       `json:"tags,omitempty"`
 	Members            []*scalingMember `json:"members,omitempty"`
 }
 
@@ -66,7 +84,7 @@ type scalingConfig struct {
 	Name    string            `json:"name"`
 	Types   []string          `json:"types"` // InstanceTypes.N: the priority list
 	Launch  map[string]string `json:"launch"`
-	Tags    []tag             `json:"tags,omitempty"` // the Tags JSON, put on every instance
+	Tags    []core.Tag        `json:"tags,omitempty"` // the Tags JSON, put on every instance
 	Created int64             `json:"created"`
 }
 
@@ -99,70 +117,42 @@ type scalingActivity struct {
 	Total     int      `json:"total"` // the group's total capacity when it ended
 }
 
-// essState is the ESS part of the emulator's state.
-type essState struct {
+// Records are the ESS records, saved under the state file's key "ess" with the keys they had
+// before ESS had its own package.
+type Records struct {
 	Groups     map[string]*scalingGroup    `json:"groups"`
 	Configs    map[string]*scalingConfig   `json:"configs"`
 	Rules      map[string]*scalingRule     `json:"rules"`
 	Activities map[string]*scalingActivity `json:"activities"`
-	// SpotCapacity is the spot stock: zone -> instance type -> spot instances available. Types
-	// not listed have plenty (see SetSpotCapacity).
+	// SpotCapacity is the spot stock ECS's RunInstances draws on: zone -> instance type -> spot
+	// instances available. Types not listed have plenty (see core.UseSpotStock).
 	SpotCapacity map[string]map[string]int `json:"spot_capacity,omitempty"`
 }
 
-func newESSState() *essState {
-	return &essState{Groups: map[string]*scalingGroup{}, Configs: map[string]*scalingConfig{},
-		Rules: map[string]*scalingRule{}, Activities: map[string]*scalingActivity{}, SpotCapacity: map[string]map[string]int{}}
+// Store is the ESS records under their one key: the embedded Records is encoded as the object
+// "ess", not spliced into the state file's top level.
+type Store struct {
+	Records `json:"ess"`
 }
 
-// initESS fills the ESS maps a state file written before ESS existed lacks.
-func (d *db) initESS() {
-	if d.ESS == nil {
-		d.ESS = newESSState()
+// Init fills the maps a state file written before ESS existed (or without some of them) lacks.
+func (s *Store) Init() {
+	if s.Groups == nil {
+		s.Groups = map[string]*scalingGroup{}
 	}
-	e := d.ESS
-	if e.Groups == nil {
-		e.Groups = map[string]*scalingGroup{}
+	if s.Configs == nil {
+		s.Configs = map[string]*scalingConfig{}
 	}
-	if e.Configs == nil {
-		e.Configs = map[string]*scalingConfig{}
+	if s.Rules == nil {
+		s.Rules = map[string]*scalingRule{}
 	}
-	if e.Rules == nil {
-		e.Rules = map[string]*scalingRule{}
+	if s.Activities == nil {
+		s.Activities = map[string]*scalingActivity{}
 	}
-	if e.Activities == nil {
-		e.Activities = map[string]*scalingActivity{}
-	}
-	if e.SpotCapacity == nil {
-		e.SpotCapacity = map[string]map[string]int{}
+	if s.SpotCapacity == nil {
+		s.SpotCapacity = map[string]map[string]int{}
 	}
 }
 
-// essResources lists the scaling groups not yet gone (Deleting ones included) for
-// /_emulator/resources. Caller holds s.mu.
-func (s *Server) essResources(now time.Time, r *Resources) {
-	for _, g := range s.db.ESS.Groups {
-		if s.groupGone(g, now) {
-			continue
-		}
-		live := 0
-		for _, m := range g.Members {
-			if s.db.Instances[m.Instance] != nil {
-				live++
-			}
-		}
-		r.ScalingGroups = append(r.ScalingGroups, map[string]any{"id": g.ID, "region": g.Region, "name": g.Name,
-			"state": s.groupState(g), "min_size": g.Min, "max_size": g.Max, "instances": live, "tags": tagMap(g.Tags)})
-	}
-}
-
-// SetSpotCapacity replaces the spot stock table: zone -> instance type -> spot instances
-// available. Spot launches (SpotStrategy other than NoSpot) of a listed type draw on it; types
-// not listed have plenty. An empty map restores plenty everywhere.
-func (s *Server) SetSpotCapacity(c map[string]map[string]int) {
-	cp := stockTable(c)
-	s.mu.Lock()
-	s.db.ESS.SpotCapacity = cp
-	s.mu.Unlock()
-	s.markDirty()
-}
+// StoreIn answers the ESS store of a Server's stores.
+func StoreIn(s *core.Stores) *Store { return core.StoreOf[*Store](s, storeName) }

@@ -1,0 +1,127 @@
+package ess
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	esssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+)
+
+func init() {
+	core.Register(Version, "DescribeScalingInstances", core.Route{Fn: handle(describeScalingInstances)})
+	core.Register(Version, "RemoveInstances", core.Route{Fn: handle(removeScalingInstances), Write: true, Idem: true})
+}
+
+func describeScalingInstances(c *call) (any, *core.Error) {
+	q, e := core.ReadListQuery(c.P, "", 100)
+	if e != nil {
+		return nil, e
+	}
+	groupID := c.P["ScalingGroupId"]
+	ids := idFilter(c.P, "InstanceId")
+	lifecycle := c.P["LifecycleState"]
+	var groups []*scalingGroup
+	for _, g := range c.st.Groups {
+		if g.Region == c.Region && !c.groupGone(g) && (groupID == "" || g.ID == groupID) {
+			groups = append(groups, g)
+		}
+	}
+	type row struct {
+		g *scalingGroup
+		m *scalingMember
+	}
+	var match []row
+	for _, g := range groups {
+		for _, m := range c.liveMembers(g) {
+			if len(ids) > 0 && !slices.Contains(ids, m.Instance) {
+				continue
+			}
+			if v := c.P["ScalingConfigurationId"]; v != "" && m.Config != v {
+				continue
+			}
+			if v := c.P["CreationType"]; v != "" && m.Creation != v {
+				continue
+			}
+			if lifecycle != "" && c.memberState(m) != lifecycle {
+				continue
+			}
+			match = append(match, row{g, m})
+		}
+	}
+	resp := &esssdk.DescribeScalingInstancesResponse{RequestId: c.ReqID, PageNumber: q.Number, PageSize: q.Size, TotalCount: len(match)}
+	resp.ScalingInstances.ScalingInstance = []esssdk.ScalingInstance{}
+	for _, r := range core.PageOf(q, match, func(r row) string { return r.m.Instance }) {
+		in, _ := c.instance(r.m.Instance)
+		resp.ScalingInstances.ScalingInstance = append(resp.ScalingInstances.ScalingInstance, esssdk.ScalingInstance{
+			InstanceId: in.ID, ScalingGroupId: r.g.ID, ScalingConfigurationId: r.m.Config, ScalingActivityId: r.m.Activity,
+			CreationType: r.m.Creation, LifecycleState: c.memberState(r.m), HealthStatus: "Healthy", ZoneId: in.Zone,
+			InstanceType: in.Type, PrivateIpAddress: in.IP, SpotStrategy: cmp.Or(in.Spot, "NoSpot"),
+			CreationTime: core.FormatTime(r.m.Added), CreatedTime: core.FormatTime(in.Created), WeightedCapacity: 1, WarmupState: "NoNeedWarmup",
+		})
+	}
+	return resp, nil
+}
+
+// memberState is a member's LifecycleState: Pending until its instance runs, then InService.
+func (c *call) memberState(m *scalingMember) string {
+	if in, ok := c.instance(m.Instance); ok && in.Status == "Running" {
+		return "InService"
+	}
+	return "Pending"
+}
+
+// removeScalingInstances is RemoveInstances: the named instances leave the group (auto-created
+// ones are released), never below MinSize.
+func removeScalingInstances(c *call) (any, *core.Error) {
+	c.purgeESS()
+	g, e := c.writableGroup()
+	if e != nil {
+		return nil, e
+	}
+	if !g.Active {
+		return nil, errGroupStatus(g, groupState(g))
+	}
+	ids := c.P.List("InstanceId")
+	if len(ids) == 0 {
+		return nil, core.ErrMissing("InstanceId.1")
+	}
+	if len(ids) > essMaxStep {
+		return nil, core.ErrInvalid("InstanceId", "at most %d instances, got %d", essMaxStep, len(ids))
+	}
+	decrease, e := c.P.Bool("DecreaseDesiredCapacity", true)
+	if e != nil {
+		return nil, e
+	}
+	members := c.liveMembers(g)
+	var out []*scalingMember
+	for _, id := range ids {
+		var found *scalingMember
+		for _, m := range members {
+			if m.Instance == id {
+				found = m
+			}
+		}
+		if found == nil {
+			return nil, core.Errf(404, "InvalidInstanceId.NotFound", "Instance %s is not in scaling group %s.", id, g.ID)
+		}
+		out = append(out, found)
+	}
+	if len(members)-len(out) < g.Min {
+		return nil, core.Errf(400, "IncorrectCapacity.MinSize", "Removing %d instance(s) would leave scaling group %s with %d, below its MinSize %d.", len(out), g.ID, len(members)-len(out), g.Min)
+	}
+	a := c.newActivity(g, fmt.Sprintf("A user removed %d instance(s).", len(out)))
+	a.Want = len(out)
+	a.Desc = fmt.Sprintf("Remove %d ECS instance(s)", a.Want)
+	for _, m := range out {
+		c.releaseMember(g, m)
+		a.Destroyed = append(a.Destroyed, m.Instance)
+	}
+	a.Total = len(c.liveMembers(g))
+	if decrease && g.Desired >= 0 {
+		g.Desired = max(g.Desired-len(out), g.Min)
+	}
+	return &esssdk.RemoveInstancesResponse{RequestId: c.ReqID, ScalingActivityId: a.ID}, nil
+}
