@@ -259,3 +259,38 @@ func (c *Client) WaitInstanceStopped(ctx context.Context, id string) (*Instance,
 		interval: instancePollInterval,
 	})
 }
+
+// UbuntuFamily is the image family of Alibaba Cloud's public Ubuntu 22.04 images, what the node
+// bootstrap and an image builder need.
+const UbuntuFamily = "acs:ubuntu_22_04_x64"
+
+// NewestPublicImage is the id of the newest Available public (system) image of a family.
+func (c *Client) NewestPublicImage(ctx context.Context, family string) (string, error) {
+	imgs, err := pageNumbers("public images", 100, 0, func(page int) ([]ecs.Image, int, int, error) {
+		req := ecs.CreateDescribeImagesRequest()
+		req.RegionId = c.region
+		req.ImageOwnerAlias = "system"
+		req.ImageFamily = family
+		req.PageNumber = requests.NewInteger(page)
+		req.PageSize = requests.NewInteger(100)
+		resp := ecs.CreateDescribeImagesResponse()
+		if err := c.Call(ctx, req, resp); err != nil {
+			return nil, 0, 0, err
+		}
+		return resp.Images.Image, len(resp.Images.Image), resp.TotalCount, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	newest := ""
+	created := ""
+	for _, img := range imgs {
+		if img.Status == ImageStatusAvailable && img.ImageFamily == family && img.CreationTime >= created {
+			newest, created = img.ImageId, img.CreationTime
+		}
+	}
+	if newest == "" {
+		return "", notFound(ProductECS, "DescribeImages", "InvalidImageFamily.NotFound", "a public image of family "+family)
+	}
+	return newest, nil
+}

@@ -28,6 +28,7 @@ type ResourceKind struct {
 // The kinds of object the provider tags after creating them.
 var (
 	KindInstance      = ResourceKind{ProductECS, "instance", "instances"}
+	KindImage         = ResourceKind{ProductECS, "image", "image"}
 	KindSecurityGroup = ResourceKind{ProductECS, "securitygroup", "security group"}
 	KindVPC           = ResourceKind{ProductVPC, "VPC", "VPC"}
 	KindVSwitch       = ResourceKind{ProductVPC, "VSWITCH", "vSwitches"}
