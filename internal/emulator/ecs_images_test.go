@@ -252,7 +252,9 @@ func TestCustomImageTags(t *testing.T) {
 	wantAnswer(t, e.ecsCall("TagResources", params{"ResourceType": "image", "ResourceId.1": id, "Tag.1.Key": "team", "Tag.1.Value": "ml"}), 200, "")
 	a := e.ecsCall("ListTagResources", params{"ResourceType": "image", "Tag.1.Key": "team", "Tag.1.Value": "ml"})
 	var out struct {
-		TagResources struct{ TagResource []struct{ ResourceId, ResourceType string } }
+		TagResources struct {
+			TagResource []struct{ ResourceId, ResourceType string }
+		}
 	}
 	decodeInto(t, a, &out)
 	if len(out.TagResources.TagResource) != 1 || out.TagResources.TagResource[0].ResourceId != id {
