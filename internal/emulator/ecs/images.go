@@ -15,18 +15,14 @@ import (
 
 // Custom images: CreateImage makes one of an instance's disks, CopyImage copies one to another
 // region, DeleteImage removes one; DescribeImages lists them beside the public images and
-// RunInstances launches from them. The vendor's pages these rules rest on:
+// RunInstances launches from them. The vendor's pages the rules below rest on, named by their
+// action where cited:
 //
 //   - CreateImage: https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-createimage
 //   - DescribeImages: https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeimages
 //   - CopyImage: https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-copyimage
 //   - DeleteImage: https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteimage
-const (
-	createImageDoc    = "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-createimage"
-	describeImagesDoc = "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeimages"
-	copyImageDoc      = "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-copyimage"
-	deleteImageDoc    = "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteimage"
-)
+//   - RunInstances: https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances
 
 func init() {
 	// CreateImage and CopyImage both document ClientToken ("to ensure the idempotence of the
