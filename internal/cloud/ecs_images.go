@@ -264,9 +264,11 @@ func (c *Client) WaitInstanceStopped(ctx context.Context, id string) (*Instance,
 // bootstrap and an image builder need.
 const UbuntuFamily = "acs:ubuntu_22_04_x64"
 
-// NewestPublicImage is the id of the newest Available public (system) image of a family.
-func (c *Client) NewestPublicImage(ctx context.Context, family string) (string, error) {
-	imgs, err := pageNumbers("public images", 100, 0, func(page int) ([]ecs.Image, int, int, error) {
+// NewestPublicImage answers the newest Available public image of an image family in the
+// client's region (DescribeImages with ImageOwnerAlias system and ImageFamily; the default Status
+// lists Available images only), or a not-found error when the family has none.
+func (c *Client) NewestPublicImage(ctx context.Context, family string) (*Image, error) {
+	images, err := pageNumbers("images", 100, 0, func(page int) ([]Image, int, int, error) {
 		req := ecs.CreateDescribeImagesRequest()
 		req.RegionId = c.region
 		req.ImageOwnerAlias = "system"
@@ -277,20 +279,26 @@ func (c *Client) NewestPublicImage(ctx context.Context, family string) (string, 
 		if err := c.Call(ctx, req, resp); err != nil {
 			return nil, 0, 0, err
 		}
-		return resp.Images.Image, len(resp.Images.Image), resp.TotalCount, nil
+		out := make([]Image, 0, len(resp.Images.Image))
+		for i := range resp.Images.Image {
+			// The filter is the server's; a server that ignores it must not hand back another family.
+			if img := imageFromSDK(c.region, &resp.Images.Image[i]); img.Family == family && img.Status == ImageStatusAvailable {
+				out = append(out, img)
+			}
+		}
+		return out, len(resp.Images.Image), resp.TotalCount, nil
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	newest := ""
-	created := ""
-	for _, img := range imgs {
-		if img.Status == ImageStatusAvailable && img.ImageFamily == family && img.CreationTime >= created {
-			newest, created = img.ImageId, img.CreationTime
+	if len(images) == 0 {
+		return nil, notFound(ProductECS, "DescribeImages", "InvalidImageFamily.NotFound", "public image of family "+family)
+	}
+	newest := images[0]
+	for _, img := range images[1:] {
+		if img.CreationTime > newest.CreationTime || (img.CreationTime == newest.CreationTime && img.ID > newest.ID) {
+			newest = img
 		}
 	}
-	if newest == "" {
-		return "", notFound(ProductECS, "DescribeImages", "InvalidImageFamily.NotFound", "a public image of family "+family)
-	}
-	return newest, nil
+	return &newest, nil
 }

@@ -34,6 +34,12 @@ var conditionallyRequired = map[string][]string{
 	// you must specify ImageId / set the InstanceType parameter / specify a security group ID";
 	// VSwitchId: "You must set this parameter when you create an instance of the VPC type".
 	"2014-05-26/RunInstances": {"ImageId", "InstanceType", "VSwitchId", "SecurityGroupId"},
+	// CreateImage InstanceId: "To create a custom image from an ECS instance, you must specify
+	// this parameter" (the emulator has no snapshots, the other sources). CopyImage copies "to
+	// other regions": DestinationRegionId is "The ID of the destination region to which the
+	// source custom image is copied".
+	"2014-05-26/CreateImage": {"InstanceId"},
+	"2014-05-26/CopyImage":   {"DestinationRegionId"},
 	// "To use a launch template ..., you must use the LaunchTemplateId or LaunchTemplateName parameter".
 	"2014-05-26/DeleteLaunchTemplate": {"LaunchTemplateId"},
 	// A rule needs its protocol and peer: "IpProtocol ... This parameter is required" sits on the
@@ -73,8 +79,10 @@ var limitCompanions = map[string]string{"MinAmount": "Amount"}
 type conformanceFixture struct {
 	fixture
 	instance, stopped, ds, hpc, lt string
+	image                          string // an Available custom image of the running instance
 	freeSG, freeVpc, freeVsw       string // nothing depends on these: for the Delete actions
-	names                          *int   // makes each created name unique
+	freeImage                      string
+	names                          *int // makes each created name unique
 	egress                         egressFixture
 	svc                            serviceFixture
 }
@@ -189,6 +197,10 @@ func newConformanceFixture(e *env) conformanceFixture {
 	}
 	wantAnswer(e.t.(*testing.T), e.ecsCall("StopInstances", params{"InstanceId.1": f.stopped}), 200, "")
 	e.nextStatus(f.stopped, "Stopping")
+	var img, freeImg struct{ ImageId string }
+	decodeInto(e.t.(*testing.T), e.ecsCall("CreateImage", params{"InstanceId": f.instance}), &img)
+	decodeInto(e.t.(*testing.T), e.ecsCall("CreateImage", params{"InstanceId": f.stopped}), &freeImg)
+	f.image, f.freeImage = img.ImageId, freeImg.ImageId
 	f.egress = newEgressFixture(e, f)
 	f.svc = newServiceFixture(e, f)
 	return f
@@ -258,7 +270,15 @@ func (f conformanceFixture) values(key, param string) params {
 	case "DestinationResource":
 		return params{param: "InstanceType"}
 	case "ImageId":
+		switch action {
+		case "CopyImage":
+			return params{param: f.image}
+		case "DeleteImage":
+			return params{param: f.freeImage}
+		}
 		return params{param: "ubuntu_22_04_x64_20G_alibase_20240101.vhd"}
+	case "DestinationRegionId":
+		return params{param: "cn-beijing"}
 	case "InstanceType":
 		return params{param: "ecs.gn6i-c4g1.xlarge"}
 	case "ResourceType":

@@ -17,7 +17,16 @@ type View struct {
 	NatGateways    []NatGatewayView        // Available gateways, by id
 	EIPs           []EIPView               // by id, not released
 	LoadBalancers  []LoadBalancerView      // by id
+	// Images are the custom images (CreateImage, CopyImage), in creation order, whatever their
+	// status: an instance's ImageID names one when it runs from a custom image.
+	Images []ImageView
 }
+
+// ImageView is one custom image: its id, region and status (Creating, Available) and what it was
+// made of. SourceUserData is the source instance's user data raw as stored, Base64 as
+// RunInstances took it (InstanceView.UserData's form); SourceImageID is the image that instance
+// ran from. A copy carries its source's and names it in CopiedFrom.
+type ImageView = emuecs.ImageView
 
 // InstanceView is one instance; Status is the one DescribeInstances answers (Running, ...).
 type InstanceView = emuecs.InstanceView
@@ -73,6 +82,7 @@ func (s *Server) View() View {
 	d := s.db
 	v := View{VSwitches: map[string]VSwitchView{}}
 	v.Instances, v.SecurityGroups = emuecs.Views(s.adminCall(now))
+	v.Images = emuecs.ImageViews(s.adminCall(now))
 	for id, sw := range d.network().VSwitches {
 		v.VSwitches[id] = VSwitchView{ID: sw.ID, VpcID: sw.VpcID, CIDR: sw.CIDR}
 	}

@@ -32,8 +32,9 @@ type Compute struct {
 	// SecurityGroup answers security group id of the call's state, whatever its region.
 	SecurityGroup func(c *Call, id string) (SecurityGroup, bool)
 	// CheckLaunch refuses what RunInstances would refuse of these launch settings whatever the
-	// placement: the image (ImageId or ImageFamily) and the RAM role name.
-	CheckLaunch func(launch Params) *Error
+	// placement: the image (ImageId or ImageFamily, a custom image of the call's region too) and
+	// the RAM role name.
+	CheckLaunch func(c *Call, launch Params) *Error
 	// InstanceType answers the catalog's name of type t ("ecs." prefixed) and whether the catalog
 	// offers it.
 	InstanceType func(t string) (string, bool)
@@ -52,7 +53,7 @@ var compute = Compute{
 	},
 	Release:         func(*Call, string) {},
 	SecurityGroup:   func(*Call, string) (SecurityGroup, bool) { return SecurityGroup{}, false },
-	CheckLaunch:     func(Params) *Error { return nil },
+	CheckLaunch:     func(*Call, Params) *Error { return nil },
 	InstanceType:    func(t string) (string, bool) { return t, false },
 	CapacityRefusal: func(string) bool { return false },
 }

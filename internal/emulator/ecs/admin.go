@@ -25,6 +25,9 @@ type InstanceView struct {
 	GPUs      int
 	// UserData is Base64, as RunInstances took it and DescribeUserData answers it.
 	UserData string
+	// ImageID is the image the instance runs from (DescribeInstances ImageId): a public image's
+	// id, or a custom image's, whose ImageView says what it was made of.
+	ImageID string
 }
 
 // SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
@@ -56,7 +59,7 @@ func Views(cc *core.Call) ([]InstanceView, map[string]SecurityView) {
 		}
 		iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: c.status(in), HostName: in.HostName,
 			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
-			UserData: in.UserData}
+			UserData: in.UserData, ImageID: in.Image}
 		if it := instanceTypes[in.Type]; it != nil {
 			iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
 		}

@@ -45,8 +45,8 @@ func init() {
 			}
 			return core.SecurityGroup{Region: g.Region, VpcID: g.VpcID}, true
 		},
-		CheckLaunch: func(launch core.Params) *core.Error {
-			if _, e := runImage(launch); e != nil {
+		CheckLaunch: func(cc *core.Call, launch core.Params) *core.Error {
+			if _, e := newCall(cc).runImage(launch); e != nil {
 				return e
 			}
 			_, e := ramRoleParam(launch)

@@ -18,7 +18,7 @@ func runInstances(c *call) (any, *core.Error) {
 	if e != nil {
 		return nil, e
 	}
-	img, e := runImage(p)
+	img, e := c.runImage(p)
 	if e != nil {
 		return nil, e
 	}

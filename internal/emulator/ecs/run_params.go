@@ -25,20 +25,24 @@ func checkDiskKind(name string, d *disk, fam *gpuFamily, system bool) *core.Erro
 	return nil
 }
 
-// runImage picks the image of a RunInstances request: ImageId, or the newest image of
-// ImageFamily; the vendor refuses both together.
-func runImage(p core.Params) (*imageInfo, *core.Error) {
+// runImage picks the image of a RunInstances request in the call's region: ImageId (a public
+// image or an Available custom image of the region, see runCustomImage), or the newest image of
+// ImageFamily (a custom family's newest Available image, else the public family's); the vendor
+// refuses both together.
+func (c *call) runImage(p core.Params) (*imageInfo, *core.Error) {
 	id, fam := p["ImageId"], p["ImageFamily"]
 	switch {
 	case id != "" && fam != "":
 		return nil, core.Errf(400, "InvalidParameter.Conflict", "ImageId and ImageFamily cannot both be specified.")
 	case id != "":
-		img := findImage(id)
-		if img == nil {
-			return nil, core.ErrNotFound("InvalidImageId.NotFound", id)
+		if img := findImage(id); img != nil {
+			return img, nil
 		}
-		return img, nil
+		return c.runCustomImage(id)
 	case fam != "":
+		if img := c.newestCustomImage(fam); img != nil {
+			return img, nil
+		}
 		var newest *imageInfo
 		for i := range publicImages {
 			if img := &publicImages[i]; img.Family == fam && (newest == nil || img.ID > newest.ID) {

@@ -147,6 +147,7 @@ type Store struct {
 	Capacity  map[string]map[string]int  `json:"capacity"`
 	ENITags   map[string]*eniTags        `json:"eni_tags,omitempty"` // tags of network interfaces, by ENI id
 	Templates map[string]*launchTemplate `json:"launch_templates,omitempty"`
+	Images    map[string]*imageRecord    `json:"images,omitempty"` // custom images (images.go), by id
 	// Unavailable marks instance types a zone does not sell: zone -> type ("*" for every
 	// type) -> the stock-out code RunInstances answers (see UnavailableTable).
 	Unavailable map[string]map[string]string `json:"unavailable,omitempty"`
@@ -204,6 +205,9 @@ func (d *Store) Init() {
 	}
 	if d.Templates == nil {
 		d.Templates = map[string]*launchTemplate{}
+	}
+	if d.Images == nil {
+		d.Images = map[string]*imageRecord{}
 	}
 	d.reindex()
 }

@@ -15,7 +15,7 @@ func init() {
 }
 
 // ecsTags is the ECS tag API. Of what the provider creates, ECS tags
-// instances, security groups and network interfaces (eni); deployment sets and
+// instances, security groups, network interfaces (eni) and custom images; deployment sets and
 // HPC clusters take no tags (their Create calls have no Tag parameter and the
 // vendor's ResourceType list does not name them), so they are refused like any
 // unknown type. The other types the vendor lists exist only as names here:
@@ -24,10 +24,11 @@ var ecsTags = &core.TagAPI[*call]{Product: "ECS", Kinds: map[string]*core.TagKin
 	"instance":      {Find: findInstanceTags, All: allInstanceTags},
 	"securitygroup": {Find: findSGTags, All: allSGTags},
 	"eni":           {Find: findENITags, All: allENITags},
+	"image":         {Find: findImageTags, All: allImageTags},
 }}
 
 func init() {
-	for _, typ := range []string{"disk", "snapshot", "image", "volume", "ddh", "ddhcluster", "keypair",
+	for _, typ := range []string{"disk", "snapshot", "volume", "ddh", "ddhcluster", "keypair",
 		"launchtemplate", "reservedinstance", "snapshotpolicy", "elasticityassurance", "capacityreservation",
 		"command", "invocation", "activation", "managedinstance", "prefixlist", "portrangelist"} {
 		ecsTags.Kinds[typ] = &core.TagKind[*call]{}
@@ -173,4 +174,25 @@ func listTagResources(c *call) (any, *core.Error) {
 			ecssdk.TagResource{ResourceType: r.Type, ResourceId: r.ID, TagKey: r.Key, TagValue: r.Value})
 	}
 	return resp, nil
+}
+
+// findImageTags finds a custom image of the call's region; public images carry no tags of the
+// caller's.
+func findImageTags(c *call, id string) *core.TagTarget {
+	img := c.customImage(id)
+	if img == nil {
+		return nil
+	}
+	return &core.TagTarget{ID: img.ID, Tags: img.Tags, Set: func(t []core.Tag) { img.Tags = t }}
+}
+
+func allImageTags(c *call, filters []core.Tag) []core.TagTarget {
+	var out []core.TagTarget
+	for _, img := range c.st.imagesIn(c.Region) {
+		if len(img.Tags) > 0 && core.MatchTags(img.Tags, filters) {
+			out = append(out, *findImageTags(c, img.ID))
+		}
+	}
+	core.SortTargets(out)
+	return out
 }

@@ -92,7 +92,7 @@ func (c *call) readConfig(cf *scalingConfig, g *scalingGroup, modify bool) *core
 	}
 	// The image and the RAM role are checked as RunInstances checks them, and refused now
 	// rather than at the group's first scale-out.
-	if e := core.ECS().CheckLaunch(launch); e != nil {
+	if e := core.ECS().CheckLaunch(c.Call, launch); e != nil {
 		return e
 	}
 	sgs := core.Params(launch).List("SecurityGroupIds")

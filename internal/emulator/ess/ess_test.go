@@ -52,7 +52,7 @@ func useFakeECS(t *testing.T, w *producttest.World, stock int) *fakeECS {
 		SecurityGroup: func(_ *core.Call, id string) (core.SecurityGroup, bool) {
 			return core.SecurityGroup{Region: producttest.Region, VpcID: w.VpcID}, id == "sg-1"
 		},
-		CheckLaunch: func(launch core.Params) *core.Error {
+		CheckLaunch: func(_ *core.Call, launch core.Params) *core.Error {
 			if launch["ImageId"] == "" {
 				return core.ErrMissing("ImageId")
 			}
