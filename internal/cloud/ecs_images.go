@@ -213,19 +213,19 @@ func (c *Client) DeleteImage(ctx context.Context, region, id string, force bool)
 	return err
 }
 
-// StopInstance stops a Running instance (StopInstances with one id; a normal shutdown, not a
-// forced one, so its disks are consistent for CreateImage). An instance that is not Running (it
-// powered itself off, or is on its way) is left as it is: WaitInstanceStopped tells where it ends.
+// StopInstance stops an instance (StopInstances with one id; a normal shutdown, not a forced one,
+// so its disks are consistent for CreateImage). An instance still starting is waited for first
+// (the vendor stops only a Running one); one already Stopping or Stopped (it powered itself off)
+// is left as it is. WaitInstanceStopped tells when it is down.
 func (c *Client) StopInstance(ctx context.Context, id string) error {
-	got, err := c.DescribeInstancesByID(ctx, []string{id})
-	if err != nil {
+	in, err := waitFor(ctx, waiter[*Instance]{
+		what: "instance " + id, goal: "be Running or stopped",
+		refresh: refreshStatus(func() (*Instance, error) { return c.findInstance(ctx, id) }, func(in *Instance) string { return in.Status }),
+		pending: []string{"Pending", "Starting"}, target: []string{"Running", "Stopping", "Stopped"},
+		notFound: notFoundFails, interval: instancePollInterval,
+	})
+	if err != nil || in.Status != "Running" {
 		return err
-	}
-	if len(got) == 0 {
-		return notFound(ProductECS, "DescribeInstances", "InvalidInstanceId.NotFound", "instance "+id)
-	}
-	if got[0].Status != "Running" {
-		return nil
 	}
 	req := ecs.CreateStopInstancesRequest()
 	req.RegionId = c.region
@@ -238,22 +238,25 @@ func (c *Client) StopInstance(ctx context.Context, id string) error {
 	return err
 }
 
+// findInstance reads one instance; a not-found error when there is none.
+func (c *Client) findInstance(ctx context.Context, id string) (*Instance, error) {
+	got, err := c.DescribeInstancesByID(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(got) == 0 {
+		return nil, notFound(ProductECS, "DescribeInstances", "InvalidInstanceId.NotFound", "instance "+id)
+	}
+	return &got[0], nil
+}
+
 // WaitInstanceStopped waits until the instance is Stopped and returns it as last seen. Pending,
 // Starting, Running and Stopping are waited through (an instance that powers itself off passes
 // them all); a missing instance fails the wait.
 func (c *Client) WaitInstanceStopped(ctx context.Context, id string) (*Instance, error) {
 	return waitFor(ctx, waiter[*Instance]{
-		what: "instance " + id,
-		refresh: refreshStatus(func() (*Instance, error) {
-			got, err := c.DescribeInstancesByID(ctx, []string{id})
-			if err != nil {
-				return nil, err
-			}
-			if len(got) == 0 {
-				return nil, notFound(ProductECS, "DescribeInstances", "InvalidInstanceId.NotFound", "instance "+id)
-			}
-			return &got[0], nil
-		}, func(in *Instance) string { return in.Status }),
+		what:    "instance " + id,
+		refresh: refreshStatus(func() (*Instance, error) { return c.findInstance(ctx, id) }, func(in *Instance) string { return in.Status }),
 		pending: []string{"Pending", "Starting", "Running", "Stopping"}, target: []string{"Stopped"},
 		notFound: notFoundFails,
 		interval: instancePollInterval,
