@@ -273,6 +273,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		newStorageTierResource,
 		newNodePoolResource,
 		newControlPlaneEndpointResource,
+		newNodeImageResource,
 		newClusterCAResource,
 	}
 }
