@@ -31,7 +31,7 @@ func startBake(t *testing.T) (context.Context, *cloudtest.Cloud, Spec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ctx, c, Spec{Name: "gpu-node-v1", Family: "gpucluster-node", Content: "0123456789abcdef", BaseImageID: base,
+	return ctx, c, Spec{Name: "gpu-node-v1", Family: "gpucluster-node", Content: "0123456789abcdef", BaseImageID: base.ID,
 		InstanceType: "ecs.gn7i-c8g1.2xlarge", ZoneID: zone, VSwitchID: n.VSwitchIDs[zone], SecurityGroupID: n.SecurityGroupID,
 		SystemDiskGiB: 100, UserData: "#cloud-config\n", Tags: map[string]string{"team": "ml"}}
 }

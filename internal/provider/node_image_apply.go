@@ -44,10 +44,12 @@ func (r *nodeImageResource) spec(ctx context.Context, plan *nodeImageModel) (nod
 	}
 	base := plan.BaseImageID.ValueString()
 	if plan.BaseImageID.IsUnknown() || base == "" {
-		if base, err = r.client.NewestPublicImage(ctx, cloud.UbuntuFamily); err != nil {
+		img, err := r.client.NewestPublicImage(ctx, cloud.UbuntuFamily)
+		if err != nil {
 			diags.AddError("Finding the newest Ubuntu 22.04 image", err.Error())
 			return nodeimage.Spec{}, diags
 		}
+		base = img.ID
 	}
 	regions, d := listOf(ctx, plan.CopyToRegions)
 	diags.Append(d...)

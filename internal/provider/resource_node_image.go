@@ -39,9 +39,11 @@ type nodeImageResource struct {
 	client *cloud.Client
 }
 
-// nodeImageNamePattern is the vendor's rule for image names (CreateImage ImageName): 2 to 128
-// characters, a letter first; letters, digits, '.', '_', '-' and ':'.
-var nodeImageNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._:-]{1,127}$`)
+// nodeImageNamePattern is the vendor's rule for image names (CreateImage ImageName,
+// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-createimage):
+// 2 to 128 characters, a letter first; letters, digits, '_', '-' and ':' (no '.', which only
+// CopyImage's destination name allows), not starting with http:// or https://.
+var nodeImageNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]{1,127}$`)
 
 const (
 	nodeImageCreateTimeout = 2 * time.Hour
@@ -80,8 +82,8 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The image id (`m-...`).",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replace,
-				MarkdownDescription: "Image name, also the builder's: 2-128 characters, a letter first, then letters, digits, `.`, `_`, `-` and `:`.",
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-128 characters: a letter first, then letters, digits, '.', '_', '-' or ':'")}},
+				MarkdownDescription: "Image name, also the builder's, unique among the region's images: 2-128 characters, a letter first, then letters, digits, `_`, `-` and `:` (CreateImage takes no `.`).",
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-128 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},
