@@ -66,6 +66,14 @@ type Result struct {
 	Copies  map[string]string
 }
 
+// ImageName is the image's name in the cloud: Name and the start of the content digest, so the
+// image that replaces it (another content, made before the old one goes) can be created while
+// the old one still holds Name; the vendor refuses a second image of a name in a region
+// (InvalidImageName.Duplicated).
+func (s Spec) ImageName() string {
+	return s.Name + "-" + s.Content[:min(8, len(s.Content))]
+}
+
 func (s Spec) identity() map[string]string {
 	return map[string]string{tagging.ManagedBy: tagging.ManagedByVal, tagging.NodeImage: s.Name, tagging.NodeImageContent: s.Content}
 }
@@ -127,25 +135,32 @@ func image(ctx context.Context, c *cloud.Client, s Spec) (string, error) {
 	}
 	builder, err := builderInstance(ctx, c, s)
 	if err != nil {
-		return "", err
+		return "", cleanUpAfter(ctx, c, s, err)
 	}
 	if err := waitBaked(ctx, c, builder); err != nil {
-		var be *BakeError
-		if errors.As(err, &be) {
-			return "", errors.Join(err, deleteBuilders(ctx, c, s))
-		}
-		return "", err
+		return "", cleanUpAfter(ctx, c, s, err)
 	}
 	token := cloud.ClientToken(0, tagging.TokenParts(s.tags(RoleImage), "CreateImage", s.Name, builder)...)
-	id, err := c.CreateImage(ctx, cloud.CreateImageInput{InstanceID: builder, Name: s.Name, Family: s.Family, Description: s.Description,
+	id, err := c.CreateImage(ctx, cloud.CreateImageInput{InstanceID: builder, Name: s.ImageName(), Family: s.Family, Description: s.Description,
 		Tags: s.tags(RoleImage), ClientToken: token})
 	if err != nil {
-		return "", fmt.Errorf("creating the image of builder %s: %w", builder, err)
+		return "", cleanUpAfter(ctx, c, s, fmt.Errorf("creating the image of builder %s: %w", builder, err))
 	}
 	if _, err := c.WaitImageAvailable(ctx, "", id); err != nil {
 		return "", err
 	}
 	return id, deleteBuilders(ctx, c, s)
+}
+
+// cleanUpAfter deletes the builder after a bake failed for good, so a failed create leaves
+// nothing (Terraform keeps no state of it, and nothing else would delete the builder). An
+// interrupted one (its context ended: a killed or timed-out apply) keeps it for the next run to
+// adopt.
+func cleanUpAfter(ctx context.Context, c *cloud.Client, s Spec, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return errors.Join(err, deleteBuilders(ctx, c, s))
 }
 
 // builderInstance is the builder of s: one an earlier run left, or a new one.
@@ -238,7 +253,7 @@ func copyTo(ctx context.Context, c *cloud.Client, s Spec, id, region string) (st
 			}
 		}
 	}
-	copyID, err := c.CopyImage(ctx, id, region, s.Name, tags)
+	copyID, err := c.CopyImage(ctx, id, region, s.ImageName(), tags)
 	if err != nil {
 		return "", err
 	}

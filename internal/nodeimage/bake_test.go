@@ -93,9 +93,9 @@ func TestBakeMakesAnImageAndLeavesNoBuilder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img.Status != cloud.ImageStatusAvailable || img.Name != s.Name || img.Tags["team"] != "ml" ||
+	if img.Status != cloud.ImageStatusAvailable || img.Name != s.ImageName() || img.Tags["team"] != "ml" ||
 		img.Tags[tagging.NodeImageContent] != s.Content || img.Tags[tagging.NodeImageRole] != RoleImage {
-		t.Errorf("image %+v: want Available, named %s, with the user's and the identity tags", img, s.Name)
+		t.Errorf("image %+v: want Available, named %s, with the user's and the identity tags", img, s.ImageName())
 	}
 	if b := builders(ctx, t, c, s); len(b) != 0 {
 		t.Errorf("builders left: %v", b)
@@ -211,5 +211,42 @@ func TestDeleteRefusesAnImageInUse(t *testing.T) {
 	}
 	if err := Delete(ctx, c.Client, s, got.res); err != nil {
 		t.Fatalf("Delete after the node went: %v", err)
+	}
+}
+
+// A bake that fails for good after the builder started (here CreateImage: the name is taken by
+// an image that is not ours) deletes the builder: Terraform keeps no state of a failed create.
+func TestBakeFailureAfterTheBuilderLeavesNothing(t *testing.T) {
+	ctx, c, s := startBake(t)
+	other := s
+	other.Name, other.Content = "someone-else", "fedcba9876543210"
+	done := bakeAsync(ctx, c, other)
+	playBuilder(ctx, t, c, other, bakedConsole)
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	// Take our image's name with theirs: rename by copying it under our name elsewhere is not
+	// possible, so make one more image of theirs named as ours would be.
+	ids, err := c.Client.RunInstances(ctx, cloud.RunInstancesInput{ClientToken: "squatter", InstanceType: s.InstanceType, ZoneID: s.ZoneID,
+		ImageID: s.BaseImageID, SecurityGroupID: s.SecurityGroupID, VSwitchID: s.VSwitchID, Amount: 1, MinAmount: 1,
+		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.WaitInstancesRunning(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CreateImage(ctx, cloud.CreateImageInput{InstanceID: ids[0], Name: s.ImageName(), ClientToken: "squatter"}); err != nil {
+		t.Fatal(err)
+	}
+	done = bakeAsync(ctx, c, s)
+	playBuilder(ctx, t, c, s, bakedConsole)
+	got = <-done
+	if got.err == nil || !strings.Contains(got.err.Error(), "InvalidImageName.Duplicated") {
+		t.Fatalf("Bake = %v, want the duplicate name refused", got.err)
+	}
+	if b := builders(ctx, t, c, s); len(b) != 0 {
+		t.Errorf("the builder of the failed bake was left: %v", b)
 	}
 }

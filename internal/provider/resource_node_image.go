@@ -42,8 +42,9 @@ type nodeImageResource struct {
 // nodeImageNamePattern is the vendor's rule for image names (CreateImage ImageName,
 // https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-createimage):
 // 2 to 128 characters, a letter first; letters, digits, '_', '-' and ':' (no '.', which only
-// CopyImage's destination name allows), not starting with http:// or https://.
-var nodeImageNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]{1,127}$`)
+// CopyImage's destination name allows), not starting with http:// or https://. The image is named
+// <name>-<8 digits of content_digest> (nodeimage.Spec.ImageName), so name takes at most 119.
+var nodeImageNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]{1,118}$`)
 
 const (
 	nodeImageCreateTimeout = 2 * time.Hour
@@ -82,8 +83,10 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The image id (`m-...`).",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replace,
-				MarkdownDescription: "Image name, also the builder's, unique among the region's images: 2-128 characters, a letter first, then letters, digits, `_`, `-` and `:` (CreateImage takes no `.`).",
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-128 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
+				MarkdownDescription: "Name of the image, its copies and its builder: 2-119 characters, a letter first, then letters, digits, `_`, `-` and `:` " +
+					"(CreateImage takes no `.`). The image itself is named `<name>-<first 8 characters of content_digest>`, so the image that " +
+					"replaces it can be made while it still exists (the vendor refuses two images of one name in a region).",
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-119 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},

@@ -1,0 +1,172 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+)
+
+// playBuilders plays the guest side of every image builder the emulator runs, as its bootstrap
+// would once done: it prints "baked" on the serial console (ECS GetInstanceConsoleOutput), which
+// is all the provider reads of a builder. It stops with the test.
+func playBuilders(t *testing.T, emu *acctest.Emulator, console string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			for _, in := range emu.View().Instances {
+				if strings.HasSuffix(in.HostName, "-builder") {
+					emu.SetConsoleOutput(in.ID, console)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+}
+
+func nodeImageConfig(emu *acctest.Emulator, driver, tags string) string {
+	return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
+resource "gpucluster_node_image" "gpu" {
+  name                  = "gpu-node-v1"
+  network_id            = gpucluster_rdma_network.net.id
+  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"
+  versions              = { driver = %q }
+  copy_to_regions       = ["cn-beijing"]
+  tags                  = { %s }
+}
+
+resource "gpucluster_node_pool" "train" {
+  name          = "train"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.gn7i-c8g1.2xlarge"
+  size          = 1
+  bootstrap     = false
+  image_id      = gpucluster_node_image.gpu.id
+}
+`, driver, tags)
+}
+
+// The image is baked through the ECS API (builder, CreateImage, copy), a pool boots from it, tags
+// change in place, a new driver bakes a new image, and destroy leaves nothing.
+func TestAccNodeImage_bakeBootRebakeDestroy(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	playBuilders(t, emu, bootstrap.ConsolePrefix+"phase seal ok\n"+bootstrap.ConsolePrefix+bootstrap.StateBaked+"\n")
+	const addr = "gpucluster_node_image.gpu"
+	var first string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: nodeImageConfig(emu, "535.183.01", `team = "ml"`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^m-`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("package_mirror"), knownvalue.StringExact("alibaba_vpc")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image_registry"), knownvalue.StringExact("registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("copies").AtMapKey("cn-beijing"), knownvalue.StringRegexp(regexp.MustCompile(`^m-`))),
+				},
+				Check: func(s *terraform.State) error {
+					first = s.RootModule().Resources[addr].Primary.ID
+					v := emu.View()
+					for _, in := range v.Instances {
+						if strings.HasSuffix(in.HostName, "-builder") {
+							return fmt.Errorf("the builder %s was left", in.ID)
+						}
+						if in.ImageID != first {
+							return fmt.Errorf("pool node %s boots from %s, want the baked image %s", in.ID, in.ImageID, first)
+						}
+					}
+					for _, img := range v.Images {
+						if img.ID == first && img.Status != "Available" {
+							return fmt.Errorf("image %s is %s", img.ID, img.Status)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				// Tags in place: the same image.
+				Config: nodeImageConfig(emu, "535.183.01", `team = "research"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},
+			},
+			{
+				// Another driver is another image: replaced, and the pool rolls onto it (the old image
+				// goes after the pool moved: the vendor refuses to delete an image in use).
+				Config: strings.Replace(nodeImageConfig(emu, "535.161.08", `team = "research"`), `tags                  = { team = "research" }`,
+					"tags = { team = \"research\" }\n  lifecycle {\n    create_before_destroy = true\n  }", 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreateBeforeDestroy)}},
+				Check: func(s *terraform.State) error {
+					if id := s.RootModule().Resources[addr].Primary.ID; id == first {
+						return fmt.Errorf("a new driver kept image %s", id)
+					}
+					for _, img := range emu.View().Images {
+						if img.ID == first {
+							return fmt.Errorf("the old image %s was left", first)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// A builder whose bootstrap fails fails the apply with the phase and its console, and is deleted.
+func TestAccNodeImage_failedBake(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	playBuilders(t, emu, bootstrap.ConsolePrefix+"phase driver failed (attempt 8/8)\n")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{{
+			Config:      strings.SplitN(nodeImageConfig(emu, "535.183.01", ""), `resource "gpucluster_node_pool"`, 2)[0],
+			ExpectError: regexp.MustCompile(`(?s)failed at phase driver.*phase driver failed`),
+		}},
+	})
+}
+
+// Bad settings are refused at plan, naming the attribute.
+func TestAccNodeImage_badInput(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	for _, c := range []struct{ set, want string }{
+		{`name = "gpu.node"`, `name`},
+		{`versions = { driver = "latest" }`, `driver`},
+		{`images = ["ok/image:1", "bad image; rm -rf /"]`, `images\[1\]`},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			cfg := emu.Config() + poolNetworkConfig("") + `
+resource "gpucluster_node_image" "gpu" {
+  name                  = "gpu-node"
+  network_id            = gpucluster_rdma_network.net.id
+  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"
+}`
+			cfg = strings.Replace(cfg, `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`, `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`+"\n  "+c.set, 1)
+			if strings.HasPrefix(c.set, "name") {
+				cfg = strings.Replace(cfg, `  name                  = "gpu-node"`+"\n", "", 1)
+			}
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				Steps:                    []resource.TestStep{{Config: cfg, PlanOnly: true, ExpectError: regexp.MustCompile(c.want)}},
+			})
+		})
+	}
+}
