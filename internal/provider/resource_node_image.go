@@ -86,7 +86,7 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				MarkdownDescription: "Name of the image, its copies and its builder: 2-119 characters, a letter first, then letters, digits, `_`, `-` and `:` " +
 					"(CreateImage takes no `.`). The image itself is named `<name>-<first 8 characters of content_digest>`, so the image that " +
 					"replaces it can be made while it still exists (the vendor refuses two images of one name in a region).",
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-119 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
+				Validators: []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-119 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},
@@ -120,8 +120,8 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				MarkdownDescription: "Container images pulled into the image, full references. Unset: what every GPU node runs before " +
 					"any workload (the pause image, Flannel and its CNI plugin, the device plugin, DCGM exporter, node exporter) in `image_registry`."},
 			"copy_to_regions": schema.ListAttribute{Optional: true, ElementType: types.StringType,
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-				Validators:    []validator.List{listvalidator.UniqueValues()},
+				PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+				Validators:          []validator.List{listvalidator.UniqueValues()},
 				MarkdownDescription: "Further regions to copy the image to (`CopyImage`); `copies` has their ids."},
 			"tags": schema.MapAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Tags on the image, its copies and the builder. Changed in place on the image; the copies keep the tags they were copied with. Keys starting with `gpucluster:` are reserved."},
