@@ -130,9 +130,20 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"copies": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 				PlanModifiers:       []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "The copies' image ids by region."},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+			"timeouts": nodeImageTimeouts(ctx),
 		},
 	}
+}
+
+// nodeImageTimeouts: a bake takes tens of minutes (driver and images), so create defaults to 2h.
+func nodeImageTimeouts(ctx context.Context) schema.Attribute {
+	attr := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
+	if nested, ok := attr.(schema.SingleNestedAttribute); ok {
+		nested.MarkdownDescription = "How long create (default 2h: the builder installs the NVIDIA stack and pulls the images) and delete " +
+			"(default 30m) may take, as Go durations such as `\"90m\"`. A create cut short keeps its builder or image, which the next apply adopts."
+		return nested
+	}
+	return attr
 }
 
 func nodeImageFlag(doc string) schema.BoolAttribute {

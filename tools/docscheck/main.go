@@ -99,6 +99,7 @@ func main() {
 // showing an import command.
 var notImportable = map[string]string{
 	"gpucluster_cluster_ca": "the CA exists only in state; there is no cloud object to read it back from",
+	"gpucluster_node_image": "what an image holds (versions, registry, mirror, images) is not readable from the cloud; an interrupted create is adopted by the next apply instead",
 }
 
 func check(ps providerSchema, examples string) []string {
