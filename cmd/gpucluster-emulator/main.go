@@ -87,6 +87,7 @@ Flags:
 		agent := nodeagent.New(srv.View, kube, logger.Printf)
 		srv.HandleAdmin(emulator.NodesPath, agent)
 		agent.WriteConsoles(srv.SetConsoleOutput) // what ECS GetInstanceConsoleOutput returns
+		agent.PowerOffWith(srv.PowerOffFromGuest) // an image builder powers itself off once baked
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()

@@ -37,6 +37,7 @@ func startStack(t *testing.T) *stack {
 	agent := nodeagent.New(emu.View, kube, t.Logf)
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(emu.SetConsoleOutput) // what ECS GetInstanceConsoleOutput answers
+	agent.PowerOffWith(emu.PowerOffFromGuest) // image builders power themselves off once baked
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()

@@ -162,6 +162,19 @@ func (s *Server) ReclaimSpot(ids []string) error {
 	return nil
 }
 
+// PowerOffFromGuest is what an instance's operating system does when it powers itself off (an
+// image builder after baking): ECS shows it Stopping, then Stopped. For a model of the guest,
+// such as the node agent.
+func (s *Server) PowerOffFromGuest(instanceID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.adminCall(s.now())
+	c.ReqID, c.Action = newRequestID(), "PowerOffFromGuest"
+	if emuecs.PowerOffFromGuest(c, instanceID) {
+		s.markDirty()
+	}
+}
+
 // adminCall is the call an admin endpoint hands a product package: the state, the Env and the
 // time, and no request. Caller holds s.mu.
 func (s *Server) adminCall(now time.Time) *core.Call {

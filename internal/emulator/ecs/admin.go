@@ -139,3 +139,17 @@ func ReleaseExpired(cc *core.Call) {
 func (d *Store) SetCapacity(t map[string]map[string]int)       { d.Capacity = t }
 func (d *Store) SetUnavailable(t map[string]map[string]string) { d.Unavailable = t }
 func (d *Store) SetNoSpot(types []string)                      { d.NoSpot = types }
+
+// PowerOffFromGuest is an instance's own operating system shutting it down (`poweroff` inside
+// the guest, as an image builder does once it has baked): ECS shows it Stopping, then Stopped,
+// as after StopInstances. A model beside the emulator (the node agent) calls it for the guest;
+// an instance that is not Running is left as it is. Reports whether it was powered off.
+func PowerOffFromGuest(cc *core.Call, id string) bool {
+	c := newCall(cc)
+	in := c.st.Instances[id]
+	if in == nil || c.status(in) != "Running" {
+		return false
+	}
+	in.Phase, in.PhaseAt = phaseStopping, c.Now.UnixNano()
+	return true
+}

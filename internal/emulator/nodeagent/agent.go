@@ -80,6 +80,15 @@ type Agent struct {
 	writeConsole func(instanceID, output string)
 	consoles     map[string]string
 	refused      map[string]bool
+	// powerOff is the guest's own shutdown (an image builder's, builder.go); nil: builders
+	// are judged and their consoles written, but they keep running.
+	powerOff func(instanceID string)
+	// builders are the image builders' consoles (kept while the instance exists: a stopped
+	// builder's console still shows it baked), builderPlans the builders' plans by user data,
+	// pendingPowerOff those that baked this round (builder.go).
+	builders        map[string]string
+	builderPlans    map[string]builderPlan
+	pendingPowerOff []string
 }
 
 type planEntry struct {
@@ -146,6 +155,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	net := newNetwork(v)
 	statuses := map[string]NodeStatus{}
 	a.refused = map[string]bool{}
+	a.forgetGoneBuilders(v)
 	var pending []*emulator.InstanceView
 	for i := range v.Instances {
 		in := &v.Instances[i]
@@ -167,6 +177,10 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		if in.UserData == "" {
 			st.Reason = "no user data: the instance runs no node bootstrap"
 			statuses[in.ID] = st
+			continue
+		}
+		if b, ok := a.builderOf(in); ok {
+			statuses[in.ID] = a.bake(net, in, b)
 			continue
 		}
 		pe := a.planOf(in)
@@ -202,6 +216,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		regions[v.Instances[i].ID] = v.Instances[i].Region
 	}
 	a.writeConsoles(statuses, a.refused, regions)
+	a.powerOffBaked()
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
 		return c.initID, a.plans[c.initID].plan.Addons

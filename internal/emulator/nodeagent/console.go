@@ -139,6 +139,9 @@ func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string
 			now[id] = consoleOf(p, st.Role, st.Reason, regions[id])
 		}
 	}
+	for id, text := range a.builders { // image builders' (builder.go)
+		now[id] = text
+	}
 	for id, text := range now {
 		if a.consoles[id] != text {
 			a.writeConsole(id, text)
