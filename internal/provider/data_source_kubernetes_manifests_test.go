@@ -276,7 +276,7 @@ data "gpucluster_kubernetes_manifests" "r" {
 				Check:  noUpstream,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(ds, tfjsonpath.New("addons").AtMapKey("30-monitoring.yaml"), knownvalue.StringRegexp(regexp.MustCompile(
-						`image: example-registry-vpc.cn-wulanchabu.cr.aliyuncs.com/ml/grafana:11.3.0\n`))),
+						regexp.QuoteMeta("image: example-registry-vpc.cn-wulanchabu.cr.aliyuncs.com/ml/grafana:11.3.0@"+images.Get(images.Grafana).Digest+"\n")))),
 				},
 			},
 			{
