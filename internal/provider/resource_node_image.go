@@ -167,12 +167,13 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if req.Plan.Raw.IsNull() || r.client == nil {
 		return
 	}
-	var plan nodeImageModel
+	var plan, cfg nodeImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.ImageRegistry.IsUnknown() && !isComputedOnly(ctx, req, "image_registry") {
-		return
-	}
-	if plan.Images.IsUnknown() && !isComputedOnly(ctx, req, "images") || plan.Versions.IsUnknown() {
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	// Settings that come from something not known yet (unknown in the configuration, not just
+	// unset) leave the plan to the apply.
+	if resp.Diagnostics.HasError() || cfg.ImageRegistry.IsUnknown() || cfg.Images.IsUnknown() || cfg.Versions.IsUnknown() ||
+		cfg.PackageMirror.IsUnknown() || cfg.BaseImageID.IsUnknown() {
 		return
 	}
 	region := r.client.Region()
@@ -192,13 +193,7 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	plan.Images = stringList(b.Images)
-	base := ""
-	if !plan.BaseImageID.IsUnknown() && req.Config.Raw.IsKnown() {
-		var cfgBase types.String
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("base_image_id"), &cfgBase)...)
-		base = cfgBase.ValueString()
-	}
-	plan.ContentDigest = types.StringValue(contentDigest(b, base))
+	plan.ContentDigest = types.StringValue(contentDigest(b, cfg.BaseImageID.ValueString()))
 	if !req.State.Raw.IsNull() {
 		var state nodeImageModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -207,20 +202,6 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-// isComputedOnly reports whether attr is unset in the configuration (unknown in the plan only
-// because the provider computes it), as opposed to set from something not known yet.
-func isComputedOnly(ctx context.Context, req resource.ModifyPlanRequest, attr string) bool {
-	var v types.String
-	if d := req.Config.GetAttribute(ctx, path.Root(attr), &v); d.HasError() {
-		var l types.List
-		if d := req.Config.GetAttribute(ctx, path.Root(attr), &l); d.HasError() {
-			return false
-		}
-		return l.IsNull()
-	}
-	return v.IsNull()
 }
 
 func (r *nodeImageResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
