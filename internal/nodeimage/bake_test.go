@@ -226,8 +226,7 @@ func TestBakeFailureAfterTheBuilderLeavesNothing(t *testing.T) {
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
-	// Take our image's name with theirs: rename by copying it under our name elsewhere is not
-	// possible, so make one more image of theirs named as ours would be.
+	// Someone else's image already holds the name ours would take.
 	ids, err := c.Client.RunInstances(ctx, cloud.RunInstancesInput{ClientToken: "squatter", InstanceType: s.InstanceType, ZoneID: s.ZoneID,
 		ImageID: s.BaseImageID, SecurityGroupID: s.SecurityGroupID, VSwitchID: s.VSwitchID, Amount: 1, MinAmount: 1,
 		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}})

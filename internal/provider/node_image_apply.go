@@ -64,8 +64,9 @@ func (r *nodeImageResource) spec(ctx context.Context, plan *nodeImageModel) (nod
 	}, diags
 }
 
-// retagImages brings the image's user tags from had to want.
-func retagImages(ctx context.Context, c *cloud.Client, id string, _ map[string]string, had, want map[string]string) error {
+// retagImages brings the image's user tags from had to want (the copies keep the tags they
+// were copied with: CopyImage set them, and tagging them would take a call per region).
+func retagImages(ctx context.Context, c *cloud.Client, id string, had, want map[string]string) error {
 	var gone []string
 	for _, k := range slices.Sorted(maps.Keys(had)) {
 		if _, ok := want[k]; !ok {

@@ -266,8 +266,6 @@ func (r *nodeImageResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	copies, d := mapOf(ctx, state.Copies)
-	resp.Diagnostics.Append(d...)
 	want, d := mapOf(ctx, plan.Tags)
 	resp.Diagnostics.Append(d...)
 	had, d := mapOf(ctx, state.Tags)
@@ -275,7 +273,7 @@ func (r *nodeImageResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := retagImages(ctx, r.client, state.ID.ValueString(), copies, had, want); err != nil {
+	if err := retagImages(ctx, r.client, state.ID.ValueString(), had, want); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Tagging node image %s", state.ID.ValueString()), err.Error())
 		return
 	}

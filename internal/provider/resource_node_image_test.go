@@ -147,11 +147,11 @@ func TestAccNodeImage_failedBake(t *testing.T) {
 func TestAccNodeImage_badInput(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	for _, c := range []struct{ set, want string }{
-		{`name = "gpu.node"`, `name`},
-		{`versions = { driver = "latest" }`, `driver`},
-		{`images = ["ok/image:1", "bad image; rm -rf /"]`, `images\[1\]`},
+		{`name = "gpu.node"`, `(?s)name.*must be 2-119 characters`},
+		{`versions = { driver = "latest" }`, `(?s)Node image settings.*driver version "latest" is not MAJOR\.MINOR`},
+		{`images = ["ok/image:1", "bad image; rm -rf /"]`, `(?s)images\[1\].*is not an image reference`},
 	} {
-		t.Run(c.want, func(t *testing.T) {
+		t.Run(strings.Fields(c.set)[0], func(t *testing.T) {
 			cfg := emu.Config() + poolNetworkConfig("") + `
 resource "gpucluster_node_image" "gpu" {
   name                  = "gpu-node"
