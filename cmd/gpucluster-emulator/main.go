@@ -43,7 +43,7 @@ ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as 
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
   PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,
-  GET /_emulator/nodes (with --kubeconfig)
+  GET /_emulator/nodes (nodes with --kubeconfig; image builders always)
 
 Flags:
 `)
@@ -78,21 +78,24 @@ Flags:
 	if err != nil {
 		logger.Fatalf("gpucluster-emulator: %v", err)
 	}
-	stopAgent := func() {}
+	// The node agent always plays image builders (they bake and power off, so node images can be
+	// made without a Kubernetes API); with --kubeconfig it also registers nodes.
+	var kube nodeagent.Kube
 	if *kubeconfig != "" {
-		kube, err := nodeagent.NewKubeFromFile(*kubeconfig)
+		k, err := nodeagent.NewKubeFromFile(*kubeconfig)
 		if err != nil {
 			logger.Fatalf("gpucluster-emulator: %v", err)
 		}
-		agent := nodeagent.New(srv.View, kube, logger.Printf)
-		srv.HandleAdmin(emulator.NodesPath, agent)
-		agent.WriteConsoles(srv.SetConsoleOutput) // what ECS GetInstanceConsoleOutput returns
-		agent.PowerOffWith(srv.PowerOffFromGuest) // an image builder powers itself off once baked
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()
-		stopAgent = func() { cancel(); <-done }
+		kube = k
 	}
+	agent := nodeagent.New(srv.View, kube, logger.Printf)
+	srv.HandleAdmin(emulator.NodesPath, agent)
+	agent.WriteConsoles(srv.SetConsoleOutput) // what ECS GetInstanceConsoleOutput returns
+	agent.PowerOffWith(srv.PowerOffFromGuest) // an image builder powers itself off once baked
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()
+	stopAgent := func() { cancel(); <-done }
 	// The handler is installed before the ready line: a caller may send SIGINT as soon as it reads
 	// that line, and a signal arriving before Notify would kill the process without saving state.
 	sig := make(chan os.Signal, 1)

@@ -97,7 +97,9 @@ type planEntry struct {
 	err      error
 }
 
-// New makes an agent over the emulator's view; logf (may be nil) gets one line per change.
+// New makes an agent over the emulator's view; logf (may be nil) gets one line per change. With
+// kube nil the agent plays image builders only (builder.go): an emulator without a Kubernetes API
+// still bakes node images, and its other instances are left alone.
 func New(view func() emulator.View, kube Kube, logf func(format string, args ...any)) *Agent {
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -181,6 +183,11 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		}
 		if b, ok := a.builderOf(in); ok {
 			statuses[in.ID] = a.bake(net, in, b)
+			continue
+		}
+		if a.kube == nil {
+			st.Reason = "no Kubernetes API to register with (the emulator runs without --kubeconfig): only image builders are played"
+			statuses[in.ID] = st
 			continue
 		}
 		pe := a.planOf(in)

@@ -31,9 +31,13 @@ func TestBuilderThroughTheSDK(t *testing.T) {
 	registry := images.DefaultRegistry("cn-wulanchabu")
 	inRegion := bootstrap.BakeOptions{Region: "cn-wulanchabu", ImageRegistry: registry, PackageMirror: bootstrap.MirrorAlibabaVPC,
 		Images: []string{images.RefIn(images.Pause, registry), images.RefIn(images.Flannel, registry)}}
-	start := func(t *testing.T) *cloudScenario {
+	start := func(t *testing.T, kube ...Kube) *cloudScenario {
 		s := startCloud(t, true)
-		a := s.startAgent(t, newFakeKube())
+		k := Kube(newFakeKube())
+		if len(kube) > 0 {
+			k = kube[0]
+		}
+		a := s.startAgent(t, k)
 		a.PowerOffWith(s.srv.PowerOffFromGuest)
 		go a.Run(t.Context(), 50*time.Millisecond)
 		return s
@@ -52,6 +56,14 @@ func TestBuilderThroughTheSDK(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no Available image %s in the emulator", res.ImageID)
+		}
+	})
+	// The emulator program without --kubeconfig runs the agent with no Kubernetes API: builders
+	// still bake, so node images can be made in tests that run no cluster.
+	t.Run("no Kubernetes API", func(t *testing.T) {
+		s := start(t, nil)
+		if _, err := nodeimage.Bake(t.Context(), s.c, s.bakeSpec(t, inRegion)); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("upstream sources", func(t *testing.T) {
