@@ -5,13 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 )
 
@@ -75,4 +79,37 @@ func contentDigest(b bootstrap.BakeOptions, baseImage string) string {
 	}{b, baseImage})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])[:16]
+}
+
+// resolveBuilder fills what the configuration leaves to the catalog: nvswitch from the builder's
+// type, and the builder's type from what the image is baked for (catalog.ImageBuilderType). It
+// answers false with the error in diags for a type the catalog does not know.
+func resolveBuilder(plan, cfg *nodeImageModel, diags *diag.Diagnostics) bool {
+	if !cfg.BuilderInstanceType.IsNull() {
+		t, err := catalog.ParseInstanceType(cfg.BuilderInstanceType.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("builder_instance_type"), fmt.Sprintf("Unknown instance type %q", cfg.BuilderInstanceType.ValueString()),
+				"builder_instance_type: "+strings.TrimSuffix(err.Error(), ".")+". Use a GPU type from the catalog (data source gpucluster_gpu_catalog), or leave it unset for the smallest one that fits.")
+			return false
+		}
+		if !t.IsGPU() {
+			diags.AddAttributeError(path.Root("builder_instance_type"), fmt.Sprintf("%s has no GPU", t.Name),
+				"builder_instance_type: the builder loads the NVIDIA driver and runs nvidia-smi, which needs a GPU. Use a GPU type, or leave builder_instance_type unset.")
+			return false
+		}
+		if cfg.NVSwitch.IsNull() {
+			plan.NVSwitch = types.BoolValue(t.NVSwitch)
+		}
+		return true
+	}
+	nvswitch := cfg.NVSwitch.ValueBool()
+	plan.NVSwitch = types.BoolValue(nvswitch)
+	// Computed again at each plan: it changes only with nvswitch or erdma, which replace the image.
+	t, err := catalog.ImageBuilderType(nvswitch, cfg.ERDMA.ValueBool())
+	if err != nil {
+		diags.AddAttributeError(path.Root("builder_instance_type"), "No builder instance type", err.Error()+" Set builder_instance_type.")
+		return false
+	}
+	plan.BuilderInstanceType = types.StringValue(t.Name)
+	return true
 }

@@ -90,9 +90,13 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},
-			"builder_instance_type": schema.StringAttribute{Required: true,
+			"builder_instance_type": schema.StringAttribute{Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Instance type of the builder: a GPU type (the driver phase loads the driver and runs `nvidia-smi`), " +
-					"an NVSwitch type when `nvswitch` is true (Fabric Manager starts only on an NVSwitch machine). Changing it changes nothing baked."},
+					"an NVSwitch type when `nvswitch` is true (Fabric Manager starts only on an NVSwitch machine), with eRDMA interfaces when " +
+					"`erdma` is true. Unset: the catalog's smallest GPU type that has what the image is baked for (fewest vCPUs, then least " +
+					"memory; no type that needs an HPC cluster). Set it to the type of the pools the image is for to bake on the same hardware. " +
+					"Changing it changes nothing baked, except `nvswitch` when that is unset."},
 			"base_image_id": schema.StringAttribute{Optional: true, Computed: true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
 				MarkdownDescription: "The public Ubuntu 22.04 image the builder starts from. Unset: the newest of family `" + cloud.UbuntuFamily +
@@ -110,8 +114,11 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"package_mirror": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: replace,
 				MarkdownDescription: packageMirrorDoc + " Unset: the region's default.",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)}},
-			"nvswitch": nodeImageFlag("Install NVIDIA Fabric Manager at the driver's version, for NVSwitch types (the catalog's `nvswitch`). Default `false`."),
-			"erdma":    nodeImageFlag("Install the eRDMA stack, for pools on an eRDMA network. Default `false`."),
+			"nvswitch": schema.BoolAttribute{Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Install NVIDIA Fabric Manager at the driver's version, for NVSwitch types (the catalog's `nvswitch`). " +
+					"Unset: whether `builder_instance_type` has NVSwitch (false when that is unset too). A change replaces the image (`content_digest`)."},
+			"erdma": nodeImageFlag("Install the eRDMA stack, for pools on an eRDMA network. Default `false`."),
 			"host_cuda": nodeImageFlag("Install the CUDA toolkit and NCCL on the host (from the internet, several GB), as the pools' " +
 				"`kubernetes.host_cuda`. Default `false`."),
 			"nfs_client": nodeImageFlag("Install the NFS client, as pools with NAS or CPFS `mounts` do. Default `true`."),
@@ -173,7 +180,8 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	// Settings that come from something not known yet (unknown in the configuration, not just
 	// unset) leave the plan to the apply.
 	if resp.Diagnostics.HasError() || cfg.ImageRegistry.IsUnknown() || cfg.Images.IsUnknown() || cfg.Versions.IsUnknown() ||
-		cfg.PackageMirror.IsUnknown() || cfg.BaseImageID.IsUnknown() {
+		cfg.PackageMirror.IsUnknown() || cfg.BaseImageID.IsUnknown() || cfg.BuilderInstanceType.IsUnknown() || cfg.NVSwitch.IsUnknown() ||
+		cfg.ERDMA.IsUnknown() {
 		return
 	}
 	region := r.client.Region()
@@ -182,6 +190,9 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	plan.ImageRegistry = types.StringValue(registry)
 	if plan.PackageMirror.IsUnknown() || plan.PackageMirror.IsNull() {
 		plan.PackageMirror = types.StringValue(bootstrap.DefaultPackageMirror(region))
+	}
+	if !resolveBuilder(&plan, &cfg, &resp.Diagnostics) {
+		return
 	}
 	b, d := plan.bakeOptions(ctx, region, registry, plan.PackageMirror.ValueString())
 	resp.Diagnostics.Append(d...)

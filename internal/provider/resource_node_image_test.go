@@ -150,6 +150,8 @@ func TestAccNodeImage_badInput(t *testing.T) {
 		{`name = "gpu.node"`, `(?s)name.*must be 2-119 characters`},
 		{`versions = { driver = "latest" }`, `(?s)Node image settings.*driver version "latest" is not MAJOR\.MINOR`},
 		{`images = ["ok/image:1", "bad image; rm -rf /"]`, `(?s)images\[1\].*is not an image reference`},
+		{`builder_instance_type = "ecs.g7.2xlarge"`, `(?s)has no GPU.*builder_instance_type: the builder loads the NVIDIA driver.*Use a GPU type`},
+		{`builder_instance_type = "ecs.nope.large"`, `(?s)Unknown instance type "ecs.nope.large".*builder_instance_type: unknown instance type`},
 	} {
 		t.Run(strings.Fields(c.set)[0], func(t *testing.T) {
 			cfg := emu.Config() + poolNetworkConfig("") + `
@@ -158,7 +160,11 @@ resource "gpucluster_node_image" "gpu" {
   network_id            = gpucluster_rdma_network.net.id
   builder_instance_type = "ecs.gn7i-c8g1.2xlarge"
 }`
-			cfg = strings.Replace(cfg, `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`, `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`+"\n  "+c.set, 1)
+			builder := `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`
+			if strings.HasPrefix(c.set, "builder_instance_type") {
+				builder = ""
+			}
+			cfg = strings.Replace(cfg, `  builder_instance_type = "ecs.gn7i-c8g1.2xlarge"`, builder+"\n  "+c.set, 1)
 			if strings.HasPrefix(c.set, "name") {
 				cfg = strings.Replace(cfg, `  name                  = "gpu-node"`+"\n", "", 1)
 			}
@@ -169,4 +175,45 @@ resource "gpucluster_node_image" "gpu" {
 			})
 		})
 	}
+}
+
+// Unset, the builder's type is the catalog's smallest GPU type for what the image is baked for,
+// and nvswitch follows a builder type that is set: an NVSwitch type bakes Fabric Manager in,
+// which is another image.
+func TestAccNodeImage_builderDefaults(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	playBuilders(t, emu, bootstrap.ConsolePrefix+bootstrap.StateBaked+"\n")
+	image := func(builder string) string {
+		return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
+resource "gpucluster_node_image" "gpu" {
+  name       = "gpu-node"
+  network_id = gpucluster_rdma_network.net.id
+  %s
+}`, builder)
+	}
+	addr := "gpucluster_node_image.gpu"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{
+				Config: image(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("builder_instance_type"), knownvalue.StringExact("ecs.gn6i-c4g1.xlarge")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("nvswitch"), knownvalue.Bool(false)),
+				},
+			},
+			{
+				Config: image(`builder_instance_type = "ecs.ebmgn7ex.32xlarge"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("nvswitch"), knownvalue.Bool(true)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("nvswitch"), knownvalue.Bool(true)),
+				},
+			},
+		},
+	})
 }

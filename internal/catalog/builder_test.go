@@ -1,0 +1,25 @@
+package catalog
+
+import "testing"
+
+// The builder type has what the image is baked for, and is the smallest such type.
+func TestImageBuilderType(t *testing.T) {
+	for _, c := range []struct {
+		nvswitch, erdma bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		got, err := ImageBuilderType(c.nvswitch, c.erdma)
+		if err != nil {
+			t.Fatalf("nvswitch %t erdma %t: %v", c.nvswitch, c.erdma, err)
+		}
+		if got.NVSwitch != c.nvswitch || (c.erdma && !got.ERI) || got.RequiresHPCCluster {
+			t.Errorf("nvswitch %t erdma %t: %s (nvswitch %t, eri %t, hpc %t)", c.nvswitch, c.erdma, got.Name, got.NVSwitch, got.ERI, got.RequiresHPCCluster)
+		}
+		for _, other := range GPUInstanceTypes() {
+			if other.NVSwitch == c.nvswitch && (!c.erdma || other.ERI) && !other.RequiresHPCCluster && !other.ConfidentialComputing &&
+				other.AvailabilityNote == "" && other.VCPU < got.VCPU {
+				t.Errorf("nvswitch %t erdma %t: %s has %d vCPUs, %s only %d", c.nvswitch, c.erdma, got.Name, got.VCPU, other.Name, other.VCPU)
+			}
+		}
+		t.Logf("nvswitch %t erdma %t: %s", c.nvswitch, c.erdma, got.Name)
+	}
+}
