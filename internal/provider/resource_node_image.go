@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -179,9 +180,8 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	// Settings that come from something not known yet (unknown in the configuration, not just
 	// unset) leave the plan to the apply.
-	if resp.Diagnostics.HasError() || cfg.ImageRegistry.IsUnknown() || cfg.Images.IsUnknown() || cfg.Versions.IsUnknown() ||
-		cfg.PackageMirror.IsUnknown() || cfg.BaseImageID.IsUnknown() || cfg.BuilderInstanceType.IsUnknown() || cfg.NVSwitch.IsUnknown() ||
-		cfg.ERDMA.IsUnknown() {
+	if resp.Diagnostics.HasError() || !fullyKnown(ctx, cfg.ImageRegistry, cfg.Images, cfg.Versions, cfg.PackageMirror, cfg.BaseImageID,
+		cfg.BuilderInstanceType, cfg.NVSwitch, cfg.ERDMA, cfg.HostCUDA, cfg.NFSClient) {
 		return
 	}
 	region := r.client.Region()
@@ -305,4 +305,16 @@ func (r *nodeImageResource) Delete(ctx context.Context, req resource.DeleteReque
 	if err := deleteNodeImage(ctx, r.client, &state); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node image %s", state.ID.ValueString()), err.Error())
 	}
+}
+
+// fullyKnown says whether every value, and everything nested in it, is known: what the content
+// digest is made of must be, or the digest planned would differ from the one applied.
+func fullyKnown(ctx context.Context, values ...attr.Value) bool {
+	for _, v := range values {
+		tv, err := v.ToTerraformValue(ctx)
+		if err != nil || !tv.IsFullyKnown() {
+			return false
+		}
+	}
+	return true
 }

@@ -182,7 +182,7 @@ resource "gpucluster_node_pool" "worker" {
   spot                   = each.value.spot
   instance_type_fallback = each.value.instance_type_fallback
   zone_ids               = each.value.zone_ids
-  image_id               = each.value.image_id
+  image_id               = each.value.image_id != null ? each.value.image_id : try(gpucluster_node_image.worker[each.key].id, null)
   auto_release_after     = each.value.auto_release_after
   mounts                 = length(var.mounts) == 0 ? null : var.mounts
   package_mirror         = var.package_mirror

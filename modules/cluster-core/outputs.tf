@@ -154,3 +154,14 @@ output "join_token" {
   value       = local.join_token_kept
   sensitive   = true
 }
+
+output "node_images" {
+  description = "The GPU node images the worker pools boot from, by pool key (node_image.bake): id, name, content_digest (what it holds), builder_instance_type and nvswitch. Empty with bake = false or where a pool sets its own image_id."
+  value = { for k, i in gpucluster_node_image.worker : k => {
+    id                    = i.id
+    name                  = i.name
+    content_digest        = i.content_digest
+    builder_instance_type = i.builder_instance_type
+    nvswitch              = i.nvswitch
+  } }
+}

@@ -312,3 +312,14 @@ variable "package_mirror" {
     error_message = "package_mirror must be internet or alibaba_vpc (or null for the region's default)."
   }
 }
+
+variable "node_image" {
+  description = "GPU node images: with bake = true (the default) every worker pool without an image_id of its own boots from a gpucluster_node_image baked for it (one per pool, named <name>-<pool key>, with the pool's software_versions, image_registry, package_mirror, erdma and NFS client, and Fabric Manager when the pool's instance type has NVSwitch), so its nodes only mount and join. A change of what goes into an image bakes a new one first (create_before_destroy), the pool rolls onto it max_unavailable nodes at a time, and the old image is deleted once no node runs it. The control plane keeps its image_id (the public Ubuntu image): a few CPU nodes made once, with no GPU stack to install. bake = false: every pool boots from its image_id and installs at boot. builder_instance_type: the builders' type (null: the catalog's smallest GPU type that fits each image); copy_to_regions: regions each image is copied to."
+  type = object({
+    bake                  = optional(bool, true)
+    builder_instance_type = optional(string)
+    copy_to_regions       = optional(list(string))
+  })
+  default  = {}
+  nullable = false
+}

@@ -121,6 +121,7 @@ module "cluster" {
   validation_jobs    = var.validation_jobs
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror
+  node_image         = var.node_image
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags

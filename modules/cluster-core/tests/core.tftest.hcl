@@ -29,7 +29,8 @@ run "refuses_nodes_without_egress" {
     worker_pools        = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }
   }
 
-  expect_failures = [gpucluster_node_pool.worker]
+  # The image is checked first: its builder downloads what the nodes would.
+  expect_failures = [gpucluster_node_image.worker]
 }
 
 # The mainland defaults (the in-VPC mirror and the region's registry-vpc endpoint) take

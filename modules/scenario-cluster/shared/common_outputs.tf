@@ -42,6 +42,11 @@ output "instance_type_reasons" {
   value       = module.scenario.cluster.instance_type_reasons
 }
 
+output "node_images" {
+  description = "The GPU node images the worker pools boot from, by pool key (node_image.bake): id, name, content_digest, builder_instance_type, nvswitch."
+  value       = module.scenario.cluster.node_images
+}
+
 output "nodes" {
   description = "Every node: role, pool, instance id, zone, private IP, status, instance type."
   value       = module.scenario.cluster.nodes

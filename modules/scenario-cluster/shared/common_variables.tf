@@ -70,6 +70,17 @@ variable "package_mirror" {
   }
 }
 
+variable "node_image" {
+  description = "GPU node images: with bake = true (the default) every worker pool without an image_id of its own boots from a gpucluster_node_image baked for it in the region (the NVIDIA driver, Fabric Manager on NVSwitch types, the container runtime, the Kubernetes packages, eRDMA, the GPU nodes' images pre-pulled), so its nodes only mount and join. A change of what goes into it (software versions, image_registry, package_mirror, eRDMA, NFS mounts) bakes a new image, the pool rolls onto it max_unavailable nodes at a time, and the old image is deleted after. bake = false: nodes boot from the public Ubuntu image and install at every boot. builder_instance_type: the builder's type (null: the catalog's smallest that fits); copy_to_regions: regions each image is copied to."
+  type = object({
+    bake                  = optional(bool, true)
+    builder_instance_type = optional(string)
+    copy_to_regions       = optional(list(string))
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

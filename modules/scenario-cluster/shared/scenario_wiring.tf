@@ -25,6 +25,7 @@ module "scenario" {
   validation_jobs    = var.validation_jobs
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror
+  node_image         = var.node_image
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa
