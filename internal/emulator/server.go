@@ -39,6 +39,11 @@ type Config struct {
 	StateFile            string        // "" = memory only
 	Regions              []string      // served regions; empty = every region in the catalog
 	Logf                 func(format string, args ...any)
+
+	// KeyUser names the RAM user AccessKey belongs to; "" makes it the account's own key. STS
+	// GetCallerIdentity answers RAMUser or Account for it accordingly (core.AccountID is the
+	// account either way).
+	KeyUser string
 }
 
 // DefaultGPUQuota is generous so only tests that lower it ever hit it.

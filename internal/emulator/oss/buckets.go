@@ -19,8 +19,9 @@ const (
 	aclDefault         = "default"
 )
 
-// The emulator is a single account; OSS shows its numeric id as the owner.
-const ownerID = "1000000000000000"
+// OwnerID: the emulator is a single account (core.AccountID); OSS shows its numeric id as the
+// owner of every bucket.
+const OwnerID = "1000000000000000"
 
 // bucket is one bucket's state. Exported fields are what MarshalState
 // persists; the lifecycle and encryption rules use the SDK's own structs so
@@ -183,7 +184,7 @@ type ownerXML struct {
 	DisplayName string `xml:"DisplayName"`
 }
 
-func owner() ownerXML { return ownerXML{ID: ownerID, DisplayName: ownerID} }
+func owner() ownerXML { return ownerXML{ID: OwnerID, DisplayName: OwnerID} }
 
 type sseRuleXML struct {
 	SSEAlgorithm      string `xml:"SSEAlgorithm"`
