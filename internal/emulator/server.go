@@ -66,7 +66,8 @@ type Server struct {
 	faults core.FaultInjector
 	oss    ossBackend
 
-	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
+	plugins  adminPlugins  // admin endpoints of components beside the emulator (HandleAdmin)
+	metadata metadataState // the instance metadata service's tokens and role keys (metadata.go)
 
 	dirty     chan struct{}
 	stop      chan struct{}
