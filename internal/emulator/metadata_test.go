@@ -45,6 +45,15 @@ func (e *env) metadataToken(instance, ttl string) (int, string) {
 	return e.metadataDo(req)
 }
 
+// newRoleEnv is an emulator with two instances: one carrying the RAM role gpucluster-node, one
+// without a role.
+func newRoleEnv(t *testing.T) (e *env, node, bare string) {
+	t.Helper()
+	e = newEnv(t, Config{BootTime: 1})
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	return e, e.runWithRole(f, "gpucluster-node", 1)[0], e.runWithRole(f, "", 1)[0]
+}
+
 // roleKeysOf fetches and decodes an instance's role keys.
 func (e *env) roleKeysOf(instance, role string) roleCredentials {
 	e.t.Helper()
@@ -132,10 +141,7 @@ func TestMetadataHardenedModeToken(t *testing.T) {
 // An instance with a role lists it and gets STS keys of it that live an hour and are handed out
 // again until near their end; an instance without a role, or asking for another role, gets 404.
 func TestMetadataRoleKeys(t *testing.T) {
-	e := newEnv(t, Config{BootTime: 1})
-	f := e.network("10.0.0.0/16", "10.0.1.0/24")
-	id := e.runWithRole(f, "gpucluster-node", 1)[0]
-	none := e.runWithRole(f, "", 1)[0]
+	e, id, none := newRoleEnv(t)
 
 	if status, got := e.metadataGet(id, "meta-data/ram/security-credentials/", ""); status != 200 || got != "gpucluster-node" {
 		t.Fatalf("role list: %d %q", status, got)

@@ -42,6 +42,8 @@ type bucket struct {
 	Versions map[string][]*object `json:"versions,omitempty"`
 	// Tags: the bucket's tags (PutBucketTags), see tagging.go.
 	Tags map[string]string `json:"tags,omitempty"`
+	// Policy: the bucket policy as PutBucketPolicy took it, "" for none (policy.go).
+	Policy string `json:"policy,omitempty"`
 }
 
 // validBucketName applies OSS's rules: 3-63 characters of lowercase letters,
