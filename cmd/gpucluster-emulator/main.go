@@ -45,6 +45,7 @@ GetCallerIdentity) as RPC
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
   PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,
+  GET /_emulator/metadata/<instance-id>/latest/... (the instance's 100.100.100.200),
   GET /_emulator/nodes (with --kubeconfig)
 
 Flags:
