@@ -29,6 +29,7 @@ func main() {
 	stateFile := fs.String("state-file", "", "JSON file the state is persisted to (atomically) and restored from; empty keeps state in memory only")
 	accessKey := fs.String("access-key", "emulator", "the AccessKeyId the emulator accepts (besides STS keys it issued)")
 	secretKey := fs.String("secret-key", "emulator-secret", "the AccessKeySecret matching --access-key")
+	keyUser := fs.String("key-user", "", "the RAM user --access-key belongs to (STS GetCallerIdentity answers RAMUser); empty: the account's own key (Account)")
 	bootSeconds := fs.Float64("boot-seconds", 2, "seconds an instance takes from Pending through Starting to Running (also paces VPC/vSwitch/NAS readiness)")
 	consistencyMS := fs.Int("consistency-delay-ms", 0, "milliseconds a new instance stays invisible to DescribeInstances (eventual consistency)")
 	gpuQuota := fs.Int("gpu-quota", emulator.DefaultGPUQuota, "total GPUs live instances may hold; RunInstances beyond it fails with QuotaExceed.ElasticQuota")
@@ -39,10 +40,12 @@ func main() {
 		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
 
 Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster:
-ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 AssumeRole as RPC
+ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 (AssumeRole,
+GetCallerIdentity) as RPC
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
   PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,
+  GET /_emulator/metadata/<instance-id>/latest/... (the instance's 100.100.100.200),
   GET /_emulator/nodes (nodes with --kubeconfig; image builders always)
 
 Flags:
@@ -58,6 +61,7 @@ Flags:
 	cfg := emulator.Config{
 		AccessKey:        *accessKey,
 		SecretKey:        *secretKey,
+		KeyUser:          *keyUser,
 		BootTime:         time.Duration(*bootSeconds * float64(time.Second)),
 		ConsistencyDelay: time.Duration(*consistencyMS) * time.Millisecond,
 		GPUQuota:         *gpuQuota,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -191,6 +192,7 @@ func (s *Server) Reset() {
 	}
 	s.stats.reset()
 	s.auth.ResetNonces()
+	s.metadata.reset()
 	s.SetFaults(Faults{})
 	s.markDirty()
 }
@@ -316,6 +318,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:
+		if strings.HasPrefix(r.URL.Path, MetadataPath+"/") {
+			s.serveMetadata(w, r)
+			return
+		}
 		if !s.servePlugin(w, r) {
 			bad("unknown admin path", http.StatusNotFound)
 		}

@@ -50,6 +50,7 @@ func (e serverEnv) AsyncStatus(since int64, now time.Time, pending, done string)
 	return e.s.asyncStatus(since, now, pending, done)
 }
 func (e serverEnv) BootTime() time.Duration { return e.s.cfg.BootTime }
+func (e serverEnv) KeyUser() string         { return e.s.cfg.KeyUser }
 
 func paramsHash(p params) string {
 	keys := make([]string, 0, len(p))

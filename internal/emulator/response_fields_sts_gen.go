@@ -5,5 +5,6 @@ package emulator
 // stsResponseShapes are the JSON fields each STS action's vendor response model allows
 // (see pruneAnswer): "{A,B{C}}" objects, "*" free-form; by Version/Action.
 var stsResponseShapes = map[string]string{
-	"2015-04-01/AssumeRole": "{AssumedRoleUser{Arn,AssumedRoleId},Credentials{AccessKeyId,AccessKeySecret,Expiration,SecurityToken},RequestId,SourceIdentity}",
+	"2015-04-01/AssumeRole":        "{AssumedRoleUser{Arn,AssumedRoleId},Credentials{AccessKeyId,AccessKeySecret,Expiration,SecurityToken},RequestId,SourceIdentity}",
+	"2015-04-01/GetCallerIdentity": "{AccountId,Arn,IdentityType,PrincipalId,RequestId,RoleId,UserId}",
 }

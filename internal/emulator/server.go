@@ -39,6 +39,11 @@ type Config struct {
 	StateFile            string        // "" = memory only
 	Regions              []string      // served regions; empty = every region in the catalog
 	Logf                 func(format string, args ...any)
+
+	// KeyUser names the RAM user AccessKey belongs to; "" makes it the account's own key. STS
+	// GetCallerIdentity answers RAMUser or Account for it accordingly (core.AccountID is the
+	// account either way).
+	KeyUser string
 }
 
 // DefaultGPUQuota is generous so only tests that lower it ever hit it.
@@ -61,7 +66,8 @@ type Server struct {
 	faults core.FaultInjector
 	oss    ossBackend
 
-	plugins adminPlugins // admin endpoints of components beside the emulator (HandleAdmin)
+	plugins  adminPlugins  // admin endpoints of components beside the emulator (HandleAdmin)
+	metadata metadataState // the instance metadata service's tokens and role keys (metadata.go)
 
 	dirty     chan struct{}
 	stop      chan struct{}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/oss"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 )
 
@@ -19,13 +20,21 @@ func (s *Server) lookupKey(ak string) (secret, token string, exp time.Time, ok b
 	return sts.StoreIn(s.db.stores).Lookup(ak)
 }
 
-// ossCredentials is handed to the OSS handler: the same keys the RPC side accepts.
-func (s *Server) ossCredentials(ak string) (string, bool) {
-	secret, _, exp, ok := s.lookupKey(ak)
-	if !ok || (!exp.IsZero() && s.now().After(exp)) {
-		return "", false
+// ossCredentials is handed to the OSS handler: the same keys the RPC side accepts, with what a
+// bucket policy names an STS key's holder by. OSS checks the token and expiry itself.
+func (s *Server) ossCredentials(ak string) (oss.Key, bool) {
+	secret, token, exp, ok := s.lookupKey(ak)
+	if !ok {
+		return oss.Key{}, false
 	}
-	return secret, true
+	k := oss.Key{Secret: secret, Token: token, Expires: exp}
+	if token != "" {
+		s.mu.RLock()
+		holder, _ := sts.StoreIn(s.db.stores).Holder(ak)
+		s.mu.RUnlock()
+		k.Principal = holder.PolicyPrincipal()
+	}
+	return k, true
 }
 
 // authenticateRequest checks whichever signature the request carries (core.Authenticator).

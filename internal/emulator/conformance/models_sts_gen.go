@@ -12,6 +12,7 @@ var stsActions = map[string]Action{
 		Limits:   []Limit{{"DurationSeconds", 900, NoBound}},
 		Doc:      map[string]string{"DurationSeconds": "Minimum value: 900.", "RoleArn": "This parameter is required.", "RoleSessionName": "This parameter is required."},
 	},
+	"2015-04-01/GetCallerIdentity": {Version: "2015-04-01", Name: "GetCallerIdentity"},
 }
 
 // stsResponseBodies is empty: the STS module is not on the Go module proxy, so answers are held

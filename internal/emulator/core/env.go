@@ -26,6 +26,9 @@ type Env interface {
 	// BootTime is Config.BootTime: how long an instance takes from Pending to Running, and so
 	// how long whatever waits on instances (a scaling activity) stays in progress.
 	BootTime() time.Duration
+	// KeyUser is the RAM user the Server's long-term AccessKey belongs to, or "" when it is the
+	// account's own key (Config.KeyUser): what STS GetCallerIdentity answers for that key.
+	KeyUser() string
 }
 
 // Region is one region the Server serves: its id, the name the vendor's DescribeRegions gives

@@ -28,6 +28,9 @@ type InstanceView struct {
 	// ImageID is the image the instance runs from (DescribeInstances ImageId): a public image's
 	// id, or a custom image's, whose ImageView says what it was made of.
 	ImageID string
+	// RamRole is the instance RAM role (RunInstances RamRoleName), "" for none: the role whose
+	// keys the instance's metadata service hands out.
+	RamRole string
 }
 
 // SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
@@ -54,16 +57,9 @@ func Views(cc *core.Call) ([]InstanceView, map[string]SecurityView) {
 	c := newCall(cc)
 	var out []InstanceView
 	for _, in := range c.st.order {
-		if !c.visible(in) {
-			continue
+		if c.visible(in) {
+			out = append(out, c.view(in))
 		}
-		iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: c.status(in), HostName: in.HostName,
-			VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
-			UserData: in.UserData, ImageID: in.Image}
-		if it := instanceTypes[in.Type]; it != nil {
-			iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
-		}
-		out = append(out, iv)
 	}
 	sgs := map[string]SecurityView{}
 	for id, g := range c.st.SGs {
@@ -75,6 +71,29 @@ func Views(cc *core.Call) ([]InstanceView, map[string]SecurityView) {
 		sgs[id] = sv
 	}
 	return out, sgs
+}
+
+// view copies one instance.
+func (c *call) view(in *instance) InstanceView {
+	iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: c.status(in), HostName: in.HostName,
+		VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
+		UserData: in.UserData, ImageID: in.Image, RamRole: in.RamRole}
+	if it := instanceTypes[in.Type]; it != nil {
+		iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
+	}
+	return iv
+}
+
+// InstanceOf copies the live instance id, visible to DescribeInstances or not yet: what the
+// instance itself knows of itself (its metadata service answers from it). ok is false for an
+// id that names no live instance.
+func InstanceOf(cc *core.Call, id string) (InstanceView, bool) {
+	c := newCall(cc)
+	in := c.st.Instances[id]
+	if in == nil {
+		return InstanceView{}, false
+	}
+	return c.view(in), true
 }
 
 // Resources are the ECS lists of /_emulator/resources: instances in creation order, the rest in

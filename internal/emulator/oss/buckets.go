@@ -19,8 +19,9 @@ const (
 	aclDefault         = "default"
 )
 
-// The emulator is a single account; OSS shows its numeric id as the owner.
-const ownerID = "1000000000000000"
+// OwnerID: the emulator is a single account (core.AccountID); OSS shows its numeric id as the
+// owner of every bucket.
+const OwnerID = "1000000000000000"
 
 // bucket is one bucket's state. Exported fields are what MarshalState
 // persists; the lifecycle and encryption rules use the SDK's own structs so
@@ -41,6 +42,8 @@ type bucket struct {
 	Versions map[string][]*object `json:"versions,omitempty"`
 	// Tags: the bucket's tags (PutBucketTags), see tagging.go.
 	Tags map[string]string `json:"tags,omitempty"`
+	// Policy: the bucket policy as PutBucketPolicy took it, "" for none (policy.go).
+	Policy string `json:"policy,omitempty"`
 }
 
 // validBucketName applies OSS's rules: 3-63 characters of lowercase letters,
@@ -183,7 +186,7 @@ type ownerXML struct {
 	DisplayName string `xml:"DisplayName"`
 }
 
-func owner() ownerXML { return ownerXML{ID: ownerID, DisplayName: ownerID} }
+func owner() ownerXML { return ownerXML{ID: OwnerID, DisplayName: OwnerID} }
 
 type sseRuleXML struct {
 	SSEAlgorithm      string `xml:"SSEAlgorithm"`

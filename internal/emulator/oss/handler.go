@@ -17,12 +17,24 @@ import (
 
 // Config wires the handler into the emulator.
 type Config struct {
-	// Credentials returns the secret for an access key id (the emulator's
+	// Credentials answers what the emulator knows of an access key id (its
 	// static key and any STS temporary keys). nil means no key is known, so
 	// every signed request fails with InvalidAccessKeyId.
-	Credentials func(accessKeyID string) (secret string, ok bool)
+	Credentials func(accessKeyID string) (Key, bool)
 	// Now is the clock; nil means time.Now. Tests freeze it.
 	Now func() time.Time
+}
+
+// Key is an access key as OSS sees it.
+type Key struct {
+	Secret string
+	// Token and Expires are a temporary (STS) key's security token and expiry; "" and zero for a
+	// long-term key, which is the account's: the owner of every bucket.
+	Token   string
+	Expires time.Time
+	// Principal names a temporary key's holder as a bucket policy does,
+	// arn:sts::<account>:assumed-role/<role>/<session>; "" for a long-term key.
+	Principal string
 }
 
 // Handler serves the OSS API. It is safe for concurrent use.
@@ -72,6 +84,7 @@ type call struct {
 	// Filled by authentication.
 	anonymous bool
 	region    string
+	caller    Key // the key the request is signed with
 
 	errCode string // set by writeError, reported to the observer
 }
@@ -95,6 +108,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	op := c.route()
 	if err := c.authenticate(op); err != nil {
+		c.writeError(err)
+	} else if err := c.authorize(op); err != nil {
 		c.writeError(err)
 	} else if err := op.run(c); err != nil {
 		c.writeError(err)
@@ -172,6 +187,9 @@ func (c *call) route() operation {
 		{"tagging", http.MethodGet, "GetBucketTags", getBucketTags},
 		{"tagging", http.MethodDelete, "DeleteBucketTags", deleteBucketTags},
 		{"versions", http.MethodGet, "ListObjectVersions", listObjectVersions},
+		{"policy", http.MethodPut, "PutBucketPolicy", putBucketPolicy},
+		{"policy", http.MethodGet, "GetBucketPolicy", getBucketPolicy},
+		{"policy", http.MethodDelete, "DeleteBucketPolicy", deleteBucketPolicy},
 	}
 	for _, rt := range routes {
 		if has(rt.sub) {

@@ -23,16 +23,24 @@ const (
 )
 
 // keyStore stands in for the emulator's credential store: the static key and
-// one STS key.
-func keyStore(ak string) (string, bool) {
+// one STS key, which holds the session stsPrincipal of a role and lives
+// until stsExpires.
+func keyStore(ak string) (emu.Key, bool) {
 	switch ak {
 	case testAK:
-		return testSecret, true
+		return emu.Key{Secret: testSecret}, true
 	case stsAK:
-		return stsSecret, true
+		return emu.Key{Secret: stsSecret, Token: stsToken, Expires: stsExpires, Principal: stsPrincipal}, true
 	}
-	return "", false
+	return emu.Key{}, false
 }
+
+const (
+	stsToken     = "sts-token-value"
+	stsPrincipal = "arn:sts::1000000000000000:assumed-role/reader/session-1"
+)
+
+var stsExpires = time.Now().Add(time.Hour)
 
 // env is one emulator handler behind an httptest server.
 type env struct {

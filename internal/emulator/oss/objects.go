@@ -31,6 +31,9 @@ type object struct {
 	VersionID          string            `json:"version_id,omitempty"`
 	// DeleteMarker: this version is a delete marker (no data), see versions.go.
 	DeleteMarker bool `json:"delete_marker,omitempty"`
+	// SSE and SSEKeyID: the server-side encryption it was stored with, see sse.go.
+	SSE      string `json:"sse,omitempty"`
+	SSEKeyID string `json:"sse_key_id,omitempty"`
 }
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
@@ -66,6 +69,10 @@ func putObject(c *call) *ossError {
 	if sc != "" && !validObjectStorageClass(sc) {
 		return errInvalidArgument("x-oss-storage-class", sc, "Invalid storage class %q.", sc)
 	}
+	sseAlg, sseKeyID, e := requestedSSE(hdr)
+	if e != nil {
+		return e
+	}
 	data, e := c.readBody(maxObjectBody)
 	if e != nil {
 		return e
@@ -93,7 +100,6 @@ func putObject(c *call) *ossError {
 		}
 	}
 	forbidOverwrite := strings.EqualFold(hdr.Get("x-oss-forbid-overwrite"), "true")
-	var sse string
 	if e := c.withBucket(true, func(b *bucket) *ossError {
 		if _, exists := b.Objects[c.key]; exists && forbidOverwrite {
 			e := newError(http.StatusConflict, "FileAlreadyExists", "The object you specified already exists and can not be overwritten.")
@@ -103,9 +109,7 @@ func putObject(c *call) *ossError {
 		if o.StorageClass = sc; sc == "" {
 			o.StorageClass = b.StorageClass
 		}
-		if b.Encryption != nil {
-			sse = deref(b.Encryption.SSEAlgorithm)
-		}
+		o.applySSE(b, sseAlg, sseKeyID)
 		b.putVersion(c.key, o)
 		return nil
 	}); e != nil {
@@ -118,9 +122,7 @@ func putObject(c *call) *ossError {
 	if o.VersionID != "" {
 		h.Set("x-oss-version-id", o.VersionID)
 	}
-	if sse != "" {
-		h.Set("x-oss-server-side-encryption", sse)
-	}
+	o.setSSEHeaders(h)
 	return c.writeEmpty(http.StatusOK)
 }
 
@@ -129,7 +131,6 @@ func putObject(c *call) *ossError {
 // If-Modified-Since) their standard behaviour.
 func getObject(c *call) *ossError {
 	var o *object
-	var sse string
 	q := c.r.URL.Query()
 	if e := c.withBucket(false, func(b *bucket) *ossError {
 		if q.Has("versionId") {
@@ -153,9 +154,6 @@ func getObject(c *call) *ossError {
 			}
 			return errNoSuchKey(c.bucket, c.key)
 		}
-		if b.Encryption != nil {
-			sse = deref(b.Encryption.SSEAlgorithm)
-		}
 		return nil
 	}); e != nil {
 		return e
@@ -165,9 +163,7 @@ func getObject(c *call) *ossError {
 	h.Set("x-oss-hash-crc64ecma", strconv.FormatUint(o.CRC64, 10))
 	h.Set("x-oss-object-type", "Normal")
 	h.Set("x-oss-storage-class", o.StorageClass)
-	if sse != "" {
-		h.Set("x-oss-server-side-encryption", sse)
-	}
+	o.setSSEHeaders(h)
 	if o.VersionID != "" {
 		h.Set("x-oss-version-id", o.VersionID)
 	}

@@ -42,6 +42,9 @@ func (c *call) verifyV1Header(cred string) *ossError {
 		return errInvalidArgument("Authorization", "", "Authorization header is invalid: expected OSS AccessKeyId:Signature.")
 	}
 	ak, sig := cred[:i], cred[i+1:]
+	if e := c.useKey(ak); e != nil {
+		return e
+	}
 	date := c.r.Header.Get("Date")
 	t, err := http.ParseTime(date)
 	if err != nil {
@@ -57,6 +60,9 @@ func (c *call) verifyV1Header(cred string) *ossError {
 // Signature); the Expires value stands where the Date would be.
 func (c *call) verifyV1Query() *ossError {
 	q := c.r.URL.Query()
+	if e := c.useKey(q.Get("OSSAccessKeyId")); e != nil {
+		return e
+	}
 	expires := q.Get("Expires")
 	sec, err := strconv.ParseInt(expires, 10, 64)
 	if err != nil {
@@ -68,13 +74,10 @@ func (c *call) verifyV1Query() *ossError {
 	return c.checkV1(q.Get("OSSAccessKeyId"), q.Get("Signature"), expires)
 }
 
+// checkV1 recomputes the signature with the secret of the key useKey resolved.
 func (c *call) checkV1(ak, sig, date string) *ossError {
-	secret, e := c.secretFor(ak)
-	if e != nil {
-		return e
-	}
 	sts := c.stringToSignV1(date)
-	m := hmac.New(sha1.New, []byte(secret))
+	m := hmac.New(sha1.New, []byte(c.caller.Secret))
 	m.Write([]byte(sts))
 	want := base64.StdEncoding.EncodeToString(m.Sum(nil))
 	if !hmac.Equal([]byte(want), []byte(sig)) {

@@ -59,6 +59,9 @@ func (c *call) verifyV4Header(params string) *ossError {
 	if err := v.parseCredential(credential); err != nil {
 		return err
 	}
+	if e := c.useKey(v.accessKeyID); e != nil {
+		return e
+	}
 	v.datetime = c.r.Header.Get("x-oss-date")
 	t, err := time.Parse(v4DatetimeFormat, v.datetime)
 	if err != nil {
@@ -89,6 +92,9 @@ func (c *call) verifyV4Query() *ossError {
 	}
 	if err := v.parseCredential(q.Get("x-oss-credential")); err != nil {
 		return err
+	}
+	if e := c.useKey(v.accessKeyID); e != nil {
+		return e
 	}
 	t, err := time.Parse(v4DatetimeFormat, v.datetime)
 	if err != nil {
@@ -130,10 +136,7 @@ func (c *call) checkV4(v *v4Request) *ossError {
 	if !strings.HasPrefix(v.datetime, v.date) {
 		return errInvalidArgument("Credential", v.date, "The credential date %s does not match x-oss-date %s.", v.date, v.datetime)
 	}
-	secret, e := c.secretFor(v.accessKeyID)
-	if e != nil {
-		return e
-	}
+	secret := c.caller.Secret
 	canonical := c.canonicalRequestV4(v)
 	sum := sha256.Sum256([]byte(canonical))
 	scope := fmt.Sprintf("%s/%s/%s/%s", v.date, v.region, v.product, v4Terminator)

@@ -48,6 +48,9 @@ func (e *Env) Regions() []core.Region {
 // BootTime is two seconds: twice the time an asynchronous state takes, as at the Server.
 func (e *Env) BootTime() time.Duration { return 2 * time.Second }
 
+// KeyUser is "": the test calls are signed with the account's own key.
+func (e *Env) KeyUser() string { return "" }
+
 // World is every registered store with one Available VPC and one vSwitch in it.
 type World struct {
 	Stores       *core.Stores

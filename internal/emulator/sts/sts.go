@@ -1,5 +1,7 @@
 // Package sts is the emulator's Security Token Service (API 2015-04-01): AssumeRole hands out
-// temporary keys, and the dispatcher accepts them (with their SecurityToken) until they expire.
+// temporary keys, and the dispatcher accepts them (with their SecurityToken) until they expire;
+// GetCallerIdentity tells who signed a call. The instance metadata service hands out keys of an
+// instance's RAM role through Store.Issue.
 // It stands on package core only: its records are the store "sts".
 package sts
 
@@ -59,20 +61,13 @@ func assumeRole(c *core.Call) (any, *core.Error) {
 	if dur < 900 || dur > 43200 {
 		return nil, core.Errf(400, "InvalidParameter.DurationSeconds", "DurationSeconds %d must be 900-43200.", dur)
 	}
-	st := StoreIn(c.Stores)
-	for k, cr := range st.Creds {
-		if cr.Expires < c.Now.Unix() {
-			delete(st.Creds, k)
-		}
-	}
-	ak := "STS." + randomToken(18)
-	exp := c.Now.Add(time.Duration(dur) * time.Second).UTC()
-	cred := &Cred{Secret: randomToken(30), Token: "CAIS" + randomToken(96), Expires: exp.Unix(), Role: arn}
-	st.Creds[ak] = cred
-	acct := strings.TrimPrefix(strings.Split(arn, ":role/")[0], "acs:ram::")
+	a := AssumedRole{Session: session}
+	a.Account, a.Role, _ = ParseRoleArn(arn)
+	ak, cred := StoreIn(c.Stores).Issue(arn, session, c.Now, time.Duration(dur)*time.Second)
+	exp := time.Unix(cred.Expires, 0).UTC()
 	return &stssdk.AssumeRoleResponse{
 		RequestId:       c.ReqID,
 		Credentials:     stssdk.Credentials{AccessKeyId: ak, AccessKeySecret: cred.Secret, SecurityToken: cred.Token, Expiration: exp.Format(core.TimeFormat)},
-		AssumedRoleUser: stssdk.AssumedRoleUser{Arn: "acs:ram::" + acct + ":assumed-role/" + strings.Split(arn, ":role/")[1] + "/" + session, AssumedRoleId: "3" + randomToken(12) + ":" + session},
+		AssumedRoleUser: stssdk.AssumedRoleUser{Arn: a.Arn(), AssumedRoleId: a.AssumedRoleID()},
 	}, nil
 }

@@ -62,3 +62,32 @@ func TestAssumeRoleRefusesWhatTheVendorRefuses(t *testing.T) {
 		}
 	}
 }
+
+// GetCallerIdentity names an AssumeRole key's session by the role it assumed, with the same
+// RoleId for every session of a role.
+func TestGetCallerIdentityOfAnAssumedRole(t *testing.T) {
+	stores := core.NewStores()
+	now := time.Unix(1_700_000_000, 0)
+	resp, e := assume(stores, now, core.Params{"RoleArn": "acs:ram::1234567890:role/node", "RoleSessionName": "i-1"})
+	if e != nil {
+		t.Fatal(e)
+	}
+	call := &core.Call{Action: "GetCallerIdentity", Version: Version, Now: now, ReqID: "req", Stores: stores, AK: resp.Credentials.AccessKeyId}
+	got, e := getCallerIdentity(call)
+	if e != nil {
+		t.Fatal(e)
+	}
+	id := got.(*stssdk.GetCallerIdentityResponse)
+	a := AssumedRole{Account: "1234567890", Role: "node", Session: "i-1"}
+	if id.IdentityType != "AssumedRoleUser" || id.AccountId != "1234567890" || id.Arn != "acs:ram::1234567890:assumed-role/node/i-1" ||
+		id.RoleId != a.RoleID() || id.PrincipalId != a.RoleID()+":i-1" || id.UserId != "" || id.RequestId != "req" {
+		t.Fatalf("identity: %+v", id)
+	}
+	if resp.AssumedRoleUser.AssumedRoleId != id.PrincipalId {
+		t.Errorf("AssumeRole's AssumedRoleId %q is not GetCallerIdentity's PrincipalId %q", resp.AssumedRoleUser.AssumedRoleId, id.PrincipalId)
+	}
+	other := AssumedRole{Account: "1234567890", Role: "other"}
+	if len(a.RoleID()) != 16 || a.RoleID() == other.RoleID() {
+		t.Errorf("role ids %q and %q: want 16 digits, one per role", a.RoleID(), other.RoleID())
+	}
+}

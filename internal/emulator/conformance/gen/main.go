@@ -260,6 +260,11 @@ func readModels(dir string) map[string]*model {
 			}
 		}
 	}
+	for a := range bodies {
+		if out[a] == nil { // an action without parameters has no XxxRequest (STS GetCallerIdentity)
+			out[a] = &model{}
+		}
+	}
 	for a, m := range out {
 		if m.hasBody = bodies[a]; m.hasBody {
 			m.shape = shapeOf(&ast.Ident{Name: a + "ResponseBody"}, structs, 0)
