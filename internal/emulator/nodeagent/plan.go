@@ -51,6 +51,13 @@ type NodePlan struct {
 	// tries each: what the node prints on its serial console (console.go).
 	Phases   []scriptPhase
 	Attempts int
+	// Image is what the instance's image holds (image.go): the phases marked held and the
+	// Downloads of those phases left out are its doing (fromImage).
+	Image imageHolds
+	// ProviderID: the node registers with spec.providerID (the kubelet's --provider-id), as the
+	// nodes of an autoscaling pool do (bootstrap.Options.ProviderID): the Cluster Autoscaler
+	// counts it among its groups' nodes (provision.go).
+	ProviderID bool
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -65,7 +72,8 @@ type JoinPlan struct {
 
 // Download is one thing the bootstrap fetches, from Host ("" = the image's own apt sources).
 // Image marks kubeadm's image pulls, which go through containerd's registry mirrors. Phase is the
-// phase whose function fetches it ("" outside any phase).
+// phase whose function fetches it ("" outside any phase): a node whose image holds that phase
+// (image.go) skips it, and fetches nothing of it.
 type Download struct {
 	Host, What string
 	Image      bool
@@ -155,6 +163,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	}
 	p.Containerd = readContainerd(ci.Files, script)
 	p.FabricManager = strings.Contains(script, fabricManagerPackage)
+	p.ProviderID = strings.Contains(script, "--provider-id=")
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
 			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})
