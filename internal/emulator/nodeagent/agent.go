@@ -12,6 +12,17 @@
 // region a route out does not reach the hosts internal/regionreach lists, so a bootstrap that downloads or pulls images from them fails, naming each host, why, and the
 // source; a node whose pod network's images cannot be pulled registers NotReady; an NVSwitch
 // node without Fabric Manager registers with a condition saying CUDA cannot initialise.
+//
+// And it plays the node's image and the time the node takes (issue #30). A node booted from a
+// custom image skips every phase the image's builder ran with the same function text, as the
+// script's digest markers make the real node do, and pulls no image the builder pre-pulled
+// (image.go); what it skips it does not fetch, so the route and region checks leave it out. Each
+// node that registers carries a modeled time from RunInstances to Ready, with each step and what
+// dominated it (boottime.go: the boot, the phases it still runs, its pulls, from cited figures or
+// labelled estimates), in GET /_emulator/nodes, on its serial console after the bootstrap's lines
+// and in the log; a node of an autoscaled pool whose kubelet would register after the Cluster
+// Autoscaler's --max-node-provision-time gets a note that the autoscaler would give up on it
+// (provision.go).
 package nodeagent
 
 import (
