@@ -31,12 +31,12 @@ const (
 	// Bare-metal types (ebm*) take longer to POST; the model does not tell them apart.
 	bootSeconds = 45.0
 	// kubeadmJoinSeconds is kubeadm join on a worker: discovery, TLS bootstrap, kubelet start and
-	// registration. Estimate: kubeadm documents only its timeouts (4 minutes for the kubelet's
-	// TLS bootstrap: https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-join/).
+	// registration. Estimate: kubeadm documents only its timeouts (JoinConfiguration's
+	// timeouts.tlsBootstrap, 5 minutes by default: https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/).
 	kubeadmJoinSeconds = 15.0
 	// kubeadmInitSeconds is kubeadm init once its images are pulled: certificates, the static
 	// pods up and healthy, the add-ons kubeadm applies. Estimate, likewise bounded only by kubeadm's
-	// documented wait (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/).
+	// documented wait (timeouts.controlPlaneComponentHealthCheck, 4 minutes by default, same page).
 	kubeadmInitSeconds = 60.0
 	// readyTailSeconds is from the pod network's images being there to Ready: the CNI DaemonSet's
 	// containers start and write the CNI configuration, and kubelet posts Ready at its next status
@@ -65,7 +65,7 @@ const (
 	// on GPU node boot" (https://github.com/Azure/AgentBaker/pull/8614). The middle.
 	initramfsSeconds = 20.0
 	// erdmaInstallSeconds is the eRDMA installer's work. Estimate: Alibaba Cloud says only that
-	// "driver installation may take some time" (https://www.alibabacloud.com/help/en/ecs/user-guide/erdma-usage);
+	// "driver installation may take some time" (https://help.aliyun.com/en/ecs/user-guide/erdma-usage/);
 	// the installer builds the eRDMA kernel module for the running kernel and installs rdma-core,
 	// a module far smaller than NVIDIA's (whose build is dkmsBuildSeconds): half of it.
 	erdmaInstallSeconds = 60.0
@@ -83,13 +83,15 @@ const (
 	// nvidia-kernel-source-535 (535.288.01): 44,140.1 kB, https://packages.ubuntu.com/noble-updates/nvidia-kernel-source-535
 	nvidiaKernelSourceMB = 44.1
 	// nvidia-firmware-560-560.35.03 (the GSP firmware): 45,114.9 kB, https://packages.ubuntu.com/plucky/nvidia-firmware-560-560.35.03;
-	// the 535 branch's page lists no size in the reference, the firmware is of the same order.
+	// taken for the 535 branch's firmware package, whose size was not at hand (same GSP firmware, one branch older).
 	nvidiaFirmwareMB = 45.1
 	// driverRestMB is the driver phase's other packages: nvidia-utils, nvidia-compute-utils,
 	// nvidia-kernel-common and nvidia-dkms of the branch, dkms, linux-headers of the running
 	// kernel and the compiler DKMS builds with (gcc, make, libc6-dev). Estimate.
 	driverRestMB = 80.0
-	// fabric-manager-535 (535.309.01, jammy) amd64 binaries: 1,776.6 kB, https://packages.ubuntu.com/source/jammy/fabric-manager-535
+	// fabric-manager-535 (535.309.01, jammy): its amd64 binaries' tarball 1,776.6 kB,
+	// https://packages.ubuntu.com/source/jammy/fabric-manager-535 (the noble-updates .deb of
+	// nvidia-fabricmanager-535: 1,805.2 kB, https://packages.ubuntu.com/noble-updates/nvidia-fabricmanager-535)
 	fabricManagerMB = 1.8
 	// containerd (2.2.1, jammy-updates): 27,597.9 kB, https://packages.ubuntu.com/jammy-updates/containerd
 	containerdMB = 27.6
