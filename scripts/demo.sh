@@ -9,13 +9,16 @@
 # each instance whose bootstrap would work on the real cloud as one of its Nodes and applies the
 # control plane's add-ons there, the stack turns on its validation jobs, and after apply the demo
 # prints one line, "kubernetes: R/N nodes Ready, S/P validation pods scheduled on GPU nodes", with
-# the reason for each node or pod that is not. It fails when the cluster does not get there.
+# the reason for each node or pod that is not, then each node's modeled time from RunInstances to
+# Ready (the node agent's model of the real boot). It fails when the cluster does not get there.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${BIN:-$root/bin}"
 # shellcheck source=lib/cli.sh
 source "$root/scripts/lib/cli.sh"
+# shellcheck source=lib/nodes.sh
+source "$root/scripts/lib/nodes.sh"
 STACK="$(cd "${STACK:-$root/examples/scenarios/ai-training}" && pwd)"
 
 work="$(mktemp -d)"
@@ -92,6 +95,8 @@ done
 if [[ "${CLUSTER:-}" == 1 ]]; then
   step "the cluster in Kubernetes"
   "$BIN/gpucluster-offlinekube" report --kubeconfig "$kubeconfig" --emulator "$url" || cluster_failed=1
+  step "modeled time to Ready per node (the node agent's model, GET /_emulator/nodes; no instance waits for it)"
+  curl -fsS "$url/_emulator/nodes" | print_modeled_times || echo "  (could not read $url/_emulator/nodes)"
 fi
 
 step "$cli_name destroy"

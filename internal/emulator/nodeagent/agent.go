@@ -12,6 +12,17 @@
 // region a route out does not reach the hosts internal/regionreach lists, so a bootstrap that downloads or pulls images from them fails, naming each host, why, and the
 // source; a node whose pod network's images cannot be pulled registers NotReady; an NVSwitch
 // node without Fabric Manager registers with a condition saying CUDA cannot initialise.
+//
+// And it plays the node's image and the time the node takes (issue #30). A node booted from a
+// custom image skips every phase the image's builder ran with the same function text, as the
+// script's digest markers make the real node do, and pulls no image the builder pre-pulled
+// (image.go); what it skips it does not fetch, so the route and region checks leave it out. Each
+// node that registers carries a modeled time from RunInstances to Ready, with each step and what
+// dominated it (boottime.go: the boot, the phases it still runs, its pulls, from cited figures or
+// labelled estimates), in GET /_emulator/nodes, on its serial console after the bootstrap's lines
+// and in the log; a node of an autoscaled pool whose kubelet would register after the Cluster
+// Autoscaler's --max-node-provision-time gets a note that the autoscaler would give up on it
+// (provision.go).
 package nodeagent
 
 import (
@@ -58,6 +69,14 @@ type NodeStatus struct {
 	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
 	Addons []AddonResult `json:"addons,omitempty"`
+	// ModeledReadySeconds and ModeledRegisteredSeconds are the model's time from RunInstances to
+	// the node Ready and to its kubelet registering (boottime.go), Boot its steps; on a node that
+	// registers. Ready is left out of a node that stays NotReady.
+	ModeledReadySeconds      float64    `json:"modeled_ready_seconds,omitempty"`
+	ModeledRegisteredSeconds float64    `json:"modeled_registered_seconds,omitempty"`
+	Boot                     []BootStep `json:"boot,omitempty"`
+	// modelLine is the model in one line, for the serial console and the log.
+	modelLine string
 }
 
 // Agent registers the emulator's instances as nodes. Sync does one round; Run repeats it.
@@ -68,11 +87,12 @@ type Agent struct {
 
 	mu         sync.Mutex
 	cluster    *cluster
-	plans      map[string]planEntry // by instance id
-	decoded    map[string]planEntry // by user data: a pool's nodes share theirs, decoded once
-	registered map[string]string    // instance id -> node name
-	stopped    map[string]bool      // registered instances whose kubelet is down
-	notReady   map[string]string    // registered instances without a pod network: why
+	plans      map[string]planEntry  // by instance id
+	decoded    map[string]planEntry  // by user data: a pool's nodes share theirs, decoded once
+	holds      map[string]imageHolds // by image id: what the nodes' custom images hold (image.go)
+	registered map[string]string     // instance id -> node name
+	stopped    map[string]bool       // registered instances whose kubelet is down
+	notReady   map[string]string     // registered instances without a pod network: why
 	statuses   map[string]NodeStatus
 	addonsDone bool
 	// The serial consoles (console.go): where they are written, what was written last, and
@@ -91,10 +111,11 @@ type Agent struct {
 	pendingPowerOff []string
 }
 
+// planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
 type planEntry struct {
-	userData string
-	plan     NodePlan
-	err      error
+	userData, imageID string
+	plan              NodePlan
+	err               error
 }
 
 // New makes an agent over the emulator's view; logf (may be nil) gets one line per change. With
@@ -104,7 +125,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, registered: map[string]string{},
+	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, holds: map[string]imageHolds{}, registered: map[string]string{},
 		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}}
 }
 
@@ -190,7 +211,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 			statuses[in.ID] = st
 			continue
 		}
-		pe := a.planOf(in)
+		pe := a.planOf(in, v.Images)
 		if pe.err != nil {
 			st.Reason = "user data: " + pe.err.Error()
 			statuses[in.ID] = st
@@ -269,20 +290,40 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		a.cluster.members[in.ID] = in.PrivateIP
 	}
 	// A node without a pod network registers, and says why it is NotReady.
-	st.Node, st.Reason, st.Notes = node.Name, d.notReady, d.notes
+	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)
+	a.model(in, p, d, &st)
 	statuses[in.ID] = st
 	a.statuses[in.ID] = st
 	a.logf("nodeagent: %s registered as node %s (%s)", in.ID, node.Name, d.role)
 	if d.notReady != "" {
 		a.logf("nodeagent: node %s stays NotReady: %s", node.Name, d.notReady)
 	}
+	a.logf("nodeagent: node %s: %s", node.Name, st.modelLine)
 	return true
 }
 
+// model puts the node's modeled time to Ready in its status (boottime.go), with the autoscaler's
+// note when it registers too late for it (provision.go).
+func (a *Agent) model(in *emulator.InstanceView, p NodePlan, d decision, st *NodeStatus) {
+	c := a.cluster
+	if c == nil {
+		return
+	}
+	m := modelBoot(in, p, d.role, c.images)
+	st.ModeledRegisteredSeconds, st.Boot, st.modelLine = m.registered, m.steps, m.summary(d.notReady == "")
+	if d.notReady == "" {
+		st.ModeledReadySeconds = m.ready
+	}
+	if note := provisionNote(p, m, c.maxProvision); note != "" {
+		st.Notes = append(st.Notes, note)
+	}
+}
+
 // planOf reads an instance's bootstrap: once per distinct user data, then named after the
-// instance's host name when its nodeRegistration names none.
-func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
-	if pe, ok := a.plans[in.ID]; ok && pe.userData == in.UserData {
+// instance's host name when its nodeRegistration names none, and with what its image holds
+// (images are the custom images).
+func (a *Agent) planOf(in *emulator.InstanceView, images []emulator.ImageView) planEntry {
+	if pe, ok := a.plans[in.ID]; ok && pe.userData == in.UserData && pe.imageID == in.ImageID {
 		return pe
 	}
 	pe, ok := a.decoded[in.UserData]
@@ -298,8 +339,22 @@ func (a *Agent) planOf(in *emulator.InstanceView) planEntry {
 	if pe.err == nil && pe.plan.NodeName == "" {
 		pe.plan.NodeName = strings.ToLower(in.HostName)
 	}
+	pe.imageID = in.ImageID
+	if pe.err == nil && in.ImageID != "" {
+		pe.plan = pe.plan.fromImage(a.imageHoldsOf(images, in.ImageID))
+	}
 	a.plans[in.ID] = pe
 	return pe
+}
+
+// imageHoldsOf is holdsOf, read once per image: an image never changes what it holds.
+func (a *Agent) imageHoldsOf(images []emulator.ImageView, id string) imageHolds {
+	h, ok := a.holds[id]
+	if !ok {
+		h = holdsOf(images, id)
+		a.holds[id] = h
+	}
+	return h
 }
 
 // followPower stops a registered node's kubelet when its instance leaves Running (stopped,
@@ -357,13 +412,18 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 			delete(c.members, id)
 		}
 	}
-	used := map[string]bool{}
+	used, usedImages := map[string]bool{}, map[string]bool{}
 	for id, pe := range a.plans {
 		if !live[id] {
 			delete(a.plans, id)
 			continue
 		}
-		used[pe.userData] = true
+		used[pe.userData], usedImages[pe.imageID] = true, true
+	}
+	for id := range a.holds {
+		if !usedImages[id] {
+			delete(a.holds, id)
+		}
 	}
 	for ud := range a.decoded {
 		if !used[ud] {

@@ -21,8 +21,10 @@ type cluster struct {
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
 	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
-	imageRepository  string            // where kubeadm pulls the control-plane and kube-proxy images from
-	cniImages        []string          // the images of the pod network the init node applies
+	images           clusterImages     // kubeadm's imageRepository and version, the pod network's images
+	// maxProvision is the Cluster Autoscaler's --max-node-provision-time, from the add-ons the
+	// init node applies (provision.go).
+	maxProvision provisionLimit
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
@@ -77,14 +79,14 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	if r := net.checkDownloads(in, routed(p.Downloads)); r != "" {
 		return decision{role: RoleInit, reason: r}
 	}
-	cni := cniImages(p.Addons)
-	rv := judgeRegion(in, p, true, p.ImageRepository, cni, net.internetRoute(in) != "")
+	ci := clusterImages{repo: p.ImageRepository, version: p.KubernetesVersion, cni: cniImages(p.Addons)}
+	rv := judgeRegion(in, p, true, ci, net.internetRoute(in) != "")
 	if rv.fatal != "" {
 		return decision{role: RoleInit, reason: rv.fatal}
 	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
-		imageRepository: p.ImageRepository, cniImages: cni}
+		images: ci, maxProvision: maxProvisionOf(p.Addons)}
 	return decision{role: RoleInit}.withRegion(rv)
 }
 
@@ -155,7 +157,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		}
 		return d
 	}
-	rv := judgeRegion(in, p, j.ControlPlane, c.imageRepository, c.cniImages, net.internetRoute(in) != "")
+	rv := judgeRegion(in, p, j.ControlPlane, c.images, net.internetRoute(in) != "")
 	if d.reason = rv.fatal; d.reason == "" {
 		d = d.withRegion(rv)
 	}

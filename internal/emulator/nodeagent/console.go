@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,9 +30,11 @@ import (
 // groups, the token, the CA hash, the certificate key, a second init): the script's init or join
 // phase.
 
-// scriptPhase is one phase of the bootstrap script: its name and its function's body.
+// scriptPhase is one phase of the bootstrap script: its name and its function's body; held when
+// the node's image holds it (image.go): the script skips it without a word on the console.
 type scriptPhase struct {
 	name, body string
+	held       bool
 }
 
 var (
@@ -63,6 +66,7 @@ func scriptPhases(script string) ([]scriptPhase, int) {
 // failedPhase is the phase of p's script a refusal's reason belongs to (see the top of the file);
 // role is the decision's (RoleInit runs the init phase), region the instance's.
 func failedPhase(p NodePlan, role, reason, region string) string {
+	p.Phases = slices.DeleteFunc(slices.Clone(p.Phases), func(ph scriptPhase) bool { return ph.held }) // skipped: they cannot fail
 	for _, ph := range p.Phases {
 		for _, d := range p.Downloads {
 			if !d.Image && d.Host != "" && !regionreach.InRegion(region, d.Host) && strings.Contains(reason, d.Host) && strings.Contains(ph.body, d.Host) {
@@ -101,6 +105,9 @@ func consoleOf(p NodePlan, role, reason, region string) string {
 		failed = failedPhase(p, role, reason, region)
 	}
 	for _, ph := range p.Phases {
+		if ph.held {
+			continue // the marker says done: the script returns before it reports anything
+		}
 		if ph.name == failed {
 			n := strconv.Itoa(p.Attempts)
 			// One line, as the console shows it; the reason never says "next in", which
@@ -112,6 +119,18 @@ func consoleOf(p NodePlan, role, reason, region string) string {
 		b.WriteString(bootstrap.ConsolePrefix + "phase " + ph.name + " ok\n")
 	}
 	return b.String() + bootstrap.ConsolePrefix + bootstrap.StateJoined + "\n"
+}
+
+// modelPrefix starts the line the agent adds to a registered node's console after the
+// bootstrap's own: the modeled time to Ready (boottime.go). It is the emulator's, not the node's,
+// and says so; bootstrap.ParseConsole reads only ConsolePrefix lines and passes over it.
+const modelPrefix = "gpucluster emulator (node agent): "
+
+func modelConsoleLine(st NodeStatus) string {
+	if st.modelLine == "" {
+		return ""
+	}
+	return modelPrefix + st.modelLine + "\n"
 }
 
 // WriteConsoles makes the agent write each instance's serial console with write (such as the
@@ -134,7 +153,7 @@ func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string
 		p := a.plans[id].plan
 		switch {
 		case a.registered[id] != "":
-			now[id] = consoleOf(p, st.Role, "", regions[id])
+			now[id] = consoleOf(p, st.Role, "", regions[id]) + modelConsoleLine(st)
 		case refused[id]:
 			now[id] = consoleOf(p, st.Role, st.Reason, regions[id])
 		}

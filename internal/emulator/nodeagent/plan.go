@@ -51,6 +51,13 @@ type NodePlan struct {
 	// tries each: what the node prints on its serial console (console.go).
 	Phases   []scriptPhase
 	Attempts int
+	// Image is what the instance's image holds (image.go): the phases marked held and the
+	// Downloads of those phases left out are its doing (fromImage).
+	Image imageHolds
+	// ProviderID: the node registers with spec.providerID (the kubelet's --provider-id), as the
+	// nodes of an autoscaling pool do (bootstrap.Options.ProviderID): the Cluster Autoscaler
+	// counts it among its groups' nodes (provision.go).
+	ProviderID bool
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -64,10 +71,13 @@ type JoinPlan struct {
 }
 
 // Download is one thing the bootstrap fetches, from Host ("" = the image's own apt sources).
-// Image marks kubeadm's image pulls, which go through containerd's registry mirrors.
+// Image marks kubeadm's image pulls, which go through containerd's registry mirrors. Phase is the
+// phase whose function fetches it ("" outside any phase): a node whose image holds that phase
+// (image.go) skips it, and fetches nothing of it.
 type Download struct {
 	Host, What string
 	Image      bool
+	Phase      string
 }
 
 // Addon is one add-on manifest file.
@@ -82,6 +92,8 @@ const defaultImageRepository = "registry.k8s.io"
 var (
 	urlRE       = regexp.MustCompile(`https?://[^\s'"]+`)
 	aptSourceRE = regexp.MustCompile(`>\s*/etc/apt/sources\.list(\s|$)`)
+	// funcStartRE is the first line of a phase's function (bootstrap.renderScript: p_<name>, "-" as "_").
+	funcStartRE = regexp.MustCompile(`^p_([a-z_]+)\(\) \{$`)
 )
 
 // PlanNode reads a node's bootstrap from its cloud-init; hostname is the instance's host name,
@@ -151,6 +163,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	}
 	p.Containerd = readContainerd(ci.Files, script)
 	p.FabricManager = strings.Contains(script, fabricManagerPackage)
+	p.ProviderID = strings.Contains(script, "--provider-id=")
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
 			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})
@@ -169,33 +182,47 @@ func joinPlanOf(j *kubeadmJoin) *JoinPlan {
 }
 
 // downloadsOf lists what the bootstrap script fetches: every URL curl saves (-o) and every apt
-// repository it adds, the image's own apt sources when it installs packages without replacing
-// them, and kubeadm's image pulls. URLs the script only probes (the API's /livez) are not
-// downloads.
+// repository it adds, the image's own apt sources in each phase that installs packages without
+// replacing them, and kubeadm's image pulls, each with the phase whose function fetches it. URLs
+// the script only probes (the API's /livez) are not downloads.
 func downloadsOf(script, imageRepo string) []Download {
 	var out []Download
-	aptReplaced, aptUsed := false, false
+	aptReplaced := false
+	aptUsed := map[string]bool{} // by phase
+	phase := ""
 	for _, line := range strings.Split(script, "\n") {
+		if m := funcStartRE.FindStringSubmatch(line); m != nil {
+			phase = strings.ReplaceAll(m[1], "_", "-")
+			continue
+		}
+		if line == "}" {
+			phase = ""
+			continue
+		}
+		add := func(d Download) {
+			d.Phase = phase
+			out = append(out, d)
+		}
 		switch {
 		case aptSourceRE.MatchString(line):
 			aptReplaced = true
 			for _, u := range urlRE.FindAllString(line, -1) {
-				out = append(out, Download{Host: hostOf(u), What: "apt sources " + u})
+				add(Download{Host: hostOf(u), What: "apt sources " + u})
 			}
 		case strings.Contains(line, "curl ") && strings.Contains(line, " -o "):
 			for _, u := range urlRE.FindAllString(line, -1) {
-				out = append(out, Download{Host: hostOf(u), What: u})
+				add(Download{Host: hostOf(u), What: u})
 			}
 		case strings.Contains(line, "'deb ") || strings.Contains(line, "\"deb "):
 			for _, u := range urlRE.FindAllString(line, -1) {
-				out = append(out, Download{Host: hostOf(u), What: "apt repository " + u})
+				add(Download{Host: hostOf(u), What: "apt repository " + u})
 			}
-		case strings.Contains(line, "apt-get install") && !aptReplaced && !aptUsed:
-			aptUsed = true
-			out = append(out, Download{What: "Ubuntu packages from the image's apt sources"})
+		case strings.Contains(line, "apt-get install") && !aptReplaced && !aptUsed[phase]:
+			aptUsed[phase] = true
+			add(Download{What: "Ubuntu packages from the image's apt sources"})
 		case strings.Contains(line, "kubeadm init") || strings.Contains(line, "join "+bootstrap.KubeadmPath):
 			if !slices.ContainsFunc(out, func(d Download) bool { return strings.HasPrefix(d.What, "kubeadm images") }) {
-				out = append(out, Download{Host: hostOf("https://" + imageRepo), What: "kubeadm images from " + imageRepo, Image: true})
+				add(Download{Host: hostOf("https://" + imageRepo), What: "kubeadm images from " + imageRepo, Image: true})
 			}
 		}
 	}

@@ -47,6 +47,44 @@ type regionVerdict struct {
 type imagePull struct {
 	ref, what string
 	fatal     bool // the node does not register; else it registers NotReady
+	// controlPlane: kubeadm's control-plane images, which ref stands for (kube-apiserver).
+	controlPlane bool
+}
+
+// clusterImages is where the cluster's nodes take their images from: kubeadm's imageRepository
+// and kubernetesVersion (kube-proxy's tag; "" = not known), and the pod network's images.
+type clusterImages struct {
+	repo, version string
+	cni           []string
+}
+
+// kubeProxy is the kube-proxy image kubeadm's DaemonSet runs: <imageRepository>/kube-proxy at
+// the cluster's version (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#custom-images).
+func (c clusterImages) kubeProxy() string {
+	if c.version == "" {
+		return c.repo + "/kube-proxy"
+	}
+	return c.repo + "/kube-proxy:" + c.version
+}
+
+// nodePulls are the images the node pulls before it is Ready, those its image holds (image.go)
+// left out: on a control-plane node kubeadm's control-plane images (its preflight pulls them, and
+// the static pods need them); on any other kube-proxy; everywhere the pause image every pod
+// starts in and the pod network's images.
+func nodePulls(p NodePlan, controlPlane bool, ci clusterImages) []imagePull {
+	var pulls []imagePull
+	if controlPlane {
+		pulls = append(pulls, imagePull{ref: ci.repo + "/kube-apiserver", what: "kubeadm's control-plane images from imageRepository " + ci.repo +
+			", which kubeadm's preflight pulls: kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd, coredns", fatal: true, controlPlane: true})
+	} else {
+		pulls = append(pulls, imagePull{ref: ci.kubeProxy(), what: "kube-proxy (the DaemonSet kubeadm deploys from imageRepository " + ci.repo +
+			"; the pod network reaches the API server through the Service address kube-proxy programs)"})
+	}
+	pulls = append(pulls, imagePull{ref: p.Containerd.SandboxImage, what: "the pause (sandbox) image every pod starts in, set by " + p.Containerd.SandboxFrom, fatal: controlPlane})
+	for _, ref := range ci.cni {
+		pulls = append(pulls, imagePull{ref: ref, what: "the pod network's image (CNI " + bootstrap.CNIAddonFile + ")"})
+	}
+	return slices.DeleteFunc(pulls, func(pull imagePull) bool { return !pull.controlPlane && p.Image.pulledRef(pull.ref) })
 }
 
 var imageRE = regexp.MustCompile(`(?m)^\s*(?:- )?image:\s*["']?([^"'\s]+)["']?\s*$`)
@@ -79,10 +117,11 @@ func routed(downloads []Download) []Download {
 // Chinese mainland region fails the node even with a NAT gateway or EIP; every image the node
 // pulls (kubeadm's, containerd's pause image, the CNI's) is resolved through its containerd
 // registry mirrors and fails when no host it would contact is usable; an NVSwitch instance whose
-// bootstrap installs no Fabric Manager registers with the condition ConditionCUDAInitFailed. repo and cni are
-// the cluster's imageRepository and CNI images (the node's own on a first control-plane node);
-// route says whether the instance has a way to the internet.
-func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo string, cni []string, route bool) regionVerdict {
+// bootstrap installs no Fabric Manager registers with the condition ConditionCUDAInitFailed. ci
+// is where the cluster's images come from (the node's own on a first control-plane node); route
+// says whether the instance has a way to the internet. What the node's image holds is not
+// fetched, so not judged: its phases' downloads (left out of p) and its pre-pulled images.
+func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, ci clusterImages, route bool) regionVerdict {
 	var v regionVerdict
 	// Every cause is named at once (fixing one at a time would take as many boots), each host once.
 	var fatal, notReady causes
@@ -101,19 +140,7 @@ func judgeRegion(in *emulator.InstanceView, p NodePlan, controlPlane bool, repo 
 				"kubeadm falls back to its own version after the lookup times out. Pin kubernetesVersion to a release (v1.x.y)", label, h.Describe("dl.k8s.io", in.Region)))
 		}
 	}
-	var pulls []imagePull
-	if controlPlane {
-		pulls = append(pulls, imagePull{repo + "/kube-apiserver", "kubeadm's control-plane images from imageRepository " + repo +
-			", which kubeadm's preflight pulls: kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd, coredns", true})
-	} else {
-		pulls = append(pulls, imagePull{repo + "/kube-proxy", "kube-proxy (the DaemonSet kubeadm deploys from imageRepository " + repo +
-			"; the pod network reaches the API server through the Service address kube-proxy programs)", false})
-	}
-	pulls = append(pulls, imagePull{p.Containerd.SandboxImage, "the pause (sandbox) image every pod starts in, set by " + p.Containerd.SandboxFrom, controlPlane})
-	for _, ref := range cni {
-		pulls = append(pulls, imagePull{ref, "the pod network's image (CNI " + bootstrap.CNIAddonFile + ")", false})
-	}
-	for _, pull := range pulls {
+	for _, pull := range nodePulls(p, controlPlane, ci) {
 		why := unpullable(in.Region, p.Containerd, pull.ref, route)
 		if why == "" {
 			continue
