@@ -7,6 +7,7 @@
 #   python3    (python3)                 runs the reaper and all-reduce scripts; cloud-init's own
 #   openssl    (openssl)                 computes the cluster CA's discovery hash independently
 #   curl       (curl)                    runs the spot-interruption handler against a fake metadata server
+#   jq         (jq)                      make demo-cluster reads each node's modeled time to Ready
 # A test whose tool is missing fails (naming the tool and `make test-tools`); it does not skip.
 #
 # Installs only what is missing, so a machine that has everything does nothing and needs no network.
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 # tool:package pairs.
-wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl curl:curl)
+wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl curl:curl jq:jq)
 
 missing=()
 for entry in "${wanted[@]}"; do

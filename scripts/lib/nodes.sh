@@ -5,7 +5,7 @@
 # its kubelet registers, the longest step and what dominated it, and the phases its image held;
 # below it, any note that the Cluster Autoscaler would give up on the node. Needs jq.
 print_modeled_times() {
-  command -v jq >/dev/null 2>&1 || { echo "  (jq is not installed: apt-get install jq to see each node's modeled time to Ready)"; return 0; }
+  command -v jq >/dev/null 2>&1 || { echo "  jq is missing: make test-tools installs it" >&2; return 1; }
   jq -r '
     .nodes[] | select(.node) |
     ([.boot[]? | select(.held) | .phase] | join(", ")) as $held |
