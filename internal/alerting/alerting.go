@@ -269,6 +269,7 @@ func Rules(t Thresholds) RuleFile {
 		{Name: prefix + "-network", Rules: []Rule{
 			t.networkRule("receive"), t.networkRule("transmit"),
 		}},
+		t.clusterHealthRules(prefix),
 	}}
 }
 

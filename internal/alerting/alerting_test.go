@@ -145,7 +145,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 			}
 			p := writeFile(t, t.TempDir(), "rules.yml", doc)
 			out, err := exec.Command(promtool, "check", "rules", p).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "SUCCESS: 8 rules found") {
+			if err != nil || !strings.Contains(string(out), "SUCCESS: 10 rules found") {
 				t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, doc)
 			}
 		})
@@ -202,7 +202,7 @@ func expected(r Rule, labels map[string]string, value string) promExpAlert {
 	}
 	a := map[string]string{}
 	for k, tmpl := range r.Annotations {
-		s := strings.NewReplacer("{{ $value | humanize }}", value, "{{ $value }}", value).Replace(tmpl)
+		s := strings.NewReplacer("{{ $value | humanize }}", value, "{{ $value | humanizeDuration }}", value, "{{ $value }}", value).Replace(tmpl)
 		s = ifPod.ReplaceAllStringFunc(s, func(m string) string {
 			if labels["pod"] == "" {
 				return ""
@@ -248,6 +248,19 @@ func TestPromtoolRuleBehaviour(t *testing.T) {
 				{series(metricNetRx, net("eth0")), gbpsToBytesPerMin(0.85 * th.DesignBandwidthGbps)},
 				{series(metricNetTx, net("eth0")), gbpsToBytesPerMin(0.5 * th.DesignBandwidthGbps)},
 				{series(metricNetRx, net("docker0")), gbpsToBytesPerMin(th.DesignBandwidthGbps)},
+				// Node n4 logs 3 ERROR lines at minute 6; n5 never does.
+				{series(MetricLogErrorLines, map[string]string{"instance": "n4"}), "0x5 3x20"},
+				{series(MetricLogErrorLines, map[string]string{"instance": "n5"}), "0x25"},
+				// API server cp1 answers every request in (0.1 s, 0.5 s]: P99 0.496 s; cp2 in under 0.1 s.
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp1", "verb": "GET", "le": "0.1"}), "0x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp1", "verb": "GET", "le": "0.5"}), "0+60x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp1", "verb": "GET", "le": "+Inf"}), "0+60x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "GET", "le": "0.1"}), "0+60x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "GET", "le": "0.5"}), "0+60x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "GET", "le": "+Inf"}), "0+60x30"},
+				// A WATCH is long by design: never counted.
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "WATCH", "le": "0.5"}), "0x30"},
+				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "WATCH", "le": "+Inf"}), "0+60x30"},
 			}
 			tests := []promAlertTest{
 				{"20m", "GPUUtilisationLow", []promExpAlert{expected(findRule(t, rf, "GPUUtilisationLow"),
@@ -268,6 +281,10 @@ func TestPromtoolRuleBehaviour(t *testing.T) {
 				{"5m", "NetworkReceiveBurst", []promExpAlert{expected(findRule(t, rf, "NetworkReceiveBurst"), net("eth0"), fmt.Sprintf("%.4g", 0.85*th.DesignBandwidthGbps))}},
 				{"5m", "NetworkTransmitBurst", nil},
 				{"5m", "GPUMetricsAbsent", nil},
+				{"5m", "NodeBootstrapLogErrors", nil},
+				{"10m", "NodeBootstrapLogErrors", []promExpAlert{expected(findRule(t, rf, "NodeBootstrapLogErrors"), map[string]string{"instance": "n4"}, "3")}},
+				{"8m", "APIServerLatencyHigh", nil}, // not yet 10 minutes
+				{"20m", "APIServerLatencyHigh", []promExpAlert{expected(findRule(t, rf, "APIServerLatencyHigh"), map[string]string{"instance": "cp1"}, "496ms")}},
 			}
 			dir := t.TempDir()
 			rules, err := RulesYAML(th)

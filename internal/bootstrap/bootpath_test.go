@@ -281,6 +281,10 @@ func TestPhaseRunnerMarkersRetriesAndResume(t *testing.T) {
 	if !strings.Contains(read(logf), "phase driver failing on purpose") {
 		t.Error("the phase's own output is not in the log")
 	}
+	// Each failed attempt is one ERROR line in the log: what the cluster-health alert counts.
+	if n := strings.Count(read(logf), " ERROR phase driver failed (attempt "); n != 3 {
+		t.Errorf("the log has %d ERROR lines for the driver phase's 3 failed attempts:\n%s", n, read(logf))
+	}
 
 	// Boot 2 (the unit restarts the script): the done phases are skipped; the driver fails once
 	// more, then succeeds; every later phase runs once.

@@ -13,7 +13,8 @@ package bootstrap
 // a mirror or the API server that answers only later does not leave a half-built node for good.
 //
 // What happens is readable from outside the node in three places:
-//   - LogPath, the whole output of every phase;
+//   - LogPath, the whole output of every phase, and a line with ERROR for each failed attempt
+//     (the cluster-health alert NodeBootstrapLogErrors counts those lines, internal/alerting);
 //   - StatusPath, one line "state=<state> phase=<phase> attempt=<n>/<max> time=<UTC>" (ParseStatus),
 //     state running, retrying, failed or joined;
 //   - the serial console, where the script writes ConsolePrefix lines: "gpucluster-bootstrap:
@@ -163,6 +164,7 @@ BACKOFF=${GPUCLUSTER_BACKOFF:-%d}
 report() { echo "$(date -u +%%FT%%TZ) ` + ConsolePrefix + `$*"; echo "` + ConsolePrefix + `$*" >>"$CONSOLE" 2>/dev/null || true; }
 status() { echo "state=$1 phase=$2 attempt=$3/$ATTEMPTS time=$(date -u +%%FT%%TZ)" >"$S/bootstrap-status.new" && mv -f "$S/bootstrap-status.new" "$S/bootstrap-status"; }
 step() { echo "== $(date -u +%%FT%%TZ) $*"; }
+log_error() { echo "$(date -u +%%FT%%TZ) ERROR $*"; }
 apt_version() { apt-cache madison "$1" | awk -v p="$2-" 'index($3, p) == 1 { print $3; exit }'; }
 `
 
@@ -172,7 +174,7 @@ mkdir -p "$S"
 exec >>"$LOG" 2>&1
 . "${GPUCLUSTER_OS_RELEASE:-/etc/os-release}"
 if [ "${ID:-}" != ubuntu ] || [ "${VERSION_ID:-}" != 22.04 ]; then
-  report "unsupported OS ${PRETTY_NAME:-unknown}: the bootstrap needs Ubuntu 22.04 (image ubuntu_22_04_x64_*)"; status failed os 1; exit 3
+  log_error "unsupported OS ${PRETTY_NAME:-unknown}"; report "unsupported OS ${PRETTY_NAME:-unknown}: the bootstrap needs Ubuntu 22.04 (image ubuntu_22_04_x64_*)"; status failed os 1; exit 3
 fi
 digest() { declare -f "p_${1//-/_}" | sha256sum | cut -c1-16; }
 phase() {
@@ -180,6 +182,7 @@ phase() {
   d=$(digest "$1")
   if [ "$(cat "$S/phase-$1.done" 2>/dev/null)" = "$d" ]; then return 0; fi
   until n=$((n+1)); status running "$1" "$n"; ${GPUCLUSTER_RUN_PHASE:-bash "$0" run} "$1"; do
+    log_error "phase $1 failed (attempt $n/$ATTEMPTS)"
     if [ "$n" -ge "$ATTEMPTS" ]; then status failed "$1" "$n"; report "phase $1 failed (attempt $n/$ATTEMPTS)"; exit 1; fi
     delay=$((BACKOFF << (n-1))); if [ "$delay" -gt 300 ]; then delay=300; fi
     status retrying "$1" "$n"; report "phase $1 failed (attempt $n/$ATTEMPTS), next in ${delay}s"; sleep "$delay"

@@ -21,6 +21,7 @@ import (
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
@@ -147,8 +148,10 @@ func TestPrometheusConfigPromtool(t *testing.T) {
 		for k, v := range cm.Data {
 			write(k, v)
 		}
-		cfg := cm.Data["prometheus.yml"]
-		out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput()
+		// promtool opens the files a scrape authenticates with, which a pod has from its service
+		// account: stand-ins here, at the same names.
+		cfg := strings.NewReplacer(serviceAccountCA, write("ca.crt", ""), serviceAccountToken, write("token", "t")).Replace(cm.Data["prometheus.yml"])
+		out, err := exec.Command(promtool, "check", "config", write("prometheus.yml", cfg)).CombinedOutput()
 		if err != nil && strings.Contains(string(out), "field kubernetes_sd_configs not found") {
 			t.Logf("%s: this promtool has no Kubernetes discovery; checking the rest with static_configs in its place", sc.Name)
 			cfg = strings.ReplaceAll(cfg, "kubernetes_sd_configs:", "static_configs:")
@@ -205,6 +208,19 @@ func TestMonitoringWiring(t *testing.T) {
 	wantKeep := map[string]string{
 		"dcgm-exporter": dcgm.Name + ";" + dcgm.Spec.Ports[0].Name,
 		"node-exporter": nodeExporterName + ";" + container(t, mon, "DaemonSet/node-exporter").Ports[0].Name,
+		// The default namespace's kubernetes Service names its port https (kube-apiserver's
+		// controlplane controller, pkg/controlplane/controller/kubernetesservice).
+		"apiserver": "kubernetes;https",
+	}
+	if !strings.Contains(alerting.APIServerP99Expr(), `job="apiserver"`) {
+		t.Errorf("the API server latency alert selects %s, not the scrape job apiserver", alerting.APIServerP99Expr())
+	}
+	// The log counter sidecar writes the alert's metric where node-exporter's textfile collector reads.
+	ds := mon["DaemonSet/node-exporter"].(*appsv1.DaemonSet)
+	exporter, sidecar := ds.Spec.Template.Spec.Containers[0], ds.Spec.Template.Spec.Containers[1]
+	if !slices.Contains(exporter.Args, "--collector.textfile.directory="+textfileDir) ||
+		!strings.Contains(sidecar.Command[2], textfileDir+"/gpu_cluster_log.prom") || !strings.Contains(sidecar.Command[2], alerting.MetricLogErrorLines+" %s") {
+		t.Errorf("node-exporter reads %v, the sidecar writes:\n%s", exporter.Args, sidecar.Command[2])
 	}
 	for _, sc := range prom.ScrapeConfigs {
 		if got := sc.RelabelConfig[0]; got.Action != "keep" || got.Regex != wantKeep[sc.JobName] {

@@ -153,10 +153,21 @@ type promStatic struct {
 }
 
 type promScrape struct {
-	JobName       string        `json:"job_name"`
-	HonorLabels   bool          `json:"honor_labels,omitempty"`
-	KubernetesSD  []promKubeSD  `json:"kubernetes_sd_configs"`
-	RelabelConfig []promRelabel `json:"relabel_configs"`
+	JobName       string             `json:"job_name"`
+	HonorLabels   bool               `json:"honor_labels,omitempty"`
+	Scheme        string             `json:"scheme,omitempty"`
+	TLSConfig     *promTLS           `json:"tls_config,omitempty"`
+	Authorization *promAuthorization `json:"authorization,omitempty"`
+	KubernetesSD  []promKubeSD       `json:"kubernetes_sd_configs"`
+	RelabelConfig []promRelabel      `json:"relabel_configs"`
+}
+
+type promTLS struct {
+	CAFile string `json:"ca_file"`
+}
+
+type promAuthorization struct {
+	CredentialsFile string `json:"credentials_file"`
 }
 
 type promKubeSD struct {
@@ -202,6 +213,7 @@ func prometheusConfig(o Options) promConfig {
 					{SourceLabels: []string{"__meta_kubernetes_pod_node_name"}, TargetLabel: "instance"},
 					node,
 				}},
+			apiServerScrape(),
 		},
 	}
 }
@@ -217,7 +229,8 @@ func prometheus(o Options, th alerting.Thresholds) ([]object, error) {
 	}
 	name := prometheusName
 	role := readOnly(name, "nodes", "services", "pods")
-	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}})
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+		apiServerMetricsRule)
 	cm := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, MonitoringNamespace, nil),
 		Data: map[string]string{"prometheus.yml": cfg, PrometheusRulesFile: rules}}
 	dep := deployment(name, name, 65534, corev1.Container{
@@ -323,13 +336,16 @@ func nodeExporter(o Options, _ alerting.Thresholds) ([]object, error) {
 					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
 						Name: name, Image: images.RefIn(images.NodeExporter, o.ImageRegistry), SecurityContext: hardened(), Resources: footprint("20m", "32Mi", "128Mi"),
-						Args:           []string{"--path.sysfs=/host/sys", "--path.rootfs=/host/root", fmt.Sprintf("--web.listen-address=:%d", nodeExporterPort)},
+						Args: []string{"--path.sysfs=/host/sys", "--path.rootfs=/host/root", fmt.Sprintf("--web.listen-address=:%d", nodeExporterPort),
+							"--collector.textfile.directory=" + textfileDir},
 						Ports:          []corev1.ContainerPort{{Name: "metrics", ContainerPort: nodeExporterPort}},
 						ReadinessProbe: readyProbe("/", nodeExporterPort, corev1.URISchemeHTTP),
 						VolumeMounts: []corev1.VolumeMount{{Name: "sys", MountPath: "/host/sys", ReadOnly: true},
-							{Name: "root", MountPath: "/host/root", ReadOnly: true, MountPropagation: ptr(corev1.MountPropagationHostToContainer)}},
-					}},
-					Volumes: []corev1.Volume{hostPathVolume("sys", "/sys", corev1.HostPathDirectory), hostPathVolume("root", "/", corev1.HostPathDirectory)},
+							{Name: "root", MountPath: "/host/root", ReadOnly: true, MountPropagation: ptr(corev1.MountPropagationHostToContainer)},
+							{Name: "textfile", MountPath: textfileDir, ReadOnly: true}},
+					}, logErrorCounter(o)},
+					Volumes: append([]corev1.Volume{hostPathVolume("sys", "/sys", corev1.HostPathDirectory), hostPathVolume("root", "/", corev1.HostPathDirectory)},
+						logErrorVolumes()...),
 				},
 			},
 		},

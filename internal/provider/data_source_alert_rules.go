@@ -37,7 +37,8 @@ func (d *alertRulesDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Monitoring for a research scenario over dcgm-exporter and node-exporter metrics: a Prometheus rule " +
 			"file (GPU utilisation below the scenario's target, GPU memory warning and critical, XID errors, missing GPU metrics, " +
-			"network bursts), an Alertmanager configuration example that pages on critical alerts, and a Grafana dashboard with the " +
+			"network bursts, ERROR lines in a node's bootstrap log `/var/log/gpu-cluster.log` (node-exporter's textfile collector, " +
+			"fed by a sidecar of the module's node-exporter), the API server's P99 request latency above 200 ms), an Alertmanager configuration example that pages on critical alerts, and a Grafana dashboard with the " +
 			"same thresholds. Utilisation alerts only count GPUs a pod holds (dcgm-exporter's Kubernetes mode labels them), so idle " +
 			"capacity pages no one. Offline: no API call.",
 		Attributes: map[string]schema.Attribute{
