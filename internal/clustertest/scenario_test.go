@@ -99,7 +99,10 @@ func TestAccClusterUpstreamRegistryInMainland(t *testing.T) {
 		t.Run(c.module, func(t *testing.T) {
 			s := startStack(t)
 			var out stackOutputs
-			if err := json.Unmarshal([]byte(s.apply(t, scenarioRoot(c.module, c.name, `image_registry = ""`+"\n  "+c.inputs))), &out); err != nil {
+			// Booting from the public image: what a node does at boot is what is judged here (the
+			// baked image's builder fails first otherwise, TestAccClusterUpstreamRegistryBake).
+			inputs := `image_registry = ""` + "\n  node_image = { bake = false }\n  " + c.inputs
+			if err := json.Unmarshal([]byte(s.apply(t, scenarioRoot(c.module, c.name, inputs))), &out); err != nil {
 				t.Fatal(err)
 			}
 			if len(out.Nodes) < 2 {
@@ -135,6 +138,26 @@ func TestAccClusterUpstreamRegistryInMainland(t *testing.T) {
 				t.Errorf("the first control-plane node's console does not name the blocked host:\n%s", raw[first.InstanceID])
 			}
 		})
+	}
+}
+
+// TestAccClusterUpstreamRegistryBake is the same mistake on the modules' default, baked node
+// images: the image builder cannot pull the GPU nodes' images from the public registries in
+// cn-wulanchabu, so the apply fails at the node image, naming the registries and the region,
+// before any GPU node is made; destroy then leaves nothing.
+func TestAccClusterUpstreamRegistryBake(t *testing.T) {
+	s := startStack(t)
+	out := s.applyFails(t, scenarioRoot("molecular-dynamics", "md-upstream-bake", `image_registry = ""`))
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"Baking node image md-upstream-bake-gpu", "from cn-wulanchabu", "ghcr.io is unreliable from cn-wulanchabu", "(pre-pulled into the image)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the failed apply does not say %q:\n%s", want, out)
+		}
+	}
+	for _, in := range s.emu.View().Instances {
+		if strings.Contains(in.HostName, "-gpu") && !strings.HasSuffix(in.HostName, "-builder") {
+			t.Errorf("GPU node %s (%s) made although its image failed", in.ID, in.HostName)
+		}
 	}
 }
 

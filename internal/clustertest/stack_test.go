@@ -77,6 +77,28 @@ func (s *stack) apply(t *testing.T, root string, env ...string) string {
 	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
 }
 
+// applyFails applies root expecting the apply to fail, and returns its output; what it made is
+// destroyed with the test, and nothing may be left.
+func (s *stack) applyFails(t *testing.T, root string) string {
+	t.Helper()
+	run := acctest.NewCLIRun(t)
+	run.UseEmulator(s.emu.URL)
+	run.Write(root)
+	s.dir = run.Dir
+	run.MustRun("get", "-no-color")
+	t.Cleanup(func() {
+		run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+		if left := s.emu.Resources().Counts(); len(left) != 0 {
+			t.Errorf("resources left behind after destroy: %v", left)
+		}
+	})
+	code, out := run.Run("apply", "-auto-approve", "-no-color", "-input=false")
+	if code == 0 {
+		t.Fatalf("apply succeeded, want it to fail:\n%s", out)
+	}
+	return out
+}
+
 // converge waits up to 3 minutes until want instances are Ready nodes and every validation pod
 // has run on a GPU node.
 func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, error) {
