@@ -238,3 +238,33 @@ func TestMaxProvisionOf(t *testing.T) {
 		t.Errorf("flags: %+v, want 1h30m from b.yaml", l)
 	}
 }
+
+// A node registers with the provider id its kubelet is given: <region>.<instance> for an
+// autoscaling pool's node (the Cluster Autoscaler matches nodes to scaling groups by it), none
+// for a fixed pool's.
+func TestNodeRegistersItsProviderID(t *testing.T) {
+	ca := testCAs(t)[0]
+	for _, c := range []struct {
+		autoscaled bool
+		want       string
+	}{{true, "cn-wulanchabu.i-gpu1"}, {false, ""}} {
+		worker := gpuWorker(ca)
+		worker.ProviderID = c.autoscaled
+		v := goodView(t)
+		instanceByID(t, &v, "i-cp").UserData = userData(t, firstControlPlane(ca))
+		in := instanceByID(t, &v, "i-gpu1")
+		in.UserData = userData(t, worker)
+		kube := newFakeKube()
+		st := syncOnce(t, v, kube)["i-gpu1"]
+		node, ok := kube.nodes[st.Node]
+		if !ok {
+			t.Fatalf("autoscaled %t: the worker did not register: %s", c.autoscaled, st.Reason)
+		}
+		if in.Region != "cn-wulanchabu" {
+			t.Fatalf("the fixture's instance is in %s", in.Region)
+		}
+		if node.Spec.ProviderID != c.want {
+			t.Errorf("autoscaled %t: spec.providerID %q, want %q", c.autoscaled, node.Spec.ProviderID, c.want)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool, notReady 
 			Labels:      labels,
 			Annotations: map[string]string{KwokNodeAnnotation: owner, InstanceAnnotation: in.ID},
 		},
-		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), p.Taints...)},
+		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), p.Taints...), ProviderID: providerIDOf(in, p)},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: capacity.DeepCopy(),
@@ -81,4 +81,17 @@ func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool, notReady 
 			Conditions: conds,
 		},
 	}
+}
+
+// providerIDOf is the spec.providerID the node's kubelet registers with: the bootstrap of an
+// autoscaling pool's node passes --provider-id=<region-id>.<instance-id>, both read from the
+// instance metadata (internal/bootstrap nodephases.go), and the kubelet sets it on its Node
+// (https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/, --provider-id).
+// The Cluster Autoscaler's alicloud provider finds a node's scaling group by it; a node without
+// one is "unregistered" to the autoscaler. "" when the bootstrap passes none, as the kubelet does.
+func providerIDOf(in *emulator.InstanceView, p NodePlan) string {
+	if !p.ProviderID {
+		return ""
+	}
+	return in.Region + "." + in.ID
 }
