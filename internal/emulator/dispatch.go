@@ -194,7 +194,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 		if aerr != nil {
 			return nil, 0, aerr
 		}
-		body, err := json.Marshal(resp)
+		body, err := encodeAnswer(rt, resp)
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
@@ -221,7 +221,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	body, err := json.Marshal(resp)
+	body, err := encodeAnswer(rt, resp)
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
@@ -233,6 +233,16 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	}
 	s.markDirty()
 	return body, 200, nil
+}
+
+// encodeAnswer writes a handler's answer as JSON, with every list it left nil as [] (see
+// core.EmptyLists). VendorModel answers are alibabacloud-go models, whose omitempty leaves an
+// empty list out either way, so they skip the walk.
+func encodeAnswer(rt core.Route, resp any) ([]byte, error) {
+	if !rt.VendorModel {
+		core.EmptyLists(resp)
+	}
+	return json.Marshal(resp)
 }
 
 func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {
