@@ -67,4 +67,11 @@ func TestDescribeInstanceTypesGPUFilter(t *testing.T) {
 	if len(resp.InstanceTypes.InstanceType) != gpuTypes {
 		t.Fatalf("%d types, want the catalog's %d GPU types", len(resp.InstanceTypes.InstanceType), gpuTypes)
 	}
+	// No match: an empty list, as the vendor sends one.
+	r.InstanceTypeFamily = "ecs.nosuchfamily"
+	resp, err = e.ecs.DescribeInstanceTypes(r)
+	must(t, err)
+	if !strings.Contains(resp.GetHttpContentString(), `"InstanceTypes":{"InstanceType":[]}`) {
+		t.Fatalf("no match: %s", resp.GetHttpContentString())
+	}
 }

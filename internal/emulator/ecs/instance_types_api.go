@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
+	ecssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 )
@@ -102,6 +103,13 @@ func describeInstanceTypes(c *call) (any, *core.Error) {
 	// returned", the reference's usage notes), so a client that asks for no smaller page gets
 	// what the vendor sends. The provider's paging test splits pages in front of the emulator
 	// (internal/provider pagingFront) and would double-page against native paging.
+	if len(match) == 0 {
+		// The v7 model's omitempty would leave the empty list out ("InstanceTypes":{}); the vendor
+		// sends it as [] (see core.EmptyLists), which the older SDK's struct writes.
+		empty := &ecssdk.DescribeInstanceTypesResponse{RequestId: c.ReqID}
+		empty.InstanceTypes.InstanceType = []ecssdk.InstanceType{}
+		return empty, nil
+	}
 	list := make([]*ecs7.DescribeInstanceTypesResponseBodyInstanceTypesInstanceType, 0, len(match))
 	for _, it := range match {
 		list = append(list, vendorInstanceType(it))
