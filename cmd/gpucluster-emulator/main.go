@@ -40,8 +40,9 @@ func main() {
 		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
 
 Offline emulator of the Alibaba Cloud APIs used by terraform-provider-gpucluster:
-ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26 and STS 2015-04-01 (AssumeRole,
-GetCallerIdentity) as RPC
+ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26, SLB 2014-05-15, ESS 2014-08-28,
+STS 2015-04-01 (AssumeRole, GetCallerIdentity) and Location 2015-06-12
+(DescribeEndpoints, answering this address for every product) as RPC
 (signature V1 or V3), OSS as path-style REST. Admin API on the same port:
   GET /_emulator/stats, GET /_emulator/resources, POST /_emulator/reset,
   PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,

@@ -24,7 +24,8 @@ import (
 //   - a request missing one of them is refused with MissingParameter naming it;
 //   - every documented integer range is accepted at its bounds and refused one past them
 //     (MaxResults, which the vendor clamps, is answered instead);
-//   - the answer decodes into the SDK's response model with no field the model lacks.
+//   - the answer decodes into the SDK's response model with no field the model lacks, and
+//     carries no null (an empty list is [], see nulls_test.go).
 
 // conditionallyRequired are parameters the vendor's models document as required unless another
 // parameter stands in for them, so a request with only the always-required parameters cannot
@@ -459,6 +460,7 @@ func TestConformance(t *testing.T) {
 			}
 			var doc map[string]any
 			must(t, json.Unmarshal(ok.body, &doc))
+			noNulls(t, doc)
 			model := conformance.ResponseBodies[key]
 			var extras []string
 			switch {

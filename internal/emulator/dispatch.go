@@ -12,6 +12,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/location"
 	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
@@ -24,6 +25,8 @@ const (
 	versionSTS = sts.Version
 	versionSLB = emuslb.Version
 	versionESS = emuess.Version
+	// versionLocation is the Location service, which SDKs ask for a product's endpoint.
+	versionLocation = location.Version
 )
 
 var productHost = map[string]string{
@@ -33,6 +36,8 @@ var productHost = map[string]string{
 	versionSTS: "sts.aliyuncs.com",
 	versionSLB: "slb.aliyuncs.com",
 	versionESS: "ess.aliyuncs.com",
+	// The host the Go SDK's location resolver sends DescribeEndpoints to (sdk/endpoints/location_resolver.go).
+	versionLocation: "location-readonly.aliyuncs.com",
 }
 
 // serverEnv is the Server as the products see it (core.Env).
@@ -107,7 +112,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if s.applyFaults(w, r, action, asXML) {
 		return
 	}
-	body, status, aerr := s.answerRPC(sr, p, action, version, reqID)
+	body, status, aerr := s.answerRPC(sr, p, action, version, reqID, r.Host)
 	contentType := "application/json;charset=utf-8"
 	if aerr == nil && asXML {
 		// Answers are built and cached (idempotency) as JSON; XML is rendered from that.
@@ -143,7 +148,7 @@ func orOK(code string) string {
 	return code
 }
 
-func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, reqID string) ([]byte, int, *apiError) {
+func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, reqID, host string) ([]byte, int, *apiError) {
 	now := s.now()
 	if action == "" {
 		return nil, 0, errMissing("Action")
@@ -162,7 +167,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if e := checkRanges(version+"/"+action, p); e != nil {
 		return nil, 0, e
 	}
-	c := &core.Call{P: p, Action: action, Version: version, Now: now, ReqID: reqID, AK: ak, Env: serverEnv{s}}
+	c := &core.Call{P: p, Action: action, Version: version, Now: now, ReqID: reqID, AK: ak, Host: host, Env: serverEnv{s}}
 	if !rt.NoRegion {
 		c.Region = p["RegionId"]
 		if c.Region == "" && rt.RegionOptional {
@@ -189,7 +194,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 		if aerr != nil {
 			return nil, 0, aerr
 		}
-		body, err := json.Marshal(resp)
+		body, err := encodeAnswer(rt, resp)
 		if err != nil {
 			return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 		}
@@ -216,7 +221,7 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	body, err := json.Marshal(resp)
+	body, err := encodeAnswer(rt, resp)
 	if err != nil {
 		return nil, 0, errf(500, "InternalError", "marshal: %v", err)
 	}
@@ -228,6 +233,16 @@ func (s *Server) answerRPC(sr core.SignedRequest, p params, action, version, req
 	}
 	s.markDirty()
 	return body, 200, nil
+}
+
+// encodeAnswer writes a handler's answer as JSON, with every list it left nil as [] (see
+// core.EmptyLists). VendorModel answers are alibabacloud-go models, whose omitempty leaves an
+// empty list out either way, so they skip the walk.
+func encodeAnswer(rt core.Route, resp any) ([]byte, error) {
+	if !rt.VendorModel {
+		core.EmptyLists(resp)
+	}
+	return json.Marshal(resp)
 }
 
 func jsonToXMLAnswer(action string, body []byte) ([]byte, *apiError) {

@@ -42,6 +42,7 @@ func servingPackage(key string) string {
 func actionTable() string {
 	products := []struct{ name, version string }{
 		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB}, {"ESS (Auto Scaling)", versionESS},
+		{"Location", versionLocation},
 	}
 	byVersion := map[string][]string{}
 	pkgs := map[string]map[string]bool{} // version -> packages serving it

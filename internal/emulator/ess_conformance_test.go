@@ -190,6 +190,7 @@ func TestESSConformance(t *testing.T) {
 		if err := dec.Decode(model); err != nil {
 			t.Errorf("%s: the answer does not fit ess.%sResponse: %v\n%s", s.action, s.action, err, raw.GetHttpContentString())
 		}
+		t.Run(s.action, func(t *testing.T) { noNulls(t, decodeJSON(t, raw.GetHttpContentBytes())) })
 	}
 	var missing []string
 	for _, key := range ServedActions() {

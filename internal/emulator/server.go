@@ -1,7 +1,7 @@
 // Package emulator is an offline emulator of the Alibaba Cloud APIs the
 // provider uses: the RPC APIs of ECS (2014-05-26), VPC (2016-04-28, with NAT
 // gateways, EIPs and SNAT entries), NAS (2017-06-26), SLB (2014-05-15) and STS
-// (2015-04-01), plus OSS through package oss. It speaks
+// (2015-04-01), Location's DescribeEndpoints (2015-06-12), plus OSS through package oss. It speaks
 // the vendor's wire format, checks signatures, and builds every JSON answer
 // from the SDK's own response structs, so a field-name mistake on either side
 // breaks a test. Admin endpoints under /_emulator/ drive faults, stock and
@@ -9,7 +9,7 @@
 //
 // This package is the assembly: it builds the Server (dispatch, signatures, faults, admin
 // endpoints, the state file) on package core and serves every product package listed in
-// products.go (ecs, ess, nas, slb, sts, vpc; oss through oss_wiring.go). It re-exports what its
+// products.go (ecs, ess, location, nas, slb, sts, vpc; oss through oss_wiring.go). It re-exports what its
 // users read of a product (InstanceView is ecs.InstanceView) and delegates to the product for
 // the rest (SetConsoleOutput, the stock tables). See core's package comment for how a product
 // is laid out and how products reach each other.

@@ -54,4 +54,5 @@ var Uncovered = []string{
 	"2014-08-28/ScaleWithAdjustment",
 	"2014-08-28/TagResources",
 	"2014-08-28/UntagResources",
+	"2015-06-12/DescribeEndpoints",
 }

@@ -16,8 +16,11 @@ type Call struct {
 	Now     time.Time
 	ReqID   string
 	AK      string // the access key that signed the call
-	Stores  *Stores
-	Env     Env
+	// Host is the address the client sent the request to (its Host header): the emulator as
+	// that client reaches it, which Location DescribeEndpoints answers as every product's endpoint.
+	Host   string
+	Stores *Stores
+	Env    Env
 }
 
 // Handler answers a Call with a response struct (one of the SDK's, so field names are the

@@ -14,9 +14,9 @@ import (
 // gpuHourPrice.
 
 type gpuFamily struct {
-	Family    string // without "ecs."
-	GPUSpec   string // as the vendor names it; "model not stated" where it does not
-	GPUMemMiB float64
+	Family    string  // without "ecs."
+	GPUSpec   string  // as the vendor names it; "model not stated" where it does not
+	GPUMemGiB float64 // per GPU, as DescribeInstanceTypes answers GPUMemorySize
 	NVLink    bool
 	Eri       int // ERIs per instance; 0 = no eRDMA
 	Cards     int // network cards
@@ -39,49 +39,49 @@ type instanceTypeInfo struct {
 	fam *gpuFamily
 }
 
-// gpuFamilies is SOURCES.md section 1. GPUMemMiB uses the nvidia-smi figures the
-// vendor gives; the bare-metal and SCC A100-80GB-class families reuse gn7e's
-// figure (same GPU class). Families whose MiB figure is not stated carry 0.
+// gpuFamilies is SOURCES.md section 1. GPUMemGiB is the section's "GPU memory"
+// per GPU (the catalog's GPUMemoryGB), the unit DescribeInstanceTypes answers
+// GPUMemorySize in (GiB; see instance_types_api.go); every GPU family states it.
 // EriQuantity: "yes" without a count is 1; ebmgn7ex states 2 ERIs on different
 // network cards.
 var gpuFamilies = []*gpuFamily{
-	{Family: "gn6i", GPUSpec: "NVIDIA T4", GPUMemMiB: 15109, Cards: 1, Sizes: sizes(
+	{Family: "gn6i", GPUSpec: "NVIDIA T4", GPUMemGiB: 16, Cards: 1, Sizes: sizes(
 		"gn6i-c4g1.xlarge 4/15/1/4; gn6i-c8g1.2xlarge 8/31/1/5; gn6i-c16g1.4xlarge 16/62/1/6; gn6i-c24g1.6xlarge 24/93/1/7.5; gn6i-c40g1.10xlarge 40/155/1/10; gn6i-c24g1.12xlarge 48/186/2/15; gn6i-c24g1.24xlarge 96/372/4/30")},
-	{Family: "gn6v", GPUSpec: "NVIDIA V100 SXM2", GPUMemMiB: 16160, NVLink: true, Cards: 1, Sizes: sizes(
+	{Family: "gn6v", GPUSpec: "NVIDIA V100 SXM2", GPUMemGiB: 16, NVLink: true, Cards: 1, Sizes: sizes(
 		"gn6v-c8g1.2xlarge 8/32/1/2.5; gn6v-c8g1.4xlarge 16/64/2/5; gn6v-c8g1.8xlarge 32/128/4/10; gn6v-c8g1.16xlarge 64/256/8/20; gn6v-c10g1.20xlarge 82/336/8/35")},
-	{Family: "gn6e", GPUSpec: "NVIDIA V100 SXM2", GPUMemMiB: 32510, NVLink: true, Cards: 1, Sizes: sizes(
+	{Family: "gn6e", GPUSpec: "NVIDIA V100 SXM2", GPUMemGiB: 32, NVLink: true, Cards: 1, Sizes: sizes(
 		"gn6e-c12g1.3xlarge 12/92/1/5; gn6e-c12g1.6xlarge 24/184/2/8; gn6e-c12g1.12xlarge 48/368/4/16; gn6e-c12g1.24xlarge 96/736/8/32")},
-	{Family: "gn7", GPUSpec: "model not stated (A100 40 GB class)", GPUMemMiB: 40537, NVLink: true, Cards: 1, Sizes: sizes(
+	{Family: "gn7", GPUSpec: "model not stated (A100 40 GB class)", GPUMemGiB: 40, NVLink: true, Cards: 1, Sizes: sizes(
 		"gn7-c12g1.3xlarge 12/94/1/4; gn7-c13g1.13xlarge 52/378/4/16; gn7-c13g1.26xlarge 104/756/8/30")},
-	{Family: "gn7e", GPUSpec: "model not stated (A100 80 GB class)", GPUMemMiB: 81251, NVLink: true, Cards: 1, Sizes: sizes(
+	{Family: "gn7e", GPUSpec: "model not stated (A100 80 GB class)", GPUMemGiB: 80, NVLink: true, Cards: 1, Sizes: sizes(
 		"gn7e-c16g1.4xlarge 16/125/1/8; gn7e-c16g1.8xlarge 32/250/2/16; gn7e-c16g1.16xlarge 64/500/4/32; gn7e-c16g1.32xlarge 128/1000/8/64")},
-	{Family: "gn7i", GPUSpec: "NVIDIA A10", GPUMemMiB: 22731, Cards: 1, Sizes: sizes(
+	{Family: "gn7i", GPUSpec: "NVIDIA A10", GPUMemGiB: 24, Cards: 1, Sizes: sizes(
 		"gn7i-c8g1.2xlarge 8/30/1/16; gn7i-c16g1.4xlarge 16/60/1/16; gn7i-c32g1.8xlarge 32/188/1/16; gn7i-c32g1.16xlarge 64/376/2/32; gn7i-c32g1.32xlarge 128/752/4/64; gn7i-c48g1.12xlarge 48/310/1/16; gn7i-c56g1.14xlarge 56/346/1/16; " +
 			"gn7i-2x.8xlarge 32/128/2/16; gn7i-4x.8xlarge 32/128/4/32; gn7i-4x.16xlarge 64/256/4/64; gn7i-8x.32xlarge 128/512/8/64; gn7i-8x.16xlarge 64/256/8/32")},
-	{Family: "gn7s", GPUSpec: "NVIDIA A30", Cards: 1, Sizes: sizes(
+	{Family: "gn7s", GPUSpec: "NVIDIA A30", GPUMemGiB: 24, Cards: 1, Sizes: sizes(
 		"gn7s-c8g1.2xlarge 8/60/1/16; gn7s-c16g1.4xlarge 16/120/1/16; gn7s-c32g1.8xlarge 32/250/1/16; gn7s-c32g1.16xlarge 64/500/2/32; gn7s-c32g1.32xlarge 128/1000/4/64; gn7s-c48g1.12xlarge 48/380/1/16; gn7s-c56g1.14xlarge 56/440/1/16")},
-	{Family: "gn8is", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+	{Family: "gn8is", GPUSpec: "NVIDIA L20", GPUMemGiB: 48, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
 		"gn8is.2xlarge 8/64/1/8; gn8is.4xlarge 16/128/1/16; gn8is-2x.8xlarge 32/256/2/32; gn8is-4x.16xlarge 64/512/4/64; gn8is-8x.32xlarge 128/1024/8/100")},
-	{Family: "gn8v", GPUSpec: "model not stated (Hopper class, 96 GB HBM3)", NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+	{Family: "gn8v", GPUSpec: "model not stated (Hopper class, 96 GB HBM3)", GPUMemGiB: 96, NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
 		"gn8v.4xlarge 16/96/1/12; gn8v.6xlarge 24/128/1/15; gn8v-2x.8xlarge 32/192/2/20; gn8v-4x.8xlarge 32/384/4/20; gn8v-2x.12xlarge 48/256/2/25; gn8v-8x.16xlarge 64/768/8/32; gn8v-4x.24xlarge 96/512/4/50; gn8v-8x.48xlarge 192/1024/8/100")},
-	{Family: "ebmgn7e", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemMiB: 81251, NVLink: true, Cards: 1, Sizes: sizes(
+	{Family: "ebmgn7e", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemGiB: 80, NVLink: true, Cards: 1, Sizes: sizes(
 		"ebmgn7e.32xlarge 128/1024/8/64")},
-	{Family: "ebmgn7ex", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemMiB: 81251, NVLink: true, Eri: 2, Cards: 2, Ephemeral: true, Sizes: sizes(
+	{Family: "ebmgn7ex", GPUSpec: "model not stated (A100 80 GB class, bare metal)", GPUMemGiB: 80, NVLink: true, Eri: 2, Cards: 2, Ephemeral: true, Sizes: sizes(
 		"ebmgn7ex.32xlarge 128/1024/8/160")},
-	{Family: "ebmgn8v", GPUSpec: "model not stated (Hopper class 96 GB, bare metal)", NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
+	{Family: "ebmgn8v", GPUSpec: "model not stated (Hopper class 96 GB, bare metal)", GPUMemGiB: 96, NVLink: true, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes(
 		"ebmgn8v.48xlarge 192/1024/8/170")},
-	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemMiB: 81251, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
+	{Family: "sccgn7ex", GPUSpec: "model not stated (A100 80 GB class, super computing cluster)", GPUMemGiB: 80, NVLink: true, Cards: 1, NeedsHpc: true, Sizes: sizes(
 		"sccgn7ex.32xlarge 128/1024/8/64")},
-	{Family: "ebmgn7", GPUSpec: "model not stated (A100 40 GB class, bare metal)", Cards: 1, Sizes: sizes("ebmgn7.26xlarge 104/768/8/30")},
-	{Family: "ebmgn7i", GPUSpec: "NVIDIA A10", Cards: 1, Sizes: sizes("ebmgn7i.32xlarge 128/768/4/64")},
-	{Family: "ebmgn8ia", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8ia.64xlarge 256/1536/4/160")},
-	{Family: "ebmgn6e", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6e.24xlarge 96/768/8/32")},
-	{Family: "ebmgn6v", GPUSpec: "NVIDIA V100 SXM2", NVLink: true, Cards: 1, Sizes: sizes("ebmgn6v.24xlarge 96/384/8/30")},
-	{Family: "ebmgn6i", GPUSpec: "NVIDIA T4", Cards: 1, Sizes: sizes("ebmgn6i.24xlarge 96/384/4/30")},
-	{Family: "ebmgn8is", GPUSpec: "NVIDIA L20", Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8is.32xlarge 128/1024/8/160")},
+	{Family: "ebmgn7", GPUSpec: "model not stated (A100 40 GB class, bare metal)", GPUMemGiB: 40, Cards: 1, Sizes: sizes("ebmgn7.26xlarge 104/768/8/30")},
+	{Family: "ebmgn7i", GPUSpec: "NVIDIA A10", GPUMemGiB: 24, Cards: 1, Sizes: sizes("ebmgn7i.32xlarge 128/768/4/64")},
+	{Family: "ebmgn8ia", GPUSpec: "NVIDIA L20", GPUMemGiB: 48, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8ia.64xlarge 256/1536/4/160")},
+	{Family: "ebmgn6e", GPUSpec: "NVIDIA V100 SXM2", GPUMemGiB: 32, NVLink: true, Cards: 1, Sizes: sizes("ebmgn6e.24xlarge 96/768/8/32")},
+	{Family: "ebmgn6v", GPUSpec: "NVIDIA V100 SXM2", GPUMemGiB: 16, NVLink: true, Cards: 1, Sizes: sizes("ebmgn6v.24xlarge 96/384/8/30")},
+	{Family: "ebmgn6i", GPUSpec: "NVIDIA T4", GPUMemGiB: 16, Cards: 1, Sizes: sizes("ebmgn6i.24xlarge 96/384/4/30")},
+	{Family: "ebmgn8is", GPUSpec: "NVIDIA L20", GPUMemGiB: 48, Eri: 1, Cards: 1, Ephemeral: true, Sizes: sizes("ebmgn8is.32xlarge 128/1024/8/160")},
 	// gn8v-tee: confidential computing on gn8v sizes; the vendor states no eRDMA and no NVLink
 	// figure for it (its NVLink firewall blocks GPU-to-GPU memory access).
-	{Family: "gn8v-tee", GPUSpec: "model not stated (Hopper class, 96 GB HBM3, TEE)", Cards: 1, Sizes: sizes(
+	{Family: "gn8v-tee", GPUSpec: "model not stated (Hopper class, 96 GB HBM3, TEE)", GPUMemGiB: 96, Cards: 1, Sizes: sizes(
 		"gn8v-tee.4xlarge 16/96/1/12; gn8v-tee.6xlarge 24/128/1/15; gn8v-tee-8x.16xlarge 64/768/8/32; gn8v-tee-8x.48xlarge 192/1024/8/100")},
 	// General-purpose CPU families for Kubernetes control planes: no GPU. Sizes from the vendor's
 	// g7/c7 family pages; the vendor's bandwidth is not recorded, so it stays 0.

@@ -11,49 +11,11 @@ import (
 )
 
 func init() {
-	core.Register(Version, "DescribeInstanceTypes", core.Route{Fn: handle(describeInstanceTypes), RegionOptional: true})
 	core.Register(Version, "DescribeAvailableResource", core.Route{Fn: handle(describeAvailableResource)})
 	core.Register(Version, "DescribeRegions", core.Route{Fn: handle(describeRegions), NoRegion: true})
 	core.Register(Version, "DescribeZones", core.Route{Fn: handle(describeZones)})
 	core.Register(Version, "DescribeImages", core.Route{Fn: handle(describeImages)})
 	core.Register(Version, "DescribePrice", core.Route{Fn: handle(describePrice)})
-}
-
-func sdkInstanceType(it *instanceTypeInfo) ecssdk.InstanceType {
-	out := ecssdk.InstanceType{
-		InstanceTypeId: it.Name, InstanceTypeFamily: "ecs." + it.fam.Family,
-		CpuCoreCount: it.VCPU, MemorySize: it.MemGiB, GPUAmount: it.GPUs, GPUSpec: it.fam.GPUSpec,
-		GPUMemorySize: it.fam.GPUMemMiB, EriQuantity: it.fam.Eri, NetworkCardQuantity: it.fam.Cards,
-		InstanceBandwidthRx: int(it.NetGbits * 1024 * 1000), InstanceBandwidthTx: int(it.NetGbits * 1024 * 1000),
-		InstanceCategory: "GPU-accelerated", InstanceFamilyLevel: "EnterpriseLevel", CpuArchitecture: "X86",
-		NvmeSupport: "unsupported",
-	}
-	if strings.HasPrefix(it.fam.Family, "ebm") || strings.HasPrefix(it.fam.Family, "scc") {
-		out.InstanceCategory = "ECS Bare Metal"
-	}
-	for i := 0; i < it.fam.Cards; i++ {
-		out.NetworkCards.NetworkCardInfo = append(out.NetworkCards.NetworkCardInfo, ecssdk.NetworkCardInfo{NetworkCardIndex: i})
-	}
-	return out
-}
-
-func describeInstanceTypes(c *call) (any, *core.Error) {
-	want := c.P.List("InstanceTypes")
-	for i := range want {
-		want[i] = normalizeType(want[i])
-	}
-	fam := normalizeType(c.P["InstanceTypeFamily"])
-	resp := &ecssdk.DescribeInstanceTypesResponse{RequestId: c.ReqID}
-	resp.InstanceTypes.InstanceType = []ecssdk.InstanceType{}
-	for _, name := range instanceTypeOrder {
-		it := instanceTypes[name]
-		if (len(want) > 0 && !slices.Contains(want, name)) || (fam != "" && "ecs."+it.fam.Family != fam) ||
-			(c.P["GPUSpec"] != "" && it.fam.GPUSpec != c.P["GPUSpec"]) {
-			continue
-		}
-		resp.InstanceTypes.InstanceType = append(resp.InstanceTypes.InstanceType, sdkInstanceType(it))
-	}
-	return resp, nil
 }
 
 // stock answers how many of a type a zone has and whether stock is limited.
