@@ -8,6 +8,7 @@
 #   openssl    (openssl)                 computes the cluster CA's discovery hash independently
 #   curl       (curl)                    runs the spot-interruption handler against a fake metadata server
 #   jq         (jq)                      make demo-cluster reads each node's modeled time to Ready
+#   shellcheck (shellcheck)              lints the bootstrap bundle's fetch script (internal/bundle)
 # A test whose tool is missing fails (naming the tool and `make test-tools`); it does not skip.
 #
 # Installs only what is missing, so a machine that has everything does nothing and needs no network.
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 # tool:package pairs.
-wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl curl:curl jq:jq)
+wanted=(promtool:prometheus amtool:prometheus-alertmanager cloud-init:cloud-init python3:python3 openssl:openssl curl:curl jq:jq shellcheck:shellcheck)
 
 missing=()
 for entry in "${wanted[@]}"; do

@@ -111,18 +111,14 @@ func decodeScript(t *testing.T, d stubDoc) string {
 	return string(files["/x"].Content)
 }
 
-// The script, with its comments, is clean to shellcheck when shellcheck is there (it is not one
-// of make test-tools'); the comment-less copy the stub carries keeps the shebang and no comment.
+// The script, with its comments, is clean to shellcheck (make test-tools installs it); the
+// comment-less copy the stub carries keeps the shebang and no comment.
 func TestFetchScriptLint(t *testing.T) {
 	script := bundle.StubScript()
 	if !strings.HasPrefix(script, "#!/bin/bash\n") || strings.Contains(script, "\n#") || strings.Contains(script, "set -x") {
 		t.Errorf("stub script: shebang kept, comment lines out, no set -x:\n%s", script)
 	}
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		t.Log("shellcheck not installed: not linted")
-		return
-	}
+	sc := testtools.Require(t, "shellcheck", "shellcheck")
 	if out, err := exec.Command(sc, "-s", "bash", "fetch-bundle.sh").CombinedOutput(); err != nil {
 		t.Fatalf("shellcheck: %v\n%s", err, out)
 	}
