@@ -51,6 +51,10 @@ type NodePlan struct {
 	// tries each: what the node prints on its serial console (console.go).
 	Phases   []scriptPhase
 	Attempts int
+	// APIHosts is the /etc/hosts entry of the API server name (nil: the node uses addresses),
+	// CertSANs a first node's apiServer.certSANs (hostsentry.go, reach.go).
+	APIHosts *APIHosts
+	CertSANs []string
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -117,6 +121,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 				imageRepo = cfg.Cluster.ImageRepository
 			}
 			p.KubernetesVersion = cfg.Cluster.KubernetesVersion
+			p.CertSANs = cfg.Cluster.APIServer.CertSANs
 		}
 		if pem, ok := ci.Files[bootstrap.CACertPath]; ok {
 			cert, err := clusterca.ParseCertPEM(pem)
@@ -146,6 +151,9 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.Taints = reg.Taints
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
+	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {
+		return p, err
+	}
 	if p.Init {
 		p.ImageRepository = imageRepo
 	}
