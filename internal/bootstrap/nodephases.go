@@ -167,20 +167,25 @@ func pinAll(pkgs, version string) string {
 }
 
 // joinPhases are the last phases: the worker's or control-plane node's kubeadm join, or the first
-// node's kubeadm init and add-ons.
+// node's kubeadm init and add-ons. With an API server name (apiname.go) every phase first maps it
+// to the load balancer, and a control-plane node maps it to itself once it serves the API: the
+// first node before kubeadm init (which reaches its API through admin.conf), the others after
+// kubeadm join.
 func joinPhases(o Options, add func(string, ...string)) {
-	ep := o.Kubernetes.APIEndpoint
-	var join []string
+	ep := o.controlPlaneEndpoint()
+	join := o.apiHostsSetup()
 	if o.joins() {
 		// Nodes boot together, or before the first control-plane node (cluster-core creates it
 		// after the GPU pools, whose sizes its add-ons need): the joining ones wait for the API,
 		// up to 45 minutes, and a failed join (certificates not uploaded yet, the load balancer
 		// not healthy yet) is reset and tried again.
-		join = []string{
+		join = append(join,
 			fmt.Sprintf(`wait_for_api() { local n=0; until curl -ksf --max-time 5 'https://%s/livez' >/dev/null; do n=$((n+1)); if [ "$n" -ge 270 ]; then echo "the API server at %s did not answer in 45 minutes" >&2; return 1; fi; sleep 10; done; }`, ep, ep),
 			`join() { local n=0; until kubeadm join --config "$1"; do n=$((n+1)); if [ "$n" -ge 20 ]; then return 1; fi; kubeadm reset -f >/dev/null 2>&1 || true; sleep 30; done; }`,
-		}
+		)
 	}
+	self := o.apiHostsCall(APIHostsModeSelf)
+	admin := append(self, "mkdir -p /root/.kube", "install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")
 	switch {
 	case o.Role == RoleGPUWorker:
 		if o.ProviderID {
@@ -197,23 +202,9 @@ func joinPhases(o Options, add func(string, ...string)) {
 		}
 		add(PhaseJoin, join...)
 	case !o.initNode():
-		add(PhaseJoin, append(join, "wait_for_api", "join "+KubeadmPath,
-			"mkdir -p /root/.kube", "install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")...)
+		add(PhaseJoin, append(join, append([]string{"wait_for_api", "join " + KubeadmPath}, admin...)...)...)
 	default:
-		var init []string
-		if o.highlyAvailable() {
-			// A first node that replaces a lost one finds the cluster answering at the load
-			// balancer: it joins it instead of creating a second cluster behind the same address.
-			init = append(join,
-				fmt.Sprintf("if curl -ksf --max-time 10 'https://%s/livez' >/dev/null; then", ep),
-				"  join "+KubeadmJoinPath,
-				"else",
-				"  kubeadm init --config "+KubeadmPath+" --upload-certs",
-				"fi")
-		} else {
-			init = []string{"kubeadm init --config " + KubeadmPath}
-		}
-		add(PhaseInit, append(init, "mkdir -p /root/.kube", "install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")...)
+		add(PhaseInit, append(join, initLines(o, ep, self)...)...)
 		addons := []string{"systemctl daemon-reload"}
 		if o.highlyAvailable() {
 			// kubeadm deletes the uploaded certificates after 2 hours: the timer uploads them again.
@@ -221,4 +212,25 @@ func joinPhases(o Options, add func(string, ...string)) {
 		}
 		add(PhaseAddons, append(addons, "systemctl enable "+addonsService, "systemctl start --no-block "+addonsService)...)
 	}
+}
+
+// initLines are the first node's kubeadm init, after the helpers of joinPhases: self maps the API
+// server name to the node itself (none without a name).
+func initLines(o Options, ep string, self []string) []string {
+	var init []string
+	if o.highlyAvailable() {
+		// A first node that replaces a lost one finds the cluster answering at the load
+		// balancer: it joins it instead of creating a second cluster behind the same address.
+		init = append(init,
+			fmt.Sprintf("if curl -ksf --max-time 10 'https://%s/livez' >/dev/null; then", ep),
+			"  join "+KubeadmJoinPath,
+			"else")
+		for _, l := range self {
+			init = append(init, "  "+l)
+		}
+		init = append(init, "  kubeadm init --config "+KubeadmPath+" --upload-certs", "fi")
+	} else {
+		init = append(append(init, self...), "kubeadm init --config "+KubeadmPath)
+	}
+	return append(init, append(self, "mkdir -p /root/.kube", "install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config")...)
 }

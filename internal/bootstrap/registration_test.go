@@ -27,8 +27,8 @@ func TestParseRegistrationWholeCluster(t *testing.T) {
 			if reg.Action != wantAction {
 				t.Errorf("%s (%s): action %q, want %q", p.name, name, reg.Action, wantAction)
 			}
-			if reg.APIEndpoint != lbEndpoint || reg.Token != joinToken {
-				t.Errorf("%s (%s): endpoint %q token %q, want %q and the cluster's token", p.name, name, reg.APIEndpoint, reg.Token, lbEndpoint)
+			if reg.APIEndpoint != apiEndpoint || reg.Token != joinToken {
+				t.Errorf("%s (%s): endpoint %q token %q, want %q and the cluster's token", p.name, name, reg.APIEndpoint, reg.Token, apiEndpoint)
 			}
 			if wantAction != bootstrap.KubeadmInit && (!slices.Equal(reg.CACertHashes, []string{caHash}) || reg.SkipsCAVerification) {
 				t.Errorf("%s (%s): CA pins %v (skip %v), want [%s]", p.name, name, reg.CACertHashes, reg.SkipsCAVerification, caHash)

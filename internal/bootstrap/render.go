@@ -52,6 +52,12 @@ type Kubernetes struct {
 	// APIEndpoint is host:port of the API server (control plane: its controlPlaneEndpoint,
 	// optional; worker: required).
 	APIEndpoint string
+	// APIServerName is the DNS name the API is reached by instead (apiname.go):
+	// controlPlaneEndpoint and every join's apiServerEndpoint are the name with APIEndpoint's
+	// port, and APIEndpoint's host, which must then be an IPv4 address (the control plane's load
+	// balancer), is what the node maps the name to in /etc/hosts until it serves the API itself.
+	// The API server certificate names both. Give every node of the cluster the same name.
+	APIServerName string
 	// JoinToken is a kubeadm bootstrap token, [a-z0-9]{6}.[a-z0-9]{16}. Secret.
 	JoinToken string
 	// CACertHash pins the cluster CA for every joining node ("sha256:<hex>"). Empty is an error
@@ -230,6 +236,9 @@ func Validate(o Options) (warnings []string, err error) {
 	if k.CACertHash != "" && !caHashRE.MatchString(k.CACertHash) {
 		return nil, planerr.Input("kubernetes.ca_cert_hash", k.CACertHash, "is not sha256:<64 hex digits>", "use the hash `kubeadm token create --print-join-command` prints")
 	}
+	if err := validateAPIServerName(o); err != nil {
+		return nil, err
+	}
 	if w, err := validateControlPlane(o); err != nil {
 		return nil, err
 	} else if w != "" {
@@ -354,6 +363,7 @@ func Render(o Options) (string, error) {
 		)
 	}
 	cc.WriteFiles = append(cc.WriteFiles, registryHostFiles(o.Kubernetes.ImageRegistry)...)
+	cc.WriteFiles = append(cc.WriteFiles, apiHostsFiles(o)...)
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}

@@ -60,6 +60,13 @@ type clusterConfiguration struct {
 	Networking           map[string]string `json:"networking,omitempty"`
 	ImageRepository      string            `json:"imageRepository,omitempty"`
 	Etcd                 etcdConfiguration `json:"etcd"`
+	APIServer            *apiServerConfig  `json:"apiServer,omitempty"`
+}
+
+// apiServerConfig is the API server's part of the ClusterConfiguration: the extra names of its
+// certificate (apiname.go).
+type apiServerConfig struct {
+	CertSANs []string `json:"certSANs"`
 }
 
 // etcdConfiguration is stacked etcd: a member on every control-plane node, the data on its disk.
@@ -121,8 +128,11 @@ func (o Options) nodeRegistration() nodeRegistration {
 // initConfig is the first control-plane node's InitConfiguration and ClusterConfiguration.
 func (o Options) initConfig() []any {
 	apiVersion := o.kubeadmAPIVersion()
-	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.Kubernetes.APIEndpoint,
+	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.controlPlaneEndpoint(),
 		Networking: map[string]string{"podSubnet": o.podSubnet()}, ImageRepository: o.Kubernetes.ImageRegistry}
+	if sans := o.certSANs(); len(sans) > 0 {
+		cc.APIServer = &apiServerConfig{CertSANs: sans}
+	}
 	cc.Etcd.Local.DataDir = "/var/lib/etcd"
 	// The exact release whose packages the node installs (versions.go, KubernetesReleases): a
 	// label such as stable-1.33 would make kubeadm ask dl.k8s.io at boot.
@@ -146,7 +156,7 @@ func (o Options) initConfig() []any {
 func (o Options) joinConfig(controlPlane bool) joinConfiguration {
 	j := joinConfiguration{kubeadmMeta: kubeadmMeta{o.kubeadmAPIVersion(), "JoinConfiguration"}, NodeRegistration: o.nodeRegistration()}
 	bt := &j.Discovery.BootstrapToken
-	bt.APIServerEndpoint = o.Kubernetes.APIEndpoint
+	bt.APIServerEndpoint = o.controlPlaneEndpoint()
 	bt.Token = o.Kubernetes.JoinToken
 	if o.Kubernetes.CACertHash != "" {
 		bt.CACertHashes = []string{o.Kubernetes.CACertHash}

@@ -32,6 +32,10 @@ import (
 const (
 	lbEndpoint = "10.0.0.200:6443"
 	joinToken  = "abcdef.0123456789abcdef"
+	// apiName is the control plane's API server name (bootstrap.APIServerNameFor its load
+	// balancer), the endpoint every kubeadm document names; lbEndpoint is what it maps to.
+	apiName     = "api.lb-2ze7o5h8x9k1.gpucluster.internal"
+	apiEndpoint = apiName + ":6443"
 )
 
 // pool is one node pool of the cluster: every node of a pool gets the same document.
@@ -103,6 +107,9 @@ type kubeadmDoc struct {
 	Networking           map[string]string `json:"networking"`
 	ImageRepository      string            `json:"imageRepository"`
 	Etcd                 map[string]any    `json:"etcd"`
+	APIServer            *struct {
+		CertSANs []string `json:"certSANs"`
+	} `json:"apiServer"`
 	// JoinConfiguration
 	Discovery *struct {
 		BootstrapToken struct {
@@ -160,7 +167,7 @@ func wholeCluster(t *testing.T) (pools []pool, caHash, certKey string) {
 	// A mainland region with its defaults: every package from the in-VPC mirror, every image from
 	// the region's in-VPC registry (the provider's default there): the largest user data.
 	const region = "cn-wulanchabu"
-	base := bootstrap.Kubernetes{APIEndpoint: lbEndpoint, JoinToken: joinToken, CACertHash: caHash,
+	base := bootstrap.Kubernetes{APIEndpoint: lbEndpoint, APIServerName: apiName, JoinToken: joinToken, CACertHash: caHash,
 		ImageRegistry: "registry-vpc." + region + ".aliyuncs.com/gpucluster"}
 	cp := func(name string, nodes int, join bool) pool {
 		id := bootstrap.NodeIdentity{Role: bootstrap.RoleControlPlane, Scenario: catalog.ScenarioAITraining, Pool: name}
@@ -241,8 +248,11 @@ func TestRenderWholeCluster(t *testing.T) {
 		switch docs[0].Kind {
 		case "InitConfiguration":
 			init, cluster := docs[0], docs[1]
-			if cluster.ControlPlaneEndpoint != lbEndpoint || cluster.Networking["podSubnet"] != "10.244.0.0/16" || cluster.Etcd["local"] == nil {
-				t.Errorf("%s: ClusterConfiguration %+v, want the load balancer as controlPlaneEndpoint, the pod subnet, stacked etcd", p.name, cluster)
+			if cluster.ControlPlaneEndpoint != apiEndpoint || cluster.Networking["podSubnet"] != "10.244.0.0/16" || cluster.Etcd["local"] == nil {
+				t.Errorf("%s: ClusterConfiguration %+v, want the API server name as controlPlaneEndpoint, the pod subnet, stacked etcd", p.name, cluster)
+			}
+			if cluster.APIServer == nil || !slices.Equal(cluster.APIServer.CertSANs, []string{apiName, "10.0.0.200"}) {
+				t.Errorf("%s: the API server certificate does not name the name and the load balancer's address: %+v", p.name, cluster.APIServer)
 			}
 			if init.CertificateKey != certKey || !strings.Contains(script, "--upload-certs") {
 				t.Errorf("%s: the first node must upload the certificates with the certificate key", p.name)
@@ -315,9 +325,9 @@ func TestRenderWholeCluster(t *testing.T) {
 func checkJoin(t *testing.T, name string, j kubeadmDoc, caHash string) {
 	t.Helper()
 	bt := j.Discovery.BootstrapToken
-	if bt.APIServerEndpoint != lbEndpoint || !slices.Equal(bt.CACertHashes, []string{caHash}) || bt.UnsafeSkipCAVerification {
+	if bt.APIServerEndpoint != apiEndpoint || !slices.Equal(bt.CACertHashes, []string{caHash}) || bt.UnsafeSkipCAVerification {
 		b, _ := json.Marshal(bt)
-		t.Errorf("%s: discovery %s, want the load balancer %s with the CA hash pinned", name, b, lbEndpoint)
+		t.Errorf("%s: discovery %s, want the API server name %s with the CA hash pinned", name, b, apiEndpoint)
 	}
 }
 
@@ -399,7 +409,7 @@ func TestRenderWholeClusterBashSyntax(t *testing.T) {
 	pools, _, _ := wholeCluster(t)
 	for _, p := range pools {
 		_, cd := render(t, p)
-		scripts := []string{bootstrap.ScriptPath}
+		scripts := []string{bootstrap.ScriptPath, bootstrap.APIHostsPath}
 		if cd.has(bootstrap.AddonsScriptPath) {
 			scripts = append(scripts, bootstrap.AddonsScriptPath)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
 )
@@ -32,6 +33,7 @@ type endpointModel struct {
 	LoadBalancerID   types.String `tfsdk:"load_balancer_id"`
 	Address          types.String `tfsdk:"address"`
 	Endpoint         types.String `tfsdk:"endpoint"`
+	APIServerName    types.String `tfsdk:"api_server_name"`
 	AllowedSources   types.List   `tfsdk:"allowed_sources"`
 	ListenerStatus   types.String `tfsdk:"listener_status"`
 }
@@ -45,6 +47,7 @@ func (m *endpointModel) setLoadBalancer(lb *cloud.LoadBalancer) {
 	m.LoadBalancerSpec = types.StringValue(lb.Spec)
 	m.Address = types.StringValue(lb.Address)
 	m.Endpoint = types.StringValue(apiEndpoint(lb.Address))
+	m.APIServerName = types.StringValue(bootstrap.APIServerNameFor(lb.ID))
 	if id := lb.Tags[tagNetworkID]; id != "" {
 		m.NetworkID = types.StringValue(id)
 	}

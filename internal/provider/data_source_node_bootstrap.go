@@ -88,6 +88,13 @@ func nodeBootstrapKubernetesAttributes() map[string]schema.Attribute {
 					MarkdownDescription: "API server `host:port`. Required for `gpu_worker`; for `control_plane` it becomes kubeadm's " +
 						"`controlPlaneEndpoint` (a load balancer or DNS name in front of the control plane).",
 				},
+				"api_server_name": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "DNS name the API is reached by when `api_endpoint` is a control plane's internal load balancer " +
+						"(`gpucluster_control_plane_endpoint.<name>.api_server_name`): `controlPlaneEndpoint` and the joins use it, and the node " +
+						"maps it in `/etc/hosts` to `api_endpoint`'s address (a control-plane node: to itself once it serves the API, since the " +
+						"load balancer does not answer its own backend servers). `api_endpoint` must then be `IPv4:port`.",
+				},
 				"join_token": schema.StringAttribute{
 					Required: true, Sensitive: true,
 					MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
@@ -210,6 +217,7 @@ type bootstrapVersions struct {
 
 type bootstrapKubernetes struct {
 	APIEndpoint types.String      `tfsdk:"api_endpoint"`
+	APIName     types.String      `tfsdk:"api_server_name"`
 	JoinToken   types.String      `tfsdk:"join_token"`
 	CACertHash  types.String      `tfsdk:"ca_cert_hash"`
 	Insecure    types.Bool        `tfsdk:"insecure_skip_ca_verification"`
@@ -251,7 +259,7 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 		for _, t := range k.Taints {
 			identity.UserTaints = append(identity.UserTaints, bootstrap.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: t.Effect.ValueString()})
 		}
-		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), JoinToken: k.JoinToken.ValueString(),
+		opts.Kubernetes = bootstrap.Kubernetes{APIEndpoint: k.APIEndpoint.ValueString(), APIServerName: k.APIName.ValueString(), JoinToken: k.JoinToken.ValueString(),
 			CACertHash: k.CACertHash.ValueString(), InsecureSkipCAVerification: k.Insecure.ValueBool(), PodSubnet: k.PodSubnet.ValueString(),
 			Labels: identity.Labels(), Taints: identity.Taints()}
 		registry, warn := resolveImageRegistry(k.Registry, d.region)

@@ -21,11 +21,12 @@ data "gpucluster_node_bootstrap" "worker" {
   role  = "gpu_worker"
   erdma = true
   kubernetes = {
-    api_endpoint = "10.0.0.10:6443"
-    join_token   = "` + bootstrapToken + `"
-    ca_cert_hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
-    labels       = { "gpucluster.io/scenario" = "ai_training" }
-    taints       = [{ key = "gpucluster.io/dedicated", value = "training", effect = "NoExecute" }]
+    api_endpoint    = "10.0.0.10:6443"
+    api_server_name = "api.lb-1.gpucluster.internal"
+    join_token      = "` + bootstrapToken + `"
+    ca_cert_hash    = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+    labels          = { "gpucluster.io/scenario" = "ai_training" }
+    taints          = [{ key = "gpucluster.io/dedicated", value = "training", effect = "NoExecute" }]
   }
   mounts   = ["0a1b-xyz.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
   nccl_env  = { NCCL_DEBUG = "WARN" }
@@ -52,6 +53,11 @@ data "gpucluster_node_bootstrap" "worker" {
 				// host_cuda asks for CUDA and NCCL on the host; nvswitch for Fabric Manager at the driver's version.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)apt_version nvidia-fabricmanager-535 535\.183\.01.*libnccl2=2\.15\.5-1\+cuda11\.8.*phase driver\nphase fabric-manager\n`))),
+				// The worker joins at the API server name, which it maps to api_endpoint's address.
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
+					`(?s)apiServerEndpoint: api\.lb-1\.gpucluster\.internal:6443.*name=api\.lb-1\.gpucluster\.internal\s+lb=10\.0\.0\.10\s`))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
+					`/usr/local/sbin/gpucluster-api-hosts lb\n`))),
 				// The provider's region (cn-wulanchabu, mainland) picks the in-VPC mirror.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("package_mirror"), knownvalue.StringExact("alibaba_vpc")),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
@@ -121,6 +127,8 @@ data "gpucluster_node_bootstrap" "w" {
 			ExpectError: regexp.MustCompile(`(?s)mounts\[0\].*has 2 fields`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", insecure_skip_ca_verification = true, image_registry = "mirror" }`, ""),
 			ExpectError: regexp.MustCompile(`(?s)kubernetes.image_registry "mirror" is not a registry prefix`)},
+		{Config: worker(`{ api_endpoint = "k8s.example.org:6443", api_server_name = "api.lb-1.gpucluster.internal", join_token = "`+bootstrapToken+`", insecure_skip_ca_verification = true }`, ""),
+			ExpectError: regexp.MustCompile(`(?s)kubernetes.api_endpoint "k8s.example.org:6443" is not IPv4-address:port,\s+which\s+api_server_name\s+needs`)},
 		{Config: worker(`{ api_endpoint = "10.0.0.10:6443", join_token = "`+bootstrapToken+`", taints = [{ key = "a", effect = "NoRun" }] }`, ""),
 			ExpectError: regexp.MustCompile(`(?s)effect.*value must be one of`)},
 	}

@@ -39,6 +39,7 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 			endpoint = types.StringValue(in.lbEndpoint)
 		}
 	}
+	name := apiServerName(spec, k8s)
 	// A control plane is always bootstrapped; workers when they have (or will have) an endpoint.
 	rendered := spec.Role == bootstrap.RoleControlPlane || endpoint.IsUnknown() || endpoint.ValueString() != ""
 	if rendered && spec.Network.Egress == EgressNone && !plan.PackageMirror.IsUnknown() && !k8s.ImageRegistry.IsUnknown() && !k8s.HostCUDA.IsUnknown() {
@@ -47,7 +48,7 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 			return diags
 		}
 	}
-	if bootstrapNotKnownYet(plan, k8s, endpoint, in) {
+	if bootstrapNotKnownYet(plan, k8s, endpoint, in) || name.IsUnknown() {
 		return diags // known at apply time; checked then
 	}
 	if spec.Role == bootstrap.RoleGPUWorker && endpoint.ValueString() == "" {
@@ -60,6 +61,7 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	}
 	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, final, in)
 	diags.Append(d...)
+	opts.Kubernetes.APIServerName = name.ValueString()
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
@@ -78,6 +80,21 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	}
 	spec.UserData = doc
 	return diags
+}
+
+// apiServerName is the API server name of the pool's nodes (internal/bootstrap apiname.go):
+// kubernetes.api_server_name, or for a control plane whose endpoint is its load balancer's
+// address (load_balancer_id without api_endpoint) the load balancer's, the one
+// gpucluster_control_plane_endpoint reports, so its nodes never reach their own API through the
+// load balancer they are backends of. Unknown while the load balancer id is.
+func apiServerName(spec *nodepool.Spec, k8s *k8sModel) types.String {
+	if !k8s.APIServerName.IsNull() || spec.Role != bootstrap.RoleControlPlane || !k8s.APIEndpoint.IsNull() || k8s.LoadBalancerID.IsNull() {
+		return k8s.APIServerName
+	}
+	if k8s.LoadBalancerID.IsUnknown() {
+		return types.StringUnknown()
+	}
+	return types.StringValue(bootstrap.APIServerNameFor(k8s.LoadBalancerID.ValueString()))
 }
 
 // bootstrapNotKnownYet reports whether something the bootstrap is rendered from is not known
@@ -231,6 +248,9 @@ func softwareHashInput(k8s *k8sModel, v bootstrap.Versions, nccl map[string]stri
 	var parts []string
 	if k8s.joinsControlPlane() {
 		parts = append(parts, "control_plane_join")
+	}
+	if n := k8s.APIServerName.ValueString(); n != "" {
+		parts = append(parts, "api_server_name="+n)
 	}
 	if v != (bootstrap.Versions{}) {
 		parts = append(parts, fmt.Sprintf("versions=%+v", v))

@@ -74,13 +74,14 @@ resource "gpucluster_node_pool" "workers" {
   mounts        = ["nas-1.cn-wulanchabu.nas.aliyuncs.com:/ /mnt/warm nfs vers=3,nolock,proto=tcp,_netdev,nofail 0 0"]
   user_data     = "#!/bin/bash\necho user-part-ran\n"
   kubernetes = {
-    api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
-    join_token   = %[1]q
-    ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash
-    labels       = { "example.org/team" = "cfd" }
-    host_cuda    = true
-    versions     = { kubernetes = "1.33.2" }
-    nccl_env     = { NCCL_DEBUG = "WARN" }
+    api_endpoint    = gpucluster_control_plane_endpoint.api.endpoint
+    api_server_name = gpucluster_control_plane_endpoint.api.api_server_name
+    join_token      = %[1]q
+    ca_cert_hash    = gpucluster_cluster_ca.ca.ca_cert_hash
+    labels          = { "example.org/team" = "cfd" }
+    host_cuda       = true
+    versions        = { kubernetes = "1.33.2" }
+    nccl_env        = { NCCL_DEBUG = "WARN" }
   }
 }
 `, token)
@@ -124,19 +125,47 @@ func TestAccNodePool_bootstrap(t *testing.T) {
 					// it also carries the control-plane join it uses if it replaces a lost first node.
 					checkUserData(emu, "gpucluster_node_pool.control", []string{"#cloud-config", "InitConfiguration", "10.244.0.0/16", "--upload-certs",
 						"/etc/kubernetes/pki/ca.key", "gpucluster-addons.service", "encoding: gz+b64", "/etc/gpucluster/addons/20-hello.yaml",
-						"gpucluster-upload-certs.timer", "certificateKey", "enable --now gpucluster-bootstrap.service"}, []string{"cuda-toolkit"}),
-					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443"},
+						"gpucluster-upload-certs.timer", "certificateKey", "enable --now gpucluster-bootstrap.service", "certSANs",
+						bootstrap.APIHostsPath + " self", "gpucluster-api-hosts.service"}, []string{"cuda-toolkit"}),
+					checkUserData(emu, "gpucluster_node_pool.control_join", []string{"JoinConfiguration", "certificateKey", "caCertHashes", ":6443",
+						bootstrap.APIHostsPath + " lb", bootstrap.APIHostsPath + " self"},
 						[]string{"InitConfiguration", "kubeadm init", "unsafeSkipCAVerification", "ca.key"}),
 					checkUserData(emu, "gpucluster_node_pool.workers", []string{"JoinConfiguration", ":6443", "/mnt/warm", "example.org/team", "nvidia.com/gpu",
-						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran", "cuda-toolkit-11-8"},
-						// A T4 type has no NVSwitch: no Fabric Manager.
-						[]string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey", "--provider-id", "gpucluster-spot-interruption", "fabricmanager"}),
+						"NCCL_DEBUG=WARN", "kubelet=1.33.2-1.1", "caCertHashes", "user-part-ran", "cuda-toolkit-11-8", bootstrap.APIHostsPath + " lb"},
+						// A T4 type has no NVSwitch: no Fabric Manager; a worker never maps the name to itself.
+						[]string{"InitConfiguration", "unsafeSkipCAVerification", "certificateKey", "--provider-id", "gpucluster-spot-interruption", "fabricmanager",
+							bootstrap.APIHostsPath + " self"}),
+					checkRegisteredAtAPIServerName("workers", "control", "control_join"),
 					checkTokenOnlyInSensitiveAttribute(testJoinToken),
 					checkBackends(emu, "gpucluster_node_pool.control", "gpucluster_node_pool.control_join"),
 				),
 			},
 		},
 	})
+}
+
+// checkRegisteredAtAPIServerName fails unless every pool's nodes reach the API at the endpoint's
+// API server name (their kubeadm controlPlaneEndpoint or apiServerEndpoint, read back from ECS by
+// gpucluster_node_registration): never at the load balancer's address, which the control-plane
+// nodes behind it would get no answer from.
+func checkRegisteredAtAPIServerName(pools ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		ep, ok := s.RootModule().Resources["gpucluster_control_plane_endpoint.api"]
+		if !ok {
+			return fmt.Errorf("no endpoint in state")
+		}
+		name := ep.Primary.Attributes["api_server_name"]
+		if want := bootstrap.APIServerNameFor(ep.Primary.ID); name != want {
+			return fmt.Errorf("the endpoint's api_server_name is %q, want %q", name, want)
+		}
+		for _, p := range pools {
+			got := s.RootModule().Resources["data.gpucluster_node_registration."+p].Primary.Attributes["api_endpoint"]
+			if got != name+":6443" {
+				return fmt.Errorf("%s registers at %q, want %s:6443", p, got, name)
+			}
+		}
+		return nil
+	}
 }
 
 // checkBackends fails unless the load balancer's backend servers are the nodes of the pools

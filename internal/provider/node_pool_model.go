@@ -73,10 +73,14 @@ type spotModel struct {
 type k8sModel struct {
 	Role        types.String `tfsdk:"role"`
 	APIEndpoint types.String `tfsdk:"api_endpoint"`
-	JoinToken   types.String `tfsdk:"join_token"`
-	JoinTokenWO types.String `tfsdk:"join_token_wo"`
-	CACertHash  types.String `tfsdk:"ca_cert_hash"`
-	PodSubnet   types.String `tfsdk:"pod_subnet"`
+	// APIServerName: the name the API is reached by, mapped to api_endpoint's address
+	// (internal/bootstrap apiname.go); a control plane behind load_balancer_id takes the load
+	// balancer's by default.
+	APIServerName types.String `tfsdk:"api_server_name"`
+	JoinToken     types.String `tfsdk:"join_token"`
+	JoinTokenWO   types.String `tfsdk:"join_token_wo"`
+	CACertHash    types.String `tfsdk:"ca_cert_hash"`
+	PodSubnet     types.String `tfsdk:"pod_subnet"`
 	// ImageRegistry: every container image from one registry (shared_image_registry.go).
 	ImageRegistry types.String `tfsdk:"image_registry"`
 	Labels        types.Map    `tfsdk:"labels"`
@@ -159,7 +163,7 @@ var (
 	spotAttrTypes   = map[string]attr.Type{"strategy": types.StringType, "max_hourly_price": types.Float64Type}
 	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type}
 	k8sAttrTypes    = map[string]attr.Type{
-		"role": types.StringType, "api_endpoint": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
+		"role": types.StringType, "api_endpoint": types.StringType, "api_server_name": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "image_registry": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
 		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},

@@ -326,6 +326,17 @@ func kubernetesJoinAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			MarkdownDescription: "API server `host:port` workers join (control plane: its advertised endpoint, optional). Without it, GPU workers are not bootstrapped and do not join.",
 		},
+		"api_server_name": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "The DNS name the cluster's API is reached by when `api_endpoint` is a control plane's internal load balancer: " +
+				"`gpucluster_control_plane_endpoint.<name>.api_server_name`. kubeadm's `controlPlaneEndpoint` and every join use it with " +
+				"`api_endpoint`'s port, the API server certificate names it and the load balancer's address, and each node maps it in " +
+				"`/etc/hosts`: a worker to `api_endpoint`'s address, a control-plane node to that address until it serves the API and to " +
+				"its own private address from then on, because a Layer-4 Classic Load Balancer gives no answer to a backend server's " +
+				"connection that it forwards back to that server. `api_endpoint` must then be `IPv4:port`. A control-plane pool with " +
+				"`load_balancer_id` and no `api_endpoint` takes the load balancer's name by default; workers that join such a control " +
+				"plane need it, since their kubelet reaches the API at `controlPlaneEndpoint`. Changing it replaces the nodes.",
+		},
 		"join_token": schema.StringAttribute{
 			Optional:            true,
 			Sensitive:           true,

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/netplan"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
@@ -47,7 +48,8 @@ func (r *endpointResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 		MarkdownDescription: "The stable API endpoint of a highly available Kubernetes control plane: an internal (VPC) Classic Load " +
 			"Balancer (CLB, SLB API 2014-05-15, which the Alibaba Cloud Go SDK's `services/slb` covers completely) in a " +
 			"`gpucluster_rdma_network`, with a TCP listener on 6443 forwarding to the API servers' 6443 and checking their health " +
-			"over TCP. Its `endpoint` is what kubeadm's `controlPlaneEndpoint` and the workers' join address should be; a " +
+			"over TCP. Its `api_server_name` is kubeadm's `controlPlaneEndpoint`, a name the nodes map to `endpoint` (workers) or to " +
+			"themselves (control-plane nodes, which the load balancer would not answer); a " +
 			"`gpucluster_node_pool` with `kubernetes.role = \"control_plane\"` and `kubernetes.load_balancer_id` keeps the load " +
 			"balancer's backend servers equal to its nodes.\n\n" +
 			"The endpoint also owns, in the network's security group, exactly the rules this traffic needs: TCP 6443 from each of " +
@@ -124,9 +126,23 @@ func endpointComputedAttributes() map[string]schema.Attribute {
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
 		"endpoint": schema.StringAttribute{
-			Computed:            true,
-			MarkdownDescription: "`address:6443`: kubeadm's `controlPlaneEndpoint` and the address workers join.",
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			Computed: true,
+			MarkdownDescription: "`address:6443`: the `api_endpoint` to give the workers' `gpucluster_node_pool` (with `api_server_name`), " +
+				"and what a client off the cluster's nodes (a kubeconfig of yours) connects to: the API server certificate names it.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"api_server_name": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "`api.<load_balancer_id>.gpucluster.internal`: the name the cluster's API is reached by, kubeadm's " +
+				"`controlPlaneEndpoint` (with port 6443) and every join's endpoint. It resolves only on the cluster's nodes, through an " +
+				"`/etc/hosts` entry their bootstrap writes: to the load balancer on workers; on control-plane nodes to the load balancer " +
+				"until the node serves the API and to the node itself from then on, because a Layer-4 Classic Load Balancer gives no " +
+				"answer to a backend server's connection that it forwards back to that server " +
+				"(https://www.alibabacloud.com/help/faq-detail/55198.htm), and every kubeconfig kubeadm writes on a control-plane node " +
+				"points at `controlPlaneEndpoint`. A control-plane `gpucluster_node_pool` with this `load_balancer_id` uses it by " +
+				"itself; pass it to the workers' pools as `kubernetes.api_server_name`. `.internal` is reserved for private use and never " +
+				"delegated in public DNS.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
 		"allowed_sources": schema.ListAttribute{
 			Computed:    true,
@@ -263,6 +279,7 @@ func (r *endpointResource) input(ctx context.Context, plan *endpointModel, summa
 func (r *endpointResource) finish(ctx context.Context, id string, in network.EndpointInput, plan *endpointModel, summary string,
 	save func(context.Context, any) diag.Diagnostics, diags *diag.Diagnostics) {
 	plan.NetworkID = types.StringValue(in.Network.ID)
+	plan.APIServerName = types.StringValue(bootstrap.APIServerNameFor(id)) // known from the id, even if the read below fails
 	trafficErr := network.EnsureEndpointTraffic(ctx, r.client, id, in.Network)
 	if trafficErr == nil {
 		trafficErr = plan.setTraffic(ctx, r.client, id)

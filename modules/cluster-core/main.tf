@@ -28,6 +28,10 @@ locals {
   # The control plane's stable address: its internal load balancer's, not any one node's, so a
   # node replaced by a scale or a roll changes nothing the workers or kubeadm hold.
   api_endpoint = var.control_plane.enabled ? gpucluster_control_plane_endpoint.api[0].endpoint : var.control_plane.api_endpoint
+  # The name kubeadm's controlPlaneEndpoint and every join use. Every node maps it in /etc/hosts:
+  # workers to api_endpoint, control-plane nodes (which take it from load_balancer_id) to themselves
+  # once they serve, since the load balancer gives no answer to its own backend servers.
+  api_server_name = var.control_plane.enabled ? gpucluster_control_plane_endpoint.api[0].api_server_name : var.control_plane.api_server_name
   # The CA every join pins: the one made here, or the external control plane's.
   ca_cert_hash = var.control_plane.enabled ? gpucluster_cluster_ca.cluster[0].ca_cert_hash : var.ca_cert_hash
 
@@ -58,8 +62,9 @@ check "cluster_autoscaler_credentials" {
 }
 
 # The internal load balancer in front of the API servers (TCP 6443, health-checked), with the
-# security group rules that traffic needs. Its address is kubeadm's controlPlaneEndpoint and what
-# the workers join; the control-plane pool keeps its backends equal to its nodes.
+# security group rules that traffic needs. Its api_server_name is kubeadm's controlPlaneEndpoint,
+# which the workers map to its address; the control-plane pool keeps its backends equal to its
+# nodes.
 resource "gpucluster_control_plane_endpoint" "api" {
   count = var.control_plane.enabled ? 1 : 0
 
@@ -87,7 +92,7 @@ ephemeral "gpucluster_cluster_ca" "cluster" {
 }
 
 # The first control-plane node: kubeadm init --upload-certs with the CA above, the load balancer's
-# address as controlPlaneEndpoint, the Flannel CNI on control_plane.pod_subnet and the add-ons
+# API server name as controlPlaneEndpoint (mapped to itself), the Flannel CNI on control_plane.pod_subnet and the add-ons
 # (kubernetes.addons) applied by a systemd unit once the API answers.
 resource "gpucluster_node_pool" "control_plane" {
   count = var.control_plane.enabled ? 1 : 0
@@ -130,7 +135,9 @@ resource "gpucluster_node_pool" "control_plane" {
 }
 
 # The other 2 or 4 control-plane nodes: kubeadm join --control-plane through the load balancer
-# with the certificate key (stacked etcd). The two pools share the load balancer.
+# (they do not serve the API yet, so it hands them to the ones that do) with the certificate key
+# (stacked etcd), then map the API server name to themselves. The two pools share the load
+# balancer.
 resource "gpucluster_node_pool" "control_plane_join" {
   count = var.control_plane.enabled && var.control_plane.size > 1 ? 1 : 0
 
@@ -204,6 +211,7 @@ resource "gpucluster_node_pool" "worker" {
   kubernetes = {
     role                          = "gpu_worker"
     api_endpoint                  = local.api_endpoint
+    api_server_name               = local.api_server_name
     image_registry                = local.image_registry
     join_token                    = local.join_token_kept
     join_token_wo                 = local.join_token_wo

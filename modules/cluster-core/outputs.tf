@@ -1,5 +1,5 @@
 output "control_plane" {
-  description = "The control plane: the first pool's id (kubeadm init), the joining pool's id (null for a control plane of 1), instance type, every control-plane node (first node first), its load balancer (id, address), the API endpoint workers join and the CA hash every join pins; pool and load balancer fields are null when the control plane is external."
+  description = "The control plane: the first pool's id (kubeadm init), the joining pool's id (null for a control plane of 1), instance type, every control-plane node (first node first), its load balancer (id, address), the API endpoint workers join (api_endpoint, the load balancer's address:6443, which a kubeconfig off the nodes uses) and the API server name kubeadm's controlPlaneEndpoint and every join use (api_server_name, resolved only on the nodes), and the CA hash every join pins; pool and load balancer fields are null when the control plane is external."
   value = {
     pool_id          = try(gpucluster_node_pool.control_plane[0].id, null)
     join_pool_id     = try(gpucluster_node_pool.control_plane_join[0].id, null)
@@ -9,6 +9,7 @@ output "control_plane" {
     load_balancer_id = try(gpucluster_control_plane_endpoint.api[0].load_balancer_id, null)
     address          = try(gpucluster_control_plane_endpoint.api[0].address, null)
     api_endpoint     = local.api_endpoint
+    api_server_name  = local.api_server_name
   }
 }
 

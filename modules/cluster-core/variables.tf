@@ -36,7 +36,7 @@ variable "nccl_env" {
 }
 
 variable "control_plane" {
-  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash). ram_role_name is the control-plane nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with."
+  description = "The Kubernetes control plane: 1, 3 or 5 CPU nodes behind an internal load balancer whose address the workers join (enabled): the first runs kubeadm init, the others (a second pool) join it with stacked etcd. Or an existing API server the workers join (enabled = false with api_endpoint and ca_cert_hash, and api_server_name when that control plane sits behind a gpucluster_control_plane_endpoint: its api_server_name, which the workers map to api_endpoint's address). ram_role_name is the control-plane nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with."
   type = object({
     enabled       = optional(bool, true)
     instance_type = optional(string, "ecs.g7.2xlarge")
@@ -44,6 +44,8 @@ variable "control_plane" {
     image_id      = optional(string)
     pod_subnet    = optional(string, "10.244.0.0/16")
     api_endpoint  = optional(string)
+    # An external control plane's API server name (gpucluster_control_plane_endpoint.api_server_name).
+    api_server_name = optional(string)
     # The control-plane nodes' instance RAM role: the Cluster Autoscaler of the autoscaling
     # pools authenticates with it (no AccessKey in the cluster).
     ram_role_name = optional(string)

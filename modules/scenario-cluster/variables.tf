@@ -69,6 +69,8 @@ variable "control_plane" {
     image_id      = optional(string)
     pod_subnet    = optional(string, "10.244.0.0/16")
     api_endpoint  = optional(string)
+    # An external control plane's API server name; see cluster-core's control_plane.
+    api_server_name = optional(string)
     # The control-plane nodes' instance RAM role: the Cluster Autoscaler of the autoscaling
     # pools authenticates with it (no AccessKey in the cluster).
     ram_role_name = optional(string)

@@ -32,8 +32,14 @@ variable "worker_pools" {
 }
 
 variable "api_endpoint" {
-  description = "The API endpoint the module reports (control_plane.api_endpoint): every GPU worker must join it."
+  description = "The API endpoint the module reports (control_plane.api_endpoint): every GPU worker must join it, or its port under api_server_name."
   type        = string
+}
+
+variable "api_server_name" {
+  description = "The API server name the module reports (control_plane.api_server_name): every GPU worker must join it on api_endpoint's port. Null: they join api_endpoint."
+  type        = string
+  default     = null
 }
 
 locals {
@@ -59,6 +65,9 @@ output "registered" {
 
 locals {
   registered = { for pool, r in data.gpucluster_node_registration.first : pool => r }
+  # Where the workers join: the name on api_endpoint's port (kubeadm's controlPlaneEndpoint
+  # behind a gpucluster_control_plane_endpoint), or api_endpoint itself.
+  join_endpoint = var.api_server_name == null ? var.api_endpoint : "${var.api_server_name}:${split(":", var.api_endpoint)[1]}"
 }
 
 output "reported_but_not_registered" {
@@ -70,7 +79,7 @@ output "reported_but_not_registered" {
 output "workers_not_joining_pinned" {
   description = "GPU pools whose nodes do not join the reported endpoint with the CA pinned: empty when all do."
   value = [for k, p in var.worker_pools : p.name
-    if local.registered[p.name].action != "join" || local.registered[p.name].api_endpoint != var.api_endpoint ||
+    if local.registered[p.name].action != "join" || local.registered[p.name].api_endpoint != local.join_endpoint ||
   length(local.registered[p.name].ca_cert_hashes) == 0 || local.registered[p.name].skips_ca_verification]
 }
 

@@ -62,8 +62,9 @@ resource "gpucluster_node_pool" "workers" {
   size          = 16
 
   kubernetes = {
-    api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
-    join_token   = gpucluster_cluster_ca.cluster.join_token
-    ca_cert_hash = gpucluster_cluster_ca.cluster.ca_cert_hash
+    api_endpoint    = gpucluster_control_plane_endpoint.api.endpoint
+    api_server_name = gpucluster_control_plane_endpoint.api.api_server_name
+    join_token      = gpucluster_cluster_ca.cluster.join_token
+    ca_cert_hash    = gpucluster_cluster_ca.cluster.ca_cert_hash
   }
 }

@@ -29,9 +29,10 @@ resource "gpucluster_node_pool" "training" {
   image_id   = gpucluster_node_image.a100.id
 
   kubernetes = {
-    api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
-    join_token   = gpucluster_cluster_ca.cluster.join_token
-    ca_cert_hash = gpucluster_cluster_ca.cluster.ca_cert_hash
+    api_endpoint    = gpucluster_control_plane_endpoint.api.endpoint
+    api_server_name = gpucluster_control_plane_endpoint.api.api_server_name
+    join_token      = gpucluster_cluster_ca.cluster.join_token
+    ca_cert_hash    = gpucluster_cluster_ca.cluster.ca_cert_hash
     versions = {
       driver     = "535.183.01"
       kubernetes = "1.33"

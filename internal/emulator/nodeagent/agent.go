@@ -2,7 +2,9 @@
 // server. When an instance is Running, the agent reads its user data and does, statically, what
 // the real node's cloud-init would: it decodes the cloud-config, checks that the bootstrap's
 // downloads are reachable from the instance's network, that the join endpoint is reachable
-// (load balancer listener, security groups), that the join token and CA hash match the
+// (load balancer listener, security groups) and every later connection to the API too, the API
+// server name resolved as the node's /etc/hosts has it and no control-plane node going through
+// the load balancer it backs (hairpin, reach.go), that the join token and CA hash match the
 // cluster's, and that only one node runs kubeadm init. A node that would come up on the real
 // cloud is registered as a kwok Node with the labels, taints and capacity its kubelet would
 // register; the first control-plane node also applies its Flannel manifest and add-ons. A node

@@ -75,12 +75,12 @@ func TestStaticChecks(t *testing.T) {
 		{"second kubeadm init", func(t *testing.T, v *emulator.View) {
 			o := firstControlPlane(good)
 			o.Kubernetes.CertificateKey = "" // not highly available: its script always runs kubeadm init
-			o.Kubernetes.APIEndpoint = ""
+			o.Kubernetes.APIEndpoint, o.Kubernetes.APIServerName = "", ""
 			first := userData(t, o)
 			instanceByID(t, v, "i-cp").UserData = first
 			v.Instances = append(v.Instances, instance("i-cp2", "10.0.1.12", first, false))
 		}, map[string]string{"i-cp": "", "i-cp2": "second kubeadm init: the API server at 10.0.1.10:6443 was already initialised by i-cp (iz" + "i-cpz)",
-			"i-gpu1": `the API server's certificate does not name 10.0.1.200: kubeadm init on i-cp made it for its controlPlaneEndpoint ""`}},
+			"i-gpu1": `the API server's certificate does not name ` + apiName + `: kubeadm init on i-cp made it for its controlPlaneEndpoint ""`}},
 		{"replacement first node of a highly available control plane joins", func(t *testing.T, v *emulator.View) {
 			v.Instances = append(v.Instances, instance("i-cp2", "10.0.1.12", userData(t, firstControlPlane(good)), false))
 			v.LoadBalancers[0].BackendIDs = append(v.LoadBalancers[0].BackendIDs, "i-cp2")
@@ -94,7 +94,7 @@ func TestStaticChecks(t *testing.T) {
 			v.Instances = append(v.Instances, instance("i-cp2", "10.0.1.12", userData(t, joiningControlPlane(good)), false))
 		}, map[string]string{"i-cp": "", "i-cp2": "", "i-gpu1": ""}},
 		{"no listener on 6443", func(_ *testing.T, v *emulator.View) { v.LoadBalancers[0].Listeners[0].Port = 443 },
-			map[string]string{"i-cp": "", "i-gpu1": "load balancer lb-1 (the join endpoint 10.0.1.200:6443) has no TCP listener on port 6443"}},
+			map[string]string{"i-cp": "", "i-gpu1": "load balancer lb-1 (the API endpoint " + apiName + ":6443 at 10.0.1.200) has no TCP listener on port 6443"}},
 		{"listener stopped", func(_ *testing.T, v *emulator.View) { v.LoadBalancers[0].Listeners[0].Running = false },
 			map[string]string{"i-cp": "", "i-gpu1": "is stopped"}},
 		{"load balancer without backends", func(_ *testing.T, v *emulator.View) { v.LoadBalancers[0].BackendIDs = nil },
@@ -102,7 +102,7 @@ func TestStaticChecks(t *testing.T) {
 		{"endpoint is nothing in the VPC", func(_ *testing.T, v *emulator.View) { v.LoadBalancers[0].Address = "10.0.1.201" },
 			map[string]string{"i-cp": "", "i-gpu1": "is neither a load balancer nor a running instance"}},
 		{"control plane not running yet", func(t *testing.T, v *emulator.View) { instanceByID(t, v, "i-cp").Status = "Starting" },
-			map[string]string{"i-cp": "not Running", "i-gpu1": "no API server answers at 10.0.1.200:6443 yet"}},
+			map[string]string{"i-cp": "not Running", "i-gpu1": "no API server answers at " + apiName + ":6443 at 10.0.1.200 yet"}},
 		{"worker in another group, no rule", func(t *testing.T, v *emulator.View) {
 			instanceByID(t, v, "i-gpu1").SecurityGroupIDs = []string{"sg-2"}
 		}, map[string]string{"i-cp": "", "i-gpu1": "the security groups do not let TCP from 10.0.1.11"}},

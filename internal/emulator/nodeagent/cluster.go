@@ -25,6 +25,7 @@ type cluster struct {
 	// maxProvision is the Cluster Autoscaler's --max-node-provision-time, from the add-ons the
 	// init node applies (provision.go).
 	maxProvision provisionLimit
+	certSANs     []string // apiServer.certSANs: more names of the API server certificate
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
@@ -79,6 +80,15 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	if r := net.checkDownloads(in, routed(p.Downloads)); r != "" {
 		return decision{role: RoleInit, reason: r}
 	}
+	// kubeadm init reaches the API server it starts through admin.conf (controlPlaneEndpoint),
+	// and so does the node afterwards (reach.go).
+	initStep := apiStep{what: fmt.Sprintf("kubeadm init on %s fails: it reaches its own API server through admin.conf at controlPlaneEndpoint %s", in.ID, endpoint),
+		endpoint: endpoint, mode: p.APIHosts.mode(stepInit), serving: true}
+	for _, s := range []apiStep{initStep, afterJoinStep(in, p, endpoint, true)} {
+		if r := a.reachAPI(net, in, p, s); r != "" {
+			return decision{role: RoleInit, reason: r}
+		}
+	}
 	ci := clusterImages{repo: p.ImageRepository, version: p.KubernetesVersion, cni: cniImages(p.Addons)}
 	rv := judgeRegion(in, p, true, ci, net.internetRoute(in) != "")
 	if rv.fatal != "" {
@@ -86,13 +96,14 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
-		images: ci, maxProvision: maxProvisionOf(p.Addons)}
+		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs}
 	return decision{role: RoleInit}.withRegion(rv)
 }
 
 // join is kubeadm join: the downloads, the endpoint reachable and served by the cluster's API,
-// the token one of the cluster's, the CA pinned by its hash, and for a control-plane join the
-// key of the uploaded certificates.
+// the token one of the cluster's, the CA pinned by its hash, for a control-plane join the key of
+// the uploaded certificates, and afterwards the cluster's controlPlaneEndpoint reachable (reach.go).
+// A first node's join (p.Init) is the replacement join of its bootstrap.KubeadmJoinPath.
 func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *JoinPlan) decision {
 	role := RoleWorker
 	if j.ControlPlane {
@@ -102,31 +113,16 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	if d.reason = net.checkDownloads(in, routed(p.Downloads)); d.reason != "" {
 		return d
 	}
-	targets, why := net.resolveEndpoint(in, j.Endpoint)
-	if why != "" {
-		d.reason = why
+	step := stepJoin
+	if p.Init {
+		step = stepRejoin
+	}
+	// While it joins, the node does not serve the API: a load balancer it backs hands it to the
+	// ones that do.
+	if d.reason = a.reachAPI(net, in, p, apiStep{endpoint: j.Endpoint, mode: p.APIHosts.mode(step)}); d.reason != "" {
 		return d
 	}
 	c := a.cluster
-	var serving []target
-	for _, t := range targets {
-		if c == nil {
-			break
-		}
-		if _, ok := c.members[t.in.ID]; ok {
-			serving = append(serving, t)
-		}
-	}
-	if len(serving) == 0 {
-		d.reason = fmt.Sprintf("no API server answers at %s yet: %s has run kubeadm init or joined the control plane (the node waits up to 45 minutes)",
-			j.Endpoint, noneOf(targets))
-		return d
-	}
-	if !slices.ContainsFunc(serving, func(t target) bool { return net.tcpAllowed(in, t.in, t.port) }) {
-		d.reason = fmt.Sprintf("the security groups do not let TCP from %s (%s, groups %s) reach the API server behind %s: %s",
-			in.PrivateIP, in.ID, strings.Join(in.SecurityGroupIDs, ","), j.Endpoint, describeTargets(serving))
-		return d
-	}
 	if host, _, _ := strings.Cut(j.Endpoint, ":"); !a.servingCertNames(host) {
 		d.reason = fmt.Sprintf("the API server's certificate does not name %s: kubeadm init on %s made it for its controlPlaneEndpoint %q and the "+
 			"control-plane nodes' addresses, so TLS to %s fails; set the first control-plane node's api_endpoint (controlPlaneEndpoint) to %s",
@@ -157,6 +153,9 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		}
 		return d
 	}
+	if d.reason = a.reachAPI(net, in, p, afterJoinStep(in, p, c.endpoint, j.ControlPlane)); d.reason != "" {
+		return d
+	}
 	rv := judgeRegion(in, p, j.ControlPlane, c.images, net.internetRoute(in) != "")
 	if d.reason = rv.fatal; d.reason == "" {
 		d = d.withRegion(rv)
@@ -165,10 +164,11 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 }
 
 // servingCertNames reports whether the API server certificate kubeadm makes names host: the
-// controlPlaneEndpoint's host and every control-plane node's own address are in its SANs.
+// controlPlaneEndpoint's host, apiServer.certSANs and every control-plane node's own address are
+// in its SANs.
 func (a *Agent) servingCertNames(host string) bool {
 	c := a.cluster
-	if h, _, _ := strings.Cut(c.endpoint, ":"); h == host {
+	if h, _, _ := strings.Cut(c.endpoint, ":"); h == host || slices.Contains(c.certSANs, host) {
 		return true
 	}
 	for _, ip := range c.members {

@@ -37,12 +37,12 @@ func TestWithRealCluster(t *testing.T) {
 	t.Run("init and GPU workers register and go Ready", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])
-		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+		cpOpts = s.behind(cpOpts)
 		cpOpts.Kubernetes.Addons = addonsYAML(t, 2, 2)
 		cp := s.run(t, "ecs.g7.xlarge", "good-cp-0", renderDoc(t, cpOpts))
 		s.backends(t, cp)
 		wOpts := gpuWorker(cas[0])
-		wOpts.Kubernetes.APIEndpoint = s.endpoint()
+		wOpts = s.behind(wOpts)
 		w1 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "good-gpu-0", renderDoc(t, wOpts))
 		w2 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "good-gpu-1", renderDoc(t, wOpts))
 		got := s.settle(t, s.startAgent(t, kube), []string{cp, w1, w2}, registered)
@@ -172,11 +172,11 @@ func TestWithRealCluster(t *testing.T) {
 		s := startCloud(t, true)
 		// The upstream bootstrap rewritten to in-region sources but Flannel's (region_test.go).
 		cpOpts := upstream(firstControlPlane(cas[0]))
-		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+		cpOpts = s.behind(cpOpts)
 		cp := s.run(t, "ecs.g7.xlarge", "nocni-cp-0", rewrittenDoc(t, cpOpts, inRegion, flannelFromGHCR))
 		s.backends(t, cp)
 		wOpts := upstream(gpuWorker(cas[0]))
-		wOpts.Kubernetes.APIEndpoint = s.endpoint()
+		wOpts = s.behind(wOpts)
 		w := s.run(t, "ecs.gn7i-c32g1.16xlarge", "nocni-gpu-0", rewrittenDoc(t, wOpts, inRegion))
 		got := s.settle(t, s.startAgent(t, kube), []string{cp, w}, registered)
 		for id, name := range map[string]string{cp: "nocni-cp-0", w: "nocni-gpu-0"} {
@@ -212,7 +212,7 @@ func TestWithRealCluster(t *testing.T) {
 	t.Run("a second kubeadm init", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])
-		cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+		cpOpts = s.behind(cpOpts)
 		cpOpts.Kubernetes.CertificateKey = "" // a control plane of 2 that both run kubeadm init
 		doc := renderDoc(t, cpOpts)
 		cp1 := s.run(t, "ecs.g7.xlarge", "twoinit-cp-0", doc)
@@ -221,7 +221,7 @@ func TestWithRealCluster(t *testing.T) {
 		s.settle(t, a, []string{cp1}, registered)
 		cp2 := s.run(t, "ecs.g7.xlarge", "twoinit-cp-1", doc)
 		got := s.settle(t, a, []string{cp2}, func(st NodeStatus) bool { return st.Reason != "" && st.Status == "Running" })
-		mustContain(t, "second reason", got[cp2].Reason, fmt.Sprintf("second kubeadm init: the API server at %s was already initialised by %s (twoinit-cp-0)", s.endpoint(), cp1))
+		mustContain(t, "second reason", got[cp2].Reason, fmt.Sprintf("second kubeadm init: the API server at %s:6443 was already initialised by %s (twoinit-cp-0)", bootstrap.APIServerNameFor(s.lbID), cp1))
 		assertNoNodes(t, client, "twoinit-cp-1")
 	})
 }

@@ -20,8 +20,9 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
-// The unit tests' cluster: a control-plane load balancer at lbAddress:6443, a first
-// control-plane node with a provider-made CA, and GPU workers that pin its hash, all rendered by
+// The unit tests' cluster: a control-plane load balancer at lbAddress:6443 reached by the API
+// server name apiName, a first control-plane node with a provider-made CA, and GPU workers that
+// pin its hash, all rendered by
 // internal/bootstrap exactly as the node pool renders them in testRegion on its defaults: the
 // in-VPC package mirror and the region's Container Registry (inRegionRegistry), which the node
 // agent's region model (region.go) lets through; upstream renders today's upstream sources.
@@ -30,6 +31,9 @@ const (
 	joinToken  = "abcdef.0123456789abcdef"
 	testRegion = "cn-wulanchabu"
 )
+
+// apiName is the API server name of the load balancer lb-1, as the node pool gives it.
+var apiName = bootstrap.APIServerNameFor("lb-1")
 
 // inRegionRegistry is the image registry the product defaults to in testRegion.
 var inRegionRegistry = images.DefaultRegistry(testRegion)
@@ -76,7 +80,7 @@ func testCAs(t testing.TB) [2]clusterCA {
 func firstControlPlane(ca clusterCA) bootstrap.Options {
 	id := bootstrap.NodeIdentity{Role: bootstrap.RoleControlPlane, Scenario: catalog.ScenarioAITraining, Pool: "cp"}
 	return bootstrap.Options{Role: bootstrap.RoleControlPlane, Region: testRegion, Kubernetes: bootstrap.Kubernetes{
-		APIEndpoint: lbAddress + ":6443", JoinToken: joinToken, CACertHash: ca.hash, CertificateKey: ca.certKey,
+		APIEndpoint: lbAddress + ":6443", APIServerName: apiName, JoinToken: joinToken, CACertHash: ca.hash, CertificateKey: ca.certKey,
 		CACertPEM: ca.certPEM, CAKeyPEM: ca.keyPEM, PodSubnet: "10.244.0.0/16", ImageRegistry: inRegionRegistry,
 		Addons: map[string]string{"10-team.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n"},
 		Labels: id.Labels(), Taints: id.Taints(),
@@ -88,7 +92,7 @@ func gpuWorker(ca clusterCA) bootstrap.Options {
 	id := bootstrap.NodeIdentity{Role: bootstrap.RoleGPUWorker, Scenario: catalog.ScenarioAITraining, Pool: "a10", GPU: true,
 		GPUProduct: "A10", UserLabels: map[string]string{"example.org/team": "nlp"}}
 	return bootstrap.Options{Role: bootstrap.RoleGPUWorker, Region: testRegion, Kubernetes: bootstrap.Kubernetes{
-		APIEndpoint: lbAddress + ":6443", JoinToken: joinToken, CACertHash: ca.hash, Labels: id.Labels(), Taints: id.Taints(),
+		APIEndpoint: lbAddress + ":6443", APIServerName: apiName, JoinToken: joinToken, CACertHash: ca.hash, Labels: id.Labels(), Taints: id.Taints(),
 		ImageRegistry: inRegionRegistry,
 	}}
 }

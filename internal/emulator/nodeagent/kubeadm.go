@@ -41,6 +41,9 @@ type kubeadmCluster struct {
 	Networking           struct {
 		PodSubnet string `json:"podSubnet"`
 	} `json:"networking"`
+	APIServer struct {
+		CertSANs []string `json:"certSANs"`
+	} `json:"apiServer"`
 }
 
 type kubeadmJoin struct {

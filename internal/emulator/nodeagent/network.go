@@ -103,26 +103,28 @@ type target struct {
 	port int
 }
 
-// resolveEndpoint finds where a connection from in to host:port lands: the backends of a load
-// balancer in its VPC with a running TCP listener on the port, or the instance with that private
-// address. The string is the reason when it lands nowhere.
-func (n *network) resolveEndpoint(in *emulator.InstanceView, endpoint string) ([]target, string) {
-	host, portText, ok := strings.Cut(endpoint, ":")
+// resolveEndpoint finds where a connection from in to endpoint (host:port, and " at addr" when
+// the host is a name), whose host the node resolved to addr (resolveHost), lands: the backends of a load balancer in its VPC with a running
+// TCP listener on the port, with that load balancer, or the instance with that private address.
+// The string is the reason when it lands nowhere.
+func (n *network) resolveEndpoint(in *emulator.InstanceView, endpoint, addr string) ([]target, *emulator.LoadBalancerView, string) {
+	_, portText, ok := strings.Cut(endpoint, ":")
+	portText, _, _ = strings.Cut(portText, " ") // "host:port at addr"
 	port, err := strconv.Atoi(portText)
 	if !ok || err != nil {
-		return nil, fmt.Sprintf("the join endpoint %q is not host:port", endpoint)
+		return nil, nil, fmt.Sprintf("the API endpoint %q is not host:port", endpoint)
 	}
-	if lb := n.lbByAddr[host]; lb != nil {
+	if lb := n.lbByAddr[addr]; lb != nil {
 		if lb.VpcID != in.VpcID {
-			return nil, fmt.Sprintf("the join endpoint %s is load balancer %s, which is not in the node's VPC %s", endpoint, lb.ID, in.VpcID)
+			return nil, nil, fmt.Sprintf("the API endpoint %s is load balancer %s, which is not in the node's VPC %s", endpoint, lb.ID, in.VpcID)
 		}
 		i := slices.IndexFunc(lb.Listeners, func(l emulator.ListenerView) bool { return l.Protocol == "TCP" && l.Port == port })
 		if i < 0 {
-			return nil, fmt.Sprintf("load balancer %s (the join endpoint %s) has no TCP listener on port %d", lb.ID, endpoint, port)
+			return nil, nil, fmt.Sprintf("load balancer %s (the API endpoint %s) has no TCP listener on port %d", lb.ID, endpoint, port)
 		}
 		l := lb.Listeners[i]
 		if !l.Running {
-			return nil, fmt.Sprintf("the TCP listener %d of load balancer %s (the join endpoint %s) is stopped", port, lb.ID, endpoint)
+			return nil, nil, fmt.Sprintf("the TCP listener %d of load balancer %s (the API endpoint %s) is stopped", port, lb.ID, endpoint)
 		}
 		var out []target
 		for _, id := range lb.BackendIDs {
@@ -131,14 +133,14 @@ func (n *network) resolveEndpoint(in *emulator.InstanceView, endpoint string) ([
 			}
 		}
 		if len(out) == 0 {
-			return nil, fmt.Sprintf("load balancer %s (the join endpoint %s) has no running backend server", lb.ID, endpoint)
+			return nil, nil, fmt.Sprintf("load balancer %s (the API endpoint %s) has no running backend server", lb.ID, endpoint)
 		}
-		return out, ""
+		return out, lb, ""
 	}
-	if b := n.byVpcIP[in.VpcID+"/"+host]; b != nil {
-		return []target{{b, port}}, ""
+	if b := n.byVpcIP[in.VpcID+"/"+addr]; b != nil {
+		return []target{{b, port}}, nil, ""
 	}
-	return nil, fmt.Sprintf("the join endpoint %s is neither a load balancer nor a running instance in the node's VPC %s", endpoint, in.VpcID)
+	return nil, nil, fmt.Sprintf("the API endpoint %s is neither a load balancer nor a running instance in the node's VPC %s", endpoint, in.VpcID)
 }
 
 // tcpAllowed reports whether the security groups let a TCP connection from src reach dst on

@@ -58,6 +58,10 @@ type NodePlan struct {
 	// nodes of an autoscaling pool do (bootstrap.Options.ProviderID): the Cluster Autoscaler
 	// counts it among its groups' nodes (provision.go).
 	ProviderID bool
+	// APIHosts is the /etc/hosts entry of the API server name (nil: the node uses addresses),
+	// CertSANs a first node's apiServer.certSANs (hostsentry.go, reach.go).
+	APIHosts *APIHosts
+	CertSANs []string
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -129,6 +133,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 				imageRepo = cfg.Cluster.ImageRepository
 			}
 			p.KubernetesVersion = cfg.Cluster.KubernetesVersion
+			p.CertSANs = cfg.Cluster.APIServer.CertSANs
 		}
 		if pem, ok := ci.Files[bootstrap.CACertPath]; ok {
 			cert, err := clusterca.ParseCertPEM(pem)
@@ -158,6 +163,9 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.Taints = reg.Taints
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
+	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {
+		return p, err
+	}
 	if p.Init {
 		p.ImageRepository = imageRepo
 	}

@@ -91,13 +91,21 @@ func startCloud(t *testing.T, egress bool) *cloudScenario {
 // endpoint is the control plane's API endpoint: the load balancer's address, port 6443.
 func (s *cloudScenario) endpoint() string { return s.lbIP + ":6443" }
 
-// run starts one instance of the type with the user data and returns its id.
+// behind puts a node's options behind the load balancer as the node pool does: the endpoint, and
+// the API server name of the load balancer that the node maps to it.
+func (s *cloudScenario) behind(o bootstrap.Options) bootstrap.Options {
+	o.Kubernetes.APIEndpoint, o.Kubernetes.APIServerName = s.endpoint(), bootstrap.APIServerNameFor(s.lbID)
+	return o
+}
+
+// run starts one instance of the type with the user data, packed as the node pool packs it, and
+// returns its id.
 func (s *cloudScenario) run(t *testing.T, typ, host, doc string) string {
 	t.Helper()
 	s.seq++
 	ids, err := s.c.RunInstances(t.Context(), cloud.RunInstancesInput{ClientToken: "agent-" + host, InstanceType: typ, ZoneID: testZone,
 		ImageID: testImage, SecurityGroupID: s.sgID, VSwitchID: s.vswID, Amount: 1, MinAmount: 1, InstanceName: host, HostName: host,
-		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}, UserData: doc})
+		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}, UserData: bootstrap.PackUserData(doc)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,10 +218,10 @@ func (s *cloudScenario) smallCluster(t *testing.T, prefix string, cpCA, workerCA
 	for _, e := range edit {
 		cpOpts, wOpts = e(cpOpts), e(wOpts)
 	}
-	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+	cpOpts = s.behind(cpOpts)
 	cp = s.run(t, "ecs.g7.xlarge", prefix+"-cp-0", renderDoc(t, cpOpts))
 	s.backends(t, cp)
-	wOpts.Kubernetes.APIEndpoint = s.endpoint()
+	wOpts = s.behind(wOpts)
 	return cp, s.run(t, "ecs.gn7i-c32g1.16xlarge", prefix+"-gpu-0", renderDoc(t, wOpts))
 }
 
@@ -224,11 +232,11 @@ func TestThroughTheSDK(t *testing.T) {
 	ca := testCAs(t)[0]
 	s := startCloud(t, true)
 	cpOpts := firstControlPlane(ca)
-	cpOpts.Kubernetes.APIEndpoint = s.endpoint()
+	cpOpts = s.behind(cpOpts)
 	cp := s.run(t, "ecs.g7.xlarge", "cp-0", renderDoc(t, cpOpts))
 	s.backends(t, cp)
 	wOpts := gpuWorker(ca)
-	wOpts.Kubernetes.APIEndpoint = s.endpoint()
+	wOpts = s.behind(wOpts)
 	w1 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-0", renderDoc(t, wOpts))
 	w2 := s.run(t, "ecs.gn7i-c32g1.16xlarge", "gpu-1", renderDoc(t, wOpts))
 	kube := newFakeKube()
@@ -330,7 +338,7 @@ func TestConsoleThroughTheSDK(t *testing.T) {
 		// agent checks before the worker's own downloads: its bootstrap waits at join.
 		for id, want := range map[string][2]string{
 			cp: {bootstrap.PhaseKubelet, "failed (attempt 8/8): the bootstrap cannot fetch what it needs from cn-wulanchabu"},
-			w:  {bootstrap.PhaseJoin, "failed (attempt 8/8): no API server answers at " + s.endpoint()},
+			w:  {bootstrap.PhaseJoin, "failed (attempt 8/8): no API server answers at " + bootstrap.APIServerNameFor(s.lbID) + ":6443 at " + s.lbIP},
 		} {
 			out, got := console(t, s, id)
 			if got.Joined || got.FailedPhase != want[0] {

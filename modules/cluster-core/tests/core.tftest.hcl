@@ -116,6 +116,12 @@ run "ha_control_plane" {
     condition     = output.control_plane.api_endpoint == "${output.control_plane.address}:6443" && gpucluster_node_pool.control_plane[0].kubernetes.load_balancer_id == output.control_plane.load_balancer_id
     error_message = "the workers must join the load balancer's address on 6443, got ${output.control_plane.api_endpoint}"
   }
+  # kubeadm's controlPlaneEndpoint is the load balancer's API server name, which the control-plane
+  # pools take from load_balancer_id and the workers are given (to map it to api_endpoint).
+  assert {
+    condition     = output.control_plane.api_server_name == "api.${output.control_plane.load_balancer_id}.gpucluster.internal" && gpucluster_node_pool.worker["gpu"].kubernetes.api_server_name == output.control_plane.api_server_name
+    error_message = "the workers must be given the load balancer's API server name, got ${jsonencode(output.control_plane)}"
+  }
   # One kubeadm init: the first pool has one node, the other two join it.
   assert {
     condition     = gpucluster_node_pool.control_plane[0].size == 1 && gpucluster_node_pool.control_plane[0].kubernetes.control_plane_init && gpucluster_node_pool.control_plane_join[0].size == 2 && !gpucluster_node_pool.control_plane_join[0].kubernetes.control_plane_init

@@ -49,9 +49,10 @@ run "nodes_register_with_the_seeded_ca" {
     source = "../../testing/node-registrations"
   }
   variables {
-    nodes        = run.seeded_ca.nodes
-    worker_pools = run.seeded_ca.worker_pools
-    api_endpoint = run.seeded_ca.control_plane.api_endpoint
+    nodes           = run.seeded_ca.nodes
+    worker_pools    = run.seeded_ca.worker_pools
+    api_endpoint    = run.seeded_ca.control_plane.api_endpoint
+    api_server_name = run.seeded_ca.control_plane.api_server_name
   }
   assert {
     condition     = length(output.workers_not_joining_pinned) == 0

@@ -61,9 +61,10 @@ run "registered_as_reported" {
     source = "../../testing/node-registrations"
   }
   variables {
-    nodes        = run.defaults.nodes
-    worker_pools = run.defaults.worker_pools
-    api_endpoint = run.defaults.control_plane.api_endpoint
+    nodes           = run.defaults.nodes
+    worker_pools    = run.defaults.worker_pools
+    api_endpoint    = run.defaults.control_plane.api_endpoint
+    api_server_name = run.defaults.control_plane.api_server_name
   }
   assert {
     condition     = length(output.reported_but_not_registered) == 0

@@ -12,7 +12,7 @@ variable "worker_pools" {
 }
 
 variable "control_plane" {
-  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1; 1, 3 or 5), image_id, pod_subnet (10.244.0.0/16), api_endpoint and ram_role_name (the nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with): a CPU pool running kubeadm init behind an internal load balancer whose address the workers join, or enabled = false with api_endpoint to join an existing API server."
+  description = "Kubernetes control plane, an object of enabled, instance_type (ecs.g7.2xlarge), size (1; 1, 3 or 5), image_id, pod_subnet (10.244.0.0/16), api_endpoint, api_server_name (an external control plane's, behind a gpucluster_control_plane_endpoint) and ram_role_name (the nodes' instance RAM role, which the Cluster Autoscaler of autoscaling worker pools authenticates with): a CPU pool running kubeadm init behind an internal load balancer whose address the workers join, or enabled = false with api_endpoint to join an existing API server."
   type        = any
   default     = {}
   nullable    = false
