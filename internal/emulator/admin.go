@@ -239,6 +239,27 @@ func (s *Server) SetNoSpot(typesList []string) error {
 	return nil
 }
 
+// SetQuotas replaces the account's quotas (ecs.Quotas: the vCPU quotas RunInstances enforces
+// and DescribeAccountAttributes answers, the GPU quota, and the other attributes it answers). A
+// zero field keeps its default; the zero Quotas restores every default.
+func (s *Server) SetQuotas(q emuecs.Quotas) error {
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.db.compute().SetQuotas(q)
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// Quotas are the quotas the emulator enforces now, defaults filled in.
+func (s *Server) Quotas() emuecs.Quotas {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.compute().EffectiveQuotas()
+}
+
 // SetConsoleOutput replaces what instanceID's serial console shows ("" empties it); ECS
 // GetInstanceConsoleOutput answers it, Base64-encoded as the vendor does. A node agent beside the
 // emulator writes it (the consoles are not saved with the state).
@@ -311,6 +332,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
+	case "/_emulator/quotas":
+		// GET shows the quotas in force, defaults filled in; PUT replaces the ones set.
+		serveTable(s, w, r, func() any { return s.db.compute().EffectiveQuotas() }, s.SetQuotas)
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.compute().Unavailable }, s.SetUnavailable)
 	case "/_emulator/no_spot":

@@ -19,6 +19,7 @@ var ecsResponseShapes = map[string]string{
 	"2014-05-26/DeleteInstances":                "{RequestId}",
 	"2014-05-26/DeleteLaunchTemplate":           "{LaunchTemplateId,LaunchTemplateVersionNumbers{versionNumbers},RequestId}",
 	"2014-05-26/DeleteSecurityGroup":            "{RequestId}",
+	"2014-05-26/DescribeAccountAttributes":      "{AccountAttributeItems{AccountAttributeItem{AttributeName,AttributeValues{ValueItem{Count,DiskCategory,ExpiredTime,InstanceChargeType,InstanceType,Value,ZoneId}}}},RequestId}",
 	"2014-05-26/DescribeAvailableResource":      "{AvailableZones{AvailableZone{AvailableResources{AvailableResource{SupportedResources{SupportedResource{Max,Min,Status,StatusCategory,Unit,Value}},Type}},RegionId,Status,StatusCategory,ZoneId}},RequestId}",
 	"2014-05-26/DescribeDeploymentSets":         "{DeploymentSets{DeploymentSet{AccountId,Capacities{Capacity{AvailableAmount,UsedAmount,ZoneId}},CreationTime,DeploymentSetDescription,DeploymentSetId,DeploymentSetName,DeploymentStrategy,Domain,Granularity,GroupCount,InstanceAmount,InstanceIds{InstanceId},Strategy,Type}},PageNumber,PageSize,RegionId,RequestId,TotalCount}",
 	"2014-05-26/DescribeHpcClusters":            "{HpcClusters{HpcCluster{Description,HpcClusterId,Name}},PageNumber,PageSize,RequestId,TotalCount}",

@@ -243,7 +243,7 @@ func runInstances(c *call) (any, *core.Error) {
 			if stockLimited && n < minAmount {
 				return nil, errNoStock(vsw.Zone, it.Name)
 			}
-			return nil, core.Errf(403, "QuotaExceed.ElasticQuota",
+			return nil, errQuota(
 				"The GPU quota is exceeded: %d instance(s) of %s need %d GPUs, %d of the quota of %d are in use, %d remain.",
 				minAmount, it.Name, minAmount*it.GPUs, d.gpusInUse(), d.gpuQuota(), max(quotaLeft, 0))
 		}
@@ -251,6 +251,10 @@ func runInstances(c *call) (any, *core.Error) {
 	}
 	if n < minAmount {
 		return nil, errNoStock(vsw.Zone, it.Name)
+	}
+	// The region's vCPU quota (pay-as-you-go or spot) is the vendor's other instance quota.
+	if n, e = c.vcpuFit(n, minAmount, it, spot, charge); e != nil {
+		return nil, e
 	}
 	if z := d.Capacity[vsw.Zone]; z != nil {
 		if _, ok := z[it.Name]; ok {

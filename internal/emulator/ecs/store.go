@@ -153,6 +153,8 @@ type Store struct {
 	Unavailable map[string]map[string]string `json:"unavailable,omitempty"`
 	// NoSpot lists the instance types sold pay-as-you-go only (see NoSpotList).
 	NoSpot []string `json:"no_spot,omitempty"`
+	// Quotas are the quotas PUT /_emulator/quotas set; nil keeps the defaults (see quotas.go).
+	Quotas *Quotas `json:"quotas,omitempty"`
 
 	order     []*instance                   // live instances ordered by Seq
 	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances
@@ -176,12 +178,7 @@ const DefaultGPUQuota = 100000
 // every state it builds.
 func (d *Store) Configure(s Settings) { d.settings = s }
 
-func (d *Store) gpuQuota() int {
-	if d.settings.GPUQuota <= 0 {
-		return DefaultGPUQuota
-	}
-	return d.settings.GPUQuota
-}
+func (d *Store) gpuQuota() int { return d.EffectiveQuotas().GPUs }
 
 // Init makes the maps a state file without some ECS keys left nil and rebuilds the indexes.
 func (d *Store) Init() {
