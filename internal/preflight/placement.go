@@ -1,0 +1,169 @@
+package preflight
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+)
+
+// Smallest and largest vSwitch blocks the vendor allows: "the subnet mask must be /16 to /29"
+// (CreateVSwitch CidrBlock,
+// https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-createvswitch).
+const (
+	widestVSwitchPrefix    = 16
+	narrowestVSwitchPrefix = 29
+)
+
+// placer fills pools into zones the way a create would: each pool's zones in order, each zone
+// taking what its vSwitch's free addresses allow (shared by the pools on one vSwitch) where the
+// type has stock.
+type placer struct {
+	a     Account
+	taken map[string]int // vSwitch id -> addresses the pools before took
+}
+
+// checkPlacement places every pool, and names for each that does not fit the zones or the
+// vSwitches that stop it.
+func checkPlacement(s Stack, a Account, notes *[]string) []*planerr.Error {
+	pl := placer{a: a, taken: make(map[string]int, len(s.Pools))}
+	var out []*planerr.Error
+	placed := 0
+	for _, p := range s.Pools {
+		left, stockless, full := pl.place(p)
+		placed += p.Count - left
+		if left == 0 {
+			continue
+		}
+		if e := pl.shortfall(p, left, stockless, full); e != nil {
+			out = append(out, e)
+		}
+	}
+	if placed > 0 {
+		*notes = append(*notes, fmt.Sprintf("%d nodes placed in zones with stock and vSwitches with free addresses", placed))
+	}
+	return out
+}
+
+// place takes p's nodes zone by zone; it answers how many found no place, the zones without
+// stock of the type (or without a vSwitch) and the vSwitches that ran out of addresses.
+func (pl *placer) place(p Pool) (left int, stockless []string, full []VSwitch) {
+	left = p.Count
+	for _, z := range p.Zones {
+		if left == 0 {
+			break
+		}
+		vsw, ok := p.VSwitches[z]
+		if !ok || !pl.inStock(z, p.InstanceType) {
+			stockless = append(stockless, z)
+			continue
+		}
+		free, known := pl.a.FreeAddresses[vsw.ID]
+		if !known {
+			left = 0
+			break
+		}
+		n := min(left, max(free-pl.taken[vsw.ID], 0))
+		pl.taken[vsw.ID] += n
+		left -= n
+		if left > 0 {
+			full = append(full, vsw)
+		}
+	}
+	return left, stockless, full
+}
+
+func (pl *placer) inStock(zone, typ string) bool {
+	if pl.a.Stock == nil {
+		return true
+	}
+	return pl.a.Stock[zone][typ] == Available
+}
+
+// otherZones are the region's zones with stock of typ that p does not use, for the fix.
+func (pl *placer) otherZones(p Pool) []string {
+	var out []string
+	for z, types := range pl.a.Stock {
+		if types[p.InstanceType] == Available && !slices.Contains(p.Zones, z) {
+			out = append(out, z)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shortfall explains why left of p's nodes found no place: the vSwitches are full, or no zone
+// of p has the type.
+func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch) *planerr.Error {
+	addZone := ""
+	if zs := pl.otherZones(p); len(zs) > 0 {
+		addZone = fmt.Sprintf("add zone %s (it has %s in stock) to zones", strings.Join(zs, " or "), p.InstanceType)
+	}
+	if len(full) == 0 {
+		why := fmt.Sprintf("has no zone with %s in stock and a vSwitch: %s sold out, not sold or without a vSwitch; %d of %d nodes have no place",
+			p.InstanceType, strings.Join(stockless, ", "), left, p.Count)
+		fix := addZone
+		if fix == "" {
+			fix = "choose another instance_type: no zone of the region has " + p.InstanceType + " in stock"
+		}
+		return planerr.Input(planerr.Join(p.Path, "zones"), strings.Join(p.Zones, ","), why, fix)
+	}
+	widest := full[0]
+	for _, v := range full[1:] {
+		if prefixOf(v.CIDR) < prefixOf(widest.CIDR) {
+			widest = v
+		}
+	}
+	freeLeft := pl.a.FreeAddresses[widest.ID] - pl.taken[widest.ID]
+	why := fmt.Sprintf("needs %d more private addresses: vSwitch %s (%s) has %d free, %d left once nodes take them, and %s",
+		left, widest.ID, widest.CIDR, pl.a.FreeAddresses[widest.ID], freeLeft, describeOthers(full, widest, stockless))
+	fixes := []string{widenFix(widest, freeLeft, left)}
+	if addZone != "" {
+		fixes = append(fixes, addZone)
+	}
+	return planerr.Input(planerr.Join(p.Path, "vswitch_ids"), widest.ID, why, strings.Join(fixes, ", or "))
+}
+
+func describeOthers(full []VSwitch, widest VSwitch, stockless []string) string {
+	var parts []string
+	for _, v := range full {
+		if v.ID != widest.ID {
+			parts = append(parts, v.ID+" is full too")
+		}
+	}
+	if len(stockless) > 0 {
+		parts = append(parts, "no stock or vSwitch in "+strings.Join(stockless, ", "))
+	}
+	if len(parts) == 0 {
+		return "the pool has no other zone"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// widenFix names the block v would need to hold need more addresses. A vSwitch's block cannot
+// change, so the fix is a new, wider vSwitch in its place.
+func widenFix(v VSwitch, freeLeft, need int) string {
+	p := prefixOf(v.CIDR)
+	if p < 0 {
+		return fmt.Sprintf("use a vSwitch with %d more free addresses than %s", need, v.ID)
+	}
+	used := (1 << (32 - p)) - freeLeft // addresses in use, the reserved ones included
+	want := uint(used + need)
+	newPrefix := 32 - bits.Len(want-1) // smallest block of at least want addresses
+	if newPrefix < widestVSwitchPrefix {
+		return fmt.Sprintf("no vSwitch holds that many (/%d is the widest): spread the pool over more zones", widestVSwitchPrefix)
+	}
+	return fmt.Sprintf("widen CIDR %s: replace vSwitch %s with a /%d (%d addresses)", v.CIDR, v.ID, min(newPrefix, narrowestVSwitchPrefix), 1<<(32-min(newPrefix, narrowestVSwitchPrefix)))
+}
+
+// prefixOf is an IPv4 CIDR's prefix length, -1 when it is not one.
+func prefixOf(cidr string) int {
+	pfx, err := netip.ParsePrefix(cidr)
+	if err != nil || !pfx.Addr().Is4() {
+		return -1
+	}
+	return pfx.Bits()
+}

@@ -1,0 +1,124 @@
+// Package preflight answers, before anything is created, whether a stack fits what the account
+// and the region give: the vCPU and GPU quotas, the stock of each instance type in each zone,
+// the free addresses of each vSwitch and the quotas of EIPs, NAT gateways, load balancers and
+// scaling groups. Each shortfall is a planerr.Error naming the attribute, what it needs, what is
+// available and the fix; when nothing falls short, Report.Summary says by how much it fits.
+// Report.Estimate is the API calls the create makes and their time at the provider's rate limit.
+//
+// Pure Go, no I/O and no provider types: the caller reads the account (DescribeAccountAttributes,
+// DescribeAvailableResource, DescribeVSwitches and the other products' quotas) and the stack's
+// plan, and hands both over as plain values.
+package preflight
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+)
+
+// Stack is what a plan would create.
+type Stack struct {
+	Pools         []Pool
+	ScalingGroups []ScalingGroup
+	// LoadBalancers, EIPs and NATGateways are how many of each the stack creates.
+	LoadBalancers, EIPs, NATGateways int
+	// Backends is how many servers the load balancers put behind them in all (the control
+	// plane's nodes), for the call estimate.
+	Backends int
+}
+
+// Pool is a node pool: Count nodes of one instance type, placed in Zones in order.
+type Pool struct {
+	// Path is the pool's attribute path, the prefix of its diagnostics' paths
+	// ("gpucluster_node_pool.train" or `node_pools["train"]`).
+	Path         string
+	InstanceType string
+	// VCPUs and GPUs are one node's (the instance type's, from the catalog).
+	VCPUs, GPUs int
+	Count       int
+	Spot        bool
+	// Zones are the zones the pool may use, in the order it fills them.
+	Zones []string
+	// VSwitches are the pool's vSwitch per zone.
+	VSwitches map[string]VSwitch
+}
+
+// ScalingGroup is an Auto Scaling group: it may grow to MaxSize instances of InstanceType,
+// which the quotas must hold although none are created with it.
+type ScalingGroup struct {
+	Path         string
+	InstanceType string
+	VCPUs, GPUs  int
+	MaxSize      int
+	Spot         bool
+}
+
+// VSwitch is a vSwitch a pool places nodes in.
+type VSwitch struct {
+	ID, CIDR string
+}
+
+// Quota is a limit and how much of it is in use. Max <= 0 means unknown: not checked.
+type Quota struct {
+	Max, Used int
+}
+
+func (q Quota) known() bool { return q.Max > 0 }
+func (q Quota) left() int   { return max(q.Max-q.Used, 0) }
+
+// Stock statuses, as DescribeAvailableResource answers a type in a zone.
+const (
+	Available = "Available"
+	SoldOut   = "SoldOut"
+)
+
+// Account is what the account and the region give.
+type Account struct {
+	// PostpaidVCPUs and SpotVCPUs are DescribeAccountAttributes' max-/used-postpaid- and
+	// max-/used-spot-instance-vcpu-count; GPUs the account's GPU quota.
+	PostpaidVCPUs, SpotVCPUs, GPUs Quota
+	// Stock is zone -> instance type -> status (Available, SoldOut); a type a zone does not list
+	// is not sold there. A nil Stock is unknown: not checked.
+	Stock map[string]map[string]string
+	// FreeAddresses is vSwitch id -> its free private addresses (DescribeVSwitches
+	// AvailableIpAddressCount). A vSwitch not listed is unknown: not checked.
+	FreeAddresses map[string]int
+	// EIPs, NATGateways, LoadBalancers and ScalingGroups are the region's quotas of each.
+	EIPs, NATGateways, LoadBalancers, ScalingGroups Quota
+	// ScalingGroupMaxSize is the largest MaxSize one scaling group may have; 0 is unknown.
+	ScalingGroupMaxSize int
+}
+
+// Report is the preflight's answer.
+type Report struct {
+	// Shortfalls are what does not fit, each naming its attribute and the fix; none when the
+	// stack fits.
+	Shortfalls []*planerr.Error
+	// Summary says, when the stack fits, what it takes of each quota; when it does not, how
+	// many shortfalls there are. Unknown figures are named as not checked.
+	Summary  string
+	Estimate Estimate
+}
+
+// Fits is whether nothing falls short.
+func (r Report) Fits() bool { return len(r.Shortfalls) == 0 }
+
+// Check compares the stack with the account. rateLimit is the provider's client-side ceiling on
+// requests per second (cloud.Config.RateLimit, cloud.DefaultRateLimit when the provider block
+// leaves it out).
+func Check(s Stack, a Account, rateLimit float64) Report {
+	var r Report
+	var notes []string
+	r.Shortfalls = append(r.Shortfalls, checkQuotas(s, a, &notes)...)
+	r.Shortfalls = append(r.Shortfalls, checkPlacement(s, a, &notes)...)
+	r.Shortfalls = append(r.Shortfalls, checkNetworkQuotas(s, a, &notes)...)
+	r.Estimate = EstimateCalls(s, rateLimit)
+	if len(r.Shortfalls) > 0 {
+		r.Summary = fmt.Sprintf("%d shortfall(s): the create would fail part-way", len(r.Shortfalls))
+	} else {
+		r.Summary = "fits: " + strings.Join(notes, "; ")
+	}
+	r.Summary += fmt.Sprintf("; about %d API calls, %s at %g requests/s", r.Estimate.Total, r.Estimate.Duration, rateLimit)
+	return r
+}

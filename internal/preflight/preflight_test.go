@@ -1,0 +1,139 @@
+package preflight
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	zoneA = "cn-wulanchabu-a"
+	zoneB = "cn-wulanchabu-b"
+	zoneC = "cn-wulanchabu-c"
+	gpu8  = "ecs.gn7e-c16g1.32xlarge" // 128 vCPUs, 8 GPUs
+)
+
+// fitting is a stack of 20 GPU nodes over two zones and an account that holds it.
+func fitting() (Stack, Account) {
+	s := Stack{
+		Pools: []Pool{{
+			Path: "pools[0]", InstanceType: gpu8, VCPUs: 128, GPUs: 8, Count: 20,
+			Zones:     []string{zoneA, zoneB},
+			VSwitches: map[string]VSwitch{zoneA: {"vsw-a", "10.0.0.0/28"}, zoneB: {"vsw-b", "10.0.1.0/24"}},
+		}},
+		ScalingGroups: []ScalingGroup{{Path: "autoscale[0]", InstanceType: gpu8, VCPUs: 128, GPUs: 8, MaxSize: 4, Spot: true}},
+		LoadBalancers: 1, EIPs: 1, NATGateways: 1, Backends: 3,
+	}
+	a := Account{
+		PostpaidVCPUs: Quota{Max: 4000, Used: 100}, SpotVCPUs: Quota{Max: 1000}, GPUs: Quota{Max: 400, Used: 8},
+		Stock: map[string]map[string]string{
+			zoneA: {gpu8: Available}, zoneB: {gpu8: Available}, zoneC: {gpu8: Available},
+		},
+		FreeAddresses: map[string]int{"vsw-a": 11, "vsw-b": 250},
+		EIPs:          Quota{Max: 20, Used: 2}, NATGateways: Quota{Max: 5}, LoadBalancers: Quota{Max: 60}, ScalingGroups: Quota{Max: 100},
+		ScalingGroupMaxSize: 2000,
+	}
+	return s, a
+}
+
+func TestFits(t *testing.T) {
+	s, a := fitting()
+	r := Check(s, a, 20)
+	if !r.Fits() {
+		t.Fatalf("shortfalls: %v", r.Shortfalls)
+	}
+	for _, want := range []string{"fits: ", "2560 of 3900 vCPUs left under max-postpaid-instance-vcpu-count", "512 of 1000 vCPUs left under max-spot",
+		"192 of 392 GPUs", "20 nodes placed"} {
+		if !strings.Contains(r.Summary, want) {
+			t.Errorf("summary lacks %q: %s", want, r.Summary)
+		}
+	}
+}
+
+// Each case breaks one thing of the fitting stack and wants the one shortfall it causes, pinned
+// to its attribute, with the need, what is available and the fix in its message.
+func TestShortfalls(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		break_ func(*Stack, *Account)
+		path   string
+		want   []string
+	}{
+		{"pay-as-you-go vCPUs", func(s *Stack, a *Account) { a.PostpaidVCPUs.Max = 2000 }, "pools[0].count",
+			[]string{"needs 2560 vCPUs", "1900 available, 660 short", "raise max-postpaid-instance-vcpu-count to at least 2660", "lower pools[0].count by 6"}},
+		{"spot vCPUs", func(s *Stack, a *Account) { a.SpotVCPUs = Quota{Max: 600, Used: 200} }, "autoscale[0].max_size",
+			[]string{"needs 512 vCPUs", "400 available", "max-spot-instance-vcpu-count to at least 712", "lower autoscale[0].max_size by 1"}},
+		{"GPUs", func(s *Stack, a *Account) { a.GPUs = Quota{Max: 160, Used: 0} }, "pools[0].count",
+			[]string{"needs 192 GPUs (pools[0].count 160, autoscale[0].max_size 32)", "32 short", "the GPU quota to at least 192"}},
+		{"no stock in the pool's zones", func(s *Stack, a *Account) { a.Stock[zoneA][gpu8], a.Stock[zoneB][gpu8] = SoldOut, SoldOut }, "pools[0].zones",
+			[]string{"no zone with " + gpu8 + " in stock", "20 of 20 nodes have no place", "add zone " + zoneC}},
+		{"no stock anywhere", func(s *Stack, a *Account) { a.Stock = map[string]map[string]string{zoneA: {}} }, "pools[0].zones",
+			[]string{"choose another instance_type"}},
+		{"vSwitch too narrow", func(s *Stack, a *Account) { a.FreeAddresses["vsw-b"] = 4 }, "pools[0].vswitch_ids",
+			[]string{"needs 5 more private addresses", "vsw-b (10.0.1.0/24) has 4 free", "vsw-a is full too", "replace vSwitch vsw-b with a /23", "add zone " + zoneC}},
+		{"EIPs", func(s *Stack, a *Account) { a.EIPs.Used = 20 }, "eips",
+			[]string{"needs 1 EIPs", "0 available", "the EIP quota to at least 21"}},
+		{"NAT gateways", func(s *Stack, a *Account) { s.NATGateways = 6 }, "nat_gateways",
+			[]string{"needs 6 NAT gateways", "5 available"}},
+		{"load balancers", func(s *Stack, a *Account) { a.LoadBalancers = Quota{Max: 1, Used: 1} }, "load_balancers",
+			[]string{"the CLB instance quota to at least 2"}},
+		{"scaling groups", func(s *Stack, a *Account) { a.ScalingGroups = Quota{Max: 3, Used: 3} }, "scaling_groups",
+			[]string{"the scaling group quota to at least 4"}},
+		{"scaling group max size", func(s *Stack, a *Account) { a.ScalingGroupMaxSize = 3 }, "autoscale[0].max_size",
+			[]string{"largest max size a scaling group may have here, 3", "lower it to 3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, a := fitting()
+			c.break_(&s, &a)
+			r := Check(s, a, 20)
+			if len(r.Shortfalls) != 1 {
+				t.Fatalf("want 1 shortfall, got %d: %v", len(r.Shortfalls), r.Shortfalls)
+			}
+			e := r.Shortfalls[0]
+			if e.Path != c.path {
+				t.Errorf("path %q, want %q", e.Path, c.path)
+			}
+			msg := e.Error()
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message lacks %q:\n%s", w, msg)
+				}
+			}
+			if e.Fix == "" || e.Why == "" || r.Fits() || !strings.HasPrefix(r.Summary, "1 shortfall") {
+				t.Errorf("incomplete: why %q fix %q summary %q", e.Why, e.Fix, r.Summary)
+			}
+		})
+	}
+}
+
+// An unknown quota or address count is not checked, and the summary says so.
+func TestUnknownIsNotChecked(t *testing.T) {
+	s, a := fitting()
+	a.PostpaidVCPUs, a.FreeAddresses, a.Stock = Quota{}, nil, nil
+	r := Check(s, a, 20)
+	if !r.Fits() || !strings.Contains(r.Summary, "max-postpaid-instance-vcpu-count not checked") {
+		t.Fatalf("fits %v, summary %s", r.Fits(), r.Summary)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	s, _ := fitting()
+	s.Pools[0].Count = 250
+	e := EstimateCalls(s, 20)
+	for action, want := range map[string]int{"RunInstances": 3, "DescribeInstances": 3 * waitPolls, "AddBackendServers": 1,
+		"CreateScalingGroup": 1, "CreateNatGateway": 1, "AllocateEipAddress": 1} {
+		if e.Calls[action] != want {
+			t.Errorf("%s: %d calls, want %d", action, e.Calls[action], want)
+		}
+	}
+	sum := 0
+	for _, n := range e.Calls {
+		sum += n
+	}
+	if sum != e.Total || e.Duration != time.Duration(float64(e.Total)/20*float64(time.Second)).Round(time.Second) {
+		t.Fatalf("total %d (sum %d), duration %s", e.Total, sum, e.Duration)
+	}
+	if EstimateCalls(s, 0).Duration != 0 {
+		t.Fatal("no rate limit should give no time")
+	}
+}

@@ -1,0 +1,154 @@
+package preflight
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+)
+
+// QuotaCenter is where the vendor raises a quota: "You can apply for a quota increase in the
+// Quota Center console" (DescribeAccountAttributes,
+// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeaccountattributes).
+const QuotaCenter = "https://quotas.console.aliyun.com"
+
+// use is one attribute's share of a quota: n units of per each.
+type use struct {
+	path   string
+	n, per int
+}
+
+func (u use) total() int { return u.n * u.per }
+
+// demand is what the stack asks of one quota.
+type demand struct {
+	quota string // the quota's name, as DescribeAccountAttributes or the Quota Center names it
+	unit  string
+	uses  []use
+}
+
+func (d demand) total() int {
+	n := 0
+	for _, u := range d.uses {
+		n += u.total()
+	}
+	return n
+}
+
+// largest is the use that takes most: the attribute a shortfall is pinned to.
+func (d demand) largest() use {
+	best := d.uses[0]
+	for _, u := range d.uses[1:] {
+		if u.total() > best.total() {
+			best = u
+		}
+	}
+	return best
+}
+
+// checkQuotas holds the instances (pools at count, scaling groups at max size, as the autoscaler
+// may take them there) to the pay-as-you-go and spot vCPU quotas and the GPU quota.
+func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
+	postpaid := demand{quota: "max-postpaid-instance-vcpu-count", unit: "vCPUs"}
+	spot := demand{quota: "max-spot-instance-vcpu-count", unit: "vCPUs"}
+	gpus := demand{quota: "the GPU quota", unit: "GPUs"}
+	add := func(path string, n, vcpus, g int, isSpot bool) {
+		if n <= 0 {
+			return
+		}
+		if isSpot {
+			spot.uses = append(spot.uses, use{path, n, vcpus})
+		} else {
+			postpaid.uses = append(postpaid.uses, use{path, n, vcpus})
+		}
+		if g > 0 {
+			gpus.uses = append(gpus.uses, use{path, n, g})
+		}
+	}
+	for _, p := range s.Pools {
+		add(planerr.Join(p.Path, "count"), p.Count, p.VCPUs, p.GPUs, p.Spot)
+	}
+	for _, g := range s.ScalingGroups {
+		add(planerr.Join(g.Path, "max_size"), g.MaxSize, g.VCPUs, g.GPUs, g.Spot)
+	}
+	var out []*planerr.Error
+	for _, c := range []struct {
+		d demand
+		q Quota
+	}{{postpaid, a.PostpaidVCPUs}, {spot, a.SpotVCPUs}, {gpus, a.GPUs}} {
+		if e := c.d.against(c.q, notes); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// against is the shortfall of d under q, or nil; it notes how d fits otherwise.
+func (d demand) against(q Quota, notes *[]string) *planerr.Error {
+	need := d.total()
+	switch {
+	case need == 0:
+		return nil
+	case !q.known():
+		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
+		return nil
+	case need <= q.left():
+		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
+		return nil
+	}
+	big := d.largest()
+	short := need - q.left()
+	fewer := (short + big.per - 1) / big.per
+	why := fmt.Sprintf("needs %d %s (%s) but %s is %d with %d in use: %d available, %d short",
+		need, d.unit, d.shares(), d.quota, q.Max, q.Used, q.left(), short)
+	fix := fmt.Sprintf("raise %s to at least %d in the Quota Center (%s), or lower %s by %d", d.quota, q.Used+need, QuotaCenter, big.path, fewer)
+	if fewer > big.n {
+		fix = fmt.Sprintf("raise %s to at least %d in the Quota Center (%s)", d.quota, q.Used+need, QuotaCenter)
+	}
+	return planerr.Input(big.path, strconv.Itoa(big.n), why, fix).WithSupported(fmt.Sprintf("at most %d %s in all", q.left(), d.unit))
+}
+
+// shares lists each attribute's share, largest first: "pools.a.count 800, pools.b.count 400".
+func (d demand) shares() string {
+	us := append([]use(nil), d.uses...)
+	sort.SliceStable(us, func(i, j int) bool { return us[i].total() > us[j].total() })
+	parts := make([]string, 0, len(us))
+	for _, u := range us {
+		parts = append(parts, fmt.Sprintf("%s %d", u.path, u.total()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkNetworkQuotas holds the stack's EIPs, NAT gateways, load balancers and scaling groups to
+// the region's quotas, and each scaling group's max size to the largest one allowed.
+func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
+	var out []*planerr.Error
+	for _, c := range []struct {
+		path, quota, unit string
+		n                 int
+		q                 Quota
+	}{
+		{"eips", "the EIP quota", "EIPs", s.EIPs, a.EIPs},
+		{"nat_gateways", "the NAT gateway quota", "NAT gateways", s.NATGateways, a.NATGateways},
+		{"load_balancers", "the CLB instance quota", "load balancers", s.LoadBalancers, a.LoadBalancers},
+		{"scaling_groups", "the scaling group quota", "scaling groups", len(s.ScalingGroups), a.ScalingGroups},
+	} {
+		d := demand{quota: c.quota, unit: c.unit, uses: []use{{c.path, c.n, 1}}}
+		if e := d.against(c.q, notes); e != nil {
+			out = append(out, e)
+		}
+	}
+	if a.ScalingGroupMaxSize > 0 {
+		for _, g := range s.ScalingGroups {
+			if g.MaxSize > a.ScalingGroupMaxSize {
+				out = append(out, planerr.Input(planerr.Join(g.Path, "max_size"), strconv.Itoa(g.MaxSize),
+					fmt.Sprintf("is above the largest max size a scaling group may have here, %d", a.ScalingGroupMaxSize),
+					fmt.Sprintf("lower it to %d or split the pool, or raise the scaling group size quota in the Quota Center (%s)", a.ScalingGroupMaxSize, QuotaCenter)).
+					WithSupported(fmt.Sprintf("0..%d", a.ScalingGroupMaxSize)))
+			}
+		}
+	}
+	return out
+}
