@@ -120,7 +120,7 @@ func TestEstimate(t *testing.T) {
 	s, _ := fitting()
 	s.Pools[0].Count = 250
 	e := EstimateCalls(s, 20)
-	for action, want := range map[string]int{"RunInstances": 3, "DescribeInstances": 3 * waitPolls, "AddBackendServers": 1,
+	for action, want := range map[string]int{"RunInstances": 3, "DescribeInstances": 6, "DescribePrice": 1, "AddBackendServers": 1,
 		"CreateScalingGroup": 1, "CreateNatGateway": 1, "AllocateEipAddress": 1} {
 		if e.Calls[action] != want {
 			t.Errorf("%s: %d calls, want %d", action, e.Calls[action], want)
