@@ -13,6 +13,7 @@ func bigStack(nodes int) (Stack, Account) {
 		PostpaidVCPUs: Quota{Max: nodes * 128}, SpotVCPUs: Quota{Max: 1000}, GPUs: Quota{Max: nodes * 8},
 		Stock: map[string]map[string]string{}, FreeAddresses: map[string]int{},
 		EIPs: Quota{Max: 20}, NATGateways: Quota{Max: 5}, LoadBalancers: Quota{Max: 60}, ScalingGroups: Quota{Max: 100},
+		VPCInstances: Quota{Max: VPCInstanceCapacity},
 	}
 	for _, z := range zones {
 		a.Stock[z] = map[string]string{gpu8: Available}

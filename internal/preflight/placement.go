@@ -10,9 +10,10 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
-// Smallest and largest vSwitch blocks the vendor allows: "the subnet mask must be /16 to /29"
-// (CreateVSwitch CidrBlock,
-// https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-createvswitch).
+// Smallest and largest vSwitch blocks the vendor allows (CreateVSwitch CidrBlock: a mask of /16
+// to /29), and "after you create a vSwitch, you cannot modify its CIDR block",
+// so a wider block is a new vSwitch
+// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-createvswitch).
 const (
 	widestVSwitchPrefix    = 16
 	narrowestVSwitchPrefix = 29

@@ -67,6 +67,9 @@ type Quota struct {
 func (q Quota) known() bool { return q.Max > 0 }
 func (q Quota) left() int   { return max(q.Max-q.Used, 0) }
 
+// VPCInstanceCapacity is the instances one VPC holds (see Account.VPCInstances).
+const VPCInstanceCapacity = 15000
+
 // Stock statuses, as DescribeAvailableResource answers a type in a zone.
 const (
 	Available = "Available"
@@ -86,6 +89,12 @@ type Account struct {
 	FreeAddresses map[string]int
 	// EIPs, NATGateways, LoadBalancers and ScalingGroups are the region's quotas of each.
 	EIPs, NATGateways, LoadBalancers, ScalingGroups Quota
+	// VPCInstances is how many instances the stack's VPC holds: "The number of instances in a
+	// vSwitch cannot exceed the remaining capacity of the VPC. The remaining capacity is the
+	// difference between 15,000 and the current number of instances" (CreateVSwitch,
+	// https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-createvswitch).
+	// Max is VPCInstanceCapacity and Used the instances in the VPC already, for an existing one.
+	VPCInstances Quota
 	// ScalingGroupMaxSize is the largest MaxSize one scaling group may have; 0 is unknown.
 	ScalingGroupMaxSize int
 }

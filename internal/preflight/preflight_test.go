@@ -31,7 +31,7 @@ func fitting() (Stack, Account) {
 		},
 		FreeAddresses: map[string]int{"vsw-a": 11, "vsw-b": 250},
 		EIPs:          Quota{Max: 20, Used: 2}, NATGateways: Quota{Max: 5}, LoadBalancers: Quota{Max: 60}, ScalingGroups: Quota{Max: 100},
-		ScalingGroupMaxSize: 2000,
+		ScalingGroupMaxSize: 2000, VPCInstances: Quota{Max: VPCInstanceCapacity, Used: 100},
 	}
 	return s, a
 }
@@ -43,7 +43,7 @@ func TestFits(t *testing.T) {
 		t.Fatalf("shortfalls: %v", r.Shortfalls)
 	}
 	for _, want := range []string{"fits: ", "2560 of 3900 vCPUs left under max-postpaid-instance-vcpu-count", "512 of 1000 vCPUs left under max-spot",
-		"192 of 392 GPUs", "20 nodes placed"} {
+		"192 of 392 GPUs", "24 of 14900 instances left under the VPC's instance capacity", "20 nodes placed"} {
 		if !strings.Contains(r.Summary, want) {
 			t.Errorf("summary lacks %q: %s", want, r.Summary)
 		}
@@ -71,6 +71,8 @@ func TestShortfalls(t *testing.T) {
 			[]string{"choose another instance_type"}},
 		{"vSwitch too narrow", func(s *Stack, a *Account) { a.FreeAddresses["vsw-b"] = 4 }, "pools[0].vswitch_ids",
 			[]string{"needs 5 more private addresses", "vsw-b (10.0.1.0/24) has 4 free", "vsw-a is full too", "replace vSwitch vsw-b with a /23", "add zone " + zoneC}},
+		{"VPC capacity", func(s *Stack, a *Account) { a.VPCInstances.Used = 14980 }, "pools[0].count",
+			[]string{"needs 24 instances (pools[0].count 20, autoscale[0].max_size 4)", "20 available, 4 short", "put part of the stack in another VPC, or lower pools[0].count by 4"}},
 		{"EIPs", func(s *Stack, a *Account) { a.EIPs.Used = 20 }, "eips",
 			[]string{"needs 1 EIPs", "0 available", "the EIP quota to at least 21"}},
 		{"NAT gateways", func(s *Stack, a *Account) { s.NATGateways = 6 }, "nat_gateways",

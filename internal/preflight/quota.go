@@ -27,6 +27,8 @@ type demand struct {
 	quota string // the quota's name, as DescribeAccountAttributes or the Quota Center names it
 	unit  string
 	uses  []use
+	// fixed is the fix of a limit the Quota Center does not raise; "" for a quota it does.
+	fixed string
 }
 
 func (d demand) total() int {
@@ -49,7 +51,8 @@ func (d demand) largest() use {
 }
 
 // checkQuotas holds the instances (pools at count, scaling groups at max size, as the autoscaler
-// may take them there) to the pay-as-you-go and spot vCPU quotas and the GPU quota.
+// may take them there) to the pay-as-you-go and spot vCPU quotas, the GPU quota and the VPC's
+// capacity.
 func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 	postpaid := demand{quota: "max-postpaid-instance-vcpu-count", unit: "vCPUs"}
 	spot := demand{quota: "max-spot-instance-vcpu-count", unit: "vCPUs"}
@@ -67,17 +70,20 @@ func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 			gpus.uses = append(gpus.uses, use{path, n, g})
 		}
 	}
+	vpc := demand{quota: "the VPC's instance capacity", unit: "instances", fixed: "put part of the stack in another VPC"}
 	for _, p := range s.Pools {
 		add(planerr.Join(p.Path, "count"), p.Count, p.VCPUs, p.GPUs, p.Spot)
+		vpc.uses = append(vpc.uses, use{planerr.Join(p.Path, "count"), p.Count, 1})
 	}
 	for _, g := range s.ScalingGroups {
 		add(planerr.Join(g.Path, "max_size"), g.MaxSize, g.VCPUs, g.GPUs, g.Spot)
+		vpc.uses = append(vpc.uses, use{planerr.Join(g.Path, "max_size"), g.MaxSize, 1})
 	}
 	var out []*planerr.Error
 	for _, c := range []struct {
 		d demand
 		q Quota
-	}{{postpaid, a.PostpaidVCPUs}, {spot, a.SpotVCPUs}, {gpus, a.GPUs}} {
+	}{{postpaid, a.PostpaidVCPUs}, {spot, a.SpotVCPUs}, {gpus, a.GPUs}, {vpc, a.VPCInstances}} {
 		if e := c.d.against(c.q, notes); e != nil {
 			out = append(out, e)
 		}
@@ -106,6 +112,9 @@ func (d demand) against(q Quota, notes *[]string) *planerr.Error {
 	fix := fmt.Sprintf("raise %s to at least %d in the Quota Center (%s), or lower %s by %d", d.quota, q.Used+need, QuotaCenter, big.path, fewer)
 	if fewer > big.n {
 		fix = fmt.Sprintf("raise %s to at least %d in the Quota Center (%s)", d.quota, q.Used+need, QuotaCenter)
+	}
+	if d.fixed != "" {
+		fix = fmt.Sprintf("%s, or lower %s by %d", d.fixed, big.path, fewer)
 	}
 	return planerr.Input(big.path, strconv.Itoa(big.n), why, fix).WithSupported(fmt.Sprintf("at most %d %s in all", q.left(), d.unit))
 }
