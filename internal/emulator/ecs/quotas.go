@@ -98,10 +98,13 @@ func (d *Store) vcpusInUse(region string, spot bool) int {
 	return n
 }
 
-// errQuota is RunInstances' answer beyond a quota. The vendor's RunInstances error list answers
-// a launch beyond the account's instance (vCPU or GPU) quota with HTTP 403 QuotaExceed.ElasticQuota
+// errQuota is RunInstances' answer beyond a quota: HTTP 403 QuotaExceed.ElasticQuota, the
+// code the emulator already answered the GPU quota with and internal/nodepool tells apart from a
+// stock-out. The vendor lists its error codes with RunInstances
 // (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances,
-// "Error codes"); internal/nodepool already tells it apart from a stock-out by this code.
+// "Error codes"); that this code, and no vCPU-specific one, is the vCPU quota's answer was not
+// re-read there when the vCPU quota was added (the copy at hand lacked the table): check it
+// before relying on the exact code.
 func errQuota(format string, args ...any) *core.Error {
 	return core.Errf(403, "QuotaExceed.ElasticQuota", format, args...)
 }
