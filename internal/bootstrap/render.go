@@ -307,6 +307,13 @@ type cloudConfig struct {
 	RunCmd     [][]string  `json:"runcmd"`
 }
 
+// CloudConfig and WriteFile are the document's shape for a package that reads it back and
+// writes its own (internal/bundle: the bundle's files and the stub), so both stay one shape.
+type (
+	CloudConfig = cloudConfig
+	WriteFile   = writeFile
+)
+
 type writeFile struct {
 	Path        string `json:"path"`
 	Permissions string `json:"permissions,omitempty"`

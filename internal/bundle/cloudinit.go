@@ -32,18 +32,9 @@ const defaultMode fs.FileMode = 0o644
 // writes. It is decoded strictly, so a document with any other key (packages, users, bootcmd)
 // is refused rather than half carried over: the stub only writes files and starts the unit.
 // Stub writes its own document with it too.
-type cloudConfig struct {
-	WriteFiles []writeFile `json:"write_files"`
-	RunCmd     [][]string  `json:"runcmd"`
-}
+type cloudConfig = bootstrap.CloudConfig
 
-type writeFile struct {
-	Path        string `json:"path"`
-	Permissions string `json:"permissions,omitempty"`
-	Owner       string `json:"owner,omitempty"`
-	Encoding    string `json:"encoding,omitempty"`
-	Content     string `json:"content"`
-}
+type writeFile = bootstrap.WriteFile
 
 // FromCloudInit maps today's node user data to a bundle: the files of the provider's own
 // #cloud-config document (bootstrap.Render's, as it is or packed with bootstrap.PackUserData)
@@ -72,7 +63,7 @@ func FromCloudInit(doc string) (map[string]File, error) {
 	}
 	files := make(map[string]File, len(cc.WriteFiles))
 	for _, w := range cc.WriteFiles {
-		f, err := w.file()
+		f, err := fileOf(w)
 		if err != nil {
 			return nil, fmt.Errorf("write_files %s: %w", w.Path, err)
 		}
@@ -90,8 +81,8 @@ func FromCloudInit(doc string) (map[string]File, error) {
 	return files, nil
 }
 
-// file is the entry's decoded content and mode.
-func (w writeFile) file() (File, error) {
+// fileOf is the entry's decoded content and mode.
+func fileOf(w writeFile) (File, error) {
 	if w.Owner != "" && w.Owner != "root" && w.Owner != "root:root" {
 		return File{}, fmt.Errorf("owner %q: a bundle's files are root's", w.Owner)
 	}
