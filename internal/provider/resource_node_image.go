@@ -91,13 +91,7 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},
-			"builder_instance_type": schema.StringAttribute{Optional: true, Computed: true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Instance type of the builder: a GPU type (the driver phase loads the driver and runs `nvidia-smi`), " +
-					"an NVSwitch type when `nvswitch` is true (Fabric Manager starts only on an NVSwitch machine), with eRDMA interfaces when " +
-					"`erdma` is true. Unset: the catalog's smallest GPU type that has what the image is baked for (fewest vCPUs, then least " +
-					"memory; no type that needs an HPC cluster). Set it to the type of the pools the image is for to bake on the same hardware. " +
-					"Changing it changes nothing baked, except `nvswitch` when that is unset."},
+			"builder_instance_type": nodeImageBuilderTypeAttribute(),
 			"base_image_id": schema.StringAttribute{Optional: true, Computed: true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
 				MarkdownDescription: "The public Ubuntu 22.04 image the builder starts from. Unset: the newest of family `" + cloud.UbuntuFamily +
@@ -115,11 +109,8 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"package_mirror": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: replace,
 				MarkdownDescription: packageMirrorDoc + " Unset: the region's default.",
 				Validators:          []validator.String{stringvalidator.OneOf(bootstrap.PackageMirrors()...)}},
-			"nvswitch": schema.BoolAttribute{Optional: true, Computed: true,
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Install NVIDIA Fabric Manager at the driver's version, for NVSwitch types (the catalog's `nvswitch`). " +
-					"Unset: whether `builder_instance_type` has NVSwitch (false when that is unset too). A change replaces the image (`content_digest`)."},
-			"erdma": nodeImageFlag("Install the eRDMA stack, for pools on an eRDMA network. Default `false`."),
+			"nvswitch": nodeImageNVSwitchAttribute(),
+			"erdma":    nodeImageFlag("Install the eRDMA stack, for pools on an eRDMA network. Default `false`."),
 			"host_cuda": nodeImageFlag("Install the CUDA toolkit and NCCL on the host (from the internet, several GB), as the pools' " +
 				"`kubernetes.host_cuda`. Default `false`."),
 			"nfs_client": nodeImageFlag("Install the NFS client, as pools with NAS or CPFS `mounts` do. Default `true`."),
@@ -152,6 +143,25 @@ func nodeImageTimeouts(ctx context.Context) schema.Attribute {
 		return nested
 	}
 	return attr
+}
+
+// nodeImageBuilderTypeAttribute: the builder's type, from the catalog when unset.
+func nodeImageBuilderTypeAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Computed: true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "Instance type of the builder: a GPU type (the driver phase loads the driver and runs `nvidia-smi`), " +
+			"an NVSwitch type when `nvswitch` is true (Fabric Manager starts only on an NVSwitch machine), with eRDMA interfaces when " +
+			"`erdma` is true. Unset: the catalog's smallest GPU type that has what the image is baked for (fewest vCPUs, then least " +
+			"memory; no type that needs an HPC cluster). Set it to the type of the pools the image is for to bake on the same hardware. " +
+			"Changing it changes nothing baked, except `nvswitch` when that is unset."}
+}
+
+// nodeImageNVSwitchAttribute: Fabric Manager in the image, following the builder's type when unset.
+func nodeImageNVSwitchAttribute() schema.BoolAttribute {
+	return schema.BoolAttribute{Optional: true, Computed: true,
+		PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "Install NVIDIA Fabric Manager at the driver's version, for NVSwitch types (the catalog's `nvswitch`). " +
+			"Unset: whether `builder_instance_type` has NVSwitch (false when that is unset too). A change replaces the image (`content_digest`)."}
 }
 
 func nodeImageFlag(doc string) schema.BoolAttribute {
