@@ -60,6 +60,26 @@ func (s *stack) instances() []clusterreport.Instance {
 // steps are not used: they cannot read back a state with modules.
 func (s *stack) apply(t *testing.T, root string, env ...string) string {
 	t.Helper()
+	run := s.prepare(t, root, env...)
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
+}
+
+// applyFails applies root expecting the apply to fail, and returns its output; what it made is
+// destroyed with the test, and nothing may be left.
+func (s *stack) applyFails(t *testing.T, root string) string {
+	t.Helper()
+	code, out := s.prepare(t, root).Run("apply", "-auto-approve", "-no-color", "-input=false")
+	if code == 0 {
+		t.Fatalf("apply succeeded, want it to fail:\n%s", out)
+	}
+	return out
+}
+
+// prepare writes root into a CLI run against the stack's emulator, installs its module calls,
+// and registers the cleanup: destroy, then nothing may be left in the emulator.
+func (s *stack) prepare(t *testing.T, root string, env ...string) *acctest.CLIRun {
+	t.Helper()
 	run := acctest.NewCLIRun(t)
 	run.UseEmulator(s.emu.URL)
 	run.Env = append(run.Env, env...)
@@ -73,30 +93,7 @@ func (s *stack) apply(t *testing.T, root string, env ...string) string {
 			t.Errorf("resources left behind after destroy: %v", left)
 		}
 	})
-	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
-	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
-}
-
-// applyFails applies root expecting the apply to fail, and returns its output; what it made is
-// destroyed with the test, and nothing may be left.
-func (s *stack) applyFails(t *testing.T, root string) string {
-	t.Helper()
-	run := acctest.NewCLIRun(t)
-	run.UseEmulator(s.emu.URL)
-	run.Write(root)
-	s.dir = run.Dir
-	run.MustRun("get", "-no-color")
-	t.Cleanup(func() {
-		run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
-		if left := s.emu.Resources().Counts(); len(left) != 0 {
-			t.Errorf("resources left behind after destroy: %v", left)
-		}
-	})
-	code, out := run.Run("apply", "-auto-approve", "-no-color", "-input=false")
-	if code == 0 {
-		t.Fatalf("apply succeeded, want it to fail:\n%s", out)
-	}
-	return out
+	return run
 }
 
 // converge waits up to 3 minutes until want instances are Ready nodes and every validation pod
