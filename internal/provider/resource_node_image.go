@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -315,16 +314,4 @@ func (r *nodeImageResource) Delete(ctx context.Context, req resource.DeleteReque
 	if err := deleteNodeImage(ctx, r.client, &state); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Deleting node image %s", state.ID.ValueString()), err.Error())
 	}
-}
-
-// fullyKnown says whether every value, and everything nested in it, is known: what the content
-// digest is made of must be, or the digest planned would differ from the one applied.
-func fullyKnown(ctx context.Context, values ...attr.Value) bool {
-	for _, v := range values {
-		tv, err := v.ToTerraformValue(ctx)
-		if err != nil || !tv.IsFullyKnown() {
-			return false
-		}
-	}
-	return true
 }

@@ -65,6 +65,19 @@ func hasUnknown(l basetypes.ListValue) bool {
 	return false
 }
 
+// fullyKnown says whether every value, and everything nested in it, is known: what a planned value is
+// made of must be, or the value planned would differ from the one applied (the node image's
+// content digest).
+func fullyKnown(ctx context.Context, values ...attr.Value) bool {
+	for _, v := range values {
+		tv, err := v.ToTerraformValue(ctx)
+		if err != nil || !tv.IsFullyKnown() {
+			return false
+		}
+	}
+	return true
+}
+
 // stringList builds a list(string) value.
 func stringList(values []string) types.List {
 	elems := make([]attr.Value, len(values))
