@@ -1,9 +1,11 @@
 package bootstrap
 
 // Baking a node image: an image builder (an ECS instance from the public Ubuntu 22.04 image) runs
-// the install phases a GPU worker would run at boot (installPhases: mirrors, packages, eRDMA,
-// driver, Fabric Manager, container runtime, host CUDA, kubelet), pulls the cluster's images into
-// containerd, checks what it installed, seals the machine and powers off; CreateImage then makes
+// the install phases a node of the image's role would run at boot (installPhases: a GPU worker's
+// mirrors, packages, eRDMA, driver, Fabric Manager, container runtime, host CUDA, kubelet; a
+// control-plane node's mirrors, packages, container runtime without the NVIDIA toolkit, kubelet),
+// pulls the cluster's images into containerd (on a control-plane image kubeadm's own images too),
+// checks what it installed, seals the machine and powers off; CreateImage then makes
 // an image of its disk. A node booted from that image runs its own script: every install phase
 // whose marker holds the phase's digest (phases.go) is skipped, so the node only mounts and
 // joins. A phase the node would run differently (another driver, registry or mirror) has another
@@ -36,6 +38,10 @@ const (
 // BakeOptions is what an image holds. The fields mean what they mean in Options; a node takes the
 // image's install phases only when its own Options give the same ones.
 type BakeOptions struct {
+	// Role is the role of the nodes the image is for: RoleGPUWorker ("" too) or
+	// RoleControlPlane. A control-plane image has no GPU software, so NVSwitch and HostCUDA must
+	// be false, and it holds kubeadm's control-plane images (ControlPlaneImagesPull).
+	Role     string
 	Versions Versions
 	// ImageRegistry is kubernetes.image_registry: the sandbox image and the registry mirrors the
 	// container runtime phase writes, and where Images are pulled from.
@@ -54,9 +60,18 @@ type BakeOptions struct {
 	Images []string
 }
 
-// nodeOptions are the Options of a GPU worker whose install phases are the image's.
+// role is Role with its default.
+func (b BakeOptions) role() string {
+	if b.Role == "" {
+		return RoleGPUWorker
+	}
+	return b.Role
+}
+
+// nodeOptions are the Options of a node of the image's role whose install phases are the
+// image's.
 func (b BakeOptions) nodeOptions() Options {
-	o := Options{Role: RoleGPUWorker, Versions: b.Versions.WithDefaults(), PackageMirror: b.PackageMirror, Region: b.Region,
+	o := Options{Role: b.role(), Versions: b.Versions.WithDefaults(), PackageMirror: b.PackageMirror, Region: b.Region,
 		ERDMA: b.ERDMA, NVSwitch: b.NVSwitch, HostCUDA: b.HostCUDA, Kubernetes: Kubernetes{ImageRegistry: b.ImageRegistry}}
 	if b.NFS {
 		// Any NFS mount makes the packages phase install the client; the mount itself is the
@@ -81,6 +96,19 @@ func ValidateBake(b BakeOptions) (warnings []string, err error) {
 	if err := images.CheckRegistry("image_registry", b.ImageRegistry); err != nil {
 		return nil, err
 	}
+	switch b.role() {
+	case RoleGPUWorker:
+	case RoleControlPlane:
+		// Refused rather than ignored: the image would not hold what the setting asks for.
+		if b.NVSwitch {
+			return nil, planerr.Input("nvswitch", "true", "installs Fabric Manager, which a control-plane image (no GPU) does not hold", "leave nvswitch unset or false with role = \"control_plane\"")
+		}
+		if b.HostCUDA {
+			return nil, planerr.Input("host_cuda", "true", "installs the CUDA toolkit, which a control-plane image (no GPU) does not hold", "leave host_cuda unset or false with role = \"control_plane\"")
+		}
+	default:
+		return nil, planerr.Input("role", b.Role, "is not a node role", "use \""+RoleGPUWorker+"\" or \""+RoleControlPlane+"\"")
+	}
 	for i, ref := range b.Images {
 		if ref == "" || strings.ContainsAny(ref, " \t\n'\"`$;&|") {
 			return nil, planerr.Input(planerr.Index("images", i), ref, "is not an image reference", "use registry/path/name:tag or name@sha256:<digest>")
@@ -89,8 +117,8 @@ func ValidateBake(b BakeOptions) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// bakePhases are the builder's phases: the install phases of a GPU worker with these options,
-// exactly as the node's script has them, then images and seal.
+// bakePhases are the builder's phases: the install phases of a node of the image's role with
+// these options, exactly as the node's script has them, then images and seal.
 func bakePhases(b BakeOptions) []phase {
 	var out []phase
 	for _, p := range nodePhases(b.nodeOptions().withPlaceholderJoin()) {
@@ -98,12 +126,16 @@ func bakePhases(b BakeOptions) []phase {
 			out = append(out, p)
 		}
 	}
-	if len(b.Images) > 0 {
+	controlPlane := b.role() == RoleControlPlane
+	if len(b.Images) > 0 || controlPlane {
 		pull := []string{"systemctl start containerd"}
 		for _, ref := range b.Images {
 			// --hosts-dir: through the registry mirrors the container runtime phase configured,
 			// as kubelet's pulls go. Layers only for this machine's platform (no --all-platforms).
 			pull = append(pull, fmt.Sprintf("ctr -n k8s.io images pull --hosts-dir %s '%s' >/dev/null", CertsDir, ref))
+		}
+		if controlPlane {
+			pull = append(pull, b.ControlPlaneImagesPull())
 		}
 		out = append(out, phase{PhaseImages, pull})
 	}
@@ -112,7 +144,11 @@ func bakePhases(b BakeOptions) []phase {
 		// a GPU image the driver's kernel module built for this kernel.
 		"kubeadm version -o short",
 		"systemctl is-enabled kubelet containerd",
-		`modinfo -F version nvidia`,
+	}
+	if !controlPlane {
+		seal = append(seal, `modinfo -F version nvidia`)
+	}
+	seal = append(seal,
 		// The builder's own bootstrap must not run on the node's first boot: the node's
 		// cloud-init writes the node's script and unit and starts them.
 		"systemctl disable " + BootstrapUnit,
@@ -122,15 +158,31 @@ func bakePhases(b BakeOptions) []phase {
 		"rm -f /var/lib/dbus/machine-id",
 		"apt-get clean",
 		`rm -f "$S/nouveau-reboot"`,
-	}
+	)
 	return append(out, phase{PhaseSeal, seal})
 }
 
-// withPlaceholderJoin gives a worker's Options what nodePhases needs for its join phase, which
-// the image leaves out: an endpoint and a token of the right forms.
+// ControlPlaneImagesPull is the images phase's line that pulls kubeadm's control-plane images
+// (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd, coredns) from the
+// cluster's imageRepository at the exact release the kubelet phase installs: what kubeadm init
+// and kubeadm join --control-plane pull in their preflight, which skips an image already present
+// (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-config/#cmd-config-images-pull).
+// The version is given, never a label such as stable-1: kubeadm would ask dl.k8s.io for it.
+// kubeadm pulls through the CRI, so through the registry mirrors containerd was configured with.
+func (b BakeOptions) ControlPlaneImagesPull() string {
+	return fmt.Sprintf("kubeadm config images pull --image-repository '%s' --kubernetes-version 'v%s'", b.ImageRegistry, b.Versions.WithDefaults().k8sRelease())
+}
+
+// withPlaceholderJoin gives a node's Options what nodePhases needs for its join phase, which
+// the image leaves out: an endpoint and a token of the right forms, and on a control-plane node a
+// certificate key (it joins as the second and later control-plane nodes do).
 func (o Options) withPlaceholderJoin() Options {
 	o.Kubernetes.APIEndpoint = "127.0.0.1:6443"
 	o.Kubernetes.JoinToken = "abcdef.0123456789abcdef"
+	if o.Role == RoleControlPlane {
+		o.Kubernetes.JoinControlPlane = true
+		o.Kubernetes.CertificateKey = strings.Repeat("0", 64)
+	}
 	return o
 }
 

@@ -14,7 +14,7 @@ import (
 
 // bakeFor is the image a node with options o would take every install phase from.
 func bakeFor(o Options) BakeOptions {
-	return BakeOptions{Versions: o.Versions, ImageRegistry: o.Kubernetes.ImageRegistry, PackageMirror: o.PackageMirror,
+	return BakeOptions{Role: o.Role, Versions: o.Versions, ImageRegistry: o.Kubernetes.ImageRegistry, PackageMirror: o.PackageMirror,
 		Region: o.Region, ERDMA: o.ERDMA, NVSwitch: o.NVSwitch, HostCUDA: o.HostCUDA, NFS: slices.ContainsFunc(o.Mounts, func(m string) bool {
 			p, _ := ParseMount(m)
 			return p.isNFS()
@@ -29,8 +29,58 @@ func TestBakeRunsTheNodesInstallPhases(t *testing.T) {
 	o.Kubernetes.ImageRegistry = "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
 	o.ERDMA = true
 	o.Versions = o.Versions.WithDefaults() // as Render does
+	bake := checkBakeHoldsInstallPhases(t, o, bakeFor(o))
+	for _, w := range []string{"ctr -n k8s.io images pull --hosts-dir " + CertsDir + " '" + images.RefIn(images.Flannel, o.Kubernetes.ImageRegistry) + "'",
+		"systemctl disable " + BootstrapUnit, "cloud-init clean --logs --seed", "truncate -s 0 /etc/machine-id", "modinfo -F version nvidia",
+		"report " + StateBaked + "\n${GPUCLUSTER_POWEROFF:-systemctl poweroff --no-block}\n"} {
+		if !strings.Contains(bake, w) {
+			t.Errorf("the builder's script lacks %q", w)
+		}
+	}
+	if strings.Contains(bake, "kubeadm config images pull") {
+		t.Error("a GPU worker's image pulls kubeadm's control-plane images")
+	}
+}
+
+// A control-plane image holds the install phases of both kinds of control-plane node (the first,
+// which inits, and the others, which join) and kubeadm's control-plane images at the release the
+// node installs, and nothing of a GPU's.
+func TestControlPlaneBakeHoldsWhatControlPlaneNodesInstall(t *testing.T) {
+	first := controlPlane()
+	first.Region, first.Kubernetes.ImageRegistry = "cn-wulanchabu", "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
+	first.Kubernetes.CACertPEM, first.Kubernetes.CAKeyPEM, first.Kubernetes.CertificateKey = "ca", "key", strings.Repeat("ab", 32)
+	first.Versions = first.Versions.WithDefaults()
+	joiner := first
+	joiner.Kubernetes.JoinControlPlane, joiner.Kubernetes.CACertHash = true, "sha256:"+strings.Repeat("ab", 32)
+	b := bakeFor(first)
+	for name, o := range map[string]Options{"first control-plane node": first, "joining control-plane node": joiner} {
+		t.Run(name, func(t *testing.T) {
+			bake := checkBakeHoldsInstallPhases(t, o, b)
+			pull := "kubeadm config images pull --image-repository '" + first.Kubernetes.ImageRegistry + "' --kubernetes-version 'v" + first.Versions.k8sRelease() + "'"
+			if !strings.Contains(phaseBody(bake, PhaseImages), pull) {
+				t.Errorf("the images phase does not pull kubeadm's control-plane images (%s):\n%s", pull, phaseBody(bake, PhaseImages))
+			}
+			for _, gpu := range []string{"nvidia", "Fabric", "cuda"} {
+				if strings.Contains(bake, gpu) {
+					t.Errorf("a control-plane image's builder script mentions %q", gpu)
+				}
+			}
+		})
+	}
+	for field, bad := range map[string]BakeOptions{"nvswitch": {Role: RoleControlPlane, NVSwitch: true}, "host_cuda": {Role: RoleControlPlane, HostCUDA: true}, "role": {Role: "etcd"}} {
+		_, err := ValidateBake(bad)
+		if pe, ok := planerr.As(err); !ok || pe.Path != field {
+			t.Errorf("ValidateBake(%+v) = %v, want an error on %s", bad, err, field)
+		}
+	}
+}
+
+// checkBakeHoldsInstallPhases checks that the builder of b runs o's install phases exactly as
+// o's script has them, then images and seal, and joins nothing; it answers the builder's script.
+func checkBakeHoldsInstallPhases(t *testing.T, o Options, b BakeOptions) string {
+	t.Helper()
 	node := script(o)
-	bake := BakeScript(bakeFor(o))
+	bake := BakeScript(b)
 	var want []string
 	for _, p := range phaseOrder(node) {
 		if slices.Contains(installPhases, p) {
@@ -45,16 +95,10 @@ func TestBakeRunsTheNodesInstallPhases(t *testing.T) {
 			t.Errorf("phase %s differs between the builder and the node:\nbuilder:%s\nnode:%s", p, phaseBody(bake, p), phaseBody(node, p))
 		}
 	}
-	for _, w := range []string{"ctr -n k8s.io images pull --hosts-dir " + CertsDir + " '" + images.RefIn(images.Flannel, o.Kubernetes.ImageRegistry) + "'",
-		"systemctl disable " + BootstrapUnit, "cloud-init clean --logs --seed", "truncate -s 0 /etc/machine-id",
-		"report " + StateBaked + "\n${GPUCLUSTER_POWEROFF:-systemctl poweroff --no-block}\n"} {
-		if !strings.Contains(bake, w) {
-			t.Errorf("the builder's script lacks %q", w)
-		}
-	}
 	if strings.Contains(bake, "kubeadm join") || strings.Contains(bake, "kubeadm init") {
 		t.Error("the builder's script joins or inits a cluster")
 	}
+	return bake
 }
 
 // A node booted from a baked image skips the install phases the builder ran (same digest) and

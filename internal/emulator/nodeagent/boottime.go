@@ -159,6 +159,8 @@ type bootModel struct {
 	imageID            string
 	bandwidthMBps      float64
 	controlPlane, init bool
+	// controlPlaneImagesHeld: the node's image holds kubeadm's control-plane images.
+	controlPlaneImagesHeld bool
 }
 
 // part is one contribution to a step.
@@ -171,6 +173,8 @@ type part struct {
 // images come from ci.
 func modelBoot(in *emulator.InstanceView, p NodePlan, role string, ci clusterImages) bootModel {
 	m := bootModel{bandwidthMBps: bandwidthMBps(in.Type), controlPlane: role != RoleWorker, init: role == RoleInit, imageID: p.Image.imageID}
+	// kubeadm's preflight pulls only the control-plane images the node does not have.
+	m.controlPlaneImagesHeld = m.controlPlane && p.Image.pulledRef(ci.controlPlaneImage())
 	m.add(StepBoot, part{"the instance's boot to cloud-init (estimate)", bootSeconds})
 	for _, ph := range p.Phases {
 		if ph.held {
@@ -264,7 +268,7 @@ func (m *bootModel) phaseParts(ph scriptPhase) []part {
 // kubeadmParts are kubeadm init or join: a control-plane node pulls kubeadm's images first.
 func (m *bootModel) kubeadmParts(phase string) []part {
 	var parts []part
-	if m.controlPlane {
+	if m.controlPlane && !m.controlPlaneImagesHeld {
 		parts = append(parts, m.pull("kubeadm's control-plane images", controlPlaneImagesMB))
 	}
 	if m.init && phase == bootstrap.PhaseInit {

@@ -111,6 +111,51 @@ func TestBakedWorkerModelsAboutAMinute(t *testing.T) {
 	}
 }
 
+// controlPlaneBake is the bake of firstControlPlane's install phases, pre-pulling the pod network.
+func controlPlaneBake() bootstrap.BakeOptions {
+	return bootstrap.BakeOptions{Role: bootstrap.RoleControlPlane, Region: testRegion, ImageRegistry: inRegionRegistry,
+		Images: []string{images.RefIn(images.Pause, inRegionRegistry), images.RefIn(images.Flannel, inRegionRegistry), images.RefIn(images.FlannelCNIPlugin, inRegionRegistry)}}
+}
+
+// The first control-plane node from a control-plane image skips its install phases and kubeadm's
+// image pulls (the image holds them at the release it installs): its init step is kubeadm's own
+// work only, and it is Ready well before the same node from the public image.
+func TestBakedControlPlaneSkipsInstallAndKubeadmPulls(t *testing.T) {
+	public := syncOnce(t, goodView(t), newFakeKube())["i-cp"]
+	v := goodView(t)
+	fromImage(t, &v, "i-cp", controlPlaneBake())
+	baked := syncOnce(t, v, newFakeKube())["i-cp"]
+	if baked.Node == "" || baked.Reason != "" {
+		t.Fatalf("baked control plane: node %q, reason %q; want it Ready", baked.Node, baked.Reason)
+	}
+	for _, phase := range []string{bootstrap.PhaseMirrors, bootstrap.PhasePackages, bootstrap.PhaseContainerRuntime, bootstrap.PhaseKubelet} {
+		if s := stepOf(t, baked, phase); !s.Held {
+			t.Errorf("phase %s = %+v, want held by the control-plane image", phase, s)
+		}
+	}
+	if s := stepOf(t, baked, bootstrap.PhaseInit); strings.Contains(s.DominatedBy, "control-plane images") {
+		t.Errorf("init step %+v pulls kubeadm's images, which the image holds", s)
+	}
+	if s := stepOf(t, public, bootstrap.PhaseInit); s.Seconds <= stepOf(t, baked, bootstrap.PhaseInit).Seconds {
+		t.Errorf("init from the public image %+v is not longer than from the image", s)
+	}
+	// What is left is the instance's boot, kubeadm init itself and the pod network's start.
+	if baked.ModeledReadySeconds > 120 || baked.ModeledReadySeconds >= public.ModeledReadySeconds {
+		t.Errorf("baked control plane Ready at %.0f s, public at %.0f s: want about two minutes at most, and less than public\n%+v", baked.ModeledReadySeconds, public.ModeledReadySeconds, baked.Boot)
+	}
+
+	// A control-plane image made for another Kubernetes release holds kubeadm's images of that
+	// release: the node pulls its own.
+	other := controlPlaneBake()
+	other.Versions.Kubernetes = "1.30"
+	v = goodView(t)
+	fromImage(t, &v, "i-cp", other)
+	st := syncOnce(t, v, newFakeKube())["i-cp"]
+	if s := stepOf(t, st, bootstrap.PhaseInit); s.Seconds <= stepOf(t, baked, bootstrap.PhaseInit).Seconds {
+		t.Errorf("init from an image of Kubernetes 1.32 = %+v, not longer than from the matching image's %+v", s, stepOf(t, baked, bootstrap.PhaseInit))
+	}
+}
+
 // The same worker from the public image installs everything: minutes (over four), the driver
 // phase the longest, dominated by the DKMS build of the kernel module.
 func TestPublicImageWorkerModelsMinutes(t *testing.T) {

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -85,9 +86,24 @@ func holdsOf(images []emulator.ImageView, id string) imageHolds {
 		for _, m := range prePullRE.FindAllStringSubmatch(script, -1) {
 			h.pulled[m[1]] = true
 		}
+		for _, m := range kubeadmPullRE.FindAllStringSubmatch(script, -1) {
+			for _, name := range kubeadmImageNames {
+				h.pulled[m[1]+"/"+name+":"+m[2]] = true
+			}
+		}
 	}
 	return h
 }
+
+// kubeadmPullRE finds a control-plane image's pull of kubeadm's images (bootstrap.BakeOptions'
+// ControlPlaneImagesPull): kubeadm config images pull --image-repository '<repo>'
+// --kubernetes-version '<version>'.
+var kubeadmPullRE = regexp.MustCompile(`kubeadm config images pull --image-repository '([^']+)' --kubernetes-version '([^']+)'`)
+
+// kubeadmImageNames are the control-plane images tagged with the Kubernetes release that
+// "kubeadm config images pull" pulls (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#custom-images);
+// etcd and coredns have their own tags, which follow from the release.
+var kubeadmImageNames = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 
 func findImage(images []emulator.ImageView, id string) (emulator.ImageView, bool) {
 	for _, img := range images {

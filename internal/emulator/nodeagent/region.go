@@ -67,14 +67,23 @@ func (c clusterImages) kubeProxy() string {
 	return c.repo + "/kube-proxy:" + c.version
 }
 
+// controlPlaneImage stands for kubeadm's control-plane images: kube-apiserver at the cluster's
+// version (untagged when it is not known, which any tag an image holds matches).
+func (c clusterImages) controlPlaneImage() string {
+	if c.version == "" {
+		return c.repo + "/kube-apiserver"
+	}
+	return c.repo + "/kube-apiserver:" + c.version
+}
+
 // nodePulls are the images the node pulls before it is Ready, those its image holds (image.go)
-// left out: on a control-plane node kubeadm's control-plane images (its preflight pulls them, and
-// the static pods need them); on any other kube-proxy; everywhere the pause image every pod
+// left out: on a control-plane node kubeadm's control-plane images (its preflight pulls those not
+// present, and the static pods need them); on any other kube-proxy; everywhere the pause image every pod
 // starts in and the pod network's images.
 func nodePulls(p NodePlan, controlPlane bool, ci clusterImages) []imagePull {
 	var pulls []imagePull
 	if controlPlane {
-		pulls = append(pulls, imagePull{ref: ci.repo + "/kube-apiserver", what: "kubeadm's control-plane images from imageRepository " + ci.repo +
+		pulls = append(pulls, imagePull{ref: ci.controlPlaneImage(), what: "kubeadm's control-plane images from imageRepository " + ci.repo +
 			", which kubeadm's preflight pulls: kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd, coredns", fatal: true, controlPlane: true})
 	} else {
 		pulls = append(pulls, imagePull{ref: ci.kubeProxy(), what: "kube-proxy (the DaemonSet kubeadm deploys from imageRepository " + ci.repo +
@@ -84,7 +93,7 @@ func nodePulls(p NodePlan, controlPlane bool, ci clusterImages) []imagePull {
 	for _, ref := range ci.cni {
 		pulls = append(pulls, imagePull{ref: ref, what: "the pod network's image (CNI " + bootstrap.CNIAddonFile + ")"})
 	}
-	return slices.DeleteFunc(pulls, func(pull imagePull) bool { return !pull.controlPlane && p.Image.pulledRef(pull.ref) })
+	return slices.DeleteFunc(pulls, func(pull imagePull) bool { return p.Image.pulledRef(pull.ref) })
 }
 
 var imageRE = regexp.MustCompile(`(?m)^\s*(?:- )?image:\s*["']?([^"'\s]+)["']?\s*$`)

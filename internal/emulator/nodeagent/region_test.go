@@ -172,7 +172,7 @@ func TestRegionRefusesTodaysBootstrap(t *testing.T) {
 	checkOutcomes(t, got, kube, map[string]outcome{
 		"i-cp": {reason: []string{
 			"pkgs.k8s.io is unreliable from cn-wulanchabu", "a NAT gateway or EIP gives a route, not reachability", regionreach.SourceKubeadmAptIssue,
-			"pulling registry.k8s.io/kube-apiserver (kubeadm's control-plane images from imageRepository registry.k8s.io", "registry.k8s.io is blocked", regionreach.SourceRegistryK8sIssue,
+			"pulling registry.k8s.io/kube-apiserver:v1.33.", "(kubeadm's control-plane images from imageRepository registry.k8s.io", "registry.k8s.io is blocked", regionreach.SourceRegistryK8sIssue,
 			"pulling registry.k8s.io/pause:3.10@sha256:", "the pause (sandbox) image every pod starts in, set by the bootstrap script",
 			"ghcr.io/flannel-io/flannel:", "ghcr.io is unreliable", regionreach.SourceGHCRIssue,
 		}},
