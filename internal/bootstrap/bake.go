@@ -151,8 +151,8 @@ func bakePhases(b BakeOptions) []phase {
 	seal = append(seal,
 		// The builder's own bootstrap must not run on the node's first boot: the node's
 		// cloud-init writes the node's script and unit and starts them.
-		"systemctl disable " + BootstrapUnit,
-		"rm -f " + systemdDir + BootstrapUnit + " " + ScriptPath,
+		"systemctl disable "+BootstrapUnit,
+		"rm -f "+systemdDir+BootstrapUnit+" "+ScriptPath,
 		"cloud-init clean --logs --seed",
 		"truncate -s 0 /etc/machine-id",
 		"rm -f /var/lib/dbus/machine-id",
