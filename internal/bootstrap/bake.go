@@ -169,8 +169,13 @@ func bakePhases(b BakeOptions) []phase {
 // (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-config/#cmd-config-images-pull).
 // The version is given, never a label such as stable-1: kubeadm would ask dl.k8s.io for it.
 // kubeadm pulls through the CRI, so through the registry mirrors containerd was configured with.
+// Without ImageRegistry kubeadm's default repository, registry.k8s.io, is the cluster's too.
 func (b BakeOptions) ControlPlaneImagesPull() string {
-	return fmt.Sprintf("kubeadm config images pull --image-repository '%s' --kubernetes-version 'v%s'", b.ImageRegistry, b.Versions.WithDefaults().k8sRelease())
+	repo := ""
+	if b.ImageRegistry != "" {
+		repo = fmt.Sprintf(" --image-repository '%s'", b.ImageRegistry)
+	}
+	return fmt.Sprintf("kubeadm config images pull%s --kubernetes-version 'v%s'", repo, b.Versions.WithDefaults().k8sRelease())
 }
 
 // withPlaceholderJoin gives a node's Options what nodePhases needs for its join phase, which

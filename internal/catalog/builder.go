@@ -24,7 +24,17 @@ func ImageBuilderType(nvswitch, erdma bool) (InstanceType, error) {
 	if len(fits) == 0 {
 		return InstanceType{}, fmt.Errorf("no GPU type in the catalog has nvswitch = %t and erdma = %t", nvswitch, erdma)
 	}
-	return slices.MinFunc(fits, func(a, b InstanceType) int {
-		return cmp.Or(cmp.Compare(a.VCPU, b.VCPU), cmp.Compare(a.MemoryGiB, b.MemoryGiB), cmp.Compare(a.Name, b.Name))
-	}), nil
+	return slices.MinFunc(fits, smallerType), nil
+}
+
+// smallerType orders types by fewest vCPUs, then least memory, then name.
+func smallerType(a, b InstanceType) int {
+	return cmp.Or(cmp.Compare(a.VCPU, b.VCPU), cmp.Compare(a.MemoryGiB, b.MemoryGiB), cmp.Compare(a.Name, b.Name))
+}
+
+// ControlPlaneImageBuilderType is the smallest CPU type, the builder of a control-plane image:
+// that image holds no GPU software, so nothing in its bake needs a GPU, and an image made on one
+// ECS type boots on the others of its architecture (the control-plane pools' g7 and c7 types).
+func ControlPlaneImageBuilderType() InstanceType {
+	return slices.MinFunc(CPUInstanceTypes(), smallerType)
 }

@@ -23,3 +23,16 @@ func TestImageBuilderType(t *testing.T) {
 		t.Logf("nvswitch %t erdma %t: %s", c.nvswitch, c.erdma, got.Name)
 	}
 }
+
+// A control-plane image is baked on the smallest CPU type: no GPU, and none smaller.
+func TestControlPlaneImageBuilderType(t *testing.T) {
+	got := ControlPlaneImageBuilderType()
+	if got.IsGPU() {
+		t.Fatalf("control-plane builder %s has a GPU", got.Name)
+	}
+	for _, o := range CPUInstanceTypes() {
+		if o.VCPU < got.VCPU || (o.VCPU == got.VCPU && o.MemoryGiB < got.MemoryGiB) {
+			t.Errorf("%s (%d vCPU, %v GiB) is smaller than the chosen %s", o.Name, o.VCPU, o.MemoryGiB, got.Name)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func (r *nodeImageResource) spec(ctx context.Context, plan *nodeImageModel) (nod
 	diags.Append(d...)
 	zone := net.Zones[0]
 	return nodeimage.Spec{
-		Name: plan.Name.ValueString(), Family: "gpucluster-node", Description: "GPU node image baked by terraform-provider-gpucluster",
+		Name: plan.Name.ValueString(), Family: "gpucluster-node", Description: "Kubernetes node image (" + b.Role + ") baked by terraform-provider-gpucluster",
 		Content: plan.ContentDigest.ValueString(), BaseImageID: base, InstanceType: plan.BuilderInstanceType.ValueString(),
 		ZoneID: zone, VSwitchID: net.VSwitchIDs[zone], SecurityGroupID: net.SecurityGroupID, SystemDiskGiB: nodeImageSystemDiskGiB,
 		UserData: bootstrap.PackUserData(doc), CopyTo: regions, Tags: tags,

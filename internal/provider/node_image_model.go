@@ -23,6 +23,7 @@ import (
 type nodeImageModel struct {
 	ID                  types.String   `tfsdk:"id"`
 	Name                types.String   `tfsdk:"name"`
+	Role                types.String   `tfsdk:"role"`
 	NetworkID           types.String   `tfsdk:"network_id"`
 	BuilderInstanceType types.String   `tfsdk:"builder_instance_type"`
 	BaseImageID         types.String   `tfsdk:"base_image_id"`
@@ -45,11 +46,16 @@ type nodeImageModel struct {
 // before any workload, the pod sandbox, the pod network and the GPU DaemonSets.
 var defaultBakedImages = []string{images.Pause, images.Flannel, images.FlannelCNIPlugin, images.DevicePlugin, images.DCGMExporter, images.NodeExporter}
 
+// defaultControlPlaneImages are what a control-plane image pre-pulls unless images is set: the pod
+// sandbox, the pod network and the node exporter (it tolerates every taint); kubeadm's own images
+// come with the role (bootstrap.BakeOptions.ControlPlaneImagesPull).
+var defaultControlPlaneImages = []string{images.Pause, images.Flannel, images.FlannelCNIPlugin, images.NodeExporter}
+
 // bakeOptions is what the image holds, from the plan; registry is image_registry resolved (the
 // region's default when unset) and mirror package_mirror resolved.
 func (m *nodeImageModel) bakeOptions(ctx context.Context, region, registry, mirror string) (bootstrap.BakeOptions, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	b := bootstrap.BakeOptions{ImageRegistry: registry, PackageMirror: mirror, Region: region,
+	b := bootstrap.BakeOptions{Role: m.Role.ValueString(), ImageRegistry: registry, PackageMirror: mirror, Region: region,
 		NVSwitch: m.NVSwitch.ValueBool(), ERDMA: m.ERDMA.ValueBool(), HostCUDA: m.HostCUDA.ValueBool(),
 		NFS: m.NFSClient.IsNull() || m.NFSClient.ValueBool()}
 	if !m.Versions.IsNull() && !m.Versions.IsUnknown() {
@@ -58,7 +64,11 @@ func (m *nodeImageModel) bakeOptions(ctx context.Context, region, registry, mirr
 		b.Versions = bootstrap.Versions{Driver: bv.Driver.ValueString(), CUDA: bv.CUDA.ValueString(), NCCL: bv.NCCL.ValueString(), Kubernetes: bv.Kubernetes.ValueString()}
 	}
 	if m.Images.IsNull() || m.Images.IsUnknown() {
-		for _, name := range defaultBakedImages {
+		defaults := defaultBakedImages
+		if b.Role == bootstrap.RoleControlPlane {
+			defaults = defaultControlPlaneImages
+		}
+		for _, name := range defaults {
 			b.Images = append(b.Images, images.RefIn(name, registry))
 		}
 	} else {
@@ -85,6 +95,16 @@ func contentDigest(b bootstrap.BakeOptions, baseImage string) string {
 // type, and the builder's type from what the image is baked for (catalog.ImageBuilderType). It
 // answers false with the error in diags for a type the catalog does not know.
 func resolveBuilder(plan, cfg *nodeImageModel, diags *diag.Diagnostics) bool {
+	if plan.Role.ValueString() == bootstrap.RoleControlPlane {
+		// No GPU software: any type builds it, the smallest CPU one unless set; no Fabric Manager.
+		if cfg.BuilderInstanceType.IsNull() {
+			plan.BuilderInstanceType = types.StringValue(catalog.ControlPlaneImageBuilderType().Name)
+		}
+		if cfg.NVSwitch.IsNull() {
+			plan.NVSwitch = types.BoolValue(false)
+		}
+		return true
+	}
 	if !cfg.BuilderInstanceType.IsNull() {
 		t, err := catalog.ParseInstanceType(cfg.BuilderInstanceType.ValueString())
 		if err != nil {

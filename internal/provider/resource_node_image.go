@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -63,7 +64,8 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A GPU node image baked in the region through the ECS API, so that a node boots in about a minute " +
-			"instead of installing the NVIDIA stack at every start. A builder instance from the public Ubuntu 22.04 image runs " +
+			"instead of installing the NVIDIA stack at every start (`role = \"control_plane\"`: an image for the control-plane nodes, " +
+			"which holds their software and kubeadm's images). A builder instance from the public Ubuntu 22.04 image runs " +
 			"the install phases a GPU node's bootstrap would run (the in-region package mirror, the NVIDIA driver from Ubuntu's " +
 			"`-server` packages with nouveau blacklisted first, Fabric Manager at the driver's version with `nvswitch`, the " +
 			"NVIDIA container toolkit and containerd, kubelet, kubeadm and kubectl of the pinned release, eRDMA with `erdma`), " +
@@ -87,6 +89,7 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"(CreateImage takes no `.`). The image itself is named `<name>-<first 8 characters of content_digest>`, so the image that " +
 					"replaces it can be made while it still exists (the vendor refuses two images of one name in a region).",
 				Validators: []validator.String{stringvalidator.RegexMatches(nodeImageNamePattern, "must be 2-119 characters: a letter first, then letters, digits, '_', '-' or ':' (CreateImage allows no '.')")}},
+			"role": nodeImageRoleAttribute(),
 			"network_id": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The `gpucluster_rdma_network` the builder runs in (its first zone's vSwitch and its security group). " +
 					"The builder downloads what the nodes would: with the in-VPC mirror and an in-VPC `image_registry` it needs no egress."},
@@ -116,7 +119,8 @@ func (r *nodeImageResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"images": schema.ListAttribute{Optional: true, Computed: true, ElementType: types.StringType,
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown(), listplanmodifier.RequiresReplace()},
 				MarkdownDescription: "Container images pulled into the image, full references. Unset: what every GPU node runs before " +
-					"any workload (the pause image, Flannel and its CNI plugin, the device plugin, DCGM exporter, node exporter) in `image_registry`."},
+					"any workload (the pause image, Flannel and its CNI plugin, the device plugin, DCGM exporter, node exporter) in `image_registry`; " +
+					"for a `control_plane` image the pause image, Flannel and its CNI plugin and node exporter (kubeadm's images come with the role)."},
 			"copy_to_regions": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
 				Validators:          []validator.List{listvalidator.UniqueValues()},
@@ -144,14 +148,27 @@ func nodeImageTimeouts(ctx context.Context) schema.Attribute {
 	return attr
 }
 
+// nodeImageRoleAttribute: whose install phases the image holds.
+func nodeImageRoleAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.RoleGPUWorker),
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		Validators:    []validator.String{stringvalidator.OneOf(bootstrap.RoleGPUWorker, bootstrap.RoleControlPlane)},
+		MarkdownDescription: "The nodes the image is for, as the pools' `kubernetes.role`: `gpu_worker` (default) or `control_plane`. " +
+			"A control-plane image holds the control-plane nodes' install phases (the package mirror, containerd without the NVIDIA " +
+			"toolkit, kubelet, kubeadm and kubectl) and kubeadm's control-plane images (kube-apiserver, kube-controller-manager, " +
+			"kube-scheduler, kube-proxy, etcd, CoreDNS) at the release it installs, pulled from `image_registry`; no GPU software, " +
+			"so `nvswitch` and `host_cuda` are refused with it and its builder is the catalog's smallest CPU type unless set."}
+}
+
 // nodeImageBuilderTypeAttribute: the builder's type, from the catalog when unset.
 func nodeImageBuilderTypeAttribute() schema.StringAttribute {
 	return schema.StringAttribute{Optional: true, Computed: true,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		MarkdownDescription: "Instance type of the builder: a GPU type (the driver phase loads the driver and runs `nvidia-smi`), " +
+		MarkdownDescription: "Instance type of the builder: for a `gpu_worker` image a GPU type (the driver phase loads the driver and runs `nvidia-smi`), " +
 			"an NVSwitch type when `nvswitch` is true (Fabric Manager starts only on an NVSwitch machine), with eRDMA interfaces when " +
 			"`erdma` is true. Unset: the catalog's smallest GPU type that has what the image is baked for (fewest vCPUs, then least " +
-			"memory; no type that needs an HPC cluster). Set it to the type of the pools the image is for to bake on the same hardware. " +
+			"memory; no type that needs an HPC cluster), and for a `control_plane` image the smallest CPU type. Set it to the type of " +
+			"the pools the image is for to bake on the same hardware. " +
 			"Changing it changes nothing baked, except `nvswitch` when that is unset."}
 }
 
@@ -189,7 +206,7 @@ func (r *nodeImageResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	// Settings that come from something not known yet (unknown in the configuration, not just
 	// unset) leave the plan to the apply.
-	if resp.Diagnostics.HasError() || !fullyKnown(ctx, cfg.ImageRegistry, cfg.Images, cfg.Versions, cfg.PackageMirror, cfg.BaseImageID,
+	if resp.Diagnostics.HasError() || !fullyKnown(ctx, cfg.Role, cfg.ImageRegistry, cfg.Images, cfg.Versions, cfg.PackageMirror, cfg.BaseImageID,
 		cfg.BuilderInstanceType, cfg.NVSwitch, cfg.ERDMA, cfg.HostCUDA, cfg.NFSClient) {
 		return
 	}

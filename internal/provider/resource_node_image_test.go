@@ -17,6 +17,8 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
 )
 
 // playBuilders plays the guest side of every image builder the emulator runs, as its bootstrap
@@ -152,6 +154,8 @@ func TestAccNodeImage_badInput(t *testing.T) {
 		{`images = ["ok/image:1", "bad image; rm -rf /"]`, `(?s)images\[1\].*is not an image reference`},
 		{`builder_instance_type = "ecs.g7.2xlarge"`, `(?s)has no GPU.*builder_instance_type: the builder loads the NVIDIA driver.*Use a GPU type`},
 		{`builder_instance_type = "ecs.nope.large"`, `(?s)Unknown instance type "ecs.nope.large".*builder_instance_type: unknown instance type`},
+		{"role = \"control_plane\"\n  nvswitch = true", `(?s)nvswitch "true" installs Fabric Manager, which a control-plane image.*leave nvswitch unset or false`},
+		{`role = "etcd"`, `(?s)role.*value must be one of`},
 	} {
 		t.Run(strings.Fields(c.set)[0], func(t *testing.T) {
 			cfg := emu.Config() + poolNetworkConfig("") + `
@@ -219,4 +223,49 @@ resource "gpucluster_node_image" "gpu" {
 			},
 		},
 	})
+}
+
+// A control-plane image is baked on the smallest CPU type by default and pre-pulls no GPU
+// DaemonSet; its builder's user data pulls kubeadm's control-plane images at the release it
+// installs.
+func TestAccNodeImage_controlPlane(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	playBuilders(t, emu, bootstrap.ConsolePrefix+bootstrap.StateBaked+"\n")
+	addr := "gpucluster_node_image.cp"
+	var builderUserData string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + poolNetworkConfig("") + `
+resource "gpucluster_node_image" "cp" {
+  name       = "cp-node"
+  role       = "control_plane"
+  network_id = gpucluster_rdma_network.net.id
+}`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("builder_instance_type"), knownvalue.StringExact(catalog.ControlPlaneImageBuilderType().Name)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("nvswitch"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("images"), knownvalue.ListSizeExact(4)),
+			},
+			Check: func(*terraform.State) error {
+				for _, img := range emu.View().Images {
+					builderUserData = img.SourceUserData
+				}
+				return nil
+			},
+		}},
+	})
+	if catalog.ControlPlaneImageBuilderType().IsGPU() {
+		t.Error("the control-plane builder has a GPU")
+	}
+	doc, err := nodeagent.DecodeUserData(builderUserData)
+	if err != nil {
+		t.Fatalf("the image's builder user data: %v", err)
+	}
+	script := doc.Files[bootstrap.ScriptPath]
+	if !strings.Contains(script, "kubeadm config images pull --image-repository") || strings.Contains(script, "nvidia") {
+		t.Errorf("the control-plane builder's script does not pull kubeadm's images, or installs NVIDIA software:\n%s", script)
+	}
 }

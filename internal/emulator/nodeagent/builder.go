@@ -46,6 +46,8 @@ func planBuilder(ci CloudInit) (builderPlan, bool) {
 	for _, m := range prePullRE.FindAllStringSubmatch(script, -1) {
 		b.images = append(b.images, m[1])
 	}
+	// kubeadm's control-plane images (image.go, kubeadmPullRE), judged by kube-apiserver's.
+	b.images = append(b.images, kubeadmPulls(script)...)
 	return b, true
 }
 

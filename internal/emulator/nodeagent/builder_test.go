@@ -66,6 +66,21 @@ func TestBuilderThroughTheSDK(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// A control-plane image pulls kubeadm's images from imageRepository: registry.k8s.io does not
+	// answer from a mainland region, so that bake fails at its images phase, naming it.
+	t.Run("control plane from registry.k8s.io", func(t *testing.T) {
+		s := start(t)
+		cp := inRegion
+		cp.Role, cp.ImageRegistry, cp.Images = bootstrap.RoleControlPlane, "", nil
+		_, err := nodeimage.Bake(t.Context(), s.c, s.bakeSpec(t, cp))
+		var be *nodeimage.BakeError
+		if !errors.As(err, &be) {
+			t.Fatalf("Bake = %v, want a failed bake", err)
+		}
+		if be.Phase != bootstrap.PhaseImages || !strings.Contains(be.Console, "registry.k8s.io/kube-apiserver:v") {
+			t.Errorf("failed at %s, console:\n%s\nwant the images phase, naming kube-apiserver from registry.k8s.io", be.Phase, be.Console)
+		}
+	})
 	t.Run("upstream sources", func(t *testing.T) {
 		s := start(t)
 		upstream := inRegion

@@ -86,9 +86,9 @@ func holdsOf(images []emulator.ImageView, id string) imageHolds {
 		for _, m := range prePullRE.FindAllStringSubmatch(script, -1) {
 			h.pulled[m[1]] = true
 		}
-		for _, m := range kubeadmPullRE.FindAllStringSubmatch(script, -1) {
+		for _, ref := range kubeadmPulls(script) {
 			for _, name := range kubeadmImageNames {
-				h.pulled[m[1]+"/"+name+":"+m[2]] = true
+				h.pulled[strings.Replace(ref, "/kube-apiserver:", "/"+name+":", 1)] = true
 			}
 		}
 	}
@@ -96,9 +96,27 @@ func holdsOf(images []emulator.ImageView, id string) imageHolds {
 }
 
 // kubeadmPullRE finds a control-plane image's pull of kubeadm's images (bootstrap.BakeOptions'
-// ControlPlaneImagesPull): kubeadm config images pull --image-repository '<repo>'
+// ControlPlaneImagesPull): kubeadm config images pull [--image-repository '<repo>']
 // --kubernetes-version '<version>'.
-var kubeadmPullRE = regexp.MustCompile(`kubeadm config images pull --image-repository '([^']+)' --kubernetes-version '([^']+)'`)
+var kubeadmPullRE = regexp.MustCompile(`kubeadm config images pull(?: --image-repository '([^']+)')? --kubernetes-version '([^']+)'`)
+
+// kubeadmDefaultRepository is kubeadm's imageRepository when none is given
+// (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#custom-images).
+const kubeadmDefaultRepository = "registry.k8s.io"
+
+// kubeadmPulls are the kube-apiserver references of script's pulls of kubeadm's images, which
+// stand for the rest of them.
+func kubeadmPulls(script string) []string {
+	var refs []string
+	for _, m := range kubeadmPullRE.FindAllStringSubmatch(script, -1) {
+		repo := m[1]
+		if repo == "" {
+			repo = kubeadmDefaultRepository
+		}
+		refs = append(refs, repo+"/kube-apiserver:"+m[2])
+	}
+	return refs
+}
 
 // kubeadmImageNames are the control-plane images tagged with the Kubernetes release that
 // "kubeadm config images pull" pulls (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#custom-images);
