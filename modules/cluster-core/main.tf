@@ -102,7 +102,7 @@ resource "gpucluster_node_pool" "control_plane" {
   scenario       = var.scenario
   instance_type  = var.control_plane.instance_type
   size           = 1
-  image_id       = var.control_plane.image_id
+  image_id       = local.control_plane_image
   ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
@@ -146,7 +146,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
   scenario       = var.scenario
   instance_type  = var.control_plane.instance_type
   size           = var.control_plane.size - 1
-  image_id       = var.control_plane.image_id
+  image_id       = local.control_plane_image
   ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags

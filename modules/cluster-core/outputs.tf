@@ -156,6 +156,18 @@ output "join_token" {
   sensitive   = true
 }
 
+output "control_plane_image" {
+  description = "The image the control-plane nodes boot from: id, name, content_digest and builder_instance_type of the gpucluster_node_image baked for them (node_image.bake), or only the id when control_plane.image_id is set; null without a control plane of this module's."
+  value = !var.control_plane.enabled ? null : local.bake_control_plane ? {
+    id                    = gpucluster_node_image.control_plane[0].id
+    name                  = gpucluster_node_image.control_plane[0].name
+    content_digest        = gpucluster_node_image.control_plane[0].content_digest
+    builder_instance_type = gpucluster_node_image.control_plane[0].builder_instance_type
+    } : {
+    id = local.control_plane_image, name = null, content_digest = null, builder_instance_type = null
+  }
+}
+
 output "node_images" {
   description = "The GPU node images the worker pools boot from, by pool key (node_image.bake): id, name, content_digest (what it holds), builder_instance_type and nvswitch. Empty with bake = false or where a pool sets its own image_id."
   value = { for k, i in gpucluster_node_image.worker : k => {

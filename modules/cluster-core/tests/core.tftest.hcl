@@ -148,6 +148,16 @@ run "ha_control_plane" {
     condition     = gpucluster_node_pool.control_plane[0].kubernetes.addons == data.gpucluster_kubernetes_manifests.cluster.addons && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["10-device-plugin.yaml"], "nvidia-device-plugin")
     error_message = "the first control-plane node must apply the cluster's add-ons (device plugin, dcgm-exporter, monitoring, reaper)"
   }
+  # Both control-plane pools boot from the control plane's own image (node_image.bake, on by
+  # default): no GPU software, baked on a CPU type, at the cluster's registry and mirror.
+  assert {
+    condition     = startswith(output.control_plane_image.id, "m-") && gpucluster_node_pool.control_plane[0].image_id == output.control_plane_image.id && gpucluster_node_pool.control_plane_join[0].image_id == output.control_plane_image.id
+    error_message = "both control-plane pools must boot from the control-plane image, got ${gpucluster_node_pool.control_plane[0].image_id}, ${gpucluster_node_pool.control_plane_join[0].image_id} and ${jsonencode(output.control_plane_image)}"
+  }
+  assert {
+    condition     = gpucluster_node_image.control_plane[0].role == "control_plane" && !gpucluster_node_image.control_plane[0].nvswitch && !startswith(output.control_plane_image.builder_instance_type, "ecs.gn") && !startswith(output.control_plane_image.builder_instance_type, "ecs.ebm") && gpucluster_node_image.control_plane[0].image_registry == gpucluster_node_pool.control_plane[0].kubernetes.image_registry
+    error_message = "the control-plane image must be role control_plane, without Fabric Manager, baked on a CPU type with the pools' registry, got ${jsonencode(output.control_plane_image)}"
+  }
 }
 
 # An even control plane has no quorum to gain: refused before anything is planned.

@@ -42,6 +42,11 @@ output "instance_type_reasons" {
   value       = module.scenario.cluster.instance_type_reasons
 }
 
+output "control_plane_image" {
+  description = "The image the control-plane nodes boot from (node_image.bake): id, name, content_digest, builder_instance_type; only id when control_plane.image_id is set."
+  value       = module.scenario.cluster.control_plane_image
+}
+
 output "node_images" {
   description = "The GPU node images the worker pools boot from, by pool key (node_image.bake): id, name, content_digest, builder_instance_type, nvswitch."
   value       = module.scenario.cluster.node_images
