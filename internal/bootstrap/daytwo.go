@@ -14,7 +14,11 @@ package bootstrap
 // whose first node was built before they existed. Files and the join phase only: nothing in the
 // install phases (bake.go) changes.
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
+)
 
 // Paths and units of day two.
 const (
@@ -23,8 +27,6 @@ const (
 	TextfileDir = StateDir + "/textfile"
 	// CertsScriptPath renews the control-plane certificates ("renew") and writes their expiry.
 	CertsScriptPath = "/usr/local/sbin/gpucluster-certs.sh"
-	// MetricCertificateExpiry is each certificate's notAfter, Unix seconds, label certificate.
-	MetricCertificateExpiry = "gpucluster_certificate_expiry_timestamp_seconds"
 	// KubeletPatchPath is a joining node's patch of the kubelet configuration kubeadm downloads.
 	KubeletPatchPath = "/etc/gpucluster/kubeadm-patches/kubeletconfiguration+merge.yaml"
 	certExpiryUnit   = "gpucluster-cert-expiry"
@@ -78,7 +80,7 @@ func kubeletConfig() kubeletConfiguration {
 // kubeletPatches reports whether a joining node's kubeadm applies kubeletconfiguration patches.
 func (o Options) kubeletPatches() bool { return o.joins() && o.Versions.k8sMinorNumber() >= 25 }
 
-// certsScript writes MetricCertificateExpiry for every certificate of the kubeadm PKI and the
+// certsScript writes alerting.MetricCertificateExpiry for every certificate of the kubeadm PKI and the
 // kubelet's client certificate (openssl x509 -enddate), to a temporary name renamed into place so
 // that node-exporter never reads half a file (https://github.com/prometheus/node_exporter#textfile-collector).
 // With "renew" it first runs `kubeadm certs renew all` and restarts the control-plane containers:
@@ -100,7 +102,7 @@ if [ "${1:-}" = renew ]; then
   crictl ps -q --name '^(kube-apiserver|kube-controller-manager|kube-scheduler|etcd)$' | xargs -r crictl stop
   install -m 0600 /etc/kubernetes/admin.conf /root/.kube/config
 fi
-mkdir -p "$D"; M=` + MetricCertificateExpiry + `
+mkdir -p "$D"; M=` + alerting.MetricCertificateExpiry + `
 { echo "# TYPE $M gauge"
 for f in "$P"/*.crt "$P"/etcd/*.crt "$K"; do
   e=$(openssl x509 -noout -enddate -in "$f" 2>/dev/null) && t=$(date -d "${e#notAfter=}" +%s) || continue

@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
@@ -202,8 +203,8 @@ func TestCertsScriptWritesExpiry(t *testing.T) {
 		}
 		var name string
 		var ts int64
-		if _, err := fmt.Sscanf(strings.Replace(line, MetricCertificateExpiry+`{certificate="`, "", 1), `%s %d`, &name, &ts); err != nil || !strings.HasPrefix(line, MetricCertificateExpiry+"{") {
-			t.Fatalf("line %q is not %s{certificate=\"...\"} <seconds>", line, MetricCertificateExpiry)
+		if _, err := fmt.Sscanf(strings.Replace(line, alerting.MetricCertificateExpiry+`{certificate="`, "", 1), `%s %d`, &name, &ts); err != nil || !strings.HasPrefix(line, alerting.MetricCertificateExpiry+"{") {
+			t.Fatalf("line %q is not %s{certificate=\"...\"} <seconds>", line, alerting.MetricCertificateExpiry)
 		}
 		got[strings.TrimSuffix(name, `"}`)] = ts
 	}
