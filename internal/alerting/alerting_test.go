@@ -145,7 +145,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 			}
 			p := writeFile(t, t.TempDir(), "rules.yml", doc)
 			out, err := exec.Command(promtool, "check", "rules", p).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "SUCCESS: 10 rules found") {
+			if err != nil || !strings.Contains(string(out), "SUCCESS: 11 rules found") {
 				t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, doc)
 			}
 		})
@@ -234,6 +234,10 @@ func TestPromtoolRuleBehaviour(t *testing.T) {
 			mem := func(gpu string) map[string]string { return map[string]string{"gpu": gpu, "Hostname": "n2"} }
 			net := func(dev string) map[string]string { return map[string]string{"device": dev, "instance": "n3:9100"} }
 			gbpsToBytesPerMin := func(g float64) string { return fmt.Sprintf("0+%.0fx30", g*1e9/8*60) }
+			cert := func(instance, name string) map[string]string {
+				return map[string]string{"instance": instance, "certificate": name}
+			}
+			const day = 86400
 
 			in := []promSeries{
 				{series(MetricGPUUtil, podLow), fmt.Sprintf("%dx60", low)},
@@ -261,6 +265,12 @@ func TestPromtoolRuleBehaviour(t *testing.T) {
 				// A WATCH is long by design: never counted.
 				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "WATCH", "le": "0.5"}), "0x30"},
 				{series(MetricAPIServerLatency, map[string]string{"job": "apiserver", "instance": "cp2", "verb": "WATCH", "le": "+Inf"}), "0+60x30"},
+				// At 5m (time() = 300) the apiserver certificate of cp1 has 20 days left, its
+				// kubelet-client 60 days, cp2's apiserver certificate 30 days and a second: only
+				// the first is under 30 days, then as at 0m.
+				{series(MetricCertificateExpiry, cert("cp1", "apiserver")), fmt.Sprintf("%dx30", 20*day+300)},
+				{series(MetricCertificateExpiry, cert("cp1", "kubelet-client")), fmt.Sprintf("%dx30", 60*day+300)},
+				{series(MetricCertificateExpiry, cert("cp2", "apiserver")), fmt.Sprintf("%dx30", 30*day+301)},
 			}
 			tests := []promAlertTest{
 				{"20m", "GPUUtilisationLow", []promExpAlert{expected(findRule(t, rf, "GPUUtilisationLow"),
@@ -285,6 +295,8 @@ func TestPromtoolRuleBehaviour(t *testing.T) {
 				{"10m", "NodeBootstrapLogErrors", []promExpAlert{expected(findRule(t, rf, "NodeBootstrapLogErrors"), map[string]string{"instance": "n4"}, "3")}},
 				{"8m", "APIServerLatencyHigh", nil}, // not yet 10 minutes
 				{"20m", "APIServerLatencyHigh", []promExpAlert{expected(findRule(t, rf, "APIServerLatencyHigh"), map[string]string{"instance": "cp1"}, "496ms")}},
+				{"5m", "CertificateExpiringSoon", []promExpAlert{expected(findRule(t, rf, "CertificateExpiringSoon"), cert("cp1", "apiserver"), "20d 0h 0m 0s")}},
+				{"0m", "CertificateExpiringSoon", []promExpAlert{expected(findRule(t, rf, "CertificateExpiringSoon"), cert("cp1", "apiserver"), "20d 0h 5m 0s")}},
 			}
 			dir := t.TempDir()
 			rules, err := RulesYAML(th)

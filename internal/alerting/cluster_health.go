@@ -28,6 +28,16 @@ const (
 	// APIServerLatencyFor is how long the P99 must stay above the target: a burst of LISTs at a
 	// job's start is not an incident.
 	APIServerLatencyFor = 10 * time.Minute
+
+	// MetricCertificateExpiry is a certificate's notAfter in Unix seconds, label certificate
+	// (kubeadm's name: apiserver, etcd-server, ...; kubelet-client), written on every node by
+	// internal/bootstrap's certificate script into node-exporter's textfile directory.
+	MetricCertificateExpiry = "gpucluster_certificate_expiry_timestamp_seconds"
+	// CertificateExpiryWarning: kubeadm's certificates last a year and the control plane renews
+	// them monthly, the kubelet rotates its own
+	// (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-certs/), so one with
+	// under 30 days left means a renewal or rotation failed, with a month left to mend it.
+	CertificateExpiryWarning = 30 * 24 * time.Hour
 )
 
 // APIServerP99Expr is the API server's 99th percentile request latency over 5 minutes, per
@@ -59,6 +69,14 @@ func (t Thresholds) clusterHealthRules(prefix string) RuleGroup {
 				"summary": fmt.Sprintf("API server {{ $labels.instance }} answers its slowest 1%% of requests in {{ $value | humanizeDuration }}, above the %.0f ms target", APIServerP99Seconds*1000),
 				"description": "WATCH and CONNECT excluded, over 5 minutes. Look at etcd's disk (etcd_disk_wal_fsync_duration_seconds), " +
 					"the control-plane node's CPU, and clients listing large collections without a resourceVersion.",
+			},
+		},
+		{
+			Alert: "CertificateExpiringSoon", Expr: fmt.Sprintf("%s - time() < %.0f", MetricCertificateExpiry, CertificateExpiryWarning.Seconds()),
+			Labels: labels("warning"),
+			Annotations: map[string]string{
+				"summary":     "{{ $labels.certificate }} certificate on {{ $labels.instance }} expires in {{ $value | humanizeDuration }}",
+				"description": "Renewal failed: journalctl -u gpucluster-cert-renew, or -u kubelet for kubelet-client.",
 			},
 		},
 	}}

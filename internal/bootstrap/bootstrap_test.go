@@ -214,14 +214,17 @@ func TestRender(t *testing.T) {
 			// No host CUDA toolkit or NCCL unless HostCUDA asks; no NVIDIA .run installer; no
 			// Fabric Manager on a type without NVSwitch.
 			notInScript: []string{testToken, "kubeadm init", "cuda-toolkit", "libnccl", "download.nvidia.com", ".run", "fabricmanager"},
-			files:       []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, NCCLConfPath, NCCLProfilePath},
+			files: []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, NCCLConfPath, NCCLProfilePath,
+				CertsScriptPath, systemdDir + certExpiryUnit + ".service", systemdDir + certExpiryUnit + ".timer", KubeletPatchPath},
 		},
 		{
 			name: "control plane, Kubernetes 1.30.4 pinned", opts: func() Options { o := controlPlane(); o.Versions.Kubernetes = "1.30.4"; return o }(),
-			kinds: []string{"InitConfiguration", "ClusterConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta3",
+			kinds: []string{"InitConfiguration", "ClusterConfiguration", "KubeletConfiguration"}, apiVersion: "kubeadm.k8s.io/v1beta3",
 			script:      []string{"kubeadm init --config " + KubeadmPath, "kubelet=1.30.4-1.1", "v1.30/deb/", "systemctl enable " + addonsService},
 			notInScript: []string{testToken, "nvidia", "cuda", "erdma", "nfs-common", "kubeadm join", "upload-certs"},
-			files:       []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService},
+			files: []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService,
+				CertsScriptPath, systemdDir + certExpiryUnit + ".service", systemdDir + certExpiryUnit + ".timer",
+				systemdDir + certRenewUnit + ".service", systemdDir + certRenewUnit + ".timer"},
 		},
 	}
 	for _, tt := range tests {
@@ -250,11 +253,17 @@ func TestRender(t *testing.T) {
 				if err := yaml.Unmarshal([]byte(part), &meta); err != nil {
 					t.Fatal(err)
 				}
-				if meta.Kind != tt.kinds[i] || meta.APIVersion != tt.apiVersion {
-					t.Fatalf("kubeadm document %d is %s %s, want %s %s", i, meta.APIVersion, meta.Kind, tt.apiVersion, tt.kinds[i])
+				apiVersion := tt.apiVersion
+				if tt.kinds[i] == "KubeletConfiguration" {
+					apiVersion = "kubelet.config.k8s.io/v1beta1"
+				}
+				if meta.Kind != tt.kinds[i] || meta.APIVersion != apiVersion {
+					t.Fatalf("kubeadm document %d is %s %s, want %s %s", i, meta.APIVersion, meta.Kind, apiVersion, tt.kinds[i])
 				}
 				var into any
 				switch meta.Kind {
+				case "KubeletConfiguration":
+					into = &kubeletConfiguration{}
 				case "JoinConfiguration":
 					into = &joinConfiguration{}
 				case "InitConfiguration":

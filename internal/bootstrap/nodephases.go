@@ -196,13 +196,13 @@ func joinPhases(o Options, add func(string, ...string)) {
 				`region=$(md region-id); instance=$(md instance-id)`,
 				`echo "KUBELET_EXTRA_ARGS=--provider-id=${region}.${instance}" > /etc/default/kubelet`)
 		}
-		join = append(join, "wait_for_api", "join "+KubeadmPath)
+		join = append(join, "wait_for_api", "join "+KubeadmPath, o.certTimersLine())
 		if o.SpotInterruptionHandler {
 			join = append(join, "systemctl daemon-reload", "systemctl enable --now "+spotHandlerService)
 		}
 		add(PhaseJoin, join...)
 	case !o.initNode():
-		add(PhaseJoin, append(join, append([]string{"wait_for_api", "join " + KubeadmPath}, admin...)...)...)
+		add(PhaseJoin, append(join, append([]string{"wait_for_api", "join " + KubeadmPath}, append(admin, o.certTimersLine())...)...)...)
 	default:
 		add(PhaseInit, append(join, initLines(o, ep, self)...)...)
 		addons := []string{"systemctl daemon-reload"}
@@ -210,7 +210,7 @@ func joinPhases(o Options, add func(string, ...string)) {
 			// kubeadm deletes the uploaded certificates after 2 hours: the timer uploads them again.
 			addons = append(addons, "systemctl enable --now "+uploadCertsTimer)
 		}
-		add(PhaseAddons, append(addons, "systemctl enable "+addonsService, "systemctl start --no-block "+addonsService)...)
+		add(PhaseAddons, append(addons, o.certTimersLine(), "systemctl enable "+addonsService, "systemctl start --no-block "+addonsService)...)
 	}
 }
 

@@ -374,6 +374,11 @@ func Render(o Options) (string, error) {
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}
+	dayTwo, err := dayTwoFiles(o)
+	if err != nil {
+		return "", err
+	}
+	cc.WriteFiles = append(cc.WriteFiles, dayTwo...)
 	return cc.document()
 }
 

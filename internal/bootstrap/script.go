@@ -92,6 +92,12 @@ type joinConfiguration struct {
 	} `json:"discovery"`
 	NodeRegistration nodeRegistration  `json:"nodeRegistration"`
 	ControlPlane     *joinControlPlane `json:"controlPlane,omitempty"`
+	Patches          *kubeadmPatches   `json:"patches,omitempty"`
+}
+
+// kubeadmPatches is where kubeadm finds patches of what it writes (daytwo.go: the kubelet's).
+type kubeadmPatches struct {
+	Directory string `json:"directory"`
 }
 
 func (o Options) kubeadmAPIVersion() string {
@@ -125,7 +131,8 @@ func (o Options) nodeRegistration() nodeRegistration {
 	return reg
 }
 
-// initConfig is the first control-plane node's InitConfiguration and ClusterConfiguration.
+// initConfig is the first control-plane node's InitConfiguration, ClusterConfiguration and the
+// cluster's KubeletConfiguration (daytwo.go).
 func (o Options) initConfig() []any {
 	apiVersion := o.kubeadmAPIVersion()
 	cc := clusterConfiguration{kubeadmMeta: kubeadmMeta{apiVersion, "ClusterConfiguration"}, ControlPlaneEndpoint: o.controlPlaneEndpoint(),
@@ -148,7 +155,7 @@ func (o Options) initConfig() []any {
 		}},
 		NodeRegistration: o.nodeRegistration(),
 		CertificateKey:   o.Kubernetes.CertificateKey,
-	}, cc}
+	}, cc, kubeletConfig()}
 }
 
 // joinConfig is the JoinConfiguration of a worker or, with the certificate key, of a
@@ -165,6 +172,9 @@ func (o Options) joinConfig(controlPlane bool) joinConfiguration {
 	}
 	if controlPlane {
 		j.ControlPlane = &joinControlPlane{CertificateKey: o.Kubernetes.CertificateKey}
+	}
+	if o.kubeletPatches() {
+		j.Patches = &kubeadmPatches{Directory: kubeletPatchDir}
 	}
 	return j
 }

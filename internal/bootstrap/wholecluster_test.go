@@ -122,6 +122,13 @@ type kubeadmDoc struct {
 	ControlPlane *struct {
 		CertificateKey string `json:"certificateKey"`
 	} `json:"controlPlane"`
+	Patches *struct {
+		Directory string `json:"directory"`
+	} `json:"patches"`
+	// KubeletConfiguration
+	RotateCertificates              *bool  `json:"rotateCertificates"`
+	ShutdownGracePeriod             string `json:"shutdownGracePeriod"`
+	ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
 }
 
 func kubeadmDocs(t *testing.T, stream string) []kubeadmDoc {
@@ -366,6 +373,9 @@ func TestKubeadmTestdataCurrent(t *testing.T) {
 			if cd.has(bootstrap.KubeadmJoinPath) {
 				files[p.name+"-rejoin-"+version+".yaml"] = redact(cd.file(t, bootstrap.KubeadmJoinPath))
 			}
+			if cd.has(bootstrap.KubeletPatchPath) {
+				files[p.name+"-kubelet-patch-"+version+".yaml"] = cd.file(t, bootstrap.KubeletPatchPath)
+			}
 		}
 	}
 	if os.Getenv("UPDATE_KUBEADM_TESTDATA") == "1" {
@@ -402,14 +412,14 @@ func redact(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestRenderWholeClusterBashSyntax hands every script of the cluster (bootstrap and add-ons) to
+// TestRenderWholeClusterBashSyntax hands every script of the cluster (bootstrap, add-ons, certificates) to
 // bash -n.
 func TestRenderWholeClusterBashSyntax(t *testing.T) {
 	bash := testtools.Require(t, "bash", "bash")
 	pools, _, _ := wholeCluster(t)
 	for _, p := range pools {
 		_, cd := render(t, p)
-		scripts := []string{bootstrap.ScriptPath, bootstrap.APIHostsPath}
+		scripts := []string{bootstrap.ScriptPath, bootstrap.APIHostsPath, bootstrap.CertsScriptPath}
 		if cd.has(bootstrap.AddonsScriptPath) {
 			scripts = append(scripts, bootstrap.AddonsScriptPath)
 		}

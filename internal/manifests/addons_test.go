@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
@@ -218,9 +219,26 @@ func TestMonitoringWiring(t *testing.T) {
 	// The log counter sidecar writes the alert's metric where node-exporter's textfile collector reads.
 	ds := mon["DaemonSet/node-exporter"].(*appsv1.DaemonSet)
 	exporter, sidecar := ds.Spec.Template.Spec.Containers[0], ds.Spec.Template.Spec.Containers[1]
-	if !slices.Contains(exporter.Args, "--collector.textfile.directory="+textfileDir) ||
+	if !slices.Contains(exporter.Args, "--collector.textfile.directory="+textfileGlob) ||
 		!strings.Contains(sidecar.Command[2], textfileDir+"/gpu_cluster_log.prom") || !strings.Contains(sidecar.Command[2], alerting.MetricLogErrorLines+" %s") {
 		t.Errorf("node-exporter reads %v, the sidecar writes:\n%s", exporter.Args, sidecar.Command[2])
+	}
+	// The textfile glob takes both the sidecar's directory and the host's, where the node's
+	// certificate script writes (bootstrap.TextfileDir), and no other mount of the exporter.
+	mounts := map[string]string{}
+	for _, m := range exporter.VolumeMounts {
+		if ok, _ := filepath.Match(textfileGlob, m.MountPath); ok {
+			mounts[m.Name] = m.MountPath
+		}
+	}
+	hostDir := ""
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		if v.Name == "host-textfile" && v.HostPath != nil {
+			hostDir = v.HostPath.Path
+		}
+	}
+	if len(mounts) != 2 || mounts["textfile"] != textfileDir || mounts["host-textfile"] == "" || hostDir != bootstrap.TextfileDir {
+		t.Errorf("the textfile glob %s matches the mounts %v, the host volume is %q; want the sidecar's and %s", textfileGlob, mounts, hostDir, bootstrap.TextfileDir)
 	}
 	for _, sc := range prom.ScrapeConfigs {
 		if got := sc.RelabelConfig[0]; got.Action != "keep" || got.Regex != wantKeep[sc.JobName] {

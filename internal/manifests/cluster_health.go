@@ -44,9 +44,17 @@ var apiServerMetricsRule = rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics
 // Where the log counter's sidecar writes and node-exporter's textfile collector reads
 // (https://github.com/prometheus/node_exporter#textfile-collector: *.prom files in
 // --collector.textfile.directory, written to a temporary name and renamed, so a scrape never
-// reads half a file).
+// reads half a file). The collector reads two directories: the sidecar's (an emptyDir, textfileDir)
+// and the host's bootstrap.TextfileDir (read-only, hostTextfileDir), where the node's own scripts
+// write (the certificates' expiry). The flag is a glob over both: node-exporter expands it with
+// filepath.Glob since v1.2.0 (https://github.com/prometheus/node_exporter/pull/1985; the v1.8.2
+// source, https://github.com/prometheus/node_exporter/blob/v1.8.2/collector/textfile.go). Two
+// directories rather than one hostPath both write to: the sidecar runs as nobody, and a host
+// directory the kubelet creates is root's.
 const (
-	textfileDir     = "/textfile"
+	textfileDir     = "/textfile/pod"
+	hostTextfileDir = "/textfile/host"
+	textfileGlob    = "/textfile/*"
 	logDir          = "/host/log"
 	logCountSeconds = 30
 )
@@ -72,8 +80,10 @@ done`, log, alerting.MetricLogErrorLines, bootstrap.LogPath, out, logCountSecond
 	}
 }
 
-// logErrorVolumes are the host's log directory (read-only) and the directory the sidecar and
-// node-exporter share.
+// logErrorVolumes are the host's log directory (read-only), the directory the sidecar and
+// node-exporter share, and the host's textfile directory (created if missing: a node booted before
+// it existed then reports nothing from it, rather than keeping node-exporter from starting).
 func logErrorVolumes() []corev1.Volume {
-	return []corev1.Volume{hostPathVolume("log", path.Dir(bootstrap.LogPath), corev1.HostPathDirectory), emptyDir("textfile")}
+	return []corev1.Volume{hostPathVolume("log", path.Dir(bootstrap.LogPath), corev1.HostPathDirectory), emptyDir("textfile"),
+		hostPathVolume("host-textfile", bootstrap.TextfileDir, corev1.HostPathDirectoryOrCreate)}
 }

@@ -45,7 +45,7 @@ data "gpucluster_alert_rules" "tuned" {
 				})),
 				statecheck.ExpectKnownValue(tr, tfjsonpath.New("design_bandwidth_gbps"), knownvalue.Float64Exact(100)),
 				statecheck.ExpectKnownValue(tr, tfjsonpath.New("rules_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`DCGM_FI_DEV_GPU_UTIL\{pod!=""\}\[30m\]\)\)\s+< 85`))),
-				statecheck.ExpectKnownValue(tr, tfjsonpath.New("alert_names"), knownvalue.ListSizeExact(10)),
+				statecheck.ExpectKnownValue(tr, tfjsonpath.New("alert_names"), knownvalue.ListSizeExact(11)),
 				statecheck.ExpectKnownValue(tr, tfjsonpath.New("alertmanager_yaml"), knownvalue.StringRegexp(regexp.MustCompile(`receiver: gpu-oncall-pager`))),
 				statecheck.ExpectKnownValue(tr, tfjsonpath.New("grafana_dashboard"), knownvalue.StringRegexp(regexp.MustCompile(`"uid": "gpucluster-ai-training"`))),
 				statecheck.ExpectKnownValue(cfd, tfjsonpath.New("thresholds").AtMapKey("gpu_util_below_percent"), knownvalue.Int64Exact(70)),

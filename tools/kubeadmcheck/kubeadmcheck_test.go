@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
 	"sigs.k8s.io/yaml"
 )
@@ -30,11 +31,18 @@ func TestRenderedKubeadmConfigDecodesStrictly(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 				t.Fatalf("%s document %d: %v", f, i, err)
 			}
-			if meta.APIVersion != v1beta4.SchemeGroupVersion.String() {
-				t.Fatalf("%s document %d is %s, want %s", f, i, meta.APIVersion, v1beta4.SchemeGroupVersion)
+			want := v1beta4.SchemeGroupVersion.String()
+			if meta.Kind == "KubeletConfiguration" {
+				want = kubeletv1beta1.SchemeGroupVersion.String()
+			}
+			if meta.APIVersion != want {
+				t.Fatalf("%s document %d is %s, want %s", f, i, meta.APIVersion, want)
 			}
 			var into any
 			switch meta.Kind {
+			case "KubeletConfiguration":
+				// The cluster's (beside InitConfiguration) and a joining node's patch of it.
+				into = &kubeletv1beta1.KubeletConfiguration{}
 			case "InitConfiguration":
 				into = &v1beta4.InitConfiguration{}
 			case "ClusterConfiguration":
@@ -51,7 +59,7 @@ func TestRenderedKubeadmConfigDecodesStrictly(t *testing.T) {
 			check(t, f, into)
 		}
 	}
-	for _, k := range []string{"InitConfiguration", "ClusterConfiguration", "JoinConfiguration"} {
+	for _, k := range []string{"InitConfiguration", "ClusterConfiguration", "JoinConfiguration", "KubeletConfiguration"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s among the testdata: the check would prove nothing for it", k)
 		}
@@ -71,6 +79,10 @@ func check(t *testing.T, f string, obj any) {
 	case *v1beta4.InitConfiguration:
 		if len(c.BootstrapTokens) != 1 || c.BootstrapTokens[0].Token == nil {
 			t.Errorf("%s: InitConfiguration has no bootstrap token", f)
+		}
+	case *kubeletv1beta1.KubeletConfiguration:
+		if !c.RotateCertificates || c.ShutdownGracePeriod.Duration <= c.ShutdownGracePeriodCriticalPods.Duration || c.ShutdownGracePeriodCriticalPods.Duration <= 0 {
+			t.Errorf("%s: KubeletConfiguration must rotate client certificates and give regular and critical pods a shutdown grace period: %+v", f, c)
 		}
 	case *v1beta4.ClusterConfiguration:
 		if c.ControlPlaneEndpoint == "" || c.Networking.PodSubnet == "" || c.Etcd.Local == nil {
