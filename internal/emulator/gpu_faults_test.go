@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 )
 
 // gpuFaultsCall sends one request to GPUFaultsPath and answers its status and body.
@@ -111,5 +114,17 @@ func TestGPUFaultsEndpoint(t *testing.T) {
 	}
 	if code, _ := e.gpuFaultsCall(http.MethodPatch, "", ""); code != http.StatusMethodNotAllowed {
 		t.Errorf("PATCH: %d", code)
+	}
+
+	// A released instance's faults go with it.
+	if code, body := e.gpuFaultsCall(http.MethodPost, "", `{"instance_id":"`+id+`","gpu":0,"xid":79}`); code != http.StatusOK {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	del := ecs.CreateDeleteInstancesRequest()
+	del.RegionId, del.InstanceId, del.Force = testRegion, &[]string{id}, requests.NewBoolean(true)
+	_, err = e.ecs.DeleteInstances(del)
+	must(t, err)
+	if got := e.s.GPUFaults(); len(got) != 0 {
+		t.Errorf("after releasing %s: %+v", id, got)
 	}
 }
