@@ -95,8 +95,10 @@ Flags:
 	}
 	agent := nodeagent.New(srv.View, kube, logger.Printf)
 	srv.HandleAdmin(emulator.NodesPath, agent)
-	agent.WriteConsoles(srv.SetConsoleOutput) // what ECS GetInstanceConsoleOutput returns
-	agent.PowerOffWith(srv.PowerOffFromGuest) // an image builder powers itself off once baked
+	srv.HandleAdmin(nodeagent.DCGMMetricsPath, agent.DCGMMetrics()) // what dcgm-exporter shows of /_emulator/gpu_faults
+	srv.HandleAdmin(nodeagent.NCCLTestsPath, agent.NCCLTests())     // what a validation job's all_reduce_perf measures
+	agent.WriteConsoles(srv.SetConsoleOutput)                       // what ECS GetInstanceConsoleOutput returns
+	agent.PowerOffWith(srv.PowerOffFromGuest)                       // an image builder powers itself off once baked
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()

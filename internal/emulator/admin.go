@@ -332,6 +332,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(map[string]any{"reclaimed": body.InstanceIDs})
+	case GPUFaultsPath:
+		s.serveGPUFaults(w, r)
 	case "/_emulator/quotas":
 		// GET shows the quotas in force, defaults filled in; PUT replaces the ones set.
 		serveTable(s, w, r, func() any { return s.db.compute().EffectiveQuotas() }, s.SetQuotas)

@@ -1,6 +1,7 @@
 package ecs
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
@@ -31,6 +32,9 @@ type InstanceView struct {
 	// RamRole is the instance RAM role (RunInstances RamRoleName), "" for none: the role whose
 	// keys the instance's metadata service hands out.
 	RamRole string
+	// GPUFaults are the faults injected into its GPUs (POST /_emulator/gpu_faults), by GPU index:
+	// what its hardware does, for a model of the guest to report.
+	GPUFaults []GPUFault
 }
 
 // SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
@@ -77,7 +81,7 @@ func Views(cc *core.Call) ([]InstanceView, map[string]SecurityView) {
 func (c *call) view(in *instance) InstanceView {
 	iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: c.status(in), HostName: in.HostName,
 		VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
-		UserData: in.UserData, ImageID: in.Image, RamRole: in.RamRole}
+		UserData: in.UserData, ImageID: in.Image, RamRole: in.RamRole, GPUFaults: slices.Clone(in.GPUFaults)}
 	if it := instanceTypes[in.Type]; it != nil {
 		iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
 	}

@@ -84,6 +84,8 @@ type instance struct {
 	KeyPair     string     `json:"key,omitempty"`
 	RamRole     string     `json:"ram_role,omitempty"` // instance RAM role (RunInstances RamRoleName)
 	StoppedMode string     `json:"stopped_mode,omitempty"`
+	// GPUFaults are the faults injected into its GPUs (gpu_faults.go), by GPU index.
+	GPUFaults []GPUFault `json:"gpu_faults,omitempty"`
 }
 
 type rule struct {
