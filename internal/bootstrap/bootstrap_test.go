@@ -215,7 +215,7 @@ func TestRender(t *testing.T) {
 			// Fabric Manager on a type without NVSwitch.
 			notInScript: []string{testToken, "kubeadm init", "cuda-toolkit", "libnccl", "download.nvidia.com", ".run", "fabricmanager"},
 			files: []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, NCCLConfPath, NCCLProfilePath,
-				CertsScriptPath, systemdDir + certExpiryUnit + ".service", systemdDir + certExpiryUnit + ".timer", KubeletPatchPath},
+				CertsScriptPath, systemdDir + certExpiryUnit + ".service", systemdDir + certExpiryUnit + ".timer", KubeletPatchPath, systemdDir + MetadataGuardUnit},
 		},
 		{
 			name: "control plane, Kubernetes 1.30.4 pinned", opts: func() Options { o := controlPlane(); o.Versions.Kubernetes = "1.30.4"; return o }(),
@@ -224,7 +224,7 @@ func TestRender(t *testing.T) {
 			notInScript: []string{testToken, "nvidia", "cuda", "erdma", "nfs-common", "kubeadm join", "upload-certs"},
 			files: []string{KubeadmPath, ScriptPath, systemdDir + BootstrapUnit, AddonsDir + "/" + CNIAddonFile, AddonsScriptPath, systemdDir + addonsService,
 				CertsScriptPath, systemdDir + certExpiryUnit + ".service", systemdDir + certExpiryUnit + ".timer",
-				systemdDir + certRenewUnit + ".service", systemdDir + certRenewUnit + ".timer"},
+				systemdDir + certRenewUnit + ".service", systemdDir + certRenewUnit + ".timer", systemdDir + MetadataGuardUnit},
 		},
 	}
 	for _, tt := range tests {

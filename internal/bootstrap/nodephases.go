@@ -173,7 +173,7 @@ func pinAll(pkgs, version string) string {
 // kubeadm join.
 func joinPhases(o Options, add func(string, ...string)) {
 	ep := o.controlPlaneEndpoint()
-	join := o.apiHostsSetup()
+	join := append(metadataGuardSetup(), o.apiHostsSetup()...) // metadataguard.go, apiname.go
 	if o.joins() {
 		// Nodes boot together, or before the first control-plane node (cluster-core creates it
 		// after the GPU pools, whose sizes its add-ons need): the joining ones wait for the API,

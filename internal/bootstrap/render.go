@@ -371,6 +371,7 @@ func Render(o Options) (string, error) {
 	}
 	cc.WriteFiles = append(cc.WriteFiles, registryHostFiles(o.Kubernetes.ImageRegistry)...)
 	cc.WriteFiles = append(cc.WriteFiles, apiHostsFiles(o)...)
+	cc.WriteFiles = append(cc.WriteFiles, metadataGuardFiles()...)
 	if o.Role == RoleGPUWorker && o.SpotInterruptionHandler {
 		cc.WriteFiles = append(cc.WriteFiles, spotHandlerFiles()...)
 	}

@@ -341,7 +341,35 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 	if !slices.ContainsFunc(cronJobs.Items, func(c batchv1.CronJob) bool { return c.Name == manifests.ReaperName }) {
 		return fmt.Errorf("no %s CronJob in the cluster", manifests.ReaperName)
 	}
+	if err := s.checkNodeAgentVerdicts(); err != nil {
+		return err
+	}
 	return s.checkUntoleratedPodStaysOffGPUs(ctx, sum)
+}
+
+// checkNodeAgentVerdicts reads what the node agent found on each node that the Kubernetes API does
+// not show: every node keeps its pods from the instance metadata service (its user data and its
+// role's credentials) and nothing the cluster runs is cut off from it, and every node, the
+// control plane's included, booted from an image holding its install phases (node_image.bake).
+func (s *stack) checkNodeAgentVerdicts() error {
+	for _, st := range s.agent.Statuses() {
+		if st.Node == "" {
+			continue
+		}
+		if st.PodsReachMetadata {
+			return fmt.Errorf("node %s (%s): its pods reach the instance metadata service: %q", st.Node, st.InstanceID, st.Notes)
+		}
+		for _, note := range st.Notes {
+			if strings.Contains(note, "metadata service") {
+				return fmt.Errorf("node %s (%s): %s", st.Node, st.InstanceID, note)
+			}
+		}
+		held := slices.ContainsFunc(st.Boot, func(b nodeagent.BootStep) bool { return b.Phase == bootstrap.PhaseKubelet && b.Held })
+		if !held {
+			return fmt.Errorf("node %s (%s, %s) installed the Kubernetes packages at boot: its image does not hold them (boot %+v)", st.Node, st.InstanceID, st.Role, st.Boot)
+		}
+	}
+	return nil
 }
 
 // checkUntoleratedPodStaysOffGPUs creates a pod without the GPU toleration and fails if the

@@ -9,7 +9,8 @@ package manifests
 //     ACCESS_KEY_SECRET, else RRSA (an OIDC token file and role ARN), else the STS token of the
 //     ECS instance's RAM role from the metadata server (metadata.go, Ram/security-credentials).
 //     This Deployment sets none of the variables of the first two, so the autoscaler takes the
-//     third: the RAM role of the control-plane node it runs on. No key is in any manifest.
+//     third: the RAM role of the control-plane node it runs on. No key is in any manifest. The
+//     nodes keep pods off the metadata server, so the autoscaler runs with hostNetwork.
 //   - Node groups are `--nodes=<min>:<max>:<scaling group id>`, one flag per group; the provider
 //     has no auto-discovery.
 //   - Nodes are matched to groups by spec.providerID `<region>.<instance id>`, which the node
@@ -251,7 +252,13 @@ func clusterAutoscaler(c ClusterAutoscalerOptions) ([]object, error) {
 					PriorityClassName:  "system-cluster-critical",
 					// On the control plane: its nodes are never scaled, so the autoscaler is never
 					// evicted by its own scale-down, and their RAM role is what it authenticates
-					// with (the metadata server answers the node's role to the pod).
+					// with. On the host's network: the nodes drop pod traffic to the metadata
+					// server (internal/bootstrap metadataguard.go), which only the host reaches.
+					// Its DNS is then the host's (DNSDefault), which resolves the vendor's endpoints;
+					// the API server it reaches at the kubernetes Service, which kube-proxy also
+					// serves to the host.
+					HostNetwork:  true,
+					DNSPolicy:    corev1.DNSDefault,
 					NodeSelector: map[string]string{controlPlaneLabel: ""},
 					Tolerations:  []corev1.Toleration{{Key: controlPlaneLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), // distroless "nonroot"

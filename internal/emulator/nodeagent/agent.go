@@ -71,6 +71,9 @@ type NodeStatus struct {
 	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
 	Addons []AddonResult `json:"addons,omitempty"`
+	// PodsReachMetadata: the node's pods reach the instance metadata service, its user data and
+	// its role's credentials (metadataaccess.go); a note says so too.
+	PodsReachMetadata bool `json:"pods_reach_metadata"`
 	// ModeledReadySeconds and ModeledRegisteredSeconds are the model's time from RunInstances to
 	// the node Ready and to its kubelet registering (boottime.go), Boot its steps; on a node that
 	// registers. Ready is left out of a node that stays NotReady.
@@ -293,6 +296,12 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)
+	st.PodsReachMetadata = p.PodsReachMetadata
+	if p.PodsReachMetadata {
+		st.Notes = append(st.Notes, podsReachMetadataNote)
+	} else if d.role == RoleInit {
+		st.Notes = append(st.Notes, blockedMetadataClients(p.Addons)...)
+	}
 	a.model(in, p, d, &st)
 	statuses[in.ID] = st
 	a.statuses[in.ID] = st

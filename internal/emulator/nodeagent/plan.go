@@ -62,6 +62,9 @@ type NodePlan struct {
 	// CertSANs a first node's apiServer.certSANs (hostsentry.go, reach.go).
 	APIHosts *APIHosts
 	CertSANs []string
+	// PodsReachMetadata: pods on the pod network reach the instance metadata service; no unit
+	// the bootstrap enables drops their traffic to it (metadataaccess.go).
+	PodsReachMetadata bool
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -172,6 +175,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.Containerd = readContainerd(ci.Files, script)
 	p.FabricManager = strings.Contains(script, fabricManagerPackage)
 	p.ProviderID = strings.Contains(script, "--provider-id=")
+	p.PodsReachMetadata, _ = podsReachMetadata(ci.Files, script)
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
 			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})
