@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
@@ -62,6 +63,21 @@ func (c *Client) HeadObject(ctx context.Context, bucket, key string) (*ObjectInf
 // bundle would keep the keys it holds. A key that does not exist is no error.
 func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
 	return c.DeleteObjectsUnder(ctx, bucket, key, func(k string) bool { return k == key })
+}
+
+// ObjectKeysUnder lists the keys under prefix that have a version or a delete marker, each once,
+// sorted.
+func (c *Client) ObjectKeysUnder(ctx context.Context, bucket, prefix string) ([]string, error) {
+	versions, err := c.listVersions(ctx, bucket, prefix, 0)
+	if err != nil {
+		return nil, fmt.Errorf("listing object versions under %s in bucket %s: %w", prefix, bucket, err)
+	}
+	keys := make([]string, 0, len(versions))
+	for _, v := range versions {
+		keys = append(keys, v.Key)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
 }
 
 // DeleteObjectsUnder deletes every version and delete marker of the objects whose key starts

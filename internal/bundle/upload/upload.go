@@ -10,8 +10,8 @@
 //     Nothing is sent yet; the stub is the user data.
 //  2. Upload, before RunInstances (or before the scaling configuration names the stub): an object
 //     already at the key with the bundle's MD5 is left as it is, so a retried apply uploads once.
-//  3. Prune, once the pool's instances run the new user data: every other key under the prefix
-//     goes, each version of it. Delete, when the pool goes: every key under the prefix.
+//  3. Prune, after the apply: every other key under the prefix goes, each version of it, but those
+//     a node of the pool still names in its user data. When the pool goes: every key under it.
 //
 // The prefix is the pool's own: Prune and Delete remove whatever is under it.
 package upload
@@ -22,8 +22,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
@@ -35,6 +37,7 @@ const ContentType = "application/gzip"
 type Store interface {
 	HeadObject(ctx context.Context, bucket, key string) (*cloud.ObjectInfo, error)
 	PutObject(ctx context.Context, bucket, key string, body []byte, contentType string) error
+	ObjectKeysUnder(ctx context.Context, bucket, prefix string) ([]string, error)
 	DeleteObjectsUnder(ctx context.Context, bucket, prefix string, del func(key string) bool) error
 }
 
@@ -51,8 +54,9 @@ type Location struct {
 
 // Prepared is one bundle ready to upload, and the stub that fetches it.
 type Prepared struct {
-	Bucket, Key, Digest string
-	Archive             []byte
+	// Key is <Prefix>/<digest hex>.tar.gz.
+	Bucket, Prefix, Key, Digest string
+	Archive                     []byte
 	// Stub is the provider's part of the user data (bundle.Stub), before the user's are merged.
 	Stub string
 }
@@ -74,7 +78,7 @@ func Prepare(doc string, loc Location) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, fmt.Errorf("bootstrap bundle: %w", err)
 	}
-	p := Prepared{Bucket: loc.Bucket, Key: KeyFor(loc.Prefix, digest), Digest: digest, Archive: archive}
+	p := Prepared{Bucket: loc.Bucket, Prefix: loc.Prefix, Key: KeyFor(loc.Prefix, digest), Digest: digest, Archive: archive}
 	p.Stub, err = bundle.Stub(bundle.StubSpec{Region: loc.Region, Bucket: p.Bucket, Key: p.Key, Digest: digest, RoleName: loc.RoleName})
 	if err != nil {
 		return Prepared{}, err
@@ -100,14 +104,52 @@ func Upload(ctx context.Context, s Store, p Prepared) error {
 	return nil
 }
 
-// Prune deletes every bundle under prefix but keep (each version of it): what a pool keeps once
-// its instances run the stub that names keep. keep "" deletes them all (the pool's Delete).
-func Prune(ctx context.Context, s Store, bucket, prefix, keep string) error {
-	err := s.DeleteObjectsUnder(ctx, bucket, prefix+"/", func(key string) bool { return key != keep })
+// Prune deletes the bundles under prefix (each version of them) but keep and those inUse names:
+// what a pool keeps after an apply. inUse is asked only when there is something to delete; it
+// answers the user data of the pool's instances, whose stubs may name older bundles (a node made
+// before a change that did not replace it). With keep "" and inUse nil it deletes every bundle
+// under prefix (the pool's Delete).
+func Prune(ctx context.Context, s Store, bucket, prefix, keep string, inUse func(context.Context) ([]string, error)) error {
+	keys, err := s.ObjectKeysUnder(ctx, bucket, prefix+"/")
+	if err != nil {
+		return fmt.Errorf("bootstrap bundle: %w", err)
+	}
+	stale := map[string]bool{}
+	for _, k := range keys {
+		if k != keep {
+			stale[k] = true
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	if inUse != nil {
+		userData, err := inUse(ctx)
+		if err != nil {
+			return fmt.Errorf("bootstrap bundle: the bundles the pool's nodes use: %w", err)
+		}
+		for _, ud := range userData {
+			for _, k := range NamedIn(ud, prefix) {
+				delete(stale, k)
+			}
+		}
+	}
+	err = s.DeleteObjectsUnder(ctx, bucket, prefix+"/", func(key string) bool { return stale[key] })
 	if err != nil {
 		return fmt.Errorf("bootstrap bundle: %w", err)
 	}
 	return nil
+}
+
+// NamedIn is the bundle keys under prefix that a node's user data (as ECS holds it, packed or
+// not) names.
+func NamedIn(userData, prefix string) []string {
+	doc, err := bootstrap.UnpackUserData(userData)
+	if err != nil {
+		doc = userData
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(prefix+"/") + `[0-9a-f]{64}\.tar\.gz`)
+	return re.FindAllString(doc, -1)
 }
 
 func md5Hex(b []byte) string {

@@ -1,6 +1,7 @@
 package upload_test
 
 import (
+	"context"
 	"encoding/base64"
 	"slices"
 	"strings"
@@ -128,13 +129,24 @@ func TestUploadAndPrune(t *testing.T) {
 	if err != nil || info.Size != int64(len(cur.Archive)) {
 		t.Fatalf("other bytes at the key were not replaced by the bundle: %+v %v", info, err)
 	}
-	if err := upload.Prune(ctx, c.Client, bucket, prefix, cur.Key); err != nil {
+	// A node made before the change still names the old bundle (its user data packed, as ECS
+	// holds it): it stays until no node does.
+	nodes := []string{bootstrap.PackUserData(old.Stub)}
+	inUse := func(context.Context) ([]string, error) { return nodes, nil }
+	if err := upload.Prune(ctx, c.Client, bucket, prefix, cur.Key, inUse); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := versions(), sorted(old.Key, cur.Key, cur.Key, cur.Key, prefix+"-other/x.tar.gz"); !slices.Equal(got, want) {
+		t.Fatalf("after Prune with a node on the old bundle: %v, want %v", got, want)
+	}
+	nodes = []string{cur.Stub}
+	if err := upload.Prune(ctx, c.Client, bucket, prefix, cur.Key, inUse); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := versions(), sorted(cur.Key, cur.Key, cur.Key, prefix+"-other/x.tar.gz"); !slices.Equal(got, want) {
 		t.Fatalf("after Prune: %v, want %v", got, want)
 	}
-	if err := upload.Prune(ctx, c.Client, bucket, prefix, ""); err != nil {
+	if err := upload.Prune(ctx, c.Client, bucket, prefix, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := versions(), []string{prefix + "-other/x.tar.gz"}; !slices.Equal(got, want) {
