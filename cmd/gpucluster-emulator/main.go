@@ -94,6 +94,7 @@ Flags:
 		kube = k
 	}
 	agent := nodeagent.New(srv.View, kube, logger.Printf)
+	agent.ReadObjectsWith(srv.ReadObjectAsInstance)
 	srv.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(srv.SetConsoleOutput) // what ECS GetInstanceConsoleOutput returns
 	agent.PowerOffWith(srv.PowerOffFromGuest) // an image builder powers itself off once baked
