@@ -14,6 +14,7 @@ import (
 	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -21,6 +22,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/upload"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
 )
 
 const (
@@ -170,10 +172,42 @@ func stubPart(doc string) string {
 	return rest
 }
 
+// checkAgent runs a node agent round over the emulator, its OSS read as the instances' roles
+// would read it, and wants the pool's node's fetch to end as want says: "" for a node played
+// from its bundle (its status names its role and no bundle failure; it still does not join, as
+// no API server answers at the pool's endpoint), else the reason and console the fetch gives.
+func checkAgent(emu *acctest.Emulator, want string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		id := s.RootModule().Resources["gpucluster_node_pool.train"].Primary.Attributes["nodes.0.id"]
+		a := nodeagent.New(emu.View, nopKube{}, nil)
+		a.ReadObjectsWith(emu.ReadObjectAsInstance)
+		consoles := map[string]string{}
+		a.WriteConsoles(func(id, out string) { consoles[id] = out })
+		a.Sync(context.Background())
+		var st nodeagent.NodeStatus
+		for _, x := range a.Statuses() {
+			if x.InstanceID == id {
+				st = x
+			}
+		}
+		switch {
+		case st.InstanceID == "":
+			return fmt.Errorf("the agent says nothing of %s", id)
+		case want == "" && (strings.Contains(st.Reason, "bootstrap bundle") || st.Role != nodeagent.RoleWorker):
+			return fmt.Errorf("node %s was not played from its bundle: %+v", id, st)
+		case want != "" && (!strings.Contains(st.Reason, want) || !strings.Contains(consoles[id], "gpucluster-bundle: giving up") || st.Node != ""):
+			return fmt.Errorf("node %s: %+v, console %q; want it refused for %q", id, st, consoles[id], want)
+		}
+		return nil
+	}
+}
+
 // A pool with bootstrap_bundle: refused at plan without a role; with one, the bundle is in the
 // bucket before the node runs, the node's user data is the stub and the user's part and holds no
-// secret, a change of the files that replaces no node keeps the bundle the node names, a change
-// that replaces it prunes the older one, and destroy leaves no bundle.
+// secret, and the node agent plays the node from the bundle it fetches as the instance's role; a
+// change of the files that replaces no node keeps the bundle the node names, a change that
+// replaces it prunes the older one; a role the bucket policy does not name gets its node refused
+// by the agent (AccessDenied); destroy leaves no bundle.
 func TestAccNodePool_bootstrapBundle(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	c := bundleClient(t, emu)
@@ -196,12 +230,20 @@ func TestAccNodePool_bootstrapBundle(t *testing.T) {
 				Config: emu.Config() + bundlePool("", "a"), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)bootstrap_bundle needs ram_role_name.*"pool-bundles".*Fix: set\s+ram_role_name`),
 			},
-			{Config: emu.Config() + bundlePool(bundleRole, "a"), Check: checkStubbed(emu, c, 1)},
+			{Config: emu.Config() + bundlePool(bundleRole, "a"), Check: resource.ComposeTestCheckFunc(checkStubbed(emu, c, 1), checkAgent(emu, ""))},
 			// New labels are new files, so a new bundle, but no new node: the node keeps the stub
 			// of the first bundle, which stays.
-			{Config: emu.Config() + bundlePool(bundleRole, "b"), Check: checkStubbed(emu, c, 2)},
+			{Config: emu.Config() + bundlePool(bundleRole, "b"), Check: resource.ComposeTestCheckFunc(checkStubbed(emu, c, 2), checkAgent(emu, ""))},
 			// A new role replaces the node: the first bundle is named no more and goes.
-			{Config: emu.Config() + bundlePool("gpucluster-other", "b"), Check: checkStubbed(emu, c, 1)},
+			{Config: emu.Config() + bundlePool("gpucluster-other", "b"), Check: resource.ComposeTestCheckFunc(checkStubbed(emu, c, 1), checkAgent(emu, "AccessDenied"))},
 		},
 	})
 }
+
+// nopKube is an API server that takes every node: the test reads the agent's statuses.
+type nopKube struct{}
+
+func (nopKube) RegisterNode(context.Context, *corev1.Node) error                       { return nil }
+func (nopKube) DeleteNode(context.Context, string) error                               { return nil }
+func (nopKube) SetKubeletRunning(context.Context, string, bool) error                  { return nil }
+func (nopKube) ApplyAddons(context.Context, []nodeagent.Addon) []nodeagent.AddonResult { return nil }
