@@ -25,6 +25,9 @@
 // and in the log; a node of an autoscaled pool whose kubelet would register after the Cluster
 // Autoscaler's --max-node-provision-time gets a note that the autoscaler would give up on it
 // (provision.go).
+//
+// A node whose user data is a bootstrap bundle's stub (issue #31) is played from its bundle,
+// fetched as its instance role would fetch it (bundle.go).
 package nodeagent
 
 import (
