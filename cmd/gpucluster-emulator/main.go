@@ -94,6 +94,7 @@ Flags:
 		kube = k
 	}
 	agent := nodeagent.New(srv.View, kube, logger.Printf)
+	agent.ReadObjectsWith(srv.ReadObjectAsInstance)
 	srv.HandleAdmin(emulator.NodesPath, agent)
 	srv.HandleAdmin(nodeagent.DCGMMetricsPath, agent.DCGMMetrics()) // what dcgm-exporter shows of /_emulator/gpu_faults
 	srv.HandleAdmin(nodeagent.NCCLTestsPath, agent.NCCLTests())     // what a validation job's all_reduce_perf measures

@@ -29,6 +29,7 @@
 // Give control-plane and worker nodes different roles (and keys) so a worker's role cannot read
 // the first control-plane node's bundle, which holds the CA key.
 //
-// Not wired yet: the provider does not upload bundles or render stubs, and the node agent reads
-// user data as before. ARCHITECTURE.md says what the wiring needs.
+// The wiring: internal/bundle/upload puts a node pool's bundle in its bucket (bootstrap_bundle),
+// and the emulator's node agent plays a stub's node from its bundle. ARCHITECTURE.md says what
+// is still to come.
 package bundle

@@ -124,8 +124,7 @@ func Stub(spec StubSpec) (string, error) {
 	}
 	doc := cloudConfig{
 		WriteFiles: []writeFile{{Path: FetchScriptPath, Permissions: "0700", Encoding: "gz+b64", Content: packScript(StubScript())}},
-		RunCmd: [][]string{{FetchScriptPath, s.MetadataEndpoint, s.OSSEndpoint, s.Region, s.Bucket, s.Key, s.Digest, s.RoleName,
-			bootstrap.BootstrapUnit}},
+		RunCmd:     [][]string{command(s)},
 	}
 	out, err := yaml.Marshal(doc)
 	if err != nil {
@@ -136,6 +135,25 @@ func Stub(spec StubSpec) (string, error) {
 		return "", fmt.Errorf("bundle stub would be %d bytes, more than the %d it may take: shorten the key or the endpoints", len(stub), MaxStubBytes)
 	}
 	return stub, nil
+}
+
+// command is the stub's runcmd entry: the fetch script and its arguments, in fetch-bundle.sh's
+// order (METADATA OSS REGION BUCKET KEY DIGEST ROLE UNIT).
+func command(s StubSpec) []string {
+	return []string{FetchScriptPath, s.MetadataEndpoint, s.OSSEndpoint, s.Region, s.Bucket, s.Key, s.Digest, s.RoleName, bootstrap.BootstrapUnit}
+}
+
+// SpecOfCommand reads a stub's runcmd entry back (the node agent's reading of a stub): false when
+// argv is not a run of the fetch script with the arguments Stub gives it.
+func SpecOfCommand(argv []string) (StubSpec, bool) {
+	if len(argv) != 9 || argv[0] != FetchScriptPath || argv[8] != bootstrap.BootstrapUnit {
+		return StubSpec{}, false
+	}
+	s := StubSpec{MetadataEndpoint: argv[1], OSSEndpoint: argv[2], Region: argv[3], Bucket: argv[4], Key: argv[5], Digest: argv[6], RoleName: argv[7]}
+	if _, err := s.withDefaults(); err != nil {
+		return StubSpec{}, false
+	}
+	return s, true
 }
 
 // StubScript is the fetch script the stub writes: fetch-bundle.sh without its comment lines

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,18 @@ func TestStubFitsAndParses(t *testing.T) {
 		"https://" + spec.Bucket + ".oss-cn-wulanchabu-internal.aliyuncs.com", spec.Region, spec.Bucket, spec.Key, spec.Digest, spec.RoleName, bootstrap.BootstrapUnit}
 	if strings.Join(d.RunCmd[0], "\n") != strings.Join(wantArgs, "\n") {
 		t.Errorf("runcmd %q, want %q", d.RunCmd[0], wantArgs)
+	}
+	back, ok := bundle.SpecOfCommand(d.RunCmd[0])
+	want := spec
+	want.MetadataEndpoint, want.OSSEndpoint = wantArgs[1], wantArgs[2]
+	if !ok || back != want {
+		t.Errorf("SpecOfCommand of the stub's runcmd: %+v %v, want %+v", back, ok, want)
+	}
+	for _, bad := range [][]string{d.RunCmd[0][:8], append(slices.Clone(d.RunCmd[0][:6]), "sha256:nothex", spec.RoleName, bootstrap.BootstrapUnit),
+		append([]string{"/bin/other"}, d.RunCmd[0][1:]...)} {
+		if _, ok := bundle.SpecOfCommand(bad); ok {
+			t.Errorf("SpecOfCommand took %q", bad)
+		}
 	}
 	files, err := bundle.FromCloudInit(strings.Replace(stub, "runcmd:", "x-runcmd:", 1))
 	if err == nil || !strings.Contains(err.Error(), "x-runcmd") {

@@ -291,31 +291,7 @@ type ObjectVersion struct{ Key, VersionID string }
 // A service that does not implement version listing (NotImplemented) is asked for the plain
 // object list instead, each entry without a version id.
 func (c *Client) ListObjectVersions(ctx context.Context, bucket string, limit int) ([]ObjectVersion, error) {
-	// Version listing pages by two markers, both "" for the first page.
-	type markers struct{ key, version string }
-	out, err := pageThrough("object versions of bucket "+bucket, markers{}, limit, func(m markers) ([]ObjectVersion, markers, bool, error) {
-		var res *oss.ListObjectVersionsResult
-		err := c.OSS(ctx, "ListObjectVersions", func(ctx context.Context, cl *oss.Client) error {
-			var err error
-			req := &oss.ListObjectVersionsRequest{Bucket: oss.Ptr(bucket)}
-			if m != (markers{}) {
-				req.KeyMarker, req.VersionIdMarker = oss.Ptr(m.key), oss.Ptr(m.version)
-			}
-			res, err = cl.ListObjectVersions(ctx, req)
-			return err
-		})
-		if err != nil {
-			return nil, m, false, err
-		}
-		page := make([]ObjectVersion, 0, len(res.ObjectVersions)+len(res.ObjectDeleteMarkers))
-		for _, v := range res.ObjectVersions {
-			page = append(page, ObjectVersion{Key: oss.ToString(v.Key), VersionID: oss.ToString(v.VersionId)})
-		}
-		for _, d := range res.ObjectDeleteMarkers {
-			page = append(page, ObjectVersion{Key: oss.ToString(d.Key), VersionID: oss.ToString(d.VersionId)})
-		}
-		return page, markers{oss.ToString(res.NextKeyMarker), oss.ToString(res.NextVersionIdMarker)}, res.IsTruncated, nil
-	})
+	out, err := c.listVersions(ctx, bucket, "", limit)
 	if IsCode(err, "NotImplemented") {
 		return c.listObjectsPlain(ctx, bucket, limit)
 	}
@@ -358,20 +334,7 @@ func (c *Client) EmptyBucket(ctx context.Context, bucket string) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range versions {
-		req := &oss.DeleteObjectRequest{Bucket: oss.Ptr(bucket), Key: oss.Ptr(v.Key)}
-		if v.VersionID != "" {
-			req.VersionId = oss.Ptr(v.VersionID)
-		}
-		err := c.OSS(ctx, "DeleteObject", func(ctx context.Context, cl *oss.Client) error {
-			_, err := cl.DeleteObject(ctx, req)
-			return err
-		})
-		if err != nil && !IsNotFound(err) {
-			return fmt.Errorf("emptying bucket %s: deleting %s: %w", bucket, v.Key, err)
-		}
-	}
-	return nil
+	return c.deleteVersions(ctx, bucket, versions, func(string) bool { return true })
 }
 
 // DeleteBucket deletes an empty bucket and waits until it is gone; not found counts as done.

@@ -87,11 +87,11 @@ func wantOSSCode(t *testing.T, err error, code string) {
 	}
 }
 
-// A node fetches its bootstrap bundle with its instance role: the bucket policy lets the role
-// read the bundle and nothing else, a bucket whose policy names another role refuses it, the
-// keys are refused once they expire, and an instance without a role has no keys to use.
-func TestInstanceRoleReadsWhatTheBucketPolicyAllows(t *testing.T) {
-	e, node, bare := newRoleEnv(t)
+// policyBuckets makes two buckets, each holding bootstrap/bundle.tar.gz and admin/kubeconfig
+// (each object's content is its key), whose policies let one role read bootstrap/*: boot lets
+// gpucluster-node, other-team someone-else. It answers the owner's client.
+func policyBuckets(t *testing.T, e *env) *oss.Client {
+	t.Helper()
 	owner := ossClient(e.srv.URL, "emulator", "emulator-secret", "")
 	ctx := context.Background()
 	for bucket, role := range map[string]string{"boot": "gpucluster-node", "other-team": "someone-else"} {
@@ -106,6 +106,16 @@ func TestInstanceRoleReadsWhatTheBucketPolicyAllows(t *testing.T) {
 		_, err = owner.PutBucketPolicy(ctx, &oss.PutBucketPolicyRequest{Bucket: oss.Ptr(bucket), Body: strings.NewReader(policy)})
 		must(t, err)
 	}
+	return owner
+}
+
+// A node fetches its bootstrap bundle with its instance role: the bucket policy lets the role
+// read the bundle and nothing else, a bucket whose policy names another role refuses it, the
+// keys are refused once they expire, and an instance without a role has no keys to use.
+func TestInstanceRoleReadsWhatTheBucketPolicyAllows(t *testing.T) {
+	e, node, bare := newRoleEnv(t)
+	owner := policyBuckets(t, e)
+	ctx := context.Background()
 
 	c := e.instanceOSSClient(node)
 	must(t, ossGet(c, "boot", "bootstrap/bundle.tar.gz"))

@@ -16,6 +16,7 @@ type ossBackend interface {
 	MarshalState() ([]byte, error)
 	UnmarshalState([]byte) error
 	SetObserver(func(action, errorCode string))
+	GetObjectAs(key oss.Key, bucket, object string) ([]byte, error)
 }
 
 // newOSSBackend builds the OSS handler with the same credentials and clock

@@ -11,6 +11,7 @@ package nodepool
 import (
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/upload"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
@@ -34,12 +35,16 @@ type Spec struct {
 	SpotLimit   float64
 	AutoRelease time.Duration
 	UserData    string
-	UserTags    map[string]string
-	Labels      map[string]string
-	Taints      []string
-	Role        string
-	ERDMA       bool
-	HPCCluster  string
+	// Bundle is the node bootstrap bundle UserData's stub fetches (bootstrap_bundle), nil when
+	// the user data carries the bootstrap itself: the provider uploads it before any node is
+	// asked for.
+	Bundle     *upload.Prepared
+	UserTags   map[string]string
+	Labels     map[string]string
+	Taints     []string
+	Role       string
+	ERDMA      bool
+	HPCCluster string
 	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
 	LoadBalancerID string
 	MaxUnavail     int

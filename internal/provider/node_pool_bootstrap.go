@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/upload"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
@@ -73,12 +74,14 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 		}
 		return diags
 	}
-	doc, err := renderUserData(opts, spec.UserData)
+	loc, d := bundleLocation(ctx, plan, in.region)
+	diags.Append(d...)
+	doc, bundled, err := renderUserData(opts, spec.UserData, loc)
 	if err != nil {
 		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
 		return diags
 	}
-	spec.UserData = doc
+	spec.UserData, spec.Bundle = doc, bundled
 	return diags
 }
 
@@ -156,9 +159,16 @@ func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMo
 }
 
 // renderUserData renders the bootstrap and merges the user's user_data after it, within the
-// size ECS accepts.
-func renderUserData(opts bootstrap.Options, userData string) (string, error) {
+// size ECS accepts. With a bundle location the bootstrap goes in the bundle (returned, to be
+// uploaded) and the user data starts with the stub that fetches it instead.
+func renderUserData(opts bootstrap.Options, userData string, loc *upload.Location) (string, *upload.Prepared, error) {
 	doc, err := bootstrap.Render(opts)
+	var bundled *upload.Prepared
+	if err == nil && loc != nil {
+		var p upload.Prepared
+		p, err = upload.Prepare(doc, *loc)
+		doc, bundled = p.Stub, &p
+	}
 	if err == nil {
 		doc, err = bootstrap.Merge(doc, userData)
 	}
@@ -168,7 +178,7 @@ func renderUserData(opts bootstrap.Options, userData string) (string, error) {
 			err = fmt.Errorf("the node's user data (bootstrap, add-ons and user_data), gzip-compressed, is %d bytes; ECS accepts at most %d: shorten user_data or kubernetes.addons", len(doc), bootstrap.MaxUserDataBytes)
 		}
 	}
-	return doc, err
+	return doc, bundled, err
 }
 
 // nvswitchType reports whether the catalog marks the instance type as an NVSwitch system.

@@ -50,6 +50,7 @@ type nodePoolModel struct {
 	Bootstrap            types.Bool     `tfsdk:"bootstrap"`
 	PackageMirror        types.String   `tfsdk:"package_mirror"`
 	UserData             types.String   `tfsdk:"user_data"`
+	BootstrapBundle      types.Object   `tfsdk:"bootstrap_bundle"`
 	UpdateStrategy       types.Object   `tfsdk:"update_strategy"`
 	Tags                 types.Map      `tfsdk:"tags"`
 	Nodes                types.List     `tfsdk:"nodes"`
@@ -303,6 +304,7 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		ImageID:              types.StringValue(first.ImageID),
 		AutoReleaseAfter:     types.StringNull(),
 		UserData:             types.StringNull(),
+		BootstrapBundle:      types.ObjectNull(bundleAttrTypes),
 		NodeLabels:           types.MapNull(types.StringType),
 		NodeTaints:           types.ListNull(types.StringType),
 		Mounts:               types.ListNull(types.StringType),

@@ -38,6 +38,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	validateBundle(ctx, &cfg, &resp.Diagnostics)
 	if !cfg.GPUsPerNode.IsNull() && cfg.GPUModel.IsNull() && !cfg.InstanceType.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("gpus_per_node"), "gpus_per_node needs gpu_model",
 			"gpus_per_node picks a size of gpu_model. With instance_type, the type fixes the GPU count: remove gpus_per_node.")
@@ -273,7 +274,10 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel,
 	}
 	in, d := r.bootstrapInputs(ctx, plan, config)
 	diags.Append(d...)
-	return planSpec(ctx, plan, &network, keep, true, in)
+	spec, d := planSpec(ctx, plan, &network, keep, true, in)
+	diags.Append(d...)
+	r.uploadBundle(ctx, spec, &diags) // before any node is asked for
+	return spec, diags
 }
 
 // poolSelectErrorPath is the attribute a catalog.Select error is about, from the error's data:

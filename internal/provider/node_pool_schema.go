@@ -28,6 +28,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	attrs := joinAttributes(nodePoolIdentityAttributes(), nodePoolSizeAttributes(), nodePoolMachineAttributes(), nodePoolSetupAttributes(),
 		nodePoolComputedAttributes())
 	attrs["kubernetes"] = nodePoolKubernetesSchema()
+	attrs["bootstrap_bundle"] = bootstrapBundleSchema()
 	attrs["timeouts"] = timeoutsAttribute(ctx)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A pool of GPU nodes for one research scenario. The provider picks the instance type from " +

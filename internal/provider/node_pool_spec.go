@@ -312,5 +312,10 @@ func resolveSpecHash(ctx context.Context, plan *nodePoolModel, spec *nodepool.Sp
 	if extra := softwareHashInput(k8s, versions, nccl); extra != "" {
 		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
 	}
+	loc, d := bundleLocation(ctx, plan, "")
+	diags.Append(d...)
+	if extra := bundleHashInput(loc); extra != "" {
+		spec.SpecHash = poolplan.SpecHash(spec.SpecHash, extra)
+	}
 	return diags
 }

@@ -85,6 +85,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	plan.ID = types.StringValue(poolID)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		r.pruneBundles(ctx, spec, nil, plan.nodeIDs(), &resp.Diagnostics)
 		if !plan.ScalingGroupID.IsUnknown() {
 			// Whatever happened after the group exists, state records it: never an orphan.
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -110,6 +111,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 	}
+	r.pruneBundles(ctx, spec, nil, plan.nodeIDs(), &resp.Diagnostics)
 }
 
 func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -161,9 +163,12 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	spec.PoolID = state.ID.ValueString()
+	oldBundles, diags := bundleLocation(ctx, &state, r.region())
+	resp.Diagnostics.Append(diags...)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		r.pruneBundles(ctx, spec, oldBundles, plan.nodeIDs(), &resp.Diagnostics)
 		return
 	}
 	if old := poolLoadBalancer(ctx, &state); old != spec.LoadBalancerID {
@@ -179,6 +184,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("updating node pool (%s)", spec.PoolID), err.Error())
 	}
+	r.pruneBundles(ctx, spec, oldBundles, plan.nodeIDs(), &resp.Diagnostics)
 }
 
 func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -198,13 +204,19 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if !state.ScalingGroupID.IsNull() {
 		if err := nodepool.DeleteScalingGroup(ctx, r.client, state.ID.ValueString(), state.ScalingGroupID.ValueString()); err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
+			return
 		}
+		r.deleteBundles(ctx, &state, &resp.Diagnostics)
 		return
 	}
 
 	if err := nodepool.DeleteNodes(ctx, r.client, state.ID.ValueString(), poolLoadBalancer(ctx, &state), state.nodeIDs()); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
+	// After the nodes: a node being deleted needs its bundle no more, and a failed delete keeps
+	// the bundles its remaining nodes may still fetch.
+	r.deleteBundles(ctx, &state, &resp.Diagnostics)
 }
 
 func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

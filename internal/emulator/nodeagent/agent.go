@@ -25,11 +25,15 @@
 // and in the log; a node of an autoscaled pool whose kubelet would register after the Cluster
 // Autoscaler's --max-node-provision-time gets a note that the autoscaler would give up on it
 // (provision.go).
+//
+// A node whose user data is a bootstrap bundle's stub (issue #31) is played from its bundle,
+// fetched as its instance role would fetch it (bundle.go).
 package nodeagent
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -114,6 +118,10 @@ type Agent struct {
 	builders        map[string]string
 	builderPlans    map[string]builderPlan
 	pendingPowerOff []string
+	// readObject reads a bundle as an instance's role would (bundle.go); fetchFailed are the
+	// consoles of the instances whose fetch failed this round.
+	readObject  ObjectReader
+	fetchFailed map[string]string
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -182,7 +190,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	v := a.view()
 	net := newNetwork(v)
 	statuses := map[string]NodeStatus{}
-	a.refused = map[string]bool{}
+	a.refused, a.fetchFailed = map[string]bool{}, map[string]string{}
 	a.forgetGoneBuilders(v)
 	var pending []*emulator.InstanceView
 	for i := range v.Instances {
@@ -217,6 +225,15 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 			continue
 		}
 		pe := a.planOf(in, v.Images)
+		var fetch *fetchError
+		if errors.As(pe.err, &fetch) {
+			if a.statuses[in.ID].Reason != fetch.Error() {
+				a.logf("nodeagent: %s does not register: %v", in.ID, fetch)
+			}
+			st.Reason, a.fetchFailed[in.ID] = fetch.Error(), fetch.console()
+			statuses[in.ID] = st
+			continue
+		}
 		if pe.err != nil {
 			st.Reason = "user data: " + pe.err.Error()
 			statuses[in.ID] = st
@@ -341,11 +358,20 @@ func (a *Agent) planOf(in *emulator.InstanceView, images []emulator.ImageView) p
 	if !ok {
 		pe = planEntry{userData: in.UserData}
 		ci, err := DecodeUserData(in.UserData)
+		if err == nil && ci.Bundle != nil {
+			// The bundle is the instance's to fetch, with its role, as the bucket is now: its
+			// plan is kept for the instance alone, and a failed fetch is played again next round.
+			if ci, err = a.fetchBundle(in, ci); err != nil {
+				return planEntry{userData: in.UserData, err: err}
+			}
+		}
 		if err == nil {
 			pe.plan, err = PlanNode(ci, "")
 		}
 		pe.err = err
-		a.decoded[in.UserData] = pe
+		if ci.Bundle == nil {
+			a.decoded[in.UserData] = pe
+		}
 	}
 	if pe.err == nil && pe.plan.NodeName == "" {
 		pe.plan.NodeName = strings.ToLower(in.HostName)

@@ -156,6 +156,8 @@ func (a *Agent) writeConsoles(statuses map[string]NodeStatus, refused map[string
 			now[id] = consoleOf(p, st.Role, "", regions[id]) + modelConsoleLine(st)
 		case refused[id]:
 			now[id] = consoleOf(p, st.Role, st.Reason, regions[id])
+		case a.fetchFailed[id] != "":
+			now[id] = a.fetchFailed[id] // the fetch script's last line: the bootstrap never started
 		}
 	}
 	for id, text := range a.builders { // image builders' (builder.go)

@@ -10,11 +10,13 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/mail"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
 )
 
 // CloudInit is what cloud-init makes of a node's user data, as far as the node agent needs it:
@@ -23,15 +25,23 @@ import (
 // asks); other parts (user scripts) are not interpreted.
 type CloudInit struct {
 	Files map[string]string
+	// Bundle is set when a part is a bootstrap bundle's stub (bundle.Stub: it writes
+	// bundle.FetchScriptPath and its runcmd runs it): the node's files are then the bundle's too,
+	// once fetched (bundle.go).
+	Bundle *bundle.StubSpec
 }
 
 // cloudConfig is the part of a #cloud-config document the agent reads.
 type cloudConfig struct {
-	WriteFiles []struct {
-		Path     string `json:"path"`
-		Encoding string `json:"encoding"`
-		Content  string `json:"content"`
-	} `json:"write_files"`
+	WriteFiles []writeFile `json:"write_files"`
+	// RunCmd entries are lists (run as they are) or strings (run by sh), as cloud-init takes them.
+	RunCmd []any `json:"runcmd"`
+}
+
+type writeFile struct {
+	Path     string `json:"path"`
+	Encoding string `json:"encoding"`
+	Content  string `json:"content"`
 }
 
 // DecodeUserData reads user data as ECS hands it to the instance: Base64 of a #cloud-config
@@ -64,8 +74,34 @@ func DecodeUserData(b64 string) (CloudInit, error) {
 			}
 			ci.Files[f.Path] = content
 		}
+		if spec, ok := stubOf(cc); ok {
+			ci.Bundle = &spec
+		}
 	}
 	return ci, nil
+}
+
+// stubOf reads a bundle stub's spec from its document: it writes the fetch script and one of its
+// runcmd entries runs it with the stub's arguments.
+func stubOf(cc cloudConfig) (bundle.StubSpec, bool) {
+	if !slices.ContainsFunc(cc.WriteFiles, func(f writeFile) bool { return f.Path == bundle.FetchScriptPath }) {
+		return bundle.StubSpec{}, false
+	}
+	for _, entry := range cc.RunCmd {
+		list, ok := entry.([]any)
+		if !ok {
+			continue
+		}
+		argv := make([]string, 0, len(list))
+		for _, a := range list {
+			s, _ := a.(string)
+			argv = append(argv, s)
+		}
+		if spec, ok := bundle.SpecOfCommand(argv); ok {
+			return spec, true
+		}
+	}
+	return bundle.StubSpec{}, false
 }
 
 // cloudConfigParts returns the #cloud-config documents of the user data, in order.
