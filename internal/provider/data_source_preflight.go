@@ -63,10 +63,11 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"nat_gateways":           count("NAT gateways the stack creates."),
 			"enforce": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "`true` or unset: each shortfall is an error, so the plan stops. `false`: a warning, with `fits` false and the shortfalls listed."},
-			"region":                   schema.StringAttribute{Computed: true, MarkdownDescription: "The region read (the provider's)."},
-			"fits":                     schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether nothing falls short."},
-			"summary":                  schema.StringAttribute{Computed: true, MarkdownDescription: "What the stack takes of each quota checked, what was not checked, and the estimate."},
-			"shortfalls":               schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Each shortfall's message (with `enforce = false`; empty when the stack fits)."},
+			"region":  schema.StringAttribute{Computed: true, MarkdownDescription: "The region read (the provider's)."},
+			"fits":    schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether nothing falls short."},
+			"summary": schema.StringAttribute{Computed: true, MarkdownDescription: "What the stack takes of each quota checked, what was not checked, and the estimate."},
+			"shortfalls": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Each shortfall's message, led by its pool's `name` (with `enforce = false`; empty when the stack fits): for a `postcondition` on `fits` that names them."},
 			"api_calls":                computed("API calls the create makes, estimated (a floor: waiters may poll more against the real cloud)."),
 			"calls":                    schema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: "`api_calls` by action."},
 			"estimated_create_seconds": computed("Seconds the provider's `rate_limit` alone makes those calls take; boots and the vendor's latency not counted."),
@@ -79,6 +80,7 @@ func preflightPoolAttributes(count func(string) schema.Attribute) map[string]sch
 		return schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: doc}
 	}
 	return map[string]schema.Attribute{
+		"name":          schema.StringAttribute{Optional: true, MarkdownDescription: "A name for the pool, which leads its entries of `shortfalls` (a module's pool key, say)."},
 		"instance_type": schema.StringAttribute{Required: true, MarkdownDescription: "The pool's instance type (its vCPUs and GPUs come from the provider's catalog)."},
 		"size": schema.Int64Attribute{Required: true, MarkdownDescription: "Nodes the pool creates.",
 			Validators: []validator.Int64{int64validator.AtLeast(0)}},
@@ -127,7 +129,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	m.Summary = types.StringValue(r.Summary)
 	m.Shortfalls = make([]string, 0, len(r.Shortfalls))
 	for _, e := range r.Shortfalls {
-		m.Shortfalls = append(m.Shortfalls, e.Error())
+		m.Shortfalls = append(m.Shortfalls, shortfallText(e, m.Pools))
 	}
 	m.APICalls = types.Int64Value(int64(r.Estimate.Total))
 	m.Calls = make(map[string]int64, len(r.Estimate.Calls))

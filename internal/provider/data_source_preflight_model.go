@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -32,6 +33,7 @@ type preflightModel struct {
 }
 
 type preflightPoolModel struct {
+	Name             types.String `tfsdk:"name"`
 	InstanceType     types.String `tfsdk:"instance_type"`
 	Size             types.Int64  `tfsdk:"size"`
 	MaxSize          types.Int64  `tfsdk:"max_size"`
@@ -156,4 +158,16 @@ func placePool(p *preflight.Pool, vsws []cloud.VSwitch, a preflight.Account) {
 	if len(p.Zones) == 0 {
 		p.Zones = zones
 	}
+}
+
+// shortfallText is a shortfall's message, led by the name of the pool it is about when the pool
+// has one: a module's shortfalls then name its own pools, not only the data source's indexes.
+func shortfallText(e *planerr.Error, pools []preflightPoolModel) string {
+	for i, p := range pools {
+		at := planerr.Index("pools", i)
+		if name := p.Name.ValueString(); name != "" && (e.Path == at || strings.HasPrefix(e.Path, at+".")) {
+			return fmt.Sprintf("pool %q: %s", name, e.Error())
+		}
+	}
+	return e.Error()
 }

@@ -104,6 +104,30 @@ func TestAccPreflight_payAsYouGoQuota(t *testing.T) {
 		"raise max-postpaid-instance-vcpu-count to at least 512 in the Quota Center", "or lower pools[0].size by 2"))
 }
 
+// With enforce = false the shortfall is a warning and data: fits false and the shortfall led by
+// the pool's name, for a module's postcondition to report.
+func TestAccPreflight_notEnforced(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetQuotas(emuecs.Quotas{PostpaidVCPUs: 300}); err != nil {
+		t.Fatal(err)
+	}
+	ds := "data.gpucluster_preflight.stack"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + strings.Replace(preflightConfig(4, `name = "train"`), "load_balancers ", "enforce = false\n  load_balancers ", 1),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases("1 shortfall(s)"))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("shortfalls"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringRegexp(phrases(`pool "train": pools[0].size "4" needs 512 vCPUs`, "lower pools[0].size by 2")),
+				})),
+			},
+		}},
+	})
+}
+
 func TestAccPreflight_spotQuota(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	if err := emu.SetQuotas(emuecs.Quotas{SpotVCPUs: 128}); err != nil {
