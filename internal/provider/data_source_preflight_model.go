@@ -58,7 +58,8 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		at := planerr.Index("pools", i)
 		t, err := catalog.ParseInstanceType(p.InstanceType.ValueString())
 		if pe, ok := planerr.As(err); ok {
-			return s, pe.Under(at)
+			// The catalog's message does not name the pool; this one does.
+			return s, planerr.Input(planerr.Join(at, pe.Path), pe.Value, pe.Why, pe.Fix)
 		} else if err != nil {
 			return s, err
 		}
