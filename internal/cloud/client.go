@@ -79,6 +79,7 @@ type Client struct {
 	region      string
 	accessKeyID string
 	maxRetries  int
+	rateLimit   float64
 	transport   *transport
 
 	// The RPC SDK's clients write to shared fields on every call (timeouts), so one client must
@@ -89,6 +90,10 @@ type Client struct {
 
 // Region is the region every call goes to.
 func (c *Client) Region() string { return c.region }
+
+// RateLimit is the client-side ceiling on requests per second it was built with; 0 or less is
+// none.
+func (c *Client) RateLimit() float64 { return c.rateLimit }
 
 // AccessKeyID is the key requests are signed with, for diagnostics. Never the secret.
 func (c *Client) AccessKeyID() string { return c.accessKeyID }
@@ -136,6 +141,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		region:      cfg.Region,
 		accessKeyID: cfg.Credentials.AccessKeyID,
 		maxRetries:  cfg.MaxRetries,
+		rateLimit:   cfg.RateLimit,
 		transport:   newTransport(cfg.MaxRetries, cfg.RateLimit),
 	}
 	creds := cfg.Credentials

@@ -28,6 +28,10 @@ type VPC struct {
 // VSwitch is what the provider keeps of a vSwitch.
 type VSwitch struct {
 	ID, Name, VPCID, ZoneID, CIDRBlock, Status string
+	// FreeAddresses is DescribeVSwitches' AvailableIpAddressCount: the private addresses the
+	// vSwitch can still hand out
+	// (https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describevswitches).
+	FreeAddresses int
 }
 
 func vpcFromSDK(v *vpc.Vpc) *VPC {
@@ -35,7 +39,8 @@ func vpcFromSDK(v *vpc.Vpc) *VPC {
 }
 
 func vswitchFromSDK(sw *vpc.VSwitch) VSwitch {
-	return VSwitch{ID: sw.VSwitchId, Name: sw.VSwitchName, VPCID: sw.VpcId, ZoneID: sw.ZoneId, CIDRBlock: sw.CidrBlock, Status: sw.Status}
+	return VSwitch{ID: sw.VSwitchId, Name: sw.VSwitchName, VPCID: sw.VpcId, ZoneID: sw.ZoneId, CIDRBlock: sw.CidrBlock, Status: sw.Status,
+		FreeAddresses: int(sw.AvailableIpAddressCount)}
 }
 
 // VPCInput is what CreateVPC needs.

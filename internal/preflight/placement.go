@@ -67,8 +67,9 @@ func (pl *placer) place(p Pool) (left int, stockless []string, full []VSwitch) {
 			left = 0
 			break
 		}
-		n := min(left, max(free-pl.taken[vsw.ID], 0))
-		pl.taken[vsw.ID] += n
+		per := p.addressesPerNode()
+		n := min(left, max(free-pl.taken[vsw.ID], 0)/per)
+		pl.taken[vsw.ID] += n * per
 		left -= n
 		if left > 0 {
 			full = append(full, vsw)
@@ -101,7 +102,7 @@ func (pl *placer) otherZones(p Pool) []string {
 func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch) *planerr.Error {
 	addZone := ""
 	if zs := pl.otherZones(p); len(zs) > 0 {
-		addZone = fmt.Sprintf("add zone %s (it has %s in stock) to zones", strings.Join(zs, " or "), p.InstanceType)
+		addZone = fmt.Sprintf("add zone %s (it has %s in stock) to zone_ids", strings.Join(zs, " or "), p.InstanceType)
 	}
 	if len(full) == 0 {
 		why := fmt.Sprintf("has no zone with %s in stock and a vSwitch: %s sold out, not sold or without a vSwitch; %d of %d nodes have no place",
@@ -110,7 +111,7 @@ func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch
 		if fix == "" {
 			fix = "choose another instance_type: no zone of the region has " + p.InstanceType + " in stock"
 		}
-		return planerr.Input(planerr.Join(p.Path, "zones"), strings.Join(p.Zones, ","), why, fix)
+		return planerr.Input(planerr.Join(p.Path, "zone_ids"), strings.Join(p.Zones, ","), why, fix)
 	}
 	widest := full[0]
 	for _, v := range full[1:] {
@@ -119,9 +120,10 @@ func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch
 		}
 	}
 	freeLeft := pl.a.FreeAddresses[widest.ID] - pl.taken[widest.ID]
-	why := fmt.Sprintf("needs %d more private addresses: vSwitch %s (%s) has %d free, %d left once nodes take them, and %s",
-		left, widest.ID, widest.CIDR, pl.a.FreeAddresses[widest.ID], freeLeft, describeOthers(full, widest, stockless))
-	fixes := []string{widenFix(widest, freeLeft, left)}
+	need := left * p.addressesPerNode()
+	why := fmt.Sprintf("needs %d more private addresses%s: vSwitch %s (%s) has %d free, %d left once nodes take them, and %s",
+		need, p.perNodeNote(left), widest.ID, widest.CIDR, pl.a.FreeAddresses[widest.ID], freeLeft, describeOthers(full, widest, stockless))
+	fixes := []string{widenFix(widest, freeLeft, need)}
 	if addZone != "" {
 		fixes = append(fixes, addZone)
 	}

@@ -31,7 +31,9 @@ type Stack struct {
 // Pool is a node pool: Count nodes of one instance type, placed in Zones in order.
 type Pool struct {
 	// Path is the pool's attribute path, the prefix of its diagnostics' paths
-	// ("gpucluster_node_pool.train" or `node_pools["train"]`).
+	// ("pools[0]" or `node_pools["train"]`); the attributes under it are named as
+	// gpucluster_node_pool names them: size, zone_ids, vswitch_ids (and max_size for a
+	// ScalingGroup).
 	Path         string
 	InstanceType string
 	// VCPUs and GPUs are one node's (the instance type's, from the catalog).
@@ -42,6 +44,19 @@ type Pool struct {
 	Zones []string
 	// VSwitches are the pool's vSwitch per zone.
 	VSwitches map[string]VSwitch
+	// AddressesPerNode is how many private addresses of its vSwitch one node takes: 1 (0 means
+	// 1), or 1 plus the pods per node where the CNI gives pods VPC addresses.
+	AddressesPerNode int
+}
+
+func (p Pool) addressesPerNode() int { return max(p.AddressesPerNode, 1) }
+
+// perNodeNote says, when a node takes more than one address, how the need is made up.
+func (p Pool) perNodeNote(nodes int) string {
+	if p.addressesPerNode() == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d nodes at %d addresses each)", nodes, p.addressesPerNode())
 }
 
 // ScalingGroup is an Auto Scaling group: it may grow to MaxSize instances of InstanceType,

@@ -294,6 +294,7 @@ func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.
 		newKubernetesManifestsDataSource,
 		newAlertRulesDataSource,
 		newNodeRegistrationDataSource,
+		newPreflightDataSource,
 	}
 }
 

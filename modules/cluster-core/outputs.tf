@@ -178,3 +178,8 @@ output "node_images" {
     nvswitch              = i.nvswitch
   } }
 }
+
+output "preflight_summary" {
+  description = "What the cluster takes of each quota checked at plan, what was not checked, and the API calls and time the create takes at the provider's rate limit (gpucluster_preflight). Null with preflight = false."
+  value       = try(data.gpucluster_preflight.stack[0].summary, null)
+}

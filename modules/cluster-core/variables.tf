@@ -325,3 +325,10 @@ variable "node_image" {
   default  = {}
   nullable = false
 }
+
+variable "preflight" {
+  description = "Check at plan that the cluster fits the account's vCPU quotas, the stock of the pools' zones and the free addresses of the network's vSwitches (gpucluster_preflight), and stop the plan naming each shortfall. false: skip it (credentials without ecs:DescribeAccountAttributes, say)."
+  type        = bool
+  default     = true
+  nullable    = false
+}

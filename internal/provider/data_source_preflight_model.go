@@ -1,0 +1,174 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/network"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/preflight"
+)
+
+type preflightModel struct {
+	Pools                  []preflightPoolModel `tfsdk:"pools"`
+	LoadBalancers          types.Int64          `tfsdk:"load_balancers"`
+	LoadBalancerBackends   types.Int64          `tfsdk:"load_balancer_backends"`
+	EIPs                   types.Int64          `tfsdk:"eips"`
+	NATGateways            types.Int64          `tfsdk:"nat_gateways"`
+	Enforce                types.Bool           `tfsdk:"enforce"`
+	Region                 types.String         `tfsdk:"region"`
+	Fits                   types.Bool           `tfsdk:"fits"`
+	Summary                types.String         `tfsdk:"summary"`
+	Shortfalls             []string             `tfsdk:"shortfalls"`
+	APICalls               types.Int64          `tfsdk:"api_calls"`
+	Calls                  map[string]int64     `tfsdk:"calls"`
+	EstimatedCreateSeconds types.Int64          `tfsdk:"estimated_create_seconds"`
+}
+
+type preflightPoolModel struct {
+	Name             types.String `tfsdk:"name"`
+	InstanceType     types.String `tfsdk:"instance_type"`
+	Size             types.Int64  `tfsdk:"size"`
+	MaxSize          types.Int64  `tfsdk:"max_size"`
+	Spot             types.Bool   `tfsdk:"spot"`
+	ZoneIDs          []string     `tfsdk:"zone_ids"`
+	NetworkID        types.String `tfsdk:"network_id"`
+	VSwitchIDs       []string     `tfsdk:"vswitch_ids"`
+	AddressesPerNode types.Int64  `tfsdk:"addresses_per_node"`
+}
+
+// preflightStack maps the configuration onto a preflight.Stack; a pool's zones and vSwitches are
+// filled in by readPreflightAccount. An instance type the catalog does not know, or a max_size
+// under size, is a planerr.Error on the pool's attribute.
+func preflightStack(m preflightModel) (preflight.Stack, error) {
+	s := preflight.Stack{
+		LoadBalancers: int(m.LoadBalancers.ValueInt64()),
+		EIPs:          int(m.EIPs.ValueInt64()),
+		NATGateways:   int(m.NATGateways.ValueInt64()),
+		Backends:      int(m.LoadBalancerBackends.ValueInt64()),
+	}
+	for i, p := range m.Pools {
+		at := planerr.Index("pools", i)
+		t, err := catalog.ParseInstanceType(p.InstanceType.ValueString())
+		if pe, ok := planerr.As(err); ok {
+			// The catalog's message does not name the pool; this one does.
+			return s, planerr.Input(planerr.Join(at, pe.Path), pe.Value, pe.Why, pe.Fix)
+		} else if err != nil {
+			return s, err
+		}
+		size, maxSize := int(p.Size.ValueInt64()), int(p.MaxSize.ValueInt64())
+		if !p.MaxSize.IsNull() && maxSize < size {
+			return s, planerr.Input(planerr.Join(at, "max_size"), fmt.Sprint(maxSize),
+				fmt.Sprintf("is below size (%d): the pool cannot start larger than it may grow", size),
+				"set max_size to at least size, or leave it out for a pool of fixed size")
+		}
+		pool := preflight.Pool{Path: at, InstanceType: t.Name, VCPUs: t.VCPU, GPUs: t.GPUs, Count: size,
+			Spot: p.Spot.ValueBool(), Zones: slices.Clone(p.ZoneIDs), VSwitches: map[string]preflight.VSwitch{},
+			AddressesPerNode: int(p.AddressesPerNode.ValueInt64())}
+		s.Pools = append(s.Pools, pool)
+		// What the autoscaler may add beyond size is held to the quotas like a scaling group.
+		if maxSize > size {
+			s.ScalingGroups = append(s.ScalingGroups, preflight.ScalingGroup{Path: at, InstanceType: t.Name,
+				VCPUs: t.VCPU, GPUs: t.GPUs, MaxSize: maxSize - size, Spot: pool.Spot})
+		}
+	}
+	return s, nil
+}
+
+// readPreflightAccount reads what the account gives, batched: DescribeAccountAttributes once,
+// DescribeAvailableResource once for the whole region, each network's vSwitches once
+// (DescribeSecurityGroups and a paged DescribeVSwitches) and each vswitch_ids entry once. It
+// fills each pool's vSwitches and zones in s.
+func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel, s *preflight.Stack) (preflight.Account, error) {
+	var a preflight.Account
+	q, err := c.AccountAttributes(ctx, "")
+	if err != nil {
+		return a, fmt.Errorf("DescribeAccountAttributes: %w", err)
+	}
+	a.PostpaidVCPUs = preflight.Quota{Max: q.PostpaidVCPUs, Used: q.PostpaidVCPUsUsed}
+	a.SpotVCPUs = preflight.Quota{Max: q.SpotVCPUs, Used: q.SpotVCPUsUsed}
+	stocks, err := c.InstanceTypeStocks(ctx)
+	if err != nil {
+		return a, fmt.Errorf("DescribeAvailableResource: %w", err)
+	}
+	a.Stock = map[string]map[string]string{}
+	for _, st := range stocks {
+		if a.Stock[st.ZoneID] == nil {
+			a.Stock[st.ZoneID] = map[string]string{}
+		}
+		a.Stock[st.ZoneID][normalizeTypeName(st.InstanceType)] = st.Status
+	}
+	a.FreeAddresses = map[string]int{}
+	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
+	for i, p := range m.Pools {
+		var mine []cloud.VSwitch
+		if id := p.NetworkID.ValueString(); id != "" {
+			if _, seen := byNetwork[id]; !seen {
+				rec, err := network.Lookup(ctx, c, id, "")
+				if err != nil {
+					return a, err
+				}
+				byNetwork[id] = rec.VSwitches
+			}
+			mine = append(mine, byNetwork[id]...)
+		}
+		for _, id := range p.VSwitchIDs {
+			if _, seen := byID[id]; !seen {
+				sw, err := c.FindVSwitch(ctx, id)
+				if err != nil {
+					return a, fmt.Errorf("pools[%d].vswitch_ids: vSwitch %s: %w", i, id, err)
+				}
+				byID[id] = *sw
+			}
+			mine = append(mine, byID[id])
+		}
+		placePool(&s.Pools[i], mine, a)
+	}
+	return a, nil
+}
+
+// placePool gives p its vSwitches (the first one named for each zone) and, when zone_ids leaves
+// them out, its zones: those of its vSwitches in order, or without any, every zone of the region
+// that lists a type (stock checked, addresses not: the vSwitches do not exist yet).
+func placePool(p *preflight.Pool, vsws []cloud.VSwitch, a preflight.Account) {
+	var zones []string
+	for _, sw := range vsws {
+		if _, ok := p.VSwitches[sw.ZoneID]; ok {
+			continue
+		}
+		p.VSwitches[sw.ZoneID] = preflight.VSwitch{ID: sw.ID, CIDR: sw.CIDRBlock}
+		a.FreeAddresses[sw.ID] = sw.FreeAddresses
+		zones = append(zones, sw.ZoneID)
+	}
+	if len(vsws) == 0 {
+		for z := range a.Stock {
+			zones = append(zones, z)
+		}
+		sort.Strings(zones)
+		for _, z := range zones {
+			p.VSwitches[z] = preflight.VSwitch{} // no id: its free addresses are unknown
+		}
+	}
+	if len(p.Zones) == 0 {
+		p.Zones = zones
+	}
+}
+
+// shortfallText is a shortfall's message, led by the name of the pool it is about when the pool
+// has one: a module's shortfalls then name its own pools, not only the data source's indexes.
+func shortfallText(e *planerr.Error, pools []preflightPoolModel) string {
+	for i, p := range pools {
+		at := planerr.Index("pools", i)
+		if name := p.Name.ValueString(); name != "" && (e.Path == at || strings.HasPrefix(e.Path, at+".")) {
+			return fmt.Sprintf("pool %q: %s", name, e.Error())
+		}
+	}
+	return e.Error()
+}

@@ -1,0 +1,202 @@
+package provider_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+)
+
+// gpu8Type has 128 vCPUs and 8 GPUs in the catalog.
+const gpu8Type = "ecs.gn7e-c16g1.32xlarge"
+
+// preflightConfig is a stack of one pool of gpu8Type with extra pool attributes.
+func preflightConfig(size int, pool string) string {
+	return fmt.Sprintf(`
+data "gpucluster_preflight" "stack" {
+  pools = [{
+    instance_type = %q
+    size          = %d
+    %s
+  }]
+  load_balancers         = 1
+  load_balancer_backends = 3
+}
+`, gpu8Type, size, pool)
+}
+
+// phrases matches the phrases in order, whatever the CLI's line wrapping put between their words.
+func phrases(ps ...string) *regexp.Regexp {
+	quoted := make([]string, len(ps))
+	for i, p := range ps {
+		words := strings.Fields(p)
+		for j, w := range words {
+			words[j] = regexp.QuoteMeta(w)
+		}
+		quoted[i] = strings.Join(words, `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(quoted, `.*`))
+}
+
+// A stack that fits gets fits, a summary of what it takes and the estimate, and the read stays a
+// handful of calls: as many at 1,000 nodes as at 10.
+func TestAccPreflight_fits(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetQuotas(emuecs.Quotas{PostpaidVCPUs: 200_000}); err != nil {
+		t.Fatal(err)
+	}
+	ds := "data.gpucluster_preflight.stack"
+	var callsAt10 int64
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + preflightConfig(10, ""),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
+					"fits: 1280 of 200000 vCPUs left under max-postpaid-instance-vcpu-count",
+					"the GPU quota not checked", "10 nodes placed", "about 8 API calls, 0s at 20 requests/s"))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("api_calls"), knownvalue.Int64Exact(8)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(1)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("estimated_create_seconds"), knownvalue.Int64Exact(0)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("shortfalls"), knownvalue.ListSizeExact(0)),
+			},
+		}, {
+			PreConfig: func() { callsAt10 = emu.Stats().Total },
+			Config:    emu.Config() + preflightConfig(1000, ""),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
+					"fits: 128000 of 200000 vCPUs", "1000 nodes placed", "about 35 API calls, 2s"))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("estimated_create_seconds"), knownvalue.Int64Exact(2)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(10)),
+			},
+		}},
+	})
+	stats := emu.Stats()
+	t.Logf("calls: %v (%d in the 10-node step)", stats.Calls, callsAt10)
+	if got := stats.Total - callsAt10; got > callsAt10 {
+		t.Fatalf("the 1,000-node step made %d calls, the 10-node one %d: the preflight is not batched", got, callsAt10)
+	}
+	if a, r := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"]; a == 0 || a != r || stats.Total != a+r {
+		t.Fatalf("want one DescribeAccountAttributes and one DescribeAvailableResource per read and nothing else, got %v", stats.Calls)
+	}
+}
+
+// Each shortfall stops the plan with an error naming the attribute, the need, what is available
+// and the fix.
+func TestAccPreflight_payAsYouGoQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetQuotas(emuecs.Quotas{PostpaidVCPUs: 300}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(4, ""), phrases(
+		"Preflight: the stack does not fit", `pools[0].size "4" needs 512 vCPUs`,
+		"max-postpaid-instance-vcpu-count is 300 with 0 in use: 300 available, 212 short",
+		"raise max-postpaid-instance-vcpu-count to at least 512 in the Quota Center", "or lower pools[0].size by 2"))
+}
+
+// With enforce = false the shortfall is a warning and data: fits false and the shortfall led by
+// the pool's name, for a module's postcondition to report.
+func TestAccPreflight_notEnforced(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetQuotas(emuecs.Quotas{PostpaidVCPUs: 300}); err != nil {
+		t.Fatal(err)
+	}
+	ds := "data.gpucluster_preflight.stack"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + strings.Replace(preflightConfig(4, `name = "train"`), "load_balancers ", "enforce = false\n  load_balancers ", 1),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases("1 shortfall(s)"))),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("shortfalls"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringRegexp(phrases(`pool "train": pools[0].size "4" needs 512 vCPUs`, "lower pools[0].size by 2")),
+				})),
+			},
+		}},
+	})
+}
+
+func TestAccPreflight_spotQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetQuotas(emuecs.Quotas{SpotVCPUs: 128}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(2, "spot = true\n    max_size = 3"), phrases(
+		`pools[0].size "2" needs 384 vCPUs (pools[0].size 256, pools[0].max_size 128)`,
+		"max-spot-instance-vcpu-count is 128 with 0 in use: 128 available, 256 short",
+		"raise max-spot-instance-vcpu-count to at least 384 in the Quota Center", "or lower pools[0].size by 2"))
+}
+
+// No stock of the type in the pool's zones: zone a has none left (/_emulator/capacity), zone b
+// does not sell it (/_emulator/unavailable); zone c has it, and the fix says so.
+func TestAccPreflight_stock(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	zone := func(s string) string { return acctest.Region + "-" + s }
+	emu.SetCapacity(map[string]map[string]int{zone("a"): {gpu8Type: 0}})
+	if err := emu.SetUnavailable(map[string]map[string]string{zone("b"): {gpu8Type: "Zone.NotOnSale"}}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(4, fmt.Sprintf("zone_ids = [%q, %q]", zone("a"), zone("b"))), phrases(
+		fmt.Sprintf(`pools[0].zone_ids "%s,%s" has no zone with %s in stock`, zone("a"), zone("b"), gpu8Type),
+		"4 of 4 nodes have no place", fmt.Sprintf("add zone %s (it has %s in stock) to zone_ids", zone("c"), gpu8Type)))
+}
+
+// A vSwitch too small for the pool: a /28 hands out 10 addresses, the pool needs 12.
+func TestAccPreflight_vswitchAddresses(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	network := fmt.Sprintf(`
+resource "gpucluster_rdma_network" "net" {
+  name          = "preflight"
+  cidr_block    = "10.40.0.0/16"
+  zone_ids      = [%q]
+  vswitch_cidrs = { %q = "10.40.0.0/28" }
+}
+`, acctest.Region+"-a", acctest.Region+"-a")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + network,
+		}, {
+			Config: emu.Config() + network + preflightConfig(12, "network_id = gpucluster_rdma_network.net.id"),
+			ExpectError: phrases(`pools[0].vswitch_ids "vsw-`, "needs 2 more private addresses: vSwitch vsw-",
+				"(10.40.0.0/28) has 10 free, 0 left once nodes take them", "widen CIDR 10.40.0.0/28: replace vSwitch vsw-",
+				"with a /27 (32 addresses)"),
+		}},
+	})
+}
+
+func expectPreflightError(t *testing.T, emu *acctest.Emulator, config string, want *regexp.Regexp) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config:      emu.Config() + config,
+			PlanOnly:    true,
+			ExpectError: want,
+		}},
+	})
+}
+
+// Bad input is a plan-time error on the pool's attribute: a type the catalog does not know (its
+// vCPUs are unknown), a max_size under size.
+func TestAccPreflight_badInput(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	expectPreflightError(t, emu, strings.Replace(preflightConfig(2, ""), gpu8Type, "ecs.gn7e-c16g1.64xlarge", 1), phrases(
+		"Preflight: invalid pool", `pools[0].instance_type "ecs.gn7e-c16g1.64xlarge" is not a size of family gn7e`, "use one of ecs.gn7e-"))
+	expectPreflightError(t, emu, preflightConfig(4, "max_size = 2"), phrases(
+		`pools[0].max_size "2" is below size (4)`, "set max_size to at least size"))
+}

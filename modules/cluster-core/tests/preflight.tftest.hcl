@@ -1,0 +1,85 @@
+# The preflight (gpucluster_preflight) at plan: a cluster that fits prints its summary; one whose
+# pools ask more vCPUs than the account's pay-as-you-go quota (the emulator's default, 2,000,000)
+# stops the plan at the data source's postcondition.
+
+variables {
+  # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
+  # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
+  ca_seed = "unused-while-ca-seed-version-is-null"
+}
+
+run "network" {
+  variables {
+    name = "cc-preflight-test"
+  }
+  module {
+    source = "./tests/setup"
+  }
+}
+
+run "fits" {
+  command = plan
+
+  variables {
+    name            = "cc-fits"
+    scenario        = "ai_training"
+    network_id      = run.network.network_id
+    join_token_salt = "test-salt"
+    control_plane   = { ram_role_name = "cluster-autoscaler" }
+    worker_pools = {
+      gpu = { size = 2, gpu_model = "A100-80GB", gpus_per_node = 8 }
+      big = { autoscaling = { min_size = 0, max_size = 4 }, gpu_model = "A100-80GB", gpus_per_node = 8, spot = {} }
+    }
+  }
+
+  assert {
+    condition     = can(regex("^fits: .*vCPUs left under max-postpaid-instance-vcpu-count.*vCPUs left under max-spot-instance-vcpu-count.*API calls", output.preflight_summary))
+    error_message = "preflight_summary: ${coalesce(output.preflight_summary, "null")}"
+  }
+  assert {
+    condition     = data.gpucluster_preflight.stack[0].fits && length(data.gpucluster_preflight.stack[0].pools) == 3
+    error_message = "The preflight should hold the control plane and both worker pools and find that they fit."
+  }
+}
+
+run "over_the_vcpu_quota" {
+  command = plan
+
+  variables {
+    name            = "cc-too-big"
+    scenario        = "ai_training"
+    network_id      = run.network.network_id
+    join_token_salt = "test-salt"
+    control_plane   = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+    ca_cert_hash    = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+    worker_pools = {
+      a = { size = 10000, gpu_model = "A100-80GB", gpus_per_node = 8 }
+      b = { size = 10000, gpu_model = "A100-80GB", gpus_per_node = 8 }
+    }
+  }
+
+  expect_failures = [data.gpucluster_preflight.stack]
+}
+
+run "skipped" {
+  command = plan
+
+  variables {
+    name            = "cc-skipped"
+    scenario        = "ai_training"
+    network_id      = run.network.network_id
+    join_token_salt = "test-salt"
+    preflight       = false
+    control_plane   = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+    ca_cert_hash    = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+    worker_pools = {
+      a = { size = 10000, gpu_model = "A100-80GB", gpus_per_node = 8 }
+      b = { size = 10000, gpu_model = "A100-80GB", gpus_per_node = 8 }
+    }
+  }
+
+  assert {
+    condition     = output.preflight_summary == null
+    error_message = "With preflight = false there is no preflight."
+  }
+}
