@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ type v4Request struct {
 	date        string // yyyymmdd from the credential scope
 	region      string
 	product     string
-	datetime    string // x-oss-date
+	datetime    string // x-oss-date, or the Date header in its form (v4RequestTime)
 	additional  []string
 	signature   string
 	rawQuery    string // the query as signed (presigned URLs drop x-oss-signature)
@@ -62,11 +63,11 @@ func (c *call) verifyV4Header(params string) *ossError {
 	if e := c.useKey(v.accessKeyID); e != nil {
 		return e
 	}
-	v.datetime = c.r.Header.Get("x-oss-date")
-	t, err := time.Parse(v4DatetimeFormat, v.datetime)
-	if err != nil {
-		return errInvalidArgument("x-oss-date", v.datetime, "x-oss-date header is missing or not in the form %s.", v4DatetimeFormat)
+	t, e := c.v4RequestTime()
+	if e != nil {
+		return e
 	}
+	v.datetime = t.UTC().Format(v4DatetimeFormat)
 	if e := c.checkSkew(t); e != nil {
 		return e
 	}
@@ -75,6 +76,31 @@ func (c *call) verifyV4Header(params string) *ossError {
 		v.hashPayload = p
 	}
 	return c.checkV4(&v)
+}
+
+// v4RequestTime is the time a header-signed V4 request was signed at: its x-oss-date
+// (ISO 8601, 20221220T084818Z), or without one its Date header (GMT, Tue, 20 Dec 2022 08:48:18
+// GMT), which OSS takes in its place; the string to sign carries it in ISO 8601 either way. A
+// request with neither, or with either in the other's format, is refused
+// (https://www.alibabacloud.com/help/en/oss/support/0002-00000503,
+// https://alibabacloud.com/help/en/oss/support/0002-00000502).
+func (c *call) v4RequestTime() (time.Time, *ossError) {
+	if raw := c.r.Header.Get("x-oss-date"); raw != "" {
+		t, err := time.Parse(v4DatetimeFormat, raw)
+		if err != nil {
+			return time.Time{}, errInvalidArgument("x-oss-date", raw, "x-oss-date must be in the ISO 8601 form %s.", v4DatetimeFormat)
+		}
+		return t, nil
+	}
+	raw := c.r.Header.Get("Date")
+	if raw == "" {
+		return time.Time{}, errInvalidArgument("x-oss-date", "", "The request has neither an x-oss-date nor a Date header.")
+	}
+	t, err := time.Parse(http.TimeFormat, raw)
+	if err != nil {
+		return time.Time{}, errInvalidArgument("Date", raw, "Date must be in the GMT form %s.", http.TimeFormat)
+	}
+	return t, nil
 }
 
 // verifyV4Query handles presigned URLs (x-oss-signature-version and friends
@@ -134,7 +160,7 @@ func (v *v4Request) parseCredential(credential string) *ossError {
 // checkV4 recomputes the signature and compares it in constant time.
 func (c *call) checkV4(v *v4Request) *ossError {
 	if !strings.HasPrefix(v.datetime, v.date) {
-		return errInvalidArgument("Credential", v.date, "The credential date %s does not match x-oss-date %s.", v.date, v.datetime)
+		return errInvalidArgument("Credential", v.date, "The credential date %s does not match the request's date %s.", v.date, v.datetime)
 	}
 	secret := c.caller.Secret
 	canonical := c.canonicalRequestV4(v)
