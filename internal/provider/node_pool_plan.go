@@ -223,6 +223,7 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 		r.checkBudget(ctx, spec, diags)
 	}
 	r.checkSpotOffered(ctx, spec, diags)
+	checkKubernetesUpgrade(ctx, plan, state, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.

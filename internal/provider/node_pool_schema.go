@@ -456,7 +456,7 @@ func kubernetesSoftwareAttributes() map[string]schema.Attribute {
 				"driver":     schema.StringAttribute{Optional: true, MarkdownDescription: "NVIDIA data-centre driver."},
 				"cuda":       schema.StringAttribute{Optional: true, MarkdownDescription: "CUDA toolkit `MAJOR.MINOR`."},
 				"nccl":       schema.StringAttribute{Optional: true, MarkdownDescription: "NCCL `MAJOR.MINOR.PATCH`."},
-				"kubernetes": schema.StringAttribute{Optional: true, MarkdownDescription: "Kubernetes `1.MINOR` or `1.MINOR.PATCH`."},
+				"kubernetes": schema.StringAttribute{Optional: true, MarkdownDescription: "Kubernetes `1.MINOR` or `1.MINOR.PATCH`. A change moves one minor at a time: skipping a minor or going back is refused at plan (kubeadm upgrades one minor at a time; a kubelet may not be newer than its API server)."},
 			},
 		},
 		"nccl_env": schema.MapAttribute{

@@ -1,0 +1,48 @@
+package provider_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+)
+
+// A pool's Kubernetes release moves one minor at a time: from 1.28, 1.30 is refused at plan
+// naming the attribute, the minor skipped, the version skew policy and the steps, and nothing is
+// changed; 1.29 plans. A downgrade is refused too.
+func TestAccNodePool_kubernetesUpgradeOneMinorAtATime(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	config := func(version string) string {
+		return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 1
+  kubernetes = {
+    api_endpoint = "10.0.0.10:6443"
+    join_token   = %q
+    ca_cert_hash = "sha256:%s"
+    versions     = { kubernetes = %q }
+  }
+}
+`, testJoinToken, strings.Repeat("ab", 32), version)
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkNothingLeft(emu),
+		Steps: []resource.TestStep{
+			{Config: config("1.28")},
+			{Config: config("1.30"), ExpectError: regexp.MustCompile(`(?s)Kubernetes upgrade not possible.*kubernetes\s+version\s+"1\.30"\s+skips\s+1\.29\s+from\s+the\s+nodes'\s+1\.28.*version-skew-policy.*apply\s+each\s+minor\s+in\s+turn:\s+1\.29,\s+then\s+1\.30`)},
+			{Config: config("1.27"), ExpectError: regexp.MustCompile(`(?s)kubeadm\s+does\s+not\s+downgrade`)},
+			{Config: config("1.29"), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+}
