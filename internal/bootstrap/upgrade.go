@@ -24,10 +24,10 @@ func CheckKubernetesUpgrade(from, to Versions) error {
 	if from.Kubernetes == to.Kubernetes {
 		return nil
 	}
-	a, errA := parseVersion(from.Kubernetes, 2, 3)
-	b, errB := parseVersion(to.Kubernetes, 2, 3)
-	if errA != nil || errB != nil || a[0] != b[0] {
-		return nil // Check names a malformed version
+	a, _ := parseVersion(from.Kubernetes, 2, 3)
+	b, _ := parseVersion(to.Kubernetes, 2, 3)
+	if len(a) < 2 || len(b) < 2 || a[0] != b[0] {
+		return nil // not two 1.MINOR versions: Versions.Check names a malformed one
 	}
 	switch {
 	case b[1] < a[1]:
