@@ -340,7 +340,9 @@ func waitFor(t *testing.T, what string, done func(context.Context) (bool, error)
 			if errors.Is(err, errControllerExited) {
 				return false, err
 			}
-			last = err
+			if ctx.Err() == nil { // the wait's own end is not what went wrong
+				last = err
+			}
 			return false, nil
 		}
 		return ok, nil

@@ -2,6 +2,7 @@ package controllertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -115,10 +116,16 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 			return false, err
 		}
 		status, reason, msg := condition(wl, "Preempted")
-		if status == "True" {
-			t.Logf("cfd-big's Workload: Preempted (%s): %s", reason, msg)
+		if status != "True" || reason != "InCohortReclamation" {
+			// Why not yet, for the failure message: chem-b's admission state.
+			state := "no Workload yet"
+			if chemB, err := workloadOf(ctx, c, "chem", "chem-b"); err == nil && chemB != nil {
+				_, _, state = condition(chemB, "QuotaReserved")
+			}
+			return false, errors.Join(alive(), fmt.Errorf("cfd-big Preempted=%q (%s); chem-b: %s", status, reason, state))
 		}
-		return status == "True" && reason == "InCohortReclamation", alive()
+		t.Logf("cfd-big's Workload: Preempted (%s): %s", reason, msg)
+		return true, alive()
 	})
 	waitRunning(t, c, pool, "chem", "chem-b", 1, alive)
 	waitFor(t, "cfd-big pending again, suspended, without pods", func(ctx context.Context) (bool, error) {
