@@ -3,16 +3,15 @@
 # once; later runs reuse them (like scripts/build-kube.sh):
 #   kueue         sigs.k8s.io/kueue/cmd/kueue at manifests.KueueVersion (internal/manifests/queues.go)
 #   mpi-operator  github.com/kubeflow/mpi-operator/cmd/mpi-operator at manifests.MPIOperatorVersion
-#                 (internal/manifests/mpi.go), through tools/mpioperator/go.mod
+#                 (internal/manifests/mpi.go)
+# both through tools/controllers/go.mod, in one go build: the Kubernetes libraries they share
+# compile once, and at the versions tools/manifestcheck's tests compile too (same flags: no
+# -trimpath, the default CGO_ENABLED), so whichever runs second reuses the other's build cache.
 # and their CustomResourceDefinitions, copied from each module's own files in the Go module cache
 # into ./bin/crds/kueue and ./bin/crds/mpi-operator (nothing of theirs is kept in this repository).
 #
 # The versions are read from the constants the rendering is written for, so the tests run the
-# releases the rendered queues and MPIJobs target. Kueue's go.mod has no replace directives, so
-# `go install sigs.k8s.io/kueue/cmd/kueue@VERSION` builds it with its own go.sum. The MPI Operator's
-# `go install ...@VERSION` is refused: the module proxy does not serve its version list, which go
-# install reads for deprecation notices. tools/mpioperator/go.mod requires the operator alone, so
-# its dependencies are those of the operator's own go.mod.
+# releases the rendered queues and MPIJobs target, and tools/controllers/go.mod must require them.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,14 +21,17 @@ kueue_version="$(const KueueVersion "${root}/internal/manifests/queues.go")"
 mpi_version="$(const MPIOperatorVersion "${root}/internal/manifests/mpi.go")"
 [[ -n "$kueue_version" ]] || { echo "build-controllers: no KueueVersion in internal/manifests/queues.go" >&2; exit 1; }
 [[ -n "$mpi_version" ]] || { echo "build-controllers: no MPIOperatorVersion in internal/manifests/mpi.go" >&2; exit 1; }
-mpi_tool_version="$(sed -n 's/^[[:space:]]*\(require \)\{0,1\}github.com\/kubeflow\/mpi-operator \(v[0-9.]*\).*/\2/p' "${root}/tools/mpioperator/go.mod" | head -n1)"
-[[ "$mpi_tool_version" == "$mpi_version" ]] || {
-  echo "build-controllers: tools/mpioperator/go.mod requires the MPI Operator ${mpi_tool_version:-(none)}, internal/manifests renders for ${mpi_version}" >&2; exit 1; }
+required() { sed -n "s/^[[:space:]]*\(require \)\{0,1\}$1 \(v[0-9.]*\).*/\2/p" "${root}/tools/controllers/go.mod" | head -n1; }
+for pair in "sigs.k8s.io/kueue:${kueue_version}" "github.com/kubeflow/mpi-operator:${mpi_version}"; do
+  mod="${pair%%:*}" want="${pair#*:}"
+  got="$(required "${mod//\//\\/}")"
+  [[ "$got" == "$want" ]] || { echo "build-controllers: tools/controllers/go.mod requires ${mod} ${got:-(none)}, internal/manifests renders for ${want}" >&2; exit 1; }
+done
 kueue_mod="sigs.k8s.io/kueue"
 mpi_mod="github.com/kubeflow/mpi-operator"
 
 stamp_file="${bin}/.controllers-stamp"
-stamp="kueue=${kueue_version} mpi-operator=${mpi_version} src=$(cat "$0" "${root}"/tools/mpioperator/go.mod "${root}"/tools/mpioperator/go.sum | sha256sum | cut -c1-16)"
+stamp="kueue=${kueue_version} mpi-operator=${mpi_version} src=$(cat "$0" "${root}"/tools/controllers/go.mod "${root}"/tools/controllers/go.sum | sha256sum | cut -c1-16)"
 all_present=true
 for f in kueue mpi-operator; do
   [[ -x "${bin}/${f}" ]] || all_present=false
@@ -44,11 +46,9 @@ mkdir -p "$bin"
 
 echo "build-controllers: building Kueue ${kueue_version} and the MPI Operator ${mpi_version}" >&2
 cd "$root"
-export CGO_ENABLED=0 GOWORK=off GOBIN="$bin"
-go install -trimpath -ldflags "-s -w -X ${kueue_mod}/pkg/version.GitVersion=${kueue_version}" \
-  "${kueue_mod}/cmd/kueue@${kueue_version}"
-(cd "${root}/tools/mpioperator" && go build -trimpath -ldflags "-s -w -X ${mpi_mod}/pkg/version.Version=${mpi_version}" \
-  -o "${bin}/mpi-operator" "${mpi_mod}/cmd/mpi-operator")
+(cd "${root}/tools/controllers" && GOWORK=off go build \
+  -ldflags "-s -w -X ${kueue_mod}/pkg/version.GitVersion=${kueue_version} -X ${mpi_mod}/pkg/version.Version=${mpi_version}" \
+  -o "${bin}/" "${mpi_mod}/cmd/mpi-operator" "${kueue_mod}/cmd/kueue")
 
 # The CRDs from the same module versions, as the modules ship them.
 moddir() { go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
