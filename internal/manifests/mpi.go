@@ -22,10 +22,12 @@ import (
 // runs mpirun, which reaches one worker pod per node over SSH (the operator generates the keys
 // and the hostfile). Kueue admits each MPIJob whole (see queues.go).
 //
-// The MPI Operator's Go API module is not served by the module proxy this project builds
-// against, so the MPIJob fields rendered here are the minimal structs below, written after
-// pkg/apis/kubeflow/v2beta1/types.go at MPIOperatorVersion; the tests check the rendered objects
-// against the MPIJob CRD's schema kept in testdata.
+// The MPIJob fields rendered here are the minimal structs below, written after
+// pkg/apis/kubeflow/v2beta1/types.go at MPIOperatorVersion, rather than the operator's Go API: the
+// module proxy serves that version (though not the module's version list), but importing it would
+// bring its dependencies into the provider's build. The tests check the rendered objects against
+// the MPIJob CRD's schema kept in testdata, and internal/controllertest runs the real operator
+// (built by scripts/build-controllers.sh) on them.
 
 // MPI images are pinned in internal/images with the rest. The job images have not been run on a
 // GPU pool by this project's tests (which have no GPU); they are the vendors' published builds,

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The MPI Operator's Go API module is not served by the module proxy and Kueue's drags
-// controller-runtime into the provider's build, so the MPIJob and Kueue objects are checked
+// The MPI Operator's and Kueue's Go API modules would drag controller-runtime into the provider's
+// build (internal/controllertest runs the real controllers from tools/controllers instead), so the MPIJob and Kueue objects are checked
 // against the structural schemas of their CRDs (testdata/crds, each with its source URL): every
 // field must be in the schema (no pruning would happen on apply), of the schema's type, with
 // required fields present and enum values allowed.

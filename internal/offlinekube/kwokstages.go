@@ -33,3 +33,8 @@ func writeKwokStages(path string) error {
 	}
 	return os.WriteFile(path, b.Bytes(), 0o600)
 }
+
+// RunUntilDeletedLabel, on a pod (any value), keeps kwok from completing it: a Job's pod otherwise
+// Succeeds 10 or 45 seconds after it runs (kwokstages/README.md). A test gives it to a pod that must
+// hold its node or quota until the test deletes it or a controller evicts it.
+const RunUntilDeletedLabel = "offlinekube.gpucluster.io/run-until-deleted"

@@ -135,6 +135,17 @@ func testGPUPodsScheduledOnKwokNode(t *testing.T, c *Cluster) {
 		t.Errorf("trainer pod %s is Running without a pod IP", pod.Name)
 	}
 
+	// A Job's pod labeled RunUntilDeletedLabel is left running: it runs before the validate Job's
+	// pod below and is still Running once that one has Succeeded (kwok would complete both after
+	// the same delay).
+	held := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "held"}, Spec: batchv1.JobSpec{BackoffLimit: new(int32(0)), Template: gpuPodTemplate("held", true)}}
+	held.Spec.Template.Labels[RunUntilDeletedLabel] = "true"
+	held.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create job: %v", err)
+	}
+	heldPod := waitForPod(t, client, ns, "app=held", corev1.PodRunning)
+
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "validate"},
 		Spec: batchv1.JobSpec{
@@ -159,6 +170,11 @@ func testGPUPodsScheduledOnKwokNode(t *testing.T, c *Cluster) {
 	}
 	if len(jobPods.Items) != 1 || jobPods.Items[0].Spec.NodeName != "gpu-node-0" {
 		t.Fatalf("job pods %s, want one on gpu-node-0", podPlacements(jobPods.Items))
+	}
+	if p, err := client.CoreV1().Pods(ns).Get(ctx, heldPod.Name, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if p.Status.Phase != corev1.PodRunning {
+		t.Errorf("the pod labeled %s is %s after the validate Job completed, want Running", RunUntilDeletedLabel, p.Status.Phase)
 	}
 
 	// The negative: the same pod without the toleration must not land on the GPU node.
