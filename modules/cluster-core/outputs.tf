@@ -178,3 +178,12 @@ output "node_images" {
     nvswitch              = i.nvswitch
   } }
 }
+
+output "bootstrap_bundle" {
+  description = "With bootstrap_bundle.enabled: the bucket the pools' bootstrap bundles are in, its readers (key prefix and RAM role) and its policy document; null otherwise."
+  value = local.bundle_on ? {
+    bucket  = gpucluster_bootstrap_bucket.bundles[0].id
+    readers = gpucluster_bootstrap_bucket.bundles[0].readers
+    policy  = gpucluster_bootstrap_bucket.bundles[0].policy
+  } : null
+}
