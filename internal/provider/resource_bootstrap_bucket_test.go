@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/upload"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
@@ -40,6 +41,21 @@ func checkBootstrapBucket(c *cloud.Client) resource.TestCheckFunc {
 		}
 		if b.ACL != "private" || b.Versioning != "Enabled" || !b.BlockPublicAccess || b.SSEAlgorithm != "KMS" {
 			return fmt.Errorf("bucket %s is %+v, want private, versioned, public access blocked, KMS", bundleBucket, *b)
+		}
+		return nil
+	}
+}
+
+// checkBundleKeyNamed: the pool's bootstrap_bundle_key is the one bundle its node's user data names.
+func checkBundleKeyNamed(emu *acctest.Emulator) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		id, doc, err := nodeUserData(emu, s)
+		if err != nil {
+			return err
+		}
+		key := s.RootModule().Resources["gpucluster_node_pool.train"].Primary.Attributes["bootstrap_bundle_key"]
+		if named := upload.NamedIn(doc, strings.TrimSuffix(bundlePrefix, "/")); len(named) != 1 || named[0] != key {
+			return fmt.Errorf("bootstrap_bundle_key = %q, but node %s's user data names %v", key, id, named)
 		}
 		return nil
 	}
@@ -75,6 +91,7 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 			{
 				Config: emu.Config() + bootstrapBucketConfig(own, true),
 				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkStubbed(emu, c, 1), checkAgent(emu, ""),
+					checkBundleKeyNamed(emu),
 					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "encryption", "KMS"),
 					resource.TestMatchResourceAttr("gpucluster_bootstrap_bucket.b", "policy",
 						regexp.MustCompile(`assumed-role/`+bundleRole+`/\*"\],"Resource":\["acs:oss:\*:\d+:`+bundleBucket+`/gpucluster-bundles/train/\*"\]`))),

@@ -58,13 +58,17 @@ run "bundled" {
     bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
   }
 
-  # Every pool puts its bootstrap in the module's bucket, under a prefix of its own: its nodes'
-  # user data is the stub (the provider's gpucluster_node_pool.bootstrap_bundle, whose acceptance
-  # test reads the user data back).
+  # Every pool puts its bootstrap in the module's bucket, under a prefix of its own.
   assert {
     condition = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) :
     p.bootstrap_bundle != null && p.bootstrap_bundle.bucket == gpucluster_bootstrap_bucket.bundles[0].id]) && length(distinct([gpucluster_node_pool.control_plane[0].bootstrap_bundle.key_prefix, gpucluster_node_pool.control_plane_join[0].bootstrap_bundle.key_prefix, gpucluster_node_pool.worker["gpu"].bootstrap_bundle.key_prefix])) == 3
     error_message = "every pool must put its bootstrap bundle in the module's bucket under its own prefix"
+  }
+  # Each pool's nodes' user data is the stub of the bundle the apply uploaded under its prefix.
+  assert {
+    condition = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) :
+    can(regex("^${p.bootstrap_bundle.key_prefix}/[0-9a-f]{64}\\.tar\\.gz$", p.bootstrap_bundle_key))])
+    error_message = "every pool's nodes must boot from a stub naming a bundle under its prefix: ${jsonencode([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) : p.bootstrap_bundle_key])}"
   }
   assert {
     condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-bundle-cp" && gpucluster_node_pool.control_plane_join[0].ram_role_name == "cc-bundle-cp" && gpucluster_node_pool.worker["gpu"].ram_role_name == "cc-bundle-worker"
