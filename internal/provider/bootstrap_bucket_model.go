@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/bucket"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/storage"
 )
 
 type bootstrapBucketModel struct {
@@ -20,6 +21,18 @@ type bootstrapBucketModel struct {
 	Encryption types.String `tfsdk:"encryption"`
 	Readers    types.Set    `tfsdk:"readers"`
 	Policy     types.String `tfsdk:"policy"`
+	// The settings the bucket is held to; changed outside Terraform, they show in the plan.
+	BucketACL         types.String `tfsdk:"bucket_acl"`
+	BucketVersioning  types.String `tfsdk:"bucket_versioning"`
+	BlockPublicAccess types.Bool   `tfsdk:"block_public_access"`
+}
+
+// holdSettings puts in a plan the settings every bootstrap bucket is held to (the storage tier's
+// cold bucket's: private, versioned, public access blocked).
+func (m *bootstrapBucketModel) holdSettings() {
+	m.BucketACL = types.StringValue(storage.BucketACL)
+	m.BucketVersioning = types.StringValue(storage.BucketVersioning)
+	m.BlockPublicAccess = types.BoolValue(true)
 }
 
 var bucketReaderAttrTypes = map[string]attr.Type{"key_prefix": types.StringType, "ram_role_name": types.StringType}
@@ -58,6 +71,9 @@ func (m *bootstrapBucketModel) setState(st bucket.State, diags *diag.Diagnostics
 	m.Name = types.StringValue(st.Settings.Name)
 	m.Encryption = types.StringValue(st.Settings.SSEAlgorithm)
 	m.Policy = types.StringValue(st.Policy)
+	m.BucketACL = types.StringValue(st.Settings.ACL)
+	m.BucketVersioning = types.StringValue(st.Settings.Versioning)
+	m.BlockPublicAccess = types.BoolValue(st.Settings.BlockPublicAccess)
 	elems := make([]attr.Value, 0, len(st.Readers))
 	for _, r := range st.Readers {
 		elems = append(elems, types.ObjectValueMust(bucketReaderAttrTypes, map[string]attr.Value{

@@ -27,6 +27,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*bootstrapBucketResource)(nil)
 	_ resource.ResourceWithImportState    = (*bootstrapBucketResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*bootstrapBucketResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*bootstrapBucketResource)(nil)
 )
 
 func newBootstrapBucketResource() resource.Resource { return &bootstrapBucketResource{} }
@@ -81,6 +82,12 @@ func (r *bootstrapBucketResource) Schema(_ context.Context, _ resource.SchemaReq
 				}},
 			},
 			"policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket policy document as OSS holds it."},
+			"bucket_acl": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket's ACL, held at `private`: " +
+				"changed outside Terraform, it shows in the next plan and the apply restores it."},
+			"bucket_versioning": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket's versioning, held at " +
+				"`Enabled` (as `bucket_acl`)."},
+			"block_public_access": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether public access to the " +
+				"bucket is blocked, held at `true` (as `bucket_acl`)."},
 		},
 	}
 }
@@ -95,6 +102,20 @@ func (r *bootstrapBucketResource) ValidateConfig(ctx context.Context, req resour
 		return
 	}
 	validateBootstrapBucket(ctx, &cfg, &resp.Diagnostics)
+}
+
+// ModifyPlan holds the bucket's settings: a drift the last refresh read shows as a change, which
+// Update puts right.
+func (r *bootstrapBucketResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan bootstrapBucketModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	plan.holdSettings()
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 func (r *bootstrapBucketResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -104,6 +105,24 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkAgent(emu, "AccessDenied"),
 					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "readers.#", "2")),
+			},
+			// Public access unblocked outside Terraform: the plan shows it, the apply blocks it again.
+			{
+				PreConfig: func() {
+					err := c.OSS(context.Background(), "PutBucketPublicAccessBlock", func(ctx context.Context, cl *oss.Client) error {
+						_, err := cl.PutBucketPublicAccessBlock(ctx, &oss.PutBucketPublicAccessBlockRequest{Bucket: oss.Ptr(bundleBucket),
+							PublicAccessBlockConfiguration: &oss.PublicAccessBlockConfiguration{BlockPublicAccess: oss.Ptr(false)}})
+						return err
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: emu.Config() + bootstrapBucketConfig(swapped, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_bootstrap_bucket.b", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "block_public_access", "true")),
 			},
 			{ResourceName: "gpucluster_bootstrap_bucket.b", ImportState: true, ImportStateVerify: true},
 		},
