@@ -101,25 +101,34 @@ func (c *Client) SetBucketVersioning(ctx context.Context, bucket string) error {
 
 // SetBucketEncryption sets (AES256) or removes default server-side encryption.
 func (c *Client) SetBucketEncryption(ctx context.Context, bucket string, on bool) error {
-	var err error
 	if on {
-		err = c.OSS(ctx, "PutBucketEncryption", func(ctx context.Context, cl *oss.Client) error {
-			_, err := cl.PutBucketEncryption(ctx, &oss.PutBucketEncryptionRequest{
-				Bucket: oss.Ptr(bucket),
-				ServerSideEncryptionRule: &oss.ServerSideEncryptionRule{
-					ApplyServerSideEncryptionByDefault: &oss.ApplyServerSideEncryptionByDefault{SSEAlgorithm: oss.Ptr("AES256")},
-				},
-			})
-			return err
-		})
-	} else {
-		err = c.OSS(ctx, "DeleteBucketEncryption", func(ctx context.Context, cl *oss.Client) error {
-			_, err := cl.DeleteBucketEncryption(ctx, &oss.DeleteBucketEncryptionRequest{Bucket: oss.Ptr(bucket)})
-			return err
-		})
+		return c.SetBucketEncryptionAlgorithm(ctx, bucket, "AES256")
 	}
+	err := c.OSS(ctx, "DeleteBucketEncryption", func(ctx context.Context, cl *oss.Client) error {
+		_, err := cl.DeleteBucketEncryption(ctx, &oss.DeleteBucketEncryptionRequest{Bucket: oss.Ptr(bucket)})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("setting the encryption of bucket %s: %w", bucket, err)
+	}
+	return nil
+}
+
+// SetBucketEncryptionAlgorithm sets the bucket's default server-side encryption to algorithm:
+// AES256 or SM4 (keys OSS manages), or KMS with the key KMS manages for OSS in the region (no
+// KMSMasterKeyID) (https://www.alibabacloud.com/help/en/oss/developer-reference/putbucketencryption).
+func (c *Client) SetBucketEncryptionAlgorithm(ctx context.Context, bucket, algorithm string) error {
+	err := c.OSS(ctx, "PutBucketEncryption", func(ctx context.Context, cl *oss.Client) error {
+		_, err := cl.PutBucketEncryption(ctx, &oss.PutBucketEncryptionRequest{
+			Bucket: oss.Ptr(bucket),
+			ServerSideEncryptionRule: &oss.ServerSideEncryptionRule{
+				ApplyServerSideEncryptionByDefault: &oss.ApplyServerSideEncryptionByDefault{SSEAlgorithm: oss.Ptr(algorithm)},
+			},
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("setting the encryption of bucket %s to %s: %w", bucket, algorithm, err)
 	}
 	return nil
 }
@@ -130,8 +139,13 @@ type Bucket struct {
 	// ACL (private, public-read...) and Versioning (Enabled, Suspended, or "" when never set).
 	ACL, Versioning   string
 	BlockPublicAccess bool
-	// Encrypted: default server-side encryption is on (any algorithm).
-	Encrypted bool
+	// Encrypted: default server-side encryption is on (any algorithm); SSEAlgorithm names it
+	// (AES256, KMS, SM4, or "").
+	Encrypted    bool
+	SSEAlgorithm string
+	// OwnerID is the id of the account that owns the bucket, the uid a bucket policy names it by
+	// (https://www.alibabacloud.com/help/en/oss/developer-reference/getbucketinfo).
+	OwnerID string
 }
 
 // FindBucket returns the bucket's settings, or an error matching ErrNotFound (NoSuchBucket).
@@ -144,7 +158,10 @@ func (c *Client) FindBucket(ctx context.Context, bucket string) (*Bucket, error)
 			sse := oss.ToString(info.SseRule.SSEAlgorithm)
 			out = &Bucket{Name: bucket, ACL: oss.ToString(info.ACL), Versioning: oss.ToString(info.Versioning),
 				BlockPublicAccess: info.BlockPublicAccess != nil && *info.BlockPublicAccess,
-				Encrypted:         sse != "" && sse != "None"}
+				Encrypted:         sse != "" && sse != "None", SSEAlgorithm: sse}
+			if info.Owner != nil {
+				out.OwnerID = oss.ToString(info.Owner.ID)
+			}
 		}
 		return err
 	})

@@ -160,3 +160,18 @@ func (c *Client) PutBucketPolicy(ctx context.Context, bucket, policy string) err
 	}
 	return nil
 }
+
+// BucketPolicy is the bucket's policy document as OSS holds it; a bucket without one answers an
+// error matching ErrNotFound (NoSuchBucketPolicy,
+// https://www.alibabacloud.com/help/en/oss/developer-reference/getbucketpolicy).
+func (c *Client) BucketPolicy(ctx context.Context, bucket string) (string, error) {
+	var doc string
+	err := c.OSS(ctx, "GetBucketPolicy", func(ctx context.Context, cl *oss.Client) error {
+		res, err := cl.GetBucketPolicy(ctx, &oss.GetBucketPolicyRequest{Bucket: oss.Ptr(bucket)})
+		if err == nil {
+			doc = res.Body
+		}
+		return err
+	})
+	return doc, err
+}

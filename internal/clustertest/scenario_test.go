@@ -27,11 +27,17 @@ import (
 
 // A scenario module with its defaults (a control plane and two GPU workers) and the validation
 // jobs on.
+//
+// Every node boots from its bootstrap bundle (bootstrap_bundle, issue #31): its user data is the
+// stub, with no key or token, and it joins only if it fetched its bundle as its pool's RAM role.
 func TestAccClusterScenario_aiTraining(t *testing.T) {
-	testScenario(t, "ai-training", "ait-kube", `cold_storage = {
+	s := testScenario(t, "ai-training", "ait-kube", `cold_storage = {
     bucket_name   = "ait-kube-cold-0001"
     force_destroy = true
-  }`)
+  }
+  control_plane    = { ram_role_name = "ait-kube-control-plane" }
+  bootstrap_bundle = { enabled = true, worker_ram_role_name = "ait-kube-worker" }`)
+	s.checkBootedFromBundles(t)
 }
 
 // With a seeded cluster CA: the CA key, the certificate key and the join token reach the nodes

@@ -35,6 +35,7 @@ func startStack(t *testing.T) *stack {
 		t.Fatalf("node agent: %v", err)
 	}
 	agent := nodeagent.New(emu.View, kube, t.Logf)
+	agent.ReadObjectsWith(emu.ReadObjectAsInstance) // a bootstrap bundle's node fetches it as its RAM role would
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(emu.SetConsoleOutput) // what ECS GetInstanceConsoleOutput answers
 	agent.PowerOffWith(emu.PowerOffFromGuest) // image builders power themselves off once baked

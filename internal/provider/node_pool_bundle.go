@@ -128,6 +128,14 @@ func bundleHashInput(loc *upload.Location) string {
 	return "bootstrap_bundle=" + loc.Bucket + "/" + loc.Prefix
 }
 
+// bundleKeyValue is bootstrap_bundle_key for the spec: the key of its bundle, null without one.
+func bundleKeyValue(spec nodepool.Spec) types.String {
+	if spec.Bundle == nil {
+		return types.StringNull()
+	}
+	return types.StringValue(spec.Bundle.Key)
+}
+
 // uploadBundle puts the spec's bundle in its bucket, before any node is asked for (at apply,
 // from resolveSpec). A failure is an error on bootstrap_bundle.
 func (r *nodePoolResource) uploadBundle(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) {

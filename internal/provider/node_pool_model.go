@@ -51,6 +51,7 @@ type nodePoolModel struct {
 	PackageMirror        types.String   `tfsdk:"package_mirror"`
 	UserData             types.String   `tfsdk:"user_data"`
 	BootstrapBundle      types.Object   `tfsdk:"bootstrap_bundle"`
+	BootstrapBundleKey   types.String   `tfsdk:"bootstrap_bundle_key"`
 	UpdateStrategy       types.Object   `tfsdk:"update_strategy"`
 	Tags                 types.Map      `tfsdk:"tags"`
 	Nodes                types.List     `tfsdk:"nodes"`
@@ -256,6 +257,9 @@ func (m *nodePoolModel) forgetNodes() {
 	m.Nodes = types.ListUnknown(nodeObjectType)
 	m.GPUCount = types.Int64Unknown()
 	m.EstimatedHourlyPrice = types.Float64Unknown()
+	if !m.BootstrapBundle.IsNull() {
+		m.BootstrapBundleKey = types.StringUnknown() // the apply uploads the bundle again
+	}
 }
 
 func findingsList(fs []catalog.Finding) (types.List, diag.Diagnostics) {
@@ -305,6 +309,7 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		AutoReleaseAfter:     types.StringNull(),
 		UserData:             types.StringNull(),
 		BootstrapBundle:      types.ObjectNull(bundleAttrTypes),
+		BootstrapBundleKey:   types.StringNull(),
 		NodeLabels:           types.MapNull(types.StringType),
 		NodeTaints:           types.ListNull(types.StringType),
 		Mounts:               types.ListNull(types.StringType),

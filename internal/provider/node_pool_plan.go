@@ -278,6 +278,7 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel,
 	spec, d := planSpec(ctx, plan, &network, keep, true, in)
 	diags.Append(d...)
 	r.uploadBundle(ctx, spec, &diags) // before any node is asked for
+	plan.BootstrapBundleKey = bundleKeyValue(spec)
 	return spec, diags
 }
 

@@ -277,6 +277,12 @@ func nodePoolComputedAttributes() map[string]schema.Attribute {
 				"deployment_set_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployment set (placement group), if any."},
 			}},
 		},
+		"bootstrap_bundle_key": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "With `bootstrap_bundle`: the object key (`<key_prefix>/<sha256>.tar.gz`) of the bundle the last apply " +
+				"uploaded, which the user data (the stub) of every node it made or rolled names; a node a change did not replace keeps " +
+				"the stub, and the bundle, it booted with. Null without `bootstrap_bundle`.",
+		},
 		"gpu_count": schema.Int64Attribute{
 			Computed:            true,
 			MarkdownDescription: "GPUs in the pool: nodes times GPUs per node.",

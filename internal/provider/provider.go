@@ -275,6 +275,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		newControlPlaneEndpointResource,
 		newNodeImageResource,
 		newClusterCAResource,
+		newBootstrapBucketResource,
 	}
 }
 

@@ -106,6 +106,10 @@ resource "gpucluster_node_pool" "control_plane" {
   ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
+  bootstrap_bundle = local.bundle_on ? {
+    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix = local.bundle_prefix.control_plane
+  } : null
 
   kubernetes = {
     role               = "control_plane"
@@ -150,6 +154,10 @@ resource "gpucluster_node_pool" "control_plane_join" {
   ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
+  bootstrap_bundle = local.bundle_on ? {
+    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix = local.bundle_prefix.control_plane_join
+  } : null
 
   kubernetes = {
     role               = "control_plane"
@@ -194,6 +202,12 @@ resource "gpucluster_node_pool" "worker" {
   mounts                 = length(var.mounts) == 0 ? null : var.mounts
   package_mirror         = var.package_mirror
   tags                   = merge(var.tags, each.value.tags)
+  # With the bootstrap bundle the workers fetch theirs with a role of their own.
+  ram_role_name = local.bundle_on ? var.bootstrap_bundle.worker_ram_role_name : null
+  bootstrap_bundle = local.bundle_on ? {
+    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix = local.bundle_prefix.workers[each.key]
+  } : null
 
   system_disk = {
     category          = each.value.system_disk.category

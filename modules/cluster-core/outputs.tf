@@ -183,3 +183,12 @@ output "preflight_summary" {
   description = "What the cluster takes of each quota checked at plan, what was not checked, and the API calls and time the create takes at the provider's rate limit (gpucluster_preflight). Null with preflight = false."
   value       = try(data.gpucluster_preflight.stack[0].summary, null)
 }
+
+output "bootstrap_bundle" {
+  description = "With bootstrap_bundle.enabled: the bucket the pools' bootstrap bundles are in, its readers (key prefix and RAM role) and its policy document; null otherwise."
+  value = local.bundle_on ? {
+    bucket  = gpucluster_bootstrap_bucket.bundles[0].id
+    readers = gpucluster_bootstrap_bucket.bundles[0].readers
+    policy  = gpucluster_bootstrap_bucket.bundles[0].policy
+  } : null
+}

@@ -332,3 +332,31 @@ variable "preflight" {
   default     = true
   nullable    = false
 }
+
+variable "bootstrap_bundle" {
+  description = "Takes every pool's node bootstrap out of its user data (enabled): the module makes one gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>, lowercased; bucket names are global) and each pool uploads its bootstrap there, under gpucluster-bundles/<name>/control-plane, .../control-plane-join or .../workers/<pool key>, before any node boots; a node's user data is a stub of at most 4 KiB that fetches its bundle with the node's instance RAM role. The control-plane pools fetch with control_plane.ram_role_name, the worker pools with worker_ram_role_name, a different role: the bucket policy lets each role read only its own pools' prefixes, so a worker cannot read the first control-plane node's bundle, which holds the CA key. Neither role may have a RAM policy that reads every bucket. Turning it on or off rolls every pool's nodes."
+  type = object({
+    enabled              = optional(bool, false)
+    bucket_name          = optional(string)
+    worker_ram_role_name = optional(string)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !var.bootstrap_bundle.enabled || !var.control_plane.enabled || var.control_plane.ram_role_name != null
+    error_message = "bootstrap_bundle.enabled = true, but control_plane.ram_role_name is not set: the control-plane nodes fetch their bundles with their instance RAM role. Set control_plane.ram_role_name to a role that trusts ecs.aliyuncs.com, or set bootstrap_bundle.enabled = false."
+  }
+  validation {
+    condition     = !var.bootstrap_bundle.enabled || var.bootstrap_bundle.worker_ram_role_name != null
+    error_message = "bootstrap_bundle.enabled = true, but bootstrap_bundle.worker_ram_role_name is not set: the worker nodes fetch their bundles with an instance RAM role of their own. Set it to a role that trusts ecs.aliyuncs.com (not control_plane.ram_role_name), or set bootstrap_bundle.enabled = false."
+  }
+  validation {
+    condition     = !var.bootstrap_bundle.enabled || !var.control_plane.enabled || var.bootstrap_bundle.worker_ram_role_name != var.control_plane.ram_role_name
+    error_message = "bootstrap_bundle.worker_ram_role_name is control_plane.ram_role_name: the workers could then read the first control-plane node's bundle, which holds the cluster CA key. Give the workers a role of their own."
+  }
+  validation {
+    condition     = var.bootstrap_bundle.bucket_name == null || can(regex("^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$", var.bootstrap_bundle.bucket_name))
+    error_message = "bootstrap_bundle.bucket_name must be 3-63 lowercase letters, digits and hyphens, not starting or ending with a hyphen (an OSS bucket name)."
+  }
+}

@@ -122,6 +122,7 @@ module "cluster" {
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror
   node_image         = var.node_image
+  bootstrap_bundle   = var.bootstrap_bundle
   monitoring         = var.monitoring
   hpa                = var.hpa
   tags               = var.tags

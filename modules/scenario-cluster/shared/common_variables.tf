@@ -81,6 +81,17 @@ variable "node_image" {
   nullable = false
 }
 
+variable "bootstrap_bundle" {
+  description = "Takes every pool's node bootstrap out of its user data (enabled): one private, KMS-encrypted gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>) holds each pool's bootstrap under a prefix of its own, and a node's user data is a stub that fetches its bundle with the node's instance RAM role: control_plane.ram_role_name for the control plane, worker_ram_role_name (a different role) for the workers, each allowed by the bucket policy to read its own pools' prefixes only. Both roles are required when enabled (see modules/cluster-core, Bootstrap bundle). Turning it on or off rolls every node."
+  type = object({
+    enabled              = optional(bool, false)
+    bucket_name          = optional(string)
+    worker_ram_role_name = optional(string)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

@@ -26,6 +26,7 @@ module "scenario" {
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror
   node_image         = var.node_image
+  bootstrap_bundle   = var.bootstrap_bundle
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa

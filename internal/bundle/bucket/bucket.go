@@ -1,0 +1,284 @@
+// Package bucket makes and keeps the OSS bucket that node pools' bootstrap bundles go in (issue
+// #31): private, versioned, public access blocked, encrypted at rest, and a bucket policy that
+// lets each reader, a RAM role, GetObject only under its own key prefix. The provider's
+// gpucluster_bootstrap_bucket maps its attributes to this package; the pools upload and prune
+// their bundles through package upload.
+//
+// Who can read a bundle: a bucket policy grants a RAM role's sessions, named
+// "arn:sts::<account uid>:assumed-role/<role name>/*", and the resource
+// "acs:oss:*:<account uid>:<bucket>/<prefix>/*"
+// (https://www.alibabacloud.com/help/en/oss/user-guide/bucket-policy, "Grant read-only access to
+// specific RAM roles"; element syntax:
+// https://www.alibabacloud.com/help/en/oss/user-guide/authorization-syntax-and-elements). The
+// account uid is the bucket owner's id, read back with GetBucketInfo, so no STS call is needed.
+// A bucket policy only grants: a role whose own RAM policy grants oss:GetObject on every bucket
+// can still read, which is why the modules give roles no such policy.
+package bucket
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
+)
+
+// TagKey marks a bucket made by gpucluster_bootstrap_bucket; its value is the bucket's name.
+const TagKey = "gpucluster:bootstrap-bucket"
+
+// Encryption algorithms a bootstrap bucket takes. KMS uses the key KMS manages for OSS in the
+// region (https://www.alibabacloud.com/help/en/oss/user-guide/server-side-encryption-8).
+const (
+	EncryptionKMS    = "KMS"
+	EncryptionAES256 = "AES256"
+)
+
+// Reader is one role that may read bundles under one key prefix.
+type Reader struct {
+	KeyPrefix string
+	RoleName  string
+}
+
+var (
+	prefixRE = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
+	roleRE   = regexp.MustCompile(`^[A-Za-z0-9.-]{1,64}$`)
+)
+
+// CheckReader says what is wrong with r, or "" when nothing is: a prefix of letters, digits and
+// "._-" segments joined by "/" (no "*", which the policy would read as a wildcard, no empty, "."
+// or ".." segment), and a RAM role name (1 to 64 letters, digits, "." and "-").
+func CheckReader(r Reader) string {
+	if !prefixRE.MatchString(r.KeyPrefix) {
+		return fmt.Sprintf("key_prefix %q is not segments of letters, digits and '._-' joined by '/' (no leading or trailing '/', no '*')", r.KeyPrefix)
+	}
+	for _, seg := range strings.Split(r.KeyPrefix, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Sprintf("key_prefix %q has a %q segment", r.KeyPrefix, seg)
+		}
+	}
+	if !roleRE.MatchString(r.RoleName) {
+		return fmt.Sprintf("ram_role_name %q is not a RAM role name (1 to 64 letters, digits, '.' and '-')", r.RoleName)
+	}
+	return ""
+}
+
+type statement struct {
+	Effect    string   `json:"Effect"`
+	Action    []string `json:"Action"`
+	Principal []string `json:"Principal"`
+	Resource  []string `json:"Resource"`
+}
+
+type document struct {
+	Version   string      `json:"Version"`
+	Statement []statement `json:"Statement"`
+}
+
+func principal(owner, role string) string {
+	return "arn:sts::" + owner + ":assumed-role/" + role + "/*"
+}
+
+func resource(owner, bucket, prefix string) string {
+	return "acs:oss:*:" + owner + ":" + bucket + "/" + prefix + "/*"
+}
+
+// Policy is the bucket policy for readers: one Allow of oss:GetObject per role, on the prefixes
+// it reads, in a stable order. owner is the account uid.
+func Policy(bucket, owner string, readers []Reader) string {
+	byRole := map[string][]string{}
+	for _, r := range readers {
+		byRole[r.RoleName] = append(byRole[r.RoleName], resource(owner, bucket, r.KeyPrefix))
+	}
+	roles := make([]string, 0, len(byRole))
+	for role := range byRole {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	doc := document{Version: "1", Statement: []statement{}}
+	for _, role := range roles {
+		res := byRole[role]
+		sort.Strings(res)
+		res = compactStrings(res)
+		doc.Statement = append(doc.Statement, statement{Effect: "Allow", Action: []string{"oss:GetObject"},
+			Principal: []string{principal(owner, role)}, Resource: res})
+	}
+	out, _ := json.Marshal(doc) // strings and slices only: it cannot fail
+	return string(out)
+}
+
+// ReadersIn is the readers a policy document grants, as Policy writes them: statements that
+// Allow exactly oss:GetObject to role sessions on prefixes of bucket. Anything else in the
+// document is not a reader; a document Policy would not write again shows as a difference in the
+// readers. Sorted by prefix, then role.
+func ReadersIn(doc, bucket, owner string) []Reader {
+	var d document
+	if json.Unmarshal([]byte(doc), &d) != nil {
+		return nil
+	}
+	out := []Reader{}
+	head, tail := "arn:sts::"+owner+":assumed-role/", "/*"
+	resHead := "acs:oss:*:" + owner + ":" + bucket + "/"
+	for _, st := range d.Statement {
+		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != "oss:GetObject" {
+			continue
+		}
+		for _, p := range st.Principal {
+			role, ok := strings.CutPrefix(p, head)
+			if !ok || !strings.HasSuffix(role, tail) {
+				continue
+			}
+			role = strings.TrimSuffix(role, tail)
+			for _, res := range st.Resource {
+				prefix, ok := strings.CutPrefix(res, resHead)
+				if ok && strings.HasSuffix(prefix, "/*") {
+					out = append(out, Reader{KeyPrefix: strings.TrimSuffix(prefix, "/*"), RoleName: role})
+				}
+			}
+		}
+	}
+	SortReaders(out)
+	return out
+}
+
+// SortReaders orders readers by prefix, then role.
+func SortReaders(rs []Reader) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].KeyPrefix != rs[j].KeyPrefix {
+			return rs[i].KeyPrefix < rs[j].KeyPrefix
+		}
+		return rs[i].RoleName < rs[j].RoleName
+	})
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Spec is a bootstrap bucket as the plan has it.
+type Spec struct {
+	Name       string
+	Encryption string
+	Readers    []Reader
+	UserTags   map[string]string
+}
+
+// Tags are what the bucket carries: the user's and the provider's.
+func Tags(name string, user map[string]string) map[string]string {
+	return tagging.Merge(user, map[string]string{tagging.ManagedBy: tagging.ManagedByVal, TagKey: name})
+}
+
+// Create makes the bucket (or takes over one this account already owns under the name, a retried
+// apply's), tags it, brings it to the settings, sets its encryption and then its policy. exists
+// reports whether the bucket is there, also when a later step failed.
+func Create(ctx context.Context, c *cloud.Client, spec Spec) (state State, exists bool, err error) {
+	if err := c.CreateBucket(ctx, cloud.BucketInput{Name: spec.Name, Encrypted: true, Tags: Tags(spec.Name, spec.UserTags)}); err != nil {
+		_, findErr := c.FindBucket(ctx, spec.Name)
+		return State{}, findErr == nil, err
+	}
+	if err := c.SetBucketEncryptionAlgorithm(ctx, spec.Name, spec.Encryption); err != nil {
+		return State{}, true, err
+	}
+	if err := Update(ctx, c, spec, false); err != nil {
+		return State{}, true, err
+	}
+	state, err = Read(ctx, c, spec.Name)
+	return state, true, err
+}
+
+// Update brings the bucket's policy to spec and, with settings, its ACL, versioning, public
+// access block and encryption (changed outside, or a new encryption).
+func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) error {
+	if settings {
+		if err := c.ApplyBucketSettings(ctx, spec.Name, true); err != nil {
+			return err
+		}
+		if err := c.SetBucketEncryptionAlgorithm(ctx, spec.Name, spec.Encryption); err != nil {
+			return err
+		}
+	}
+	info, err := c.FindBucket(ctx, spec.Name)
+	if err != nil {
+		return err
+	}
+	if info.OwnerID == "" {
+		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
+	}
+	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers))
+}
+
+// SetTags replaces the bucket's tags.
+func SetTags(ctx context.Context, c *cloud.Client, name string, user map[string]string) error {
+	return c.SetBucketTags(ctx, name, Tags(name, user))
+}
+
+// State is the bucket as OSS has it.
+type State struct {
+	Settings cloud.Bucket
+	// Policy is the policy document, "" without one; Readers are what it grants.
+	Policy  string
+	Readers []Reader
+}
+
+// Read reads the bucket's settings and policy. A bucket that is gone answers an error matching
+// cloud.ErrNotFound.
+func Read(ctx context.Context, c *cloud.Client, name string) (State, error) {
+	info, err := c.FindBucket(ctx, name)
+	if err != nil {
+		return State{}, err
+	}
+	st := State{Settings: *info, Readers: []Reader{}}
+	doc, err := c.BucketPolicy(ctx, name)
+	switch {
+	case cloud.IsNotFound(err):
+		return st, nil
+	case err != nil:
+		return st, err
+	}
+	st.Policy = doc
+	st.Readers = ReadersIn(doc, name, info.OwnerID)
+	return st, nil
+}
+
+// Delete empties the bucket, every version and delete marker, and deletes it; a bucket already
+// gone counts as deleted. The bucket only ever holds bundles, which hold secrets: nothing is
+// kept.
+func Delete(ctx context.Context, c *cloud.Client, name string) error {
+	if err := c.EmptyBucket(ctx, name); err != nil {
+		if cloud.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if err := c.DeleteBucket(ctx, name); err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// Overlap is a reader whose prefix covers another role's: Outer's role could read Inner's
+// bundles.
+type Overlap struct{ Outer, Inner Reader }
+
+// Overlaps is each pair of readers of different roles where one's prefix is the other's or
+// holds it ("a" holds "a/b", not "ab").
+func Overlaps(readers []Reader) []Overlap {
+	var out []Overlap
+	for _, o := range readers {
+		for _, in := range readers {
+			if o.RoleName != in.RoleName && (o.KeyPrefix == in.KeyPrefix && o.RoleName < in.RoleName || strings.HasPrefix(in.KeyPrefix, o.KeyPrefix+"/")) {
+				out = append(out, Overlap{Outer: o, Inner: in})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+# bootstrap_bundle.enabled: one bootstrap bucket, every pool's bootstrap in it under a prefix of
+# its own, the control plane's prefixes readable by the control-plane role only.
+
+run "network" {
+  variables {
+    name = "cluster-core-bundle"
+  }
+  module {
+    source = "./tests/setup"
+  }
+}
+
+variables {
+  # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
+  # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
+  ca_seed         = "unused-while-ca-seed-version-is-null"
+  name            = "cc-bundle"
+  scenario        = "ai_training"
+  join_token_salt = "test-salt"
+  worker_pools = {
+    gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 }
+  }
+}
+
+run "needs_a_worker_role" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true }
+  }
+  expect_failures = [var.bootstrap_bundle]
+}
+
+run "needs_a_control_plane_role" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+  }
+  expect_failures = [var.bootstrap_bundle]
+}
+
+run "refuses_one_role_for_both" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-cp" }
+  }
+  expect_failures = [var.bootstrap_bundle]
+}
+
+run "bundled" {
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { size = 3, ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+  }
+
+  # Every pool puts its bootstrap in the module's bucket, under a prefix of its own.
+  assert {
+    condition = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) :
+    p.bootstrap_bundle != null && p.bootstrap_bundle.bucket == gpucluster_bootstrap_bucket.bundles[0].id]) && length(distinct([gpucluster_node_pool.control_plane[0].bootstrap_bundle.key_prefix, gpucluster_node_pool.control_plane_join[0].bootstrap_bundle.key_prefix, gpucluster_node_pool.worker["gpu"].bootstrap_bundle.key_prefix])) == 3
+    error_message = "every pool must put its bootstrap bundle in the module's bucket under its own prefix"
+  }
+  # Each pool's nodes' user data is the stub of the bundle the apply uploaded under its prefix.
+  assert {
+    condition = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) :
+    can(regex("^${p.bootstrap_bundle.key_prefix}/[0-9a-f]{64}\\.tar\\.gz$", p.bootstrap_bundle_key))])
+    error_message = "every pool's nodes must boot from a stub naming a bundle under its prefix: ${jsonencode([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) : p.bootstrap_bundle_key])}"
+  }
+  assert {
+    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-bundle-cp" && gpucluster_node_pool.control_plane_join[0].ram_role_name == "cc-bundle-cp" && gpucluster_node_pool.worker["gpu"].ram_role_name == "cc-bundle-worker"
+    error_message = "the control-plane pools must fetch with the control-plane role, the workers with theirs"
+  }
+  # Each pool's role reads its own prefix; the first control-plane node's (the CA key) is read by
+  # the control-plane role only, in the readers and in the policy OSS holds.
+  assert {
+    condition = alltrue([for p in [gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0], gpucluster_node_pool.worker["gpu"]] :
+    contains([for r in output.bootstrap_bundle.readers : r.ram_role_name if r.key_prefix == p.bootstrap_bundle.key_prefix], p.ram_role_name)])
+    error_message = "each pool's role must read its own prefix: ${jsonencode(output.bootstrap_bundle.readers)}"
+  }
+  assert {
+    condition     = [for r in output.bootstrap_bundle.readers : r.ram_role_name if r.key_prefix == gpucluster_node_pool.control_plane[0].bootstrap_bundle.key_prefix] == ["cc-bundle-cp"]
+    error_message = "only the control-plane role may read the first control-plane node's prefix: ${jsonencode(output.bootstrap_bundle.readers)}"
+  }
+  assert {
+    condition = alltrue([for s in jsondecode(output.bootstrap_bundle.policy).Statement :
+    !anytrue([for res in s.Resource : strcontains(res, "/control-plane")]) if anytrue([for p in s.Principal : strcontains(p, "assumed-role/cc-bundle-worker/")])])
+    error_message = "the bucket policy lets the worker role read a control-plane prefix: ${output.bootstrap_bundle.policy}"
+  }
+  assert {
+    condition     = length(output.control_plane.nodes) == 3
+    error_message = "expected three control-plane nodes"
+  }
+}
