@@ -3,11 +3,13 @@ package provider_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -17,8 +19,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
 )
 
 // secretSet names the secrets of one run, so a finding says which one leaked.
@@ -397,6 +402,30 @@ resource "gpucluster_node_pool" "burst" {
   }
 }
 
+# A pool whose bootstrap leaves its user data: its nodes' user data is a stub without the join
+# token, which sits in the bundle. The bundle is in the cold tier's bucket, which has no policy:
+# the emulator models no RAM policies, so a bucket policy (gpucluster_bootstrap_bucket's) would
+# leave this run's own role, the provider's credentials, only what the policy grants it
+# (TestAccBootstrapBucket_readers covers the policy).
+resource "gpucluster_node_pool" "bundled" {
+  name          = "bundled"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  size          = 1
+  ram_role_name = "audit-workers"
+  bootstrap_bundle = {
+    bucket     = gpucluster_storage_tier.cold.bucket
+    key_prefix = "gpucluster-bundles/bundled"
+  }
+  kubernetes = {
+    api_endpoint = "${gpucluster_node_pool.control.nodes[0].private_ip}:6443"
+    join_token   = var.join_token
+    ca_cert_hash = gpucluster_cluster_ca.random.ca_cert_hash
+  }
+}
+
 resource "gpucluster_storage_tier" "cold" {
   name          = "audit-cold-bucket"
   tier          = "cold"
@@ -421,6 +450,54 @@ output "worker_nodes" {
   value = gpucluster_node_pool.workers.nodes
 }
 `
+
+// noSecretsInUserData checks the user data of the pool's nodes as ECS holds it (every process on
+// a node can read it from the metadata service): none of the secrets, in any form the user data
+// is sent in (Base64 of a gzip document, or the document).
+func noSecretsInUserData(emu *acctest.Emulator, pool string, secrets secretSet) resource.TestCheckFunc {
+	return func(st *terraform.State) error {
+		rs, ok := st.RootModule().Resources[pool]
+		if !ok {
+			return fmt.Errorf("%s is not in the state", pool)
+		}
+		checked := 0
+		for _, in := range emu.View().Instances {
+			if !slices.Contains(nodeIDs(rs.Primary.Attributes), in.ID) {
+				continue
+			}
+			raw, err := base64.StdEncoding.DecodeString(in.UserData)
+			if err != nil {
+				return fmt.Errorf("%s: user data is not Base64: %w", in.ID, err)
+			}
+			doc, err := bootstrap.UnpackUserData(string(raw))
+			if err != nil {
+				return fmt.Errorf("%s: %w", in.ID, err)
+			}
+			if found := secrets.find(doc + in.UserData); len(found) > 0 {
+				return fmt.Errorf("the user data of %s (pool %s) holds the %s", in.ID, pool, strings.Join(found, ", "))
+			}
+			if !strings.Contains(doc, bundle.FetchScriptPath) {
+				return fmt.Errorf("the user data of %s (pool %s) is no bundle stub:\n%s", in.ID, pool, doc)
+			}
+			checked++
+		}
+		if checked == 0 {
+			return fmt.Errorf("no instance of %s in the emulator: the user data audit checked nothing", pool)
+		}
+		return nil
+	}
+}
+
+// nodeIDs are the ids in a node pool's nodes list, from its flat state attributes.
+func nodeIDs(attrs map[string]string) []string {
+	var ids []string
+	for k, v := range attrs {
+		if strings.HasPrefix(k, "nodes.") && strings.HasSuffix(k, ".id") {
+			ids = append(ids, v)
+		}
+	}
+	return ids
+}
 
 // TestAccSecretsAudit applies and destroys a cluster (network, control plane and worker pools
 // joining with a kubeadm token, a cold storage tier, a bootstrap document, a cluster CA with a
@@ -481,6 +558,7 @@ func TestAccSecretsAudit(t *testing.T) {
 					// The CA key is really in the first control-plane pool, marked sensitive.
 					caKeyHeld{"gpucluster_node_pool.control", "gpucluster_cluster_ca.random"},
 				},
+				Check: noSecretsInUserData(emu, "gpucluster_node_pool.bundled", secrets),
 			},
 		},
 	})
