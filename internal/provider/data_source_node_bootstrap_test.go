@@ -87,7 +87,7 @@ data "gpucluster_node_bootstrap" "cp" {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("cloud_init"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)InitConfiguration.*node-role.kubernetes.io/control-plane.*kubernetesVersion: v1\.33\.6`))),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("bootstrap_script"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)p_init\(\) \{\n  kubeadm init --config .*phase init\nphase addons\n`))),
+					`(?s)p_init\(\) \{\n  systemctl daemon-reload\n  systemctl enable --now gpucluster-metadata-guard.service\n  kubeadm init --config .*phase init\nphase addons\n`))),
 				// cn-wulanchabu (the emulator's region) is in mainland China: kubeadm, containerd
 				// and the CNI take their images from the region's default registry.
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("kubernetes").AtMapKey("image_registry"), knownvalue.StringExact(mainlandRegistry)),
