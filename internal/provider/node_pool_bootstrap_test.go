@@ -203,29 +203,9 @@ func checkUserData(emu *acctest.Emulator, pool string, want, notWant []string) r
 			return fmt.Errorf("%s not in state", pool)
 		}
 		id := rs.Primary.Attributes["nodes.0.id"]
-		req := ecs.CreateDescribeUserDataRequest()
-		req.RegionId = acctest.Region
-		req.InstanceId = id
-		resp, err := emulatorECS(emu).DescribeUserData(req)
+		doc, err := userDataText(emu, id)
 		if err != nil {
-			return fmt.Errorf("DescribeUserData %s: %w", id, err)
-		}
-		raw, err := base64.StdEncoding.DecodeString(resp.UserData)
-		if err != nil {
-			return fmt.Errorf("user data of %s is not Base64: %w", id, err)
-		}
-		// The document and every file it writes, decoded: the bootstrap script is gz+b64, so a
-		// search of the raw document would miss what it says (and a "not in it" would prove nothing).
-		doc, err := bootstrap.UnpackUserData(string(raw))
-		if err != nil {
-			return fmt.Errorf("user data of %s: %w", id, err)
-		}
-		files, err := bootstrap.DocumentFiles(doc)
-		if err != nil {
-			return fmt.Errorf("user data of %s: %w", id, err)
-		}
-		for _, p := range slices.Sorted(maps.Keys(files)) {
-			doc += "\n" + files[p]
+			return err
 		}
 		for _, w := range want {
 			if !strings.Contains(doc, w) {
@@ -239,6 +219,36 @@ func checkUserData(emu *acctest.Emulator, pool string, want, notWant []string) r
 		}
 		return nil
 	}
+}
+
+// userDataText is instance id's user data as ECS DescribeUserData answers it, decoded: the
+// document and every file it writes (the bootstrap script and the bundle stub's fetch script are
+// gz+b64, so a search of the raw document would miss what they say, and a "not in it" would prove
+// nothing).
+func userDataText(emu *acctest.Emulator, id string) (string, error) {
+	req := ecs.CreateDescribeUserDataRequest()
+	req.RegionId = acctest.Region
+	req.InstanceId = id
+	resp, err := emulatorECS(emu).DescribeUserData(req)
+	if err != nil {
+		return "", fmt.Errorf("DescribeUserData %s: %w", id, err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(resp.UserData)
+	if err != nil {
+		return "", fmt.Errorf("user data of %s is not Base64: %w", id, err)
+	}
+	doc, err := bootstrap.UnpackUserData(string(raw))
+	if err != nil {
+		return "", fmt.Errorf("user data of %s: %w", id, err)
+	}
+	files, err := bootstrap.DocumentFiles(doc)
+	if err != nil {
+		return "", fmt.Errorf("user data of %s: %w", id, err)
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		doc += "\n" + files[p]
+	}
+	return doc, nil
 }
 
 // checkTokenOnlyInSensitiveAttribute fails when the join token shows up in any state attribute
