@@ -37,9 +37,9 @@ var vendorBehaviours = []vendorBehaviour{
 	},
 	{
 		behaviour: "Token paging: MaxResults/NextToken, a NextToken on every page but the last, MaxResults outside its range clamped rather than refused, a malformed token refused with InvalidNextToken.Malformed.",
-		clients:   "this provider (DescribeInstances, DescribeSecurityGroups, ListTagResources), aliyun-cli --pager",
+		clients:   "this provider (DescribeInstances, DescribeSecurityGroups, ListTagResources), aliyun-cli --pager (follows NextToken alone, so DescribeInstances answers one to page-number requests too)",
 		source:    "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstances",
-		tests:     []string{"TestDescribeInstancesFiltersAndPaging", "TestDescribeInstancesEmptyIdsAndClampedMaxResults", "TestDescribeSecurityGroupsPaging"},
+		tests:     []string{"TestDescribeInstancesFiltersAndPaging", "TestDescribeInstancesPageNumberAnswersNextToken", "TestDescribeInstancesEmptyIdsAndClampedMaxResults", "TestDescribeSecurityGroupsPaging"},
 	},
 	{
 		behaviour: "Empty lists: a repeated field with no entries is an empty list inside its wrapper object (\"NatGatewayIds\": {\"NatGatewayIds\": []}), never null, in every product's answers.",
