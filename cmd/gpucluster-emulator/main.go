@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -113,7 +112,7 @@ Flags:
 	// that line, and a signal arriving before Notify would kill the process without saving state.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	var handler http.Handler = srv.Handler()
+	handler := srv.Handler()
 	if *interceptCA != "" {
 		i, err := intercept.New(handler)
 		if err != nil {
