@@ -23,30 +23,14 @@ func TestDescribeInstancesPageNumberAnswersNextToken(t *testing.T) {
 	must(t, err)
 	want := run.InstanceIdSets.InstanceIdSet
 
+	pages := e.walkInstancePages(func(d *ecs.DescribeInstancesRequest) { d.PageSize = requests.NewInteger(5) })
+	if first := pages[0]; len(pages) == 1 && int(first.TotalCount) > len(first.Instances.Instance) {
+		t.Fatalf("a first page of %d of %d instances answered no NextToken: the CLI's pager stops there", len(first.Instances.Instance), first.TotalCount)
+	}
 	seen := map[string]bool{}
-	token := ""
-	for calls := 1; ; calls++ {
-		d := ecs.CreateDescribeInstancesRequest()
-		d.RegionId = testRegion
-		d.PageSize = requests.NewInteger(5)
-		d.NextToken = token
-		resp, err := e.ecs.DescribeInstances(d)
-		must(t, err)
-		for _, in := range resp.Instances.Instance {
-			if seen[in.InstanceId] {
-				t.Fatalf("call %d answered %s again", calls, in.InstanceId)
-			}
+	for _, p := range pages {
+		for _, in := range p.Instances.Instance {
 			seen[in.InstanceId] = true
-		}
-		if calls == 1 && resp.NextToken == "" {
-			t.Fatalf("a first page of %d of %d instances answered no NextToken: the CLI's pager stops there", len(resp.Instances.Instance), resp.TotalCount)
-		}
-		if resp.NextToken == "" {
-			break
-		}
-		token = resp.NextToken
-		if calls > 12 {
-			t.Fatal("paging does not end")
 		}
 	}
 	for _, id := range want {
@@ -64,5 +48,36 @@ func TestDescribeInstancesPageNumberAnswersNextToken(t *testing.T) {
 	must(t, err)
 	if len(resp.Instances.Instance) != 2 || resp.NextToken != "" {
 		t.Fatalf("last page: %d instances, NextToken %q; want 2 and none", len(resp.Instances.Instance), resp.NextToken)
+	}
+}
+
+// walkInstancePages asks DescribeInstances for page after page as a client following NextToken
+// does: the request prepare makes, then the same with each answer's NextToken added, until an
+// answer carries none. It fails the test when an instance is answered twice or paging does not end.
+func (e *env) walkInstancePages(prepare func(*ecs.DescribeInstancesRequest)) []*ecs.DescribeInstancesResponse {
+	e.t.Helper()
+	var pages []*ecs.DescribeInstancesResponse
+	seen := map[string]bool{}
+	token := ""
+	for {
+		d := ecs.CreateDescribeInstancesRequest()
+		d.RegionId = testRegion
+		prepare(d)
+		d.NextToken = token
+		resp, err := e.ecs.DescribeInstances(d)
+		must(e.t, err)
+		for _, in := range resp.Instances.Instance {
+			if seen[in.InstanceId] {
+				e.t.Fatalf("page %d answered %s again", len(pages)+1, in.InstanceId)
+			}
+			seen[in.InstanceId] = true
+		}
+		pages = append(pages, resp)
+		if token = resp.NextToken; token == "" {
+			return pages
+		}
+		if len(pages) > 50 {
+			e.t.Fatal("paging does not end")
+		}
 	}
 }

@@ -55,22 +55,13 @@ type Interceptor struct {
 
 // New makes an Interceptor in front of next with a CA of its own, new each time.
 func New(next http.Handler) (*Interceptor, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
+	der, key, err := issue(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: "gpucluster-emulator interception CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certLife),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -135,27 +126,35 @@ func (i *Interceptor) certFor(host string) (*tls.Certificate, error) {
 	if c := i.certs[host]; c != nil {
 		return c, nil
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certLife),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, i.caCert, key.Public(), i.caKey)
+	der, key, err := issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: host},
+		DNSNames:    []string{host},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, i.caCert, i.caKey)
 	if err != nil {
 		return nil, err
 	}
 	c := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 	i.certs[host] = c
 	return c, nil
+}
+
+// issue makes a new key and a certificate of tmpl for it, valid for certLife, signed by parent
+// with parentKey, or self-signed when parent is nil.
+func issue(tmpl, parent *x509.Certificate, parentKey crypto.Signer) ([]byte, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(certLife)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
+	return der, key, err
 }
 
 func serial() *big.Int {
