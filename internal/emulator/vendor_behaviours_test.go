@@ -27,7 +27,13 @@ var vendorBehaviours = []vendorBehaviour{
 		behaviour: "Endpoint discovery: Location DescribeEndpoints (2015-06-12; Id, ServiceCode, Type=openAPI) answers Endpoints.Endpoint[] {Endpoint, Id, Namespace, SerivceCode, Type, Protocols}; the resolver takes the first Endpoint when Success, and an empty list sends it to its local tables. The emulator answers its own address for every product it serves.",
 		clients:   "Cluster Autoscaler alicloud provider (its copy of the Go SDK's resolver), aliyun Go SDK",
 		source:    "https://github.com/aliyun/alibaba-cloud-sdk-go/blob/master/sdk/endpoints/location_resolver.go",
-		tests:     []string{"TestLocationEndpointDiscovery", "TestLocationDescribeEndpointsAnswer", "TestLocationServiceCodesCoverServedProducts"},
+		tests:     []string{"TestLocationEndpointDiscovery", "TestLocationDescribeEndpointsAnswer", "TestLocationServiceCodesCoverServedProducts", "TestInterceptedSDKReachesTheEmulator"},
+	},
+	{
+		behaviour: "Instance RAM role keys from the metadata service: the role listed at meta-data/ram/security-credentials/, its STS keys at .../security-credentials/<role>, which the Cluster Autoscaler asks for as meta-data/Ram/security-credentials/<role>.",
+		clients:   "Cluster Autoscaler alicloud provider (its instance-RAM-role mode), this provider's nodes",
+		source:    "https://github.com/kubernetes/autoscaler/blob/cluster-autoscaler-1.36.1/cluster-autoscaler/cloudprovider/alicloud/metadata/metadata.go",
+		tests:     []string{"TestMetadataRoleKeys", "TestMetadataRoleKeysCapitalRamItem"},
 	},
 	{
 		behaviour: "Page-number paging: DescribeInstanceStatus pages with PageNumber (from 1) and PageSize (1-50, default 10), answers TotalCount, filters by ZoneId and InstanceId.N, and refuses an unknown zone with InvalidZoneId.NotFound.",
