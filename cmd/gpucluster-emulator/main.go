@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/intercept"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
 )
 
@@ -35,6 +36,7 @@ func main() {
 	gpuQuota := fs.Int("gpu-quota", emulator.DefaultGPUQuota, "total GPUs live instances may hold; RunInstances beyond it fails with QuotaExceed.ElasticQuota")
 	regions := fs.String("region", "", "comma-separated regions to serve (default: all of cn-wulanchabu, cn-beijing, cn-hangzhou, cn-shanghai)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a Kubernetes API server (the offline test cluster): a node agent registers every Running instance whose bootstrap would succeed as a kwok Node and applies the first control-plane node's add-ons; GET /_emulator/nodes says why any other did not")
+	interceptCA := fs.String("intercept-ca-file", "", "also be the HTTPS proxy (HTTPS_PROXY) of programs that call Alibaba Cloud at its *.aliyuncs.com host names: answer their CONNECT with TLS as that host, certified by a CA of this run written to this file (PEM; give it to them as SSL_CERT_FILE)")
 	verbose := fs.Bool("verbose", false, "log one line per RPC call to stderr (never parameters or secrets)")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), `Usage: gpucluster-emulator [flags]
@@ -48,6 +50,8 @@ STS 2015-04-01 (AssumeRole, GetCallerIdentity) and Location 2015-06-12
   PUT /_emulator/faults, PUT /_emulator/capacity, PUT /_emulator/unavailable,
   GET /_emulator/metadata/<instance-id>/latest/... (the instance's 100.100.100.200),
   GET /_emulator/nodes (nodes with --kubeconfig; image builders always)
+As an HTTP proxy (HTTP_PROXY) it serves requests to any host; with
+--intercept-ca-file also HTTPS (HTTPS_PROXY) to *.aliyuncs.com.
 
 Flags:
 `)
@@ -108,7 +112,18 @@ Flags:
 	// that line, and a signal arriving before Notify would kill the process without saving state.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	url, err := srv.Start(*listen)
+	handler := srv.Handler()
+	if *interceptCA != "" {
+		i, err := intercept.New(handler)
+		if err != nil {
+			logger.Fatalf("gpucluster-emulator: %v", err)
+		}
+		if err := os.WriteFile(*interceptCA, i.CAPEM(), 0o644); err != nil {
+			logger.Fatalf("gpucluster-emulator: %v", err)
+		}
+		handler = i
+	}
+	url, err := srv.StartWith(*listen, handler)
 	if err != nil {
 		logger.Fatalf("gpucluster-emulator: %v", err)
 	}

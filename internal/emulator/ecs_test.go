@@ -107,26 +107,9 @@ func TestDescribeInstancesFiltersAndPaging(t *testing.T) {
 
 	// NextToken paging over everything with MaxResults 40.
 	seen := map[string]bool{}
-	token := ""
-	for pages := 0; ; pages++ {
-		d := ecs.CreateDescribeInstancesRequest()
-		d.RegionId = testRegion
-		d.MaxResults = requests.NewInteger(40)
-		d.NextToken = token
-		resp, err := e.ecs.DescribeInstances(d)
-		must(t, err)
-		for _, in := range resp.Instances.Instance {
-			if seen[in.InstanceId] {
-				t.Fatalf("duplicate %s", in.InstanceId)
-			}
+	for _, p := range e.walkInstancePages(func(d *ecs.DescribeInstancesRequest) { d.MaxResults = requests.NewInteger(40) }) {
+		for _, in := range p.Instances.Instance {
 			seen[in.InstanceId] = true
-		}
-		if resp.NextToken == "" {
-			break
-		}
-		token = resp.NextToken
-		if pages > 10 {
-			t.Fatal("paging does not end")
 		}
 	}
 	if len(seen) != 157 {

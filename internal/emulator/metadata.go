@@ -96,7 +96,7 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "401 - Unauthorized", http.StatusUnauthorized)
 		return
 	}
-	if role, ok := strings.CutPrefix(item, "meta-data/ram/security-credentials/"); ok {
+	if role, ok := roleKeysItem(item); ok {
 		s.serveRoleKeys(w, in, role)
 		return
 	}
@@ -107,6 +107,19 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte(value))
+}
+
+// roleKeysItem reads a security-credentials item: the role after it ("" for the list) and whether
+// item is one. The Cluster Autoscaler's alicloud provider asks for the keys at
+// meta-data/Ram/security-credentials/<role>, capital R
+// (https://github.com/kubernetes/autoscaler/blob/cluster-autoscaler-1.36.1/cluster-autoscaler/cloudprovider/alicloud/metadata/metadata.go,
+// RAM_SECURITY), and its instance-RAM-role mode works on ECS, so the service answers that spelling
+// like the documented lower-case one.
+func roleKeysItem(item string) (string, bool) {
+	if role, ok := strings.CutPrefix(item, "meta-data/ram/security-credentials/"); ok {
+		return role, true
+	}
+	return strings.CutPrefix(item, "meta-data/Ram/security-credentials/")
 }
 
 // metadataItem answers one plain item of the instance; false for an item the emulator does not

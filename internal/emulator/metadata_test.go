@@ -167,3 +167,26 @@ func TestMetadataRoleKeys(t *testing.T) {
 		}
 	}
 }
+
+// The Kubernetes Cluster Autoscaler's alicloud provider, run on an ECS instance without an
+// AccessKey, lists the role at meta-data/ram/security-credentials/ and then fetches its keys at
+// meta-data/Ram/security-credentials/<role>, capital R
+// (https://github.com/kubernetes/autoscaler/blob/cluster-autoscaler-1.36.1/cluster-autoscaler/cloudprovider/alicloud/metadata/metadata.go,
+// RAM_SECURITY), which the metadata service on ECS answers like the lower-case item: the
+// autoscaler's documented instance-RAM-role mode works on the cloud
+// (https://github.com/kubernetes/autoscaler/blob/cluster-autoscaler-1.36.1/cluster-autoscaler/cloudprovider/alicloud/README.md).
+func TestMetadataRoleKeysCapitalRamItem(t *testing.T) {
+	e, id, none := newRoleEnv(t)
+	status, body := e.metadataGet(id, "meta-data/Ram/security-credentials/gpucluster-node", "")
+	if status != http.StatusOK {
+		t.Fatalf("Ram/security-credentials/<role>: %d %s", status, body)
+	}
+	var c roleCredentials
+	must(t, json.Unmarshal([]byte(body), &c))
+	if c.Code != "Success" || c.AccessKeyID != e.roleKeysOf(id, "gpucluster-node").AccessKeyID {
+		t.Fatalf("Ram/ item answered %+v, not the role's current keys", c)
+	}
+	if status, _ := e.metadataGet(none, "meta-data/Ram/security-credentials/gpucluster-node", ""); status != http.StatusNotFound {
+		t.Errorf("an instance without the role: %d, want 404", status)
+	}
+}

@@ -160,11 +160,17 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 // Start listens on listenAddr and serves in the background. It returns the
 // base URL ("http://127.0.0.1:PORT").
 func (s *Server) Start(listenAddr string) (string, error) {
+	return s.StartWith(listenAddr, s.Handler())
+}
+
+// StartWith is Start serving h, a handler in front of Handler (the command's HTTPS interception,
+// package intercept).
+func (s *Server) StartWith(listenAddr string, h http.Handler) (string, error) {
 	ln, err := net.Listen("tcp", listenAddr)
 	if err != nil {
 		return "", err
 	}
-	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	s.httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logf("emulator: serve: %v", err)

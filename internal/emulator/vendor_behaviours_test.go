@@ -27,7 +27,13 @@ var vendorBehaviours = []vendorBehaviour{
 		behaviour: "Endpoint discovery: Location DescribeEndpoints (2015-06-12; Id, ServiceCode, Type=openAPI) answers Endpoints.Endpoint[] {Endpoint, Id, Namespace, SerivceCode, Type, Protocols}; the resolver takes the first Endpoint when Success, and an empty list sends it to its local tables. The emulator answers its own address for every product it serves.",
 		clients:   "Cluster Autoscaler alicloud provider (its copy of the Go SDK's resolver), aliyun Go SDK",
 		source:    "https://github.com/aliyun/alibaba-cloud-sdk-go/blob/master/sdk/endpoints/location_resolver.go",
-		tests:     []string{"TestLocationEndpointDiscovery", "TestLocationDescribeEndpointsAnswer", "TestLocationServiceCodesCoverServedProducts"},
+		tests:     []string{"TestLocationEndpointDiscovery", "TestLocationDescribeEndpointsAnswer", "TestLocationServiceCodesCoverServedProducts", "TestInterceptedSDKReachesTheEmulator"},
+	},
+	{
+		behaviour: "Instance RAM role keys from the metadata service: the role listed at meta-data/ram/security-credentials/, its STS keys at .../security-credentials/<role>, which the Cluster Autoscaler asks for as meta-data/Ram/security-credentials/<role>.",
+		clients:   "Cluster Autoscaler alicloud provider (its instance-RAM-role mode), this provider's nodes",
+		source:    "https://github.com/kubernetes/autoscaler/blob/cluster-autoscaler-1.36.1/cluster-autoscaler/cloudprovider/alicloud/metadata/metadata.go",
+		tests:     []string{"TestMetadataRoleKeys", "TestMetadataRoleKeysCapitalRamItem"},
 	},
 	{
 		behaviour: "Page-number paging: DescribeInstanceStatus pages with PageNumber (from 1) and PageSize (1-50, default 10), answers TotalCount, filters by ZoneId and InstanceId.N, and refuses an unknown zone with InvalidZoneId.NotFound.",
@@ -37,9 +43,9 @@ var vendorBehaviours = []vendorBehaviour{
 	},
 	{
 		behaviour: "Token paging: MaxResults/NextToken, a NextToken on every page but the last, MaxResults outside its range clamped rather than refused, a malformed token refused with InvalidNextToken.Malformed.",
-		clients:   "this provider (DescribeInstances, DescribeSecurityGroups, ListTagResources), aliyun-cli --pager",
+		clients:   "this provider (DescribeInstances, DescribeSecurityGroups, ListTagResources), aliyun-cli --pager (follows NextToken alone, so DescribeInstances answers one to page-number requests too)",
 		source:    "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstances",
-		tests:     []string{"TestDescribeInstancesFiltersAndPaging", "TestDescribeInstancesEmptyIdsAndClampedMaxResults", "TestDescribeSecurityGroupsPaging"},
+		tests:     []string{"TestDescribeInstancesFiltersAndPaging", "TestDescribeInstancesPageNumberAnswersNextToken", "TestDescribeInstancesEmptyIdsAndClampedMaxResults", "TestDescribeSecurityGroupsPaging"},
 	},
 	{
 		behaviour: "Empty lists: a repeated field with no entries is an empty list inside its wrapper object (\"NatGatewayIds\": {\"NatGatewayIds\": []}), never null, in every product's answers.",

@@ -234,7 +234,11 @@ func describeInstances(c *call) (any, *core.Error) {
 			more = true
 		}
 	}
-	if tokenMode && more && last != nil {
+	// A page with more results after it answers a NextToken in either paging mode: aliyun-cli's
+	// --pager follows NextToken alone, and on the cloud it merges every page of DescribeInstances
+	// (https://github.com/aliyun/aliyun-cli/issues/407), so the vendor answers one to page-number
+	// requests too.
+	if more && last != nil {
 		resp.NextToken = ptr(strconv.FormatUint(last.Seq, 36))
 	}
 	resp.TotalCount = ptr(int32(total))
