@@ -120,8 +120,8 @@ func TestDarabonbaSLB(t *testing.T) {
 
 // TestDarabonbaESS: a scaling group's life through the darabonba core as ess-20140828's generated
 // client sends it (DoRPCRequest: signature version 1.0, the request model as the form body):
-// create a group and its configuration, enable it, list groups by page, delete it, and
-// InvalidScalingGroupId.NotFound once it is gone.
+// create a group and its configuration, enable it, list groups by page, delete one, and
+// InvalidScalingGroupId.NotFound for a group that does not exist.
 func TestDarabonbaESS(t *testing.T) {
 	v := newV3Env(t, Config{BootTime: time.Millisecond})
 	f := v.network("10.0.0.0/16", "10.0.1.0/24")
@@ -148,8 +148,19 @@ func TestDarabonbaESS(t *testing.T) {
 	var cfg ess.CreateScalingConfigurationResponse
 	call("CreateScalingConfiguration", map[string]any{
 		"RegionId": testRegion, "ScalingGroupId": groups[0], "ImageId": "ubuntu_22_04_x64_20G_alibase_20240101.vhd",
-		"InstanceTypes.1": "ecs.gn7i-c8g1.2xlarge", "SecurityGroupId": f.sgID, "SystemDiskCategory": "cloud_essd", "SystemDiskSize": 40,
+		"InstanceTypes.1": "ecs.gn7i-c8g1.2xlarge", "SecurityGroupId": f.sgID, "SystemDiskCategory": "cloud_essd", "SystemDiskSize": 40, "Tags": `{"pool":"p1"}`,
 	}, &cfg)
+	// A configuration's tags are {Key, Value}, not the scaling group's {TagKey, TagValue, Propagate}
+	// that the aliyun SDK's shared Tag struct also writes
+	// (https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-describescalingconfigurations).
+	answer, err := rpcV1(c, versionESS, "DescribeScalingConfigurations", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[0]})
+	var configs ess.DescribeScalingConfigurationsResponse
+	darabonbaAnswer(t, versionESS+"/DescribeScalingConfigurations", answer, err, &configs)
+	body, _ := answer["body"].(map[string]any)
+	tags := fmt.Sprint(body["ScalingConfigurations"].(map[string]any)["ScalingConfiguration"].([]any)[0].(map[string]any)["Tags"])
+	if tags != "map[Tag:[map[Key:pool Value:p1]]]" {
+		t.Fatalf("a scaling configuration's Tags: %s", tags)
+	}
 	call("EnableScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[0], "ActiveScalingConfigurationId": cfg.ScalingConfigurationId},
 		&ess.EnableScalingGroupResponse{})
 
@@ -172,6 +183,6 @@ func TestDarabonbaESS(t *testing.T) {
 	}
 
 	call("DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[1]}, &ess.DeleteScalingGroupResponse{})
-	_, err := rpcV1(c, versionESS, "DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[1]})
+	_, err = rpcV1(c, versionESS, "DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": "asg-never-created"})
 	wantV3Code(t, err, "InvalidScalingGroupId.NotFound")
 }
