@@ -182,6 +182,18 @@ func TestDarabonbaESS(t *testing.T) {
 		t.Fatalf("pages of 2 listed %v; created %v", seen, groups)
 	}
 
+	// A group's tags answer as {TagKey, TagValue, Propagate}
+	// (https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-describescalinggroups).
+	call("TagResources", map[string]any{"RegionId": testRegion, "ResourceType": "scalinggroup", "ResourceId.1": groups[2],
+		"Tag.1.Key": "team", "Tag.1.Value": "ml"}, &ess.TagResourcesResponse{})
+	answer, err = rpcV1(c, versionESS, "DescribeScalingGroups", map[string]any{"RegionId": testRegion, "ScalingGroupId.1": groups[2]})
+	darabonbaAnswer(t, versionESS+"/DescribeScalingGroups", answer, err, &ess.DescribeScalingGroupsResponse{})
+	body, _ = answer["body"].(map[string]any)
+	tags = fmt.Sprint(body["ScalingGroups"].(map[string]any)["ScalingGroup"].([]any)[0].(map[string]any)["Tags"])
+	if tags != "map[Tag:[map[Propagate:false TagKey:team TagValue:ml]]]" {
+		t.Fatalf("a scaling group's Tags: %s", tags)
+	}
+
 	call("DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[1]}, &ess.DeleteScalingGroupResponse{})
 	_, err = rpcV1(c, versionESS, "DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": "asg-never-created"})
 	wantV3Code(t, err, "InvalidScalingGroupId.NotFound")
