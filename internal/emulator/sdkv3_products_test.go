@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nas"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
 
@@ -197,4 +198,40 @@ func TestDarabonbaESS(t *testing.T) {
 	call("DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": groups[1]}, &ess.DeleteScalingGroupResponse{})
 	_, err = rpcV1(c, versionESS, "DeleteScalingGroup", map[string]any{"RegionId": testRegion, "ScalingGroupId": "asg-never-created"})
 	wantV3Code(t, err, "InvalidScalingGroupId.NotFound")
+}
+
+// TestDarabonbaNASPaging: NAS file systems listed by page through the darabonba core as
+// nas-20170626's generated client sends it (PageNumber from 1, PageSize; TotalCount counts every
+// match), and InvalidFileSystem.NotFound for a file system that does not exist
+// (https://www.alibabacloud.com/help/en/nas/developer-reference/api-nas-2017-06-26-describefilesystems).
+func TestDarabonbaNASPaging(t *testing.T) {
+	v := newV3Env(t, Config{})
+	c := v.newOpenAPI(testAK, testSecret, "")
+	var ids []string
+	for _, d := range []string{"scratch-a", "scratch-b", "scratch-c"} {
+		answer, err := nasCall(c, "CreateFileSystem", map[string]any{
+			"RegionId": testRegion, "FileSystemType": "standard", "StorageType": "Performance",
+			"ProtocolType": "NFS", "ZoneId": testRegion + "-a", "Description": d,
+		}, false)
+		var fs nas.CreateFileSystemResponse
+		darabonbaAnswer(t, versionNAS+"/CreateFileSystem", answer, err, &fs)
+		ids = append(ids, fs.FileSystemId)
+	}
+	var seen []string
+	for page := 1; page <= 2; page++ {
+		answer, err := nasCall(c, "DescribeFileSystems", map[string]any{"RegionId": testRegion, "PageNumber": page, "PageSize": 2}, false)
+		var d nas.DescribeFileSystemsResponse
+		darabonbaAnswer(t, versionNAS+"/DescribeFileSystems", answer, err, &d)
+		if d.TotalCount != 3 || d.PageNumber != page || d.PageSize != 2 || len(d.FileSystems.FileSystem) != 2-page+1 {
+			t.Fatalf("DescribeFileSystems page %d: TotalCount %d PageNumber %d PageSize %d, %d listed", page, d.TotalCount, d.PageNumber, d.PageSize, len(d.FileSystems.FileSystem))
+		}
+		for _, fs := range d.FileSystems.FileSystem {
+			seen = append(seen, fs.FileSystemId)
+		}
+	}
+	if strings.Join(slices.Sorted(slices.Values(seen)), ",") != strings.Join(slices.Sorted(slices.Values(ids)), ",") {
+		t.Fatalf("pages of 2 listed %v; created %v", seen, ids)
+	}
+	_, err := nasCall(c, "DeleteFileSystem", map[string]any{"RegionId": testRegion, "FileSystemId": "never-created"}, false)
+	wantV3Code(t, err, "InvalidFileSystem.NotFound")
 }

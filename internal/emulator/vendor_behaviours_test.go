@@ -48,10 +48,10 @@ var vendorBehaviours = []vendorBehaviour{
 		tests:     []string{"TestDescribeInstanceTypesNextToken"},
 	},
 	{
-		behaviour: "Page-number paging of SLB and ESS lists: DescribeLoadBalancers and DescribeScalingGroups page with PageNumber and PageSize and answer TotalCount, PageNumber and PageSize; a page past the last is an empty list.",
+		behaviour: "Page-number paging of SLB, ESS and NAS lists: DescribeLoadBalancers, DescribeScalingGroups and DescribeFileSystems page with PageNumber and PageSize and answer TotalCount, PageNumber and PageSize; a page past the last is an empty list.",
 		clients:   "Cluster Autoscaler alicloud provider (DescribeScalingGroups), this provider, aliyun-cli",
 		source:    "https://www.alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-describeloadbalancers",
-		tests:     []string{"TestDarabonbaSLB", "TestDarabonbaESS"},
+		tests:     []string{"TestDarabonbaSLB", "TestDarabonbaESS", "TestDarabonbaNASPaging"},
 	},
 	{
 		behaviour: "Caller identity: STS GetCallerIdentity answers IdentityType Account for the account's key and AssumedRoleUser (Arn acs:ram::<account>:assumed-role/<role>/<session>) for an AssumeRole key; AssumeRole refuses a malformed RoleArn with InvalidParameter.RoleArn.",
@@ -63,7 +63,7 @@ var vendorBehaviours = []vendorBehaviour{
 		behaviour: "The vendor's generated clients' requests: V3 (ACS3-HMAC-SHA256, parameters in the query string) for ecs-20140526, vpc-20160428, sts-20150401, slb-20140515 and nas-20170626; V1 (HMAC-SHA1, the request model as a form body) for ess-20140828; error answers carry the vendor's Code.",
 		clients:   "the alibabacloud-go (darabonba) SDKs, aliyun-cli",
 		source:    "https://www.alibabacloud.com/help/en/sdk/product-overview/v3-request-structure-and-signature",
-		tests:     []string{"TestV3WireShape", "TestV3SDKDefaultECS", "TestV3SDKDefaultVPC", "TestV3SDKDefaultNAS", "TestDarabonbaSTS", "TestDarabonbaSLB", "TestDarabonbaESS"},
+		tests:     []string{"TestV3WireShape", "TestV3SDKDefaultECS", "TestV3SDKDefaultVPC", "TestV3SDKDefaultNAS", "TestDarabonbaNASPaging", "TestDarabonbaSTS", "TestDarabonbaSLB", "TestDarabonbaESS"},
 	},
 	{
 		behaviour: "Empty lists: a repeated field with no entries is an empty list inside its wrapper object (\"NatGatewayIds\": {\"NatGatewayIds\": []}), never null, in every product's answers.",
