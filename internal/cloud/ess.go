@@ -131,7 +131,8 @@ func scalingGroupOf(g ess.ScalingGroup) ScalingGroup {
 		Spot: SpotMix{OnDemandBase: g.OnDemandBaseCapacity, OnDemandPercentAboveBase: g.OnDemandPercentageAboveBaseCapacity,
 			CompensateWithOnDemand: g.CompensateWithOnDemand, SpotInstanceRemedy: g.SpotInstanceRemedy},
 		TotalCapacity: g.TotalCapacity, ActiveCapacity: g.ActiveCapacity, PendingCapacity: g.PendingCapacity, SpotCapacity: g.SpotCapacity,
-		Tags: tagsOf(g.Tags.Tag, func(t ess.Tag) (string, string) { return t.Key, t.Value })}
+		// DescribeScalingGroups answers a group's tags as TagKey/TagValue, a configuration's as Key/Value.
+		Tags: tagsOf(g.Tags.Tag, func(t ess.Tag) (string, string) { return t.TagKey, t.TagValue })}
 }
 
 // FindScalingGroup returns the scaling group with this id, or an error matching ErrNotFound.

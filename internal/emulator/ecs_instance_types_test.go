@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	ecs7 "github.com/alibabacloud-go/ecs-20140526/v7/client"
+	"github.com/alibabacloud-go/tea/dara"
+	"github.com/alibabacloud-go/tea/tea"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 
@@ -74,4 +77,62 @@ func TestDescribeInstanceTypesGPUFilter(t *testing.T) {
 	if !strings.Contains(resp.GetHttpContentString(), `"InstanceTypes":{"InstanceType":[]}`) {
 		t.Fatalf("no match: %s", resp.GetHttpContentString())
 	}
+}
+
+// TestDescribeInstanceTypesNextToken pages DescribeInstanceTypes with the vendor's own newer SDK
+// the way its request model describes (MaxResults 1-1600, default 1600; NextToken from the
+// previous answer, none on the first call:
+// https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstancetypes):
+// the pages together are the unpaged answer in the same order, every page but the last carries a
+// NextToken, and a token the emulator did not hand out is refused as for DescribeInstances.
+func TestDescribeInstanceTypesNextToken(t *testing.T) {
+	v := newV3Env(t, Config{})
+	ec := v.newECS(testAK, testSecret, "")
+	ask := func(maxResults int64, token string) *ecs7.DescribeInstanceTypesResponseBody {
+		t.Helper()
+		r := &ecs7.DescribeInstanceTypesRequest{MinimumGPUAmount: dara.Int32(1)}
+		if maxResults > 0 {
+			r.MaxResults = dara.Int64(maxResults)
+		}
+		if token != "" {
+			r.NextToken = dara.String(token)
+		}
+		resp, err := ec.DescribeInstanceTypes(r)
+		must(t, err)
+		return resp.Body
+	}
+	names := func(b *ecs7.DescribeInstanceTypesResponseBody) (out []string) {
+		for _, it := range b.InstanceTypes.InstanceType {
+			out = append(out, tea.StringValue(it.InstanceTypeId))
+		}
+		return out
+	}
+	whole := ask(0, "")
+	all := names(whole)
+	if len(all) < 7 || tea.StringValue(whole.NextToken) != "" {
+		t.Fatalf("unpaged answer: %d types, NextToken %q; want every GPU type and no token", len(all), tea.StringValue(whole.NextToken))
+	}
+	var paged []string
+	token, pages := "", 0
+	for {
+		b := ask(3, token)
+		pages++
+		got := names(b)
+		token = tea.StringValue(b.NextToken)
+		if len(got) > 3 || (token != "" && len(got) != 3) {
+			t.Fatalf("page %d: %d types with NextToken %q for MaxResults 3", pages, len(got), token)
+		}
+		paged = append(paged, got...)
+		if token == "" || pages > len(all) {
+			break
+		}
+	}
+	if strings.Join(paged, ",") != strings.Join(all, ",") || pages != (len(all)+2)/3 {
+		t.Fatalf("%d pages of 3 gave %v; the unpaged answer is %v", pages, paged, all)
+	}
+	if got := names(ask(5000, "")); len(got) != len(all) {
+		t.Fatalf("MaxResults above 1600 is clamped, not refused: %d of %d types", len(got), len(all))
+	}
+	_, err := ec.DescribeInstanceTypes(&ecs7.DescribeInstanceTypesRequest{NextToken: dara.String("not a token!")})
+	wantV3Code(t, err, "InvalidNextToken.Malformed")
 }

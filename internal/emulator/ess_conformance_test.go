@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,12 +179,24 @@ func TestESSConformance(t *testing.T) {
 		}},
 	}
 	checked := map[string]bool{}
+	var mu sync.Mutex
+	unpruned := map[string][]byte{}
+	e.s.seeUnpruned = func(k string, body []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		unpruned[k] = bytes.Clone(body)
+	}
 	for _, s := range steps {
 		raw, typed, err := s.call()
 		if err != nil {
 			t.Fatalf("%s: %v", s.action, err)
 		}
-		checked[versionESS+"/"+s.action] = true
+		key := versionESS + "/" + s.action
+		checked[key] = true
+		mu.Lock()
+		before := unpruned[key]
+		mu.Unlock()
+		essHeldToShape(t, key, raw.GetHttpContentBytes(), before)
 		model := reflect.New(reflect.TypeOf(typed).Elem()).Interface()
 		dec := json.NewDecoder(bytes.NewReader(raw.GetHttpContentBytes()))
 		dec.DisallowUnknownFields()
@@ -201,5 +214,30 @@ func TestESSConformance(t *testing.T) {
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Errorf("served ESS actions the conformance test does not call: %s", strings.Join(missing, ", "))
+	}
+}
+
+// essHeldToShape holds one ESS answer to the vendor's per-action response shape
+// (response_fields_ess_gen.go): the answer carries no field the shape lacks, and the emulator
+// filled no value under such a field before pruning dropped it. The SDK struct the answer is
+// built from merges the fields of several actions (its Tag has Key and Value for scaling
+// configurations and TagKey, TagValue and Propagate for scaling groups), so decoding into it
+// alone does not show an answer carrying another action's fields.
+func essHeldToShape(t *testing.T, key string, answer, unpruned []byte) {
+	t.Helper()
+	tree := responseTrees[key]
+	if tree == nil {
+		t.Errorf("%s has no vendor response shape to hold its answer to", key)
+		return
+	}
+	for _, extra := range extraShapeFields(decodeJSON(t, answer), tree, "") {
+		t.Errorf("%s answers %s, which the vendor's response model lacks", key, extra)
+	}
+	if unpruned == nil {
+		t.Errorf("%s: the answer was not seen before pruning", key)
+		return
+	}
+	for _, path := range filledOutsideShape(decodeJSON(t, unpruned), tree, "") {
+		t.Errorf("the emulator fills %s %s, which the vendor's response model lacks: pruning drops it", key, path)
 	}
 }

@@ -10,4 +10,5 @@ var responseShapes = mergeTables(
 	nasResponseShapes,
 	stsResponseShapes,
 	slbResponseShapes,
+	essResponseShapes,
 )

@@ -95,17 +95,18 @@ func (v *v3Env) newVPC(ak, secret, token string) *vpc6.Client {
 	return newV3Client(v, vpc6.NewClient, ak, secret, token)
 }
 
-// newOpenAPI builds the generic client every generated product client wraps; NAS
-// is called through it because the Go module proxy serves no NAS module of
-// the newer SDK generation.
+// newOpenAPI builds the generic client every generated product client wraps. The products whose
+// generated client the Go module proxy does not serve (NAS, STS, SLB, ESS) are called through it
+// with the parameters their generated clients pass (rpcV3, rpcV1).
 func (v *v3Env) newOpenAPI(ak, secret, token string) *openapi.Client {
 	return newV3Client(v, openapi.NewClient, ak, secret, token)
 }
 
-// nasCall calls a NAS action the way a generated client does: an RPC-style
-// POST with the parameters in the query string (inBody: as a form body, the
-// other place RPC-style callers put them).
-func nasCall(c *openapi.Client, action string, args map[string]any, inBody bool) (map[string]any, error) {
+// rpcV3 calls an action the way the newer generated clients do (ecs-20140526/v7's
+// DescribeZonesWithOptions, for one): CallApi with an RPC-style HTTPS POST, V3-signed, the
+// parameters in the query string (inBody: as a form body, the other place RPC-style callers put
+// them).
+func rpcV3(c *openapi.Client, version, action string, args map[string]any, inBody bool) (map[string]any, error) {
 	req := &openapi.OpenApiRequest{}
 	if inBody {
 		req.Body = args
@@ -114,7 +115,7 @@ func nasCall(c *openapi.Client, action string, args map[string]any, inBody bool)
 	}
 	return c.CallApi(&openapi.Params{
 		Action:      dara.String(action),
-		Version:     dara.String(versionNAS),
+		Version:     dara.String(version),
 		Protocol:    dara.String("HTTPS"),
 		Pathname:    dara.String("/"),
 		Method:      dara.String("POST"),
@@ -123,6 +124,19 @@ func nasCall(c *openapi.Client, action string, args map[string]any, inBody bool)
 		ReqBodyType: dara.String("formData"),
 		BodyType:    dara.String("json"),
 	}, req, &dara.RuntimeOptions{})
+}
+
+// nasCall is rpcV3 for NAS.
+func nasCall(c *openapi.Client, action string, args map[string]any, inBody bool) (map[string]any, error) {
+	return rpcV3(c, versionNAS, action, args, inBody)
+}
+
+// rpcV1 calls an action the way the older generated clients do (github.com/alibabacloud-go/
+// ess-20140828's client.go: DoRPCRequest(action, "2014-08-28", "HTTPS", "POST", "AK", "json")
+// with the request model as the form body): HMAC-SHA1 signature version 1.0 in the query string.
+func rpcV1(c *openapi.Client, version, action string, args map[string]any) (map[string]any, error) {
+	return c.DoRPCRequest(dara.String(action), dara.String(version), dara.String("HTTPS"), dara.String("POST"),
+		dara.String("AK"), dara.String("json"), &openapi.OpenApiRequest{Body: args}, &dara.RuntimeOptions{})
 }
 
 // last returns the last request the emulator received.

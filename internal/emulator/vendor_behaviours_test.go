@@ -48,16 +48,40 @@ var vendorBehaviours = []vendorBehaviour{
 		tests:     []string{"TestDescribeInstancesFiltersAndPaging", "TestDescribeInstancesPageNumberAnswersNextToken", "TestDescribeInstancesEmptyIdsAndClampedMaxResults", "TestDescribeSecurityGroupsPaging"},
 	},
 	{
+		behaviour: "Token paging of DescribeInstanceTypes: MaxResults 1-1600 (default 1600) and NextToken from the previous answer, none on the first call; the pages together are the unpaged answer, a malformed token is refused with InvalidNextToken.Malformed.",
+		clients:   "this provider (gpucluster_instance_types collects every page), aliyun-cli --pager, the alibabacloud-go ECS SDK (DescribeInstanceTypesRequest.MaxResults/NextToken)",
+		source:    "https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstancetypes",
+		tests:     []string{"TestDescribeInstanceTypesNextToken"},
+	},
+	{
+		behaviour: "Page-number paging of SLB, ESS and NAS lists: DescribeLoadBalancers, DescribeScalingGroups and DescribeFileSystems page with PageNumber and PageSize and answer TotalCount, PageNumber and PageSize; a page past the last is an empty list.",
+		clients:   "Cluster Autoscaler alicloud provider (DescribeScalingGroups), this provider, aliyun-cli",
+		source:    "https://www.alibabacloud.com/help/en/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-describeloadbalancers",
+		tests:     []string{"TestDarabonbaSLB", "TestDarabonbaESS", "TestDarabonbaNASPaging"},
+	},
+	{
+		behaviour: "Caller identity: STS GetCallerIdentity answers IdentityType Account for the account's key and AssumedRoleUser (Arn acs:ram::<account>:assumed-role/<role>/<session>) for an AssumeRole key; AssumeRole refuses a malformed RoleArn with InvalidParameter.RoleArn.",
+		clients:   "aliyun-cli (sts GetCallerIdentity), this provider (its account check), the alibabacloud-go STS SDK",
+		source:    "https://www.alibabacloud.com/help/en/ram/developer-reference/api-sts-2015-04-01-getcalleridentity",
+		tests:     []string{"TestGetCallerIdentityThroughTheSDK", "TestDarabonbaSTS"},
+	},
+	{
+		behaviour: "The vendor's generated clients' requests: V3 (ACS3-HMAC-SHA256, parameters in the query string) for ecs-20140526, vpc-20160428, sts-20150401, slb-20140515 and nas-20170626; V1 (HMAC-SHA1, the request model as a form body) for ess-20140828; error answers carry the vendor's Code.",
+		clients:   "the alibabacloud-go (darabonba) SDKs, aliyun-cli",
+		source:    "https://www.alibabacloud.com/help/en/sdk/product-overview/v3-request-structure-and-signature",
+		tests:     []string{"TestV3WireShape", "TestV3SDKDefaultECS", "TestV3SDKDefaultVPC", "TestV3SDKDefaultNAS", "TestDarabonbaNASPaging", "TestDarabonbaSTS", "TestDarabonbaSLB", "TestDarabonbaESS"},
+	},
+	{
 		behaviour: "Empty lists: a repeated field with no entries is an empty list inside its wrapper object (\"NatGatewayIds\": {\"NatGatewayIds\": []}), never null, in every product's answers.",
 		clients:   "aliyun-cli (prints and filters the JSON), any client that walks the JSON",
 		source:    "https://www.alibabacloud.com/help/en/vpc/developer-reference/api-vpc-2016-04-28-describevpcs",
 		tests:     []string{"TestEmptyListsOnTheWire", "TestConformance", "TestESSConformance"},
 	},
 	{
-		behaviour: "Answer shape: each answer carries the fields of the vendor's per-action response model and no others.",
+		behaviour: "Answer shape: each answer carries the fields of the vendor's per-action response model and no others; an ESS scaling configuration's Tags are {Key, Value}, a scaling group's {TagKey, TagValue, Propagate}.",
 		clients:   "the alibabacloud-go SDKs (typed models), aliyun-cli",
 		source:    "https://github.com/alibabacloud-go/ecs-20140526",
-		tests:     []string{"TestConformance", "TestPruneAnswer"},
+		tests:     []string{"TestConformance", "TestPruneAnswer", "TestESSConformance", "TestDarabonbaESS"},
 	},
 	{
 		behaviour: "Instance type figures in the reference's units: MemorySize and GPUMemorySize (per GPU) in GiB, InstanceBandwidthRx/Tx in Kbit/s; MinimumGPUAmount filters.",

@@ -91,8 +91,10 @@ data "gpucluster_instance_types" "gn7e" {
 }
 
 // pagingFront sits in front of the emulator and splits DescribeInstanceTypes answers into pages
-// of pageSize with NextToken, as the real API does for large answers (the emulator answers in one
-// page). It counts the pages it served.
+// of pageSize with NextToken, as the real API does for large answers; it counts the pages it
+// served. The emulator pages natively once a NextToken is sent (its token is the offset of the
+// next entry in base 36), so the front hands out the emulator's tokens and cuts each page from
+// the head of what the emulator answered from that offset.
 func pagingFront(t *testing.T, emuURL string, pageSize int) (string, *atomic.Int64) {
 	t.Helper()
 	target, _ := url.Parse(emuURL)
@@ -112,17 +114,17 @@ func pagingFront(t *testing.T, emuURL string, pageSize int) (string, *atomic.Int
 			return fmt.Errorf("paging front: %w", err)
 		}
 		list, _ := doc["InstanceTypes"].(map[string]any)["InstanceType"].([]any)
-		start := 0
+		var offset int64
 		if tok := resp.Request.URL.Query().Get("NextToken"); tok != "" {
-			if start, err = strconv.Atoi(tok); err != nil {
+			if offset, err = strconv.ParseInt(tok, 36, 32); err != nil {
 				return fmt.Errorf("paging front: bad NextToken %q", tok)
 			}
 		}
-		end := min(start+pageSize, len(list))
-		doc["InstanceTypes"] = map[string]any{"InstanceType": list[start:end]}
+		end := min(pageSize, len(list))
+		doc["InstanceTypes"] = map[string]any{"InstanceType": list[:end]}
 		doc["NextToken"] = ""
 		if end < len(list) {
-			doc["NextToken"] = strconv.Itoa(end)
+			doc["NextToken"] = strconv.FormatInt(offset+int64(end), 36)
 		}
 		pages.Add(1)
 		out, _ := json.Marshal(doc)

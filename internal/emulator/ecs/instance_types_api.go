@@ -97,12 +97,19 @@ func describeInstanceTypes(c *call) (any, *core.Error) {
 			match = append(match, instanceTypes[name])
 		}
 	}
-	// One page of everything that matches, MaxResults and NextToken not honoured: the catalog
-	// holds fewer types than the vendor's default first page of 100 ("If you do not specify
-	// NextToken ..., only the first page of results that contains up to 100 entries is
-	// returned", the reference's usage notes), so a client that asks for no smaller page gets
-	// what the vendor sends. The provider's paging test splits pages in front of the emulator
-	// (internal/provider pagingFront) and would double-page against native paging.
+	// MaxResults (1-1600, default 1600) and NextToken, the request model's paging
+	// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinstancetypes);
+	// a request that sends neither gets every match, which the default page holds.
+	tp, byToken, e := c.tokenPage(1600, 1, 1600)
+	if e != nil {
+		return nil, e
+	}
+	var next string
+	if byToken {
+		var lo, hi int
+		lo, hi, next = tp.bounds(len(match))
+		match = match[lo:hi]
+	}
 	if len(match) == 0 {
 		// The v7 model's omitempty would leave the empty list out ("InstanceTypes":{}); the vendor
 		// sends it as [] (see core.EmptyLists), which the older SDK's struct writes.
@@ -116,5 +123,8 @@ func describeInstanceTypes(c *call) (any, *core.Error) {
 	}
 	resp := &ecs7.DescribeInstanceTypesResponseBody{RequestId: &c.ReqID,
 		InstanceTypes: &ecs7.DescribeInstanceTypesResponseBodyInstanceTypes{InstanceType: list}}
+	if next != "" {
+		resp.NextToken = &next
+	}
 	return resp, nil
 }

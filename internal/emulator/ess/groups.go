@@ -429,8 +429,12 @@ func (c *call) vendorGroup(g *scalingGroup) esssdk.ScalingGroup {
 	}
 	out.VSwitchIds.VSwitchId = append([]string{}, g.VSwitches...)
 	out.RemovalPolicies.RemovalPolicy = append([]string{}, g.Removal...)
+	// A group's tags answer as TagKey and TagValue (and Propagate), unlike a configuration's Key
+	// and Value: the DescribeScalingGroups response model
+	// (https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2014-08-28-describescalinggroups,
+	// and alibabacloud-go/ess-20220222's DescribeScalingGroupsResponseBodyScalingGroupsTags).
 	for _, t := range g.Tags {
-		out.Tags.Tag = append(out.Tags.Tag, esssdk.Tag{Key: t.K, Value: t.V})
+		out.Tags.Tag = append(out.Tags.Tag, esssdk.Tag{TagKey: t.K, TagValue: t.V})
 	}
 	return out
 }
