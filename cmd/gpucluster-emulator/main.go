@@ -104,6 +104,7 @@ Flags:
 	srv.HandleAdmin(nodeagent.NCCLTestsPath, agent.NCCLTests())     // what a validation job's all_reduce_perf measures
 	agent.WriteConsoles(srv.SetConsoleOutput)                       // what ECS GetInstanceConsoleOutput returns
 	agent.PowerOffWith(srv.PowerOffFromGuest)                       // an image builder powers itself off once baked
+	agent.CommandsWith(srv.PendingCommands, srv.FinishCommand)      // the nodes run the Cloud Assistant commands sent to them
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()

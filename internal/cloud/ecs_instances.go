@@ -35,7 +35,9 @@ type Instance struct {
 	CreationTime    string
 	// SpotStrategy is NoSpot for a pay-as-you-go instance.
 	SpotStrategy string
-	Tags         map[string]string
+	// HostName is the guest's host name, which kubeadm names the node after (lowercased).
+	HostName string
+	Tags     map[string]string
 }
 
 func instanceFromSDK(in *ecs.Instance) Instance {
@@ -48,6 +50,7 @@ func instanceFromSDK(in *ecs.Instance) Instance {
 		DeploymentSetID: in.DeploymentSetId,
 		CreationTime:    in.CreationTime,
 		SpotStrategy:    in.SpotStrategy,
+		HostName:        in.HostName,
 		Tags:            map[string]string{},
 	}
 	if ips := in.VpcAttributes.PrivateIpAddress.IpAddress; len(ips) > 0 {

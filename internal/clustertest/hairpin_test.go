@@ -13,27 +13,7 @@ import (
 // control-plane pool behind the endpoint's load balancer, which makes its node a backend server,
 // with the load balancer's address as controlPlaneEndpoint (api_endpoint set, so the pool takes
 // no name), and a GPU worker pool that joins that address.
-const hairpinRoot = `
-terraform {
-  required_providers {
-    gpucluster = { source = "gpucluster/gpucluster" }
-  }
-}
-
-provider "gpucluster" {}
-
-resource "gpucluster_rdma_network" "net" {
-  name       = "hairpin-net"
-  cidr_block = "10.30.0.0/16"
-  zone_ids   = ["cn-wulanchabu-a"]
-}
-
-resource "gpucluster_cluster_ca" "ca" {}
-
-resource "gpucluster_control_plane_endpoint" "api" {
-  name       = "hairpin-api"
-  network_id = gpucluster_rdma_network.net.id
-}
+var hairpinRoot = endpointRootHead("hairpin", "10.30.0.0/16") + `
 
 resource "gpucluster_node_pool" "control" {
   name          = "hairpin-cp"
@@ -71,6 +51,33 @@ output "stack" {
   value = gpucluster_control_plane_endpoint.api.endpoint
 }
 `
+
+// endpointRootHead is a root's start: the provider, a network (<name>-net, cidr), the cluster CA
+// and a control-plane endpoint (<name>-api).
+func endpointRootHead(name, cidr string) string {
+	return `
+terraform {
+  required_providers {
+    gpucluster = { source = "gpucluster/gpucluster" }
+  }
+}
+
+provider "gpucluster" {}
+
+resource "gpucluster_rdma_network" "net" {
+  name       = "` + name + `-net"
+  cidr_block = "` + cidr + `"
+  zone_ids   = ["cn-wulanchabu-a"]
+}
+
+resource "gpucluster_cluster_ca" "ca" {}
+
+resource "gpucluster_control_plane_endpoint" "api" {
+  name       = "` + name + `-api"
+  network_id = gpucluster_rdma_network.net.id
+}
+`
+}
 
 // TestAccClusterHairpin is issue #31's negative: the control plane of TestAccClusterHairpin's
 // root applies, but its cluster does not form: the first control-plane node's kubeadm init

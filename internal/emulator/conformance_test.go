@@ -40,7 +40,10 @@ var conditionallyRequired = map[string][]string{
 	// other regions": DestinationRegionId is "The ID of the destination region to which the
 	// source custom image is copied".
 	"2014-05-26/CreateImage": {"InstanceId"},
-	"2014-05-26/CopyImage":   {"DestinationRegionId"},
+	// RunCommand InstanceId: "Specify at least one instance ID" unless ResourceTag picks the
+	// instances (the emulator serves the instance ids).
+	"2014-05-26/RunCommand": {"InstanceId.1"},
+	"2014-05-26/CopyImage":  {"DestinationRegionId"},
 	// "To use a launch template ..., you must use the LaunchTemplateId or LaunchTemplateName parameter".
 	"2014-05-26/DeleteLaunchTemplate": {"LaunchTemplateId"},
 	// A rule needs its protocol and peer: "IpProtocol ... This parameter is required" sits on the
@@ -266,6 +269,10 @@ func (f conformanceFixture) values(key, param string) params {
 		return params{param: "conformance-template-" + strconv.Itoa(*f.names)}
 	case "Name":
 		return params{param: "conformance"}
+	case "Type":
+		if action == "RunCommand" {
+			return params{param: "RunShellScript"}
+		}
 	case "CidrBlock":
 		return params{param: "10.0.9.0/24"}
 	case "DestinationResource":

@@ -37,6 +37,9 @@ func Reconcile(ctx context.Context, c *cloud.Client, spec Spec) (Outcome, error)
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, victims)); err != nil {
 			return out, err
 		}
+		if err := RemoveEtcdMembers(ctx, c, spec, current, victims); err != nil {
+			return out, err
+		}
 		if err := removeNodes(ctx, c, victims); err != nil {
 			return out, err
 		}
@@ -64,6 +67,9 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 		// The wave's nodes leave the load balancer before they go, their replacements join it
 		// once running: the API is never sent to a node that is being deleted.
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, wave)); err != nil {
+			return current, err
+		}
+		if err := RemoveEtcdMembers(ctx, c, spec, current, wave); err != nil {
 			return current, err
 		}
 		if err := removeNodes(ctx, c, wave); err != nil {

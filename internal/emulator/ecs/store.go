@@ -157,6 +157,9 @@ type Store struct {
 	NoSpot []string `json:"no_spot,omitempty"`
 	// Quotas are the quotas PUT /_emulator/quotas set; nil keeps the defaults (see quotas.go).
 	Quotas *Quotas `json:"quotas,omitempty"`
+	// Invocations are the Cloud Assistant commands RunCommand started, by InvokeId
+	// (cloud_assistant.go).
+	Invocations map[string]*invocation `json:"invocations,omitempty"`
 
 	order     []*instance                   // live instances ordered by Seq
 	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances

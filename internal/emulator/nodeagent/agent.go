@@ -122,6 +122,9 @@ type Agent struct {
 	// consoles of the instances whose fetch failed this round.
 	readObject  ObjectReader
 	fetchFailed map[string]string
+	// The Cloud Assistant commands sent to the instances, and where their outcome goes (etcd.go).
+	pendingCommands func() []emulator.PendingCommand
+	finishCommand   func(invokeID, instanceID string, exitCode int, output string)
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -260,6 +263,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		}
 	}
 	a.forgetGone(ctx, v)
+	a.runCommands()
 	a.statuses = statuses
 	regions := make(map[string]string, len(v.Instances))
 	for i := range v.Instances {
@@ -308,8 +312,9 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	if d.notReady != "" {
 		a.notReady[in.ID] = d.notReady
 	}
-	if d.role == RoleControlPlane { // it serves the API from now on
+	if d.role == RoleControlPlane { // it serves the API from now on, and runs an etcd member
 		a.cluster.members[in.ID] = in.PrivateIP
+		a.cluster.addEtcdMember(node.Name, in.ID)
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)
@@ -489,14 +494,14 @@ func (a *Agent) Statuses() []NodeStatus {
 	return out
 }
 
-// ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...]}.
+// ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...], "etcd_members": [EtcdMember...]}.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		http.Error(w, "use GET", http.StatusMethodNotAllowed)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(map[string]any{"nodes": a.Statuses()}); err != nil {
+	if err := json.NewEncoder(w).Encode(map[string]any{"nodes": a.Statuses(), "etcd_members": a.EtcdMembers()}); err != nil {
 		a.logf("nodeagent: answering %s: %v", r.URL.Path, fmt.Sprint(err))
 	}
 }

@@ -25,7 +25,8 @@ type cluster struct {
 	// maxProvision is the Cluster Autoscaler's --max-node-provision-time, from the add-ons the
 	// init node applies (provision.go).
 	maxProvision provisionLimit
-	certSANs     []string // apiServer.certSANs: more names of the API server certificate
+	certSANs     []string     // apiServer.certSANs: more names of the API server certificate
+	etcd         []EtcdMember // etcd's member list (etcd.go)
 }
 
 // apiServerPort is kubeadm's default API server port, where a node without controlPlaneEndpoint
@@ -96,7 +97,7 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	}
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
-		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs}
+		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs, etcd: []EtcdMember{{Name: p.NodeName, InstanceID: in.ID}}}
 	return decision{role: RoleInit}.withRegion(rv)
 }
 
@@ -152,6 +153,11 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			d.reason = fmt.Sprintf("the certificate key does not decrypt the control-plane certificates %s uploaded: pass the same certificate_key to every control-plane pool", c.initID)
 		}
 		return d
+	}
+	if j.ControlPlane {
+		if d.reason = c.etcdRefusesAdd(net, p.NodeName); d.reason != "" {
+			return d
+		}
 	}
 	if d.reason = a.reachAPI(net, in, p, afterJoinStep(in, p, c.endpoint, j.ControlPlane)); d.reason != "" {
 		return d

@@ -1,0 +1,57 @@
+package bootstrap
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Removing the etcd members of control-plane nodes that are being replaced (issue #31). kubeadm
+// runs etcd stacked on every control-plane node, each member named after its node; nothing
+// removes a member when its machine goes, and etcd then refuses every member add (a replacement's
+// kubeadm join --control-plane) with "etcdserver: unhealthy cluster" while it cannot reach the
+// stale one. The runbook's answer is `etcdctl member remove` on a running control-plane node
+// (https://kubernetes.io/docs/tasks/administer-cluster/configure-upgrade-etcd/#replacing-a-failed-etcd-member).
+// The provider sends this script there with Cloud Assistant (RunCommand) before it deletes the
+// old instances, while their etcd still runs.
+//
+// kubeadm installs no etcdctl on the host, but the etcd image it runs carries one: the script
+// runs it in the node's etcd container with crictl, against the member on the loopback address
+// where kubeadm's etcd manifest listens, with the etcd CA and the health-check client
+// certificate kubeadm writes for exactly this kind of client
+// (https://kubernetes.io/docs/setup/best-practices/certificates/#all-certificates).
+
+// etcdMemberNameRE: a member is named after its node, a DNS subdomain (what a host name gives).
+var etcdMemberNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+
+// EtcdMemberRemoveScript is the shell script that removes the etcd members named names, run as
+// root on a running control-plane node. It exits 0 when each is removed or was no member, and
+// prints a line per name.
+func EtcdMemberRemoveScript(names []string) (string, error) {
+	if len(names) == 0 {
+		return "", fmt.Errorf("no etcd member to remove")
+	}
+	for _, n := range names {
+		if !etcdMemberNameRE.MatchString(n) {
+			return "", fmt.Errorf("etcd member name %q is not a node name (lowercase letters, digits, '.' and '-')", n)
+		}
+	}
+	return `#!/bin/sh
+# gpucluster: remove the etcd members of replaced control-plane nodes.
+set -eu
+ctr=$(crictl ps --name '^etcd$' --state running -q | head -n 1)
+if [ -z "$ctr" ]; then echo "no etcd container runs on this node" >&2; exit 1; fi
+ectl() {
+  crictl exec "$ctr" etcdctl --endpoints=https://127.0.0.1:2379 \
+    --cacert=/etc/kubernetes/pki/etcd/ca.crt \
+    --cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt \
+    --key=/etc/kubernetes/pki/etcd/healthcheck-client.key "$@"
+}
+for name in ` + strings.Join(names, " ") + `; do
+  id=$(ectl member list | awk -F', ' -v n="$name" '$3 == n { print $1 }')
+  if [ -z "$id" ]; then echo "etcd member $name: not a member"; continue; fi
+  ectl member remove "$id" >/dev/null
+  echo "etcd member $name: removed"
+done
+`, nil
+}

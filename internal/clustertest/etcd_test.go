@@ -1,0 +1,151 @@
+package clustertest
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+)
+
+// etcdRoot is a control plane of three behind its endpoint's API server name: the first node
+// (kubeadm init) and a pool of two that join it with stacked etcd, of the given instance type.
+func etcdRoot(joinType string) string {
+	return endpointRootHead("etcd", "10.31.0.0/16") + `
+resource "gpucluster_node_pool" "control" {
+  name          = "etcd-cp"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "ecs.g7.xlarge"
+  size          = 1
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = true
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    join_token         = "abcdef.0123456789abcdef"
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+  }
+}
+
+resource "gpucluster_node_pool" "control_join" {
+  name          = "etcd-cp-join"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = "` + joinType + `"
+  size          = 2
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = false
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    join_token         = "abcdef.0123456789abcdef"
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+  }
+}
+
+output "stack" {
+  value = gpucluster_control_plane_endpoint.api.endpoint
+}
+`
+}
+
+// TestAccClusterEtcdMembersAfterReplacement (issue #31): a control plane of three whose joining
+// pool is rolled onto another instance type, one node at a time. Each replacement's kubeadm join
+// adds an etcd member, which etcd refuses while the member of the node it replaces is still
+// listed and unreachable (the node agent's model, nodeagent/etcd.go); the provider removes that
+// member through Cloud Assistant before it deletes the node. After the roll the control plane's
+// three nodes are Ready and etcd lists exactly them, each connected.
+func TestAccClusterEtcdMembersAfterReplacement(t *testing.T) {
+	s := startStack(t)
+	run := s.prepare(t, etcdRoot("ecs.g7.xlarge"))
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	s.waitControlPlane(t, 3)
+	before := s.etcdMembers(t)
+	if len(before) != 3 {
+		t.Fatalf("etcd members after forming: %+v, want 3", before)
+	}
+
+	run.Write(etcdRoot("ecs.g7.2xlarge")) // the same state: the pool rolls onto the new type
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	s.waitControlPlane(t, 3)
+	live := map[string]string{} // node name -> instance
+	for _, st := range s.agent.Statuses() {
+		if st.Node != "" {
+			live[st.Node] = st.InstanceID
+		}
+	}
+	after := s.etcdMembers(t)
+	var names []string
+	for _, m := range after {
+		names = append(names, m.Name)
+		if live[m.Name] != m.InstanceID || !m.Connected {
+			t.Errorf("etcd member %+v is not a live control-plane node (live: %v)", m, live)
+		}
+	}
+	if len(after) != 3 || len(live) != 3 {
+		t.Fatalf("after the roll etcd lists %v, the cluster has nodes %v: want the same three", names, live)
+	}
+	replaced := 0
+	for _, m := range before {
+		if !slices.ContainsFunc(after, func(a nodeagent.EtcdMember) bool { return a.InstanceID == m.InstanceID }) {
+			replaced++
+		}
+	}
+	if replaced != 2 {
+		t.Errorf("%d of the members before the roll are gone, want the joining pool's 2 (before %+v, after %+v)", replaced, before, after)
+	}
+	for _, st := range s.agent.Statuses() {
+		if strings.Contains(st.Reason, "unhealthy cluster") {
+			t.Errorf("instance %s was refused: %s", st.InstanceID, st.Reason)
+		}
+	}
+}
+
+// waitControlPlane waits up to 3 minutes until n instances are registered nodes and etcd has n
+// members, and fails the test naming each instance's status otherwise.
+func (s *stack) waitControlPlane(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		registered := 0
+		var report []string
+		for _, st := range s.agent.Statuses() {
+			if st.Node != "" && st.Status == "Running" {
+				registered++
+			}
+			report = append(report, st.InstanceID+" "+st.Status+" "+st.Node+" "+st.Reason)
+		}
+		members := s.etcdMembers(t)
+		if registered == n && len(members) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3 minutes %d nodes registered and etcd has %d members (%+v), want %d:\n%s", registered, len(members), members, n, strings.Join(report, "\n"))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// etcdMembers reads etcd's member list from the node agent (GET /_emulator/nodes).
+func (s *stack) etcdMembers(t *testing.T) []nodeagent.EtcdMember {
+	t.Helper()
+	resp, err := http.Get(s.emu.URL + emulator.NodesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var got struct {
+		Members []nodeagent.EtcdMember `json:"etcd_members"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Members
+}
