@@ -24,7 +24,7 @@ func TestDescribeInstancesPageNumberAnswersNextToken(t *testing.T) {
 	want := run.InstanceIdSets.InstanceIdSet
 
 	pages := e.walkInstancePages(func(d *ecs.DescribeInstancesRequest) { d.PageSize = requests.NewInteger(5) })
-	if first := pages[0]; len(pages) == 1 && int(first.TotalCount) > len(first.Instances.Instance) {
+	if first := pages[0]; len(pages) == 1 && first.TotalCount > len(first.Instances.Instance) {
 		t.Fatalf("a first page of %d of %d instances answered no NextToken: the CLI's pager stops there", len(first.Instances.Instance), first.TotalCount)
 	}
 	seen := map[string]bool{}
