@@ -100,6 +100,7 @@ Flags:
 	srv.HandleAdmin(nodeagent.NCCLTestsPath, agent.NCCLTests())     // what a validation job's all_reduce_perf measures
 	agent.WriteConsoles(srv.SetConsoleOutput)                       // what ECS GetInstanceConsoleOutput returns
 	agent.PowerOffWith(srv.PowerOffFromGuest)                       // an image builder powers itself off once baked
+	agent.DelayShutdownWith(srv.DelayGuestShutdown)                 // a node's kubelet delays a normal stop to terminate its pods
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()

@@ -37,8 +37,9 @@ func startStack(t *testing.T) *stack {
 	agent := nodeagent.New(emu.View, kube, t.Logf)
 	agent.ReadObjectsWith(emu.ReadObjectAsInstance) // a bootstrap bundle's node fetches it as its RAM role would
 	emu.HandleAdmin(emulator.NodesPath, agent)
-	agent.WriteConsoles(emu.SetConsoleOutput) // what ECS GetInstanceConsoleOutput answers
-	agent.PowerOffWith(emu.PowerOffFromGuest) // image builders power themselves off once baked
+	agent.WriteConsoles(emu.SetConsoleOutput)       // what ECS GetInstanceConsoleOutput answers
+	agent.PowerOffWith(emu.PowerOffFromGuest)       // image builders power themselves off once baked
+	agent.DelayShutdownWith(emu.DelayGuestShutdown) // a node's kubelet delays a normal stop to terminate its pods
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()
