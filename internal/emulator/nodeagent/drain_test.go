@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -49,7 +50,8 @@ func testReplacedNodeDrains(t *testing.T, kube Kube, client kubernetes.Interface
 	t.Cleanup(func() { cancel(); <-done })
 
 	// The node pool's path: stopped normally, then deleted.
-	first := runJob(t, client, "drain-graceful")
+	nodes := slices.Sorted(maps.Keys(ids))
+	first := runJob(t, client, "drain-graceful", nodes)
 	removed := make(chan error, 1)
 	go func() {
 		warnings, err := nodepool.RemoveNodes(ctx, s.c, []string{ids[first.Spec.NodeName]})
@@ -79,7 +81,7 @@ func testReplacedNodeDrains(t *testing.T, kube Kube, client kubernetes.Interface
 	}
 
 	// Without the stop: the pod dies with its node, not evicted.
-	second := runJob(t, client, "drain-forced")
+	second := runJob(t, client, "drain-forced", nodes)
 	if err := s.c.DeleteInstances(t.Context(), []string{ids[second.Spec.NodeName]}); err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +94,9 @@ func testReplacedNodeDrains(t *testing.T, kube Kube, client kubernetes.Interface
 	mustContain(t, "the failure", f[0].Reason, "default/"+second.Name)
 }
 
-// runJob creates a Job of one pod that runs until it is stopped, on a GPU node, and returns its
-// pod once Running.
-func runJob(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+// runJob creates a Job of one pod that runs until it is stopped, on one of the GPU nodes (the
+// cluster holds other scenarios' too), and returns its pod once Running.
+func runJob(t *testing.T, client kubernetes.Interface, name string, nodes []string) *corev1.Pod {
 	t.Helper()
 	grace := int64(120)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: batchv1.JobSpec{
@@ -102,7 +104,10 @@ func runJob(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod 
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{offlinekube.RunUntilDeletedLabel: "true"}},
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &grace,
 				Tolerations: []corev1.Toleration{{Key: bootstrap.GPUTaintKey, Operator: corev1.TolerationOpExists}},
-				Containers:  []corev1.Container{{Name: "train", Image: "registry.k8s.io/pause:3.10"}}},
+				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: nodes}}}}}}},
+				Containers: []corev1.Container{{Name: "train", Image: "registry.k8s.io/pause:3.10"}}},
 		}}}
 	if _, err := client.BatchV1().Jobs("default").Create(t.Context(), job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
