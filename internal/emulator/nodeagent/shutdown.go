@@ -148,7 +148,7 @@ func (a *Agent) followShutdown(ctx context.Context, in *emulator.InstanceView, n
 		return nil
 	}
 	rep, done := a.shutDown[in.ID]
-	if !done && in.ShutdownSignalled {
+	if !done && in.ShutdownSignalled && a.powerOff != nil {
 		s := a.shutdownOf(a.plans[in.ID].plan)
 		var err error
 		if rep, err = a.kube.ShutdownNode(ctx, name, s); err != nil {
@@ -204,6 +204,9 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 		if err != nil {
 			return err
 		}
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
 		cur.Annotations[KwokNodeAnnotation] = "shutting-down"
 		if cur, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 			return err
@@ -221,8 +224,25 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 	if err != nil {
 		return ShutdownReport{}, err
 	}
+	order, seconds := shutdownOrder(list.Items, s)
+	rep := ShutdownReport{ModeledSeconds: seconds}
+	for i := range order {
+		if err := k.terminate(ctx, &order[i]); err != nil {
+			return rep, err
+		}
+		rep.Terminated = append(rep.Terminated, order[i].Namespace+"/"+order[i].Name)
+	}
+	return rep, nil
+}
+
+// shutdownOrder is the kubelet's order over a node's pods that have not ended: the regular ones,
+// then the critical ones (priority system-cluster-critical and up), and the time the shutdown
+// takes: per group, the longest of min(a pod's terminationGracePeriodSeconds, the group's period:
+// shutdownGracePeriod - shutdownGracePeriodCriticalPods for the regular pods, the rest for the
+// critical ones), the groups one after the other.
+func shutdownOrder(pods []corev1.Pod, s ShutdownSettings) (order []corev1.Pod, seconds float64) {
 	var regular, critical []corev1.Pod
-	for _, p := range list.Items {
+	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -232,23 +252,18 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 			regular = append(regular, p)
 		}
 	}
-	var rep ShutdownReport
 	for _, g := range []struct {
 		pods   []corev1.Pod
 		period time.Duration
 	}{{regular, s.GracePeriod - s.CriticalPods}, {critical, s.CriticalPods}} {
 		longest := time.Duration(0)
 		for i := range g.pods {
-			p := &g.pods[i]
-			longest = max(longest, min(podGrace(p), g.period))
-			if err := k.terminate(ctx, p); err != nil {
-				return rep, err
-			}
-			rep.Terminated = append(rep.Terminated, p.Namespace+"/"+p.Name)
+			longest = max(longest, min(podGrace(&g.pods[i]), g.period))
 		}
-		rep.ModeledSeconds += longest.Seconds()
+		order = append(order, g.pods...)
+		seconds += longest.Seconds()
 	}
-	return rep, nil
+	return order, seconds
 }
 
 // podGrace is the pod's terminationGracePeriodSeconds (30 when unset, the API's default).

@@ -3,8 +3,12 @@ package nodeagent
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
@@ -41,5 +45,40 @@ func TestNodesHoldTheirShutdown(t *testing.T) {
 	}
 	if _, ok, _ := readShutdown("apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\n"); ok {
 		t.Fatal("settings read from a file without a KubeletConfiguration")
+	}
+}
+
+// TestShutdownOrder: the kubelet terminates the regular pods first, then the critical ones
+// (priority 2000000000 and up), skips pods that have ended, and the shutdown takes, per group, the
+// longest grace period a pod asks for within the group's period, the groups one after the other.
+func TestShutdownOrder(t *testing.T) {
+	pod := func(name string, priority int32, grace int64, phase corev1.PodPhase) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Priority: &priority}, Status: corev1.PodStatus{Phase: phase}}
+		if grace >= 0 {
+			p.Spec.TerminationGracePeriodSeconds = &grace
+		}
+		return p
+	}
+	pods := []corev1.Pod{
+		pod("flannel", 2000001000, 30, corev1.PodRunning), // system-node-critical
+		pod("train", 0, 600, corev1.PodRunning),           // asks for more than the regular period (4 min)
+		pod("done", 0, 30, corev1.PodSucceeded),
+		pod("web", 0, -1, corev1.PodRunning),          // the API's default, 30 s
+		pod("dns", 2000000000, 90, corev1.PodRunning), // system-cluster-critical, more than its 1 min
+	}
+	s := ShutdownSettings{GracePeriod: 5 * time.Minute, CriticalPods: time.Minute}
+	order, seconds := shutdownOrder(pods, s)
+	var names []string
+	for _, p := range order {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "train,web,flannel,dns" {
+		t.Errorf("order %v, want train,web (regular) then flannel,dns (critical); done has ended", names)
+	}
+	if seconds != 240+60 {
+		t.Errorf("modeled %v s, want 300: 240 for the regular pods (train capped), 60 for the critical ones (dns capped)", seconds)
+	}
+	if _, seconds := shutdownOrder(pods[1:2], ShutdownSettings{GracePeriod: 5 * time.Minute}); seconds != 300 {
+		t.Errorf("no critical period: %v s, want 300 (train capped at the whole period)", seconds)
 	}
 }
