@@ -105,6 +105,7 @@ Flags:
 	agent.WriteConsoles(srv.SetConsoleOutput)                       // what ECS GetInstanceConsoleOutput returns
 	agent.PowerOffWith(srv.PowerOffFromGuest)                       // an image builder powers itself off once baked
 	agent.CommandsWith(srv.PendingCommands, srv.FinishCommand)      // the nodes run the Cloud Assistant commands sent to them
+	agent.DelayShutdownWith(srv.DelayGuestShutdown)                 // a node's kubelet delays a normal stop to terminate its pods
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, nodeAgentInterval); close(done) }()

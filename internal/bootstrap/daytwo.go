@@ -16,6 +16,7 @@ package bootstrap
 
 import (
 	"strings"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
 )
@@ -45,9 +46,12 @@ const (
 // hundred MB/s (our estimate, not a vendor figure); the node's own agents (CNI, device plugin,
 // node-exporter) get the last minute. A pod still gets no more than its own
 // terminationGracePeriodSeconds, so the node waits only as long as its pods ask.
+//
+// ShutdownGracePeriod is exported for the node pool, which gives a node that long (and a margin)
+// to stop before it deletes it anyway (internal/nodepool, issue #34).
 const (
-	shutdownGracePeriod             = "5m0s"
-	shutdownGracePeriodCriticalPods = "1m0s"
+	ShutdownGracePeriod             = 5 * time.Minute
+	shutdownGracePeriodCriticalPods = time.Minute
 )
 
 // kubeletConfiguration is the part of the kubelet's configuration
@@ -74,7 +78,7 @@ type kubeletConfiguration struct {
 
 func kubeletConfig() kubeletConfiguration {
 	return kubeletConfiguration{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration", RotateCertificates: true,
-		ShutdownGracePeriod: shutdownGracePeriod, ShutdownGracePeriodCriticalPods: shutdownGracePeriodCriticalPods}
+		ShutdownGracePeriod: ShutdownGracePeriod.String(), ShutdownGracePeriodCriticalPods: shutdownGracePeriodCriticalPods.String()}
 }
 
 // kubeletPatches reports whether a joining node's kubeadm applies kubeletconfiguration patches.

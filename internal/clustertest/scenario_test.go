@@ -356,8 +356,12 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 // checkNodeAgentVerdicts reads what the node agent found on each node that the Kubernetes API does
 // not show: every node keeps its pods from the instance metadata service (its user data and its
 // role's credentials) and nothing the cluster runs is cut off from it, and every node, the
-// control plane's included, booted from an image holding its install phases (node_image.bake).
+// control plane's included, booted from an image holding its install phases (node_image.bake), and
+// no node was deleted while it still ran pods (a roll or shrink that did not stop it first).
 func (s *stack) checkNodeAgentVerdicts() error {
+	if f := s.agent.Failures(); len(f) > 0 {
+		return fmt.Errorf("node %s (%s): %s", f[0].Node, f[0].InstanceID, f[0].Reason)
+	}
 	for _, st := range s.agent.Statuses() {
 		if st.Node == "" {
 			continue

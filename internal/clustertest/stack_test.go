@@ -40,6 +40,7 @@ func startStack(t *testing.T) *stack {
 	agent.WriteConsoles(emu.SetConsoleOutput)                  // what ECS GetInstanceConsoleOutput answers
 	agent.PowerOffWith(emu.PowerOffFromGuest)                  // image builders power themselves off once baked
 	agent.CommandsWith(emu.PendingCommands, emu.FinishCommand) // the nodes run the Cloud Assistant commands sent to them
+	agent.DelayShutdownWith(emu.DelayGuestShutdown)            // a node's kubelet delays a normal stop to terminate its pods
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()

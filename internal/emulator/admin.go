@@ -176,6 +176,17 @@ func (s *Server) PowerOffFromGuest(instanceID string) {
 	}
 }
 
+// DelayGuestShutdown is a model of the guest (the node agent) saying its operating system delays
+// a normal shutdown by up to d: a StopInstances without ForceStop leaves the instance Stopping
+// until the guest calls PowerOffFromGuest or d passes.
+func (s *Server) DelayGuestShutdown(instanceID string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if emuecs.DelayGuestShutdown(s.adminCall(s.now()), instanceID, d) {
+		s.markDirty()
+	}
+}
+
 // adminCall is the call an admin endpoint hands a product package: the state, the Env and the
 // time, and no request. Caller holds s.mu.
 func (s *Server) adminCall(now time.Time) *core.Call {

@@ -35,6 +35,8 @@ type Outcome struct {
 	// Running holds every node as the final wait saw it, when that wait covered all of IDs;
 	// the provider then records them without describing the pool again.
 	Running []cloud.Instance
+	// Warnings are for the user: nodes deleted before they had stopped (RemoveNodes).
+	Warnings []string
 }
 
 // Grow brings the pool from the nodes in existing to size, trying zones and (if allowed) types in

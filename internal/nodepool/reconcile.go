@@ -40,7 +40,7 @@ func Reconcile(ctx context.Context, c *cloud.Client, spec Spec) (Outcome, error)
 		if err := RemoveEtcdMembers(ctx, c, spec, current, victims); err != nil {
 			return out, err
 		}
-		if err := removeNodes(ctx, c, victims); err != nil {
+		if err := out.removeNodes(ctx, c, victims); err != nil {
 			return out, err
 		}
 		current = withoutIDs(current, victims)
@@ -72,7 +72,7 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 		if err := RemoveEtcdMembers(ctx, c, spec, current, wave); err != nil {
 			return current, err
 		}
-		if err := removeNodes(ctx, c, wave); err != nil {
+		if err := out.removeNodes(ctx, c, wave); err != nil {
 			return current, err
 		}
 		current = withoutIDs(current, wave)
@@ -92,6 +92,7 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 // add takes a later grow's nodes (which include the earlier ones) and appends its story.
 func (o *Outcome) add(later Outcome) {
 	o.IDs, o.Attempts = later.IDs, append(o.Attempts, later.Attempts...)
+	o.Warnings = append(o.Warnings, later.Warnings...)
 	for k, v := range later.Used {
 		o.Used[k] += v
 	}
@@ -119,11 +120,12 @@ func Retag(ctx context.Context, c *cloud.Client, spec Spec, nodes []cloud.Instan
 	return nil
 }
 
-func removeNodes(ctx context.Context, c *cloud.Client, ids []string) error {
-	if err := c.DeleteInstances(ctx, ids); err != nil {
-		return err
-	}
-	return c.WaitInstancesGone(ctx, ids)
+// removeNodes drains and deletes nodes of a shrink or a roll wave (RemoveNodes), keeping its
+// warnings in the outcome.
+func (o *Outcome) removeNodes(ctx context.Context, c *cloud.Client, ids []string) error {
+	warnings, err := RemoveNodes(ctx, c, ids)
+	o.Warnings = append(o.Warnings, warnings...)
+	return err
 }
 
 func toPlanNodes(in []cloud.Instance, specHash string) []poolplan.Node {

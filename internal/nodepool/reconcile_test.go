@@ -81,8 +81,8 @@ func TestDeleteNodesFindsNodesTheStateMissed(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	known := InstanceIDs(poolNodes(ctx, t, c, spec.PoolID))[:1] // the state knew one node only
-	if err := DeleteNodes(ctx, c.Client, spec.PoolID, "", known); err != nil {
-		t.Fatalf("DeleteNodes: %v", err)
+	if warnings, err := DeleteNodes(ctx, c.Client, spec.PoolID, "", known); err != nil || len(warnings) > 0 {
+		t.Fatalf("DeleteNodes: %v, warnings %q", err, warnings)
 	}
 	if left := poolNodes(ctx, t, c, spec.PoolID); len(left) != 0 {
 		t.Errorf("%d nodes left after the delete", len(left))

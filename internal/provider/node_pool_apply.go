@@ -16,6 +16,9 @@ import (
 // outcome; the computed values the plan left unknown are filled here. A control plane's load
 // balancer gets the running nodes as its backend servers.
 func (r *nodePoolResource) finish(ctx context.Context, spec nodepool.Spec, plan *nodePoolModel, out nodepool.Outcome, diags *diag.Diagnostics) {
+	for _, w := range out.Warnings { // nodes deleted before they had stopped
+		diags.AddWarning(fmt.Sprintf("node pool (%s)", spec.PoolID), w)
+	}
 	nodes := r.recordNodes(ctx, spec, plan, out, diags)
 	if err := nodepool.SyncBackends(ctx, r.client, spec.LoadBalancerID, spec.PoolID, nodes); err != nil {
 		diags.AddError(fmt.Sprintf("node pool (%s)", spec.PoolID), err.Error())

@@ -247,3 +247,7 @@ func (nopKube) RegisterNode(context.Context, *corev1.Node) error                
 func (nopKube) DeleteNode(context.Context, string) error                               { return nil }
 func (nopKube) SetKubeletRunning(context.Context, string, bool) error                  { return nil }
 func (nopKube) ApplyAddons(context.Context, []nodeagent.Addon) []nodeagent.AddonResult { return nil }
+func (nopKube) ShutdownNode(context.Context, string, nodeagent.ShutdownSettings) (nodeagent.ShutdownReport, error) {
+	return nodeagent.ShutdownReport{}, nil
+}
+func (nopKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }

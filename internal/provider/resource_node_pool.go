@@ -210,7 +210,11 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 
-	if err := nodepool.DeleteNodes(ctx, r.client, state.ID.ValueString(), poolLoadBalancer(ctx, &state), state.nodeIDs()); err != nil {
+	warnings, err := nodepool.DeleteNodes(ctx, r.client, state.ID.ValueString(), poolLoadBalancer(ctx, &state), state.nodeIDs())
+	for _, w := range warnings {
+		resp.Diagnostics.AddWarning(summary, w)
+	}
+	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}

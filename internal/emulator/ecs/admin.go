@@ -35,6 +35,9 @@ type InstanceView struct {
 	// GPUFaults are the faults injected into its GPUs (POST /_emulator/gpu_faults), by GPU index:
 	// what its hardware does, for a model of the guest to report.
 	GPUFaults []GPUFault
+	// ShutdownSignalled: a normal StopInstances asked the guest to shut down and the guest
+	// delays it (DelayGuestShutdown); the instance stays Stopping until the guest powers off.
+	ShutdownSignalled bool
 }
 
 // SecurityView is one security group. InnerAccessAccept is the vendor's InnerAccessPolicy
@@ -82,6 +85,7 @@ func (c *call) view(in *instance) InstanceView {
 	iv := InstanceView{ID: in.ID, Region: in.Region, Zone: in.Zone, Type: in.Type, Status: c.status(in), HostName: in.HostName,
 		VpcID: in.VpcID, VSwitchID: in.VSwitchID, PrivateIP: in.IP, PublicIP: in.PublicIP, SecurityGroupIDs: append([]string(nil), in.SGs...),
 		UserData: in.UserData, ImageID: in.Image, RamRole: in.RamRole, GPUFaults: slices.Clone(in.GPUFaults)}
+	iv.ShutdownSignalled = in.Phase == phaseShutdown && iv.Status == "Stopping"
 	if it := instanceTypes[in.Type]; it != nil {
 		iv.VCPUs, iv.MemoryGiB, iv.GPUs = it.VCPU, it.MemGiB, it.GPUs
 	}
@@ -164,15 +168,31 @@ func (d *Store) SetUnavailable(t map[string]map[string]string) { d.Unavailable =
 func (d *Store) SetNoSpot(types []string)                      { d.NoSpot = types }
 
 // PowerOffFromGuest is an instance's own operating system shutting it down (`poweroff` inside
-// the guest, as an image builder does once it has baked): ECS shows it Stopping, then Stopped,
-// as after StopInstances. A model beside the emulator (the node agent) calls it for the guest;
-// an instance that is not Running is left as it is. Reports whether it was powered off.
+// the guest, as an image builder does once it has baked, or the end of a shutdown a normal
+// StopInstances signalled): ECS shows it Stopping, then Stopped, as after StopInstances. A model
+// beside the emulator (the node agent) calls it for the guest; an instance that is neither
+// Running nor shutting down is left as it is. Reports whether it was powered off.
 func PowerOffFromGuest(cc *core.Call, id string) bool {
 	c := newCall(cc)
 	in := c.st.Instances[id]
-	if in == nil || c.status(in) != "Running" {
+	if in == nil || (c.status(in) != "Running" && !(in.Phase == phaseShutdown && c.status(in) == "Stopping")) {
 		return false
 	}
 	in.Phase, in.PhaseAt = phaseStopping, c.Now.UnixNano()
+	return true
+}
+
+// DelayGuestShutdown records that the instance's guest delays a normal shutdown by up to d (0:
+// not at all): a model of the guest calls it, as the kubelet of a node with graceful node
+// shutdown takes a systemd inhibitor lock of shutdownGracePeriod when it starts
+// (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/#graceful-node-shutdown).
+// Reports whether the instance exists.
+func DelayGuestShutdown(cc *core.Call, id string, d time.Duration) bool {
+	c := newCall(cc)
+	in := c.st.Instances[id]
+	if in == nil {
+		return false
+	}
+	in.ShutdownDelay = int64(d)
 	return true
 }

@@ -49,6 +49,11 @@ func status(env core.Env, in *instance, now time.Time) string {
 			return "Starting"
 		}
 		return "Running"
+	case phaseShutdown:
+		if el < time.Duration(in.ShutdownDelay)+bt/2 {
+			return "Stopping"
+		}
+		return "Stopped"
 	case phaseStopping:
 		if el < bt/2 {
 			return "Stopping"

@@ -104,6 +104,10 @@ func stopInstances(c *call) (any, *core.Error) {
 	if mode != "KeepCharging" && mode != "StopCharging" {
 		return nil, core.ErrInvalid("StoppedMode", "must be KeepCharging or StopCharging")
 	}
+	force, e := c.P.Bool("ForceStop", false)
+	if e != nil {
+		return nil, e
+	}
 	resp := &ecssdk.StopInstancesResponse{RequestId: c.ReqID}
 	for _, in := range list {
 		if st := c.status(in); st != "Running" {
@@ -115,6 +119,12 @@ func stopInstances(c *call) (any, *core.Error) {
 	}
 	for _, in := range list {
 		in.Phase, in.PhaseAt, in.StoppedMode = phaseStopping, c.Now.UnixNano(), mode
+		if !force && in.ShutdownDelay > 0 {
+			// A normal stop shuts the operating system down and ForceStop powers the instance off
+			// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-stopinstances):
+			// only the first lets a guest that delays its shutdown do so.
+			in.Phase = phaseShutdown
+		}
 		resp.InstanceResponses.InstanceResponse = append(resp.InstanceResponses.InstanceResponse, ecssdk.InstanceResponse{
 			InstanceId: in.ID, PreviousStatus: "Running", CurrentStatus: c.status(in), Code: "200", Message: "success"})
 	}

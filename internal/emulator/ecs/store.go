@@ -51,6 +51,10 @@ const (
 	phaseBoot     = "boot"     // Pending -> Starting -> Running
 	phaseStarting = "starting" // Starting -> Running
 	phaseStopping = "stopping" // Stopping -> Stopped
+	// phaseShutdown: a normal StopInstances signalled a guest that delays its shutdown
+	// (ShutdownDelay): Stopping until the guest powers off (PowerOffFromGuest) or its delay runs
+	// out, then Stopping -> Stopped as after phaseStopping.
+	phaseShutdown = "shutdown"
 )
 
 type instance struct {
@@ -84,6 +88,10 @@ type instance struct {
 	KeyPair     string     `json:"key,omitempty"`
 	RamRole     string     `json:"ram_role,omitempty"` // instance RAM role (RunInstances RamRoleName)
 	StoppedMode string     `json:"stopped_mode,omitempty"`
+	// ShutdownDelay is how long the guest may delay a normal shutdown, in nanoseconds (0: it
+	// powers off at once): set by a model of the guest (DelayGuestShutdown), as the kubelet's
+	// graceful node shutdown takes a systemd inhibitor lock of that length.
+	ShutdownDelay int64 `json:"shutdown_delay,omitempty"`
 	// GPUFaults are the faults injected into its GPUs (gpu_faults.go), by GPU index.
 	GPUFaults []GPUFault `json:"gpu_faults,omitempty"`
 }

@@ -55,6 +55,10 @@ type Kube interface {
 	SetKubeletRunning(ctx context.Context, name string, running bool) error
 	// ApplyAddons applies the manifests in order, server-side, and reports every object.
 	ApplyAddons(ctx context.Context, addons []Addon) []AddonResult
+	// ShutdownNode plays the kubelet's graceful node shutdown (shutdown.go).
+	ShutdownNode(ctx context.Context, name string, s ShutdownSettings) (ShutdownReport, error)
+	// PodsRunningOn lists the node's pods that have not ended, DaemonSet and mirror pods aside.
+	PodsRunningOn(ctx context.Context, name string) ([]string, error)
 }
 
 // AddonResult is the outcome of applying one object of an add-on file.
@@ -84,6 +88,9 @@ type NodeStatus struct {
 	ModeledReadySeconds      float64    `json:"modeled_ready_seconds,omitempty"`
 	ModeledRegisteredSeconds float64    `json:"modeled_registered_seconds,omitempty"`
 	Boot                     []BootStep `json:"boot,omitempty"`
+	// Shutdown is what the kubelet's graceful node shutdown did when a normal StopInstances
+	// stopped the instance (shutdown.go), until it runs again.
+	Shutdown *ShutdownReport `json:"shutdown,omitempty"`
 	// modelLine is the model in one line, for the serial console and the log.
 	modelLine string
 }
@@ -125,6 +132,12 @@ type Agent struct {
 	// The Cloud Assistant commands sent to the instances, and where their outcome goes (etcd.go).
 	pendingCommands func() []emulator.PendingCommand
 	finishCommand   func(invokeID, instanceID string, exitCode int, output string)
+	// delayShutdown tells the emulator a guest delays a normal shutdown (shutdown.go; nil: the
+	// agent plays no graceful node shutdown), shutDown what each node's shutdown did, failures
+	// the nodes deleted while they still ran pods.
+	delayShutdown func(instanceID string, d time.Duration)
+	shutDown      map[string]ShutdownReport
+	failures      []Failure
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -142,7 +155,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 		logf = func(string, ...any) {}
 	}
 	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, holds: map[string]imageHolds{}, registered: map[string]string{},
-		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}}
+		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]ShutdownReport{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -202,6 +215,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		if name, ok := a.registered[in.ID]; ok {
 			st = a.statuses[in.ID]
 			st.Status, st.Node = in.Status, name
+			st.Shutdown = a.followShutdown(ctx, in, name)
 			if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
 				st.Reason = a.notReady[in.ID]
 			}
@@ -309,6 +323,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 		return false
 	}
 	a.registered[in.ID] = node.Name
+	a.holdShutdown(in.ID, p)
 	if d.notReady != "" {
 		a.notReady[in.ID] = d.notReady
 	}
@@ -442,11 +457,16 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 		if live[id] {
 			continue
 		}
+		if err := a.checkReleased(ctx, id, name); err != nil {
+			a.logf("nodeagent: pods of node %s of released instance %s: %v", name, id, err)
+			continue
+		}
 		if err := a.kube.DeleteNode(ctx, name); err != nil {
 			a.logf("nodeagent: deleting node %s of released instance %s: %v", name, id, err)
 			continue
 		}
 		delete(a.registered, id)
+		delete(a.shutDown, id)
 		delete(a.stopped, id)
 		delete(a.notReady, id)
 		delete(a.plans, id)
@@ -494,14 +514,16 @@ func (a *Agent) Statuses() []NodeStatus {
 	return out
 }
 
-// ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...], "etcd_members": [EtcdMember...]}.
+// ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...], "etcd_members": [EtcdMember...],
+// "failures": [Failure...]}.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		http.Error(w, "use GET", http.StatusMethodNotAllowed)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(map[string]any{"nodes": a.Statuses(), "etcd_members": a.EtcdMembers()}); err != nil {
+	body := map[string]any{"nodes": a.Statuses(), "etcd_members": a.EtcdMembers(), "failures": a.Failures()}
+	if err := json.NewEncoder(w).Encode(body); err != nil {
 		a.logf("nodeagent: answering %s: %v", r.URL.Path, fmt.Sprint(err))
 	}
 }

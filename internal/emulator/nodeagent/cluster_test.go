@@ -209,6 +209,10 @@ func TestWithRealCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a replaced node's Job pod is terminated gracefully and rescheduled", func(t *testing.T) {
+		testReplacedNodeDrains(t, kube, client, cas[0])
+	})
+
 	t.Run("a second kubeadm init", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])

@@ -218,6 +218,13 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 	return out
 }
 
+// ShutdownNode and PodsRunningOn: the fake runs no pods.
+func (k *fakeKube) ShutdownNode(context.Context, string, ShutdownSettings) (ShutdownReport, error) {
+	return ShutdownReport{}, nil
+}
+
+func (k *fakeKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }
+
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {
 	t.Helper()

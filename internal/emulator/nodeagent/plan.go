@@ -65,6 +65,9 @@ type NodePlan struct {
 	// PodsReachMetadata: pods on the pod network reach the instance metadata service; no unit
 	// the bootstrap enables drops their traffic to it (metadataaccess.go).
 	PodsReachMetadata bool
+	// Shutdown is the kubelet's graceful node shutdown as the node's files set it (nil: they do
+	// not; a joining node then has its cluster's, shutdown.go).
+	Shutdown *ShutdownSettings
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -176,6 +179,11 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.FabricManager = strings.Contains(script, fabricManagerPackage)
 	p.ProviderID = strings.Contains(script, "--provider-id=")
 	p.PodsReachMetadata, _ = podsReachMetadata(ci.Files, script)
+	if s, ok, err := readShutdown(main, ci.Files[bootstrap.KubeletPatchPath]); err != nil {
+		return p, err
+	} else if ok {
+		p.Shutdown = &s
+	}
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {
 			p.Addons = append(p.Addons, Addon{Name: name, YAML: ci.Files[path]})

@@ -1,0 +1,100 @@
+package nodepool
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud/cloudtest"
+)
+
+// guests plays the guests of ids as a node with graceful node shutdown does: each delays a
+// normal shutdown (DelayGuestShutdown) and, once signalled, powers off. It answers the ids it
+// saw signalled, when ctx ends.
+func guests(ctx context.Context, t *testing.T, c *cloudtest.Cloud, ids []string) func() []string {
+	t.Helper()
+	for _, id := range ids {
+		c.Emulator.DelayGuestShutdown(id, time.Hour)
+	}
+	var mu sync.Mutex
+	var signalled []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			for _, in := range c.Emulator.View().Instances {
+				if in.ShutdownSignalled && slices.Contains(ids, in.ID) {
+					mu.Lock()
+					if !slices.Contains(signalled, in.ID) {
+						signalled = append(signalled, in.ID)
+					}
+					mu.Unlock()
+					c.Emulator.PowerOffFromGuest(in.ID)
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return func() []string {
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Sorted(slices.Values(signalled))
+	}
+}
+
+// TestShrinkStopsNodesBeforeDeleting: the nodes a shrink removes are stopped normally (their
+// guests are asked to shut down, so the kubelet's graceful node shutdown terminates their pods)
+// and deleted once Stopped, with no warning; nodes a force stop or a force delete took down
+// would never have been signalled.
+func TestShrinkStopsNodesBeforeDeleting(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 3)
+	if _, err := Grow(ctx, c.Client, spec, "create", nil, spec.Size); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	nodes := poolNodes(ctx, t, c, spec.PoolID)
+	gctx, stop := context.WithCancel(ctx)
+	seen := guests(gctx, t, c, InstanceIDs(nodes))
+	spec.Size = 1
+	out, err := Reconcile(ctx, c.Client, spec)
+	stop()
+	if err != nil {
+		t.Fatalf("shrink: %v", err)
+	}
+	if len(out.Warnings) > 0 {
+		t.Errorf("warnings %q, want none: every node stopped in time", out.Warnings)
+	}
+	gone := slices.DeleteFunc(InstanceIDs(nodes), func(id string) bool { return slices.Contains(out.IDs, id) })
+	if got := seen(); !slices.Equal(got, gone) || len(gone) != 2 {
+		t.Fatalf("guests signalled to shut down: %v, want the 2 removed nodes %v", got, gone)
+	}
+	if left := poolNodes(ctx, t, c, spec.PoolID); len(left) != 1 {
+		t.Errorf("%d nodes left, want 1", len(left))
+	}
+}
+
+// TestStopThatTimesOutIsNamed: a node whose guest does not finish its shutdown in time is
+// answered as late (RemoveNodes deletes it all the same and warns, naming it); one that stops is
+// not.
+func TestStopThatTimesOutIsNamed(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 2)
+	if _, err := Grow(ctx, c.Client, spec, "create", nil, spec.Size); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	ids := InstanceIDs(poolNodes(ctx, t, c, spec.PoolID))
+	c.Emulator.DelayGuestShutdown(ids[0], time.Hour) // a guest that never powers off by itself
+	late, err := c.Client.StopInstancesGracefully(ctx, ids, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(late, ids[:1]) {
+		t.Fatalf("late %v, want %v", late, ids[:1])
+	}
+	got, err := c.Client.DescribeInstancesByID(ctx, ids[1:])
+	if err != nil || len(got) != 1 || got[0].Status != "Stopped" {
+		t.Fatalf("the other node: %+v (%v), want Stopped", got, err)
+	}
+}
