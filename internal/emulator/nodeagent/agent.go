@@ -122,6 +122,9 @@ type Agent struct {
 	// consoles of the instances whose fetch failed this round.
 	readObject  ObjectReader
 	fetchFailed map[string]string
+	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
+	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
+	now time.Time
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -188,6 +191,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.view()
+	if a.now = v.Now; a.now.IsZero() {
+		a.now = time.Now()
+	}
 	net := newNetwork(v)
 	statuses := map[string]NodeStatus{}
 	a.refused, a.fetchFailed = map[string]bool{}, map[string]string{}
