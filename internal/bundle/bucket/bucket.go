@@ -86,28 +86,53 @@ func resource(owner, bucket, prefix string) string {
 	return "acs:oss:*:" + owner + ":" + bucket + "/" + prefix + "/*"
 }
 
+// Writer is one role that may write one object: the control-plane role writes the join
+// material (a fresh bootstrap token, a certificate key) where joining nodes read it (issue #31,
+// bootstrap's JoinStore). An exact key, never a prefix, so the writer can replace no bundle.
+type Writer struct {
+	Key      string
+	RoleName string
+}
+
 // Policy is the bucket policy for readers: one Allow of oss:GetObject per role, on the prefixes
 // it reads, in a stable order. owner is the account uid.
 func Policy(bucket, owner string, readers []Reader) string {
+	return PolicyWith(bucket, owner, readers, nil)
+}
+
+// PolicyWith is Policy with writers: after the readers' statements, one Allow of oss:PutObject
+// per writing role on its exact objects (a PutObject grant covers an overwrite; no delete, no
+// listing). A reader's GetObject on its prefix covers an object a writer puts there.
+func PolicyWith(bucket, owner string, readers []Reader, writers []Writer) string {
+	doc := document{Version: "1", Statement: []statement{}}
 	byRole := map[string][]string{}
 	for _, r := range readers {
 		byRole[r.RoleName] = append(byRole[r.RoleName], resource(owner, bucket, r.KeyPrefix))
 	}
+	doc.Statement = appendGrants(doc.Statement, "oss:GetObject", owner, byRole)
+	byRole = map[string][]string{}
+	for _, w := range writers {
+		byRole[w.RoleName] = append(byRole[w.RoleName], "acs:oss:*:"+owner+":"+bucket+"/"+w.Key)
+	}
+	doc.Statement = appendGrants(doc.Statement, "oss:PutObject", owner, byRole)
+	out, _ := json.Marshal(doc) // strings and slices only: it cannot fail
+	return string(out)
+}
+
+// appendGrants adds one Allow of action per role on its resources, roles and resources sorted.
+func appendGrants(sts []statement, action, owner string, byRole map[string][]string) []statement {
 	roles := make([]string, 0, len(byRole))
 	for role := range byRole {
 		roles = append(roles, role)
 	}
 	sort.Strings(roles)
-	doc := document{Version: "1", Statement: []statement{}}
 	for _, role := range roles {
 		res := byRole[role]
 		sort.Strings(res)
-		res = compactStrings(res)
-		doc.Statement = append(doc.Statement, statement{Effect: "Allow", Action: []string{"oss:GetObject"},
-			Principal: []string{principal(owner, role)}, Resource: res})
+		sts = append(sts, statement{Effect: "Allow", Action: []string{action},
+			Principal: []string{principal(owner, role)}, Resource: compactStrings(res)})
 	}
-	out, _ := json.Marshal(doc) // strings and slices only: it cannot fail
-	return string(out)
+	return sts
 }
 
 // ReadersIn is the readers a policy document grants, as Policy writes them: statements that
