@@ -168,7 +168,7 @@ func (o Options) joinConfig(controlPlane bool) joinConfiguration {
 	j := joinConfiguration{kubeadmMeta: kubeadmMeta{o.kubeadmAPIVersion(), "JoinConfiguration"}, NodeRegistration: o.nodeRegistration()}
 	bt := &j.Discovery.BootstrapToken
 	bt.APIServerEndpoint = o.controlPlaneEndpoint()
-	bt.Token = o.Kubernetes.JoinToken
+	bt.Token = o.joinToken() // joinstore.go
 	if o.Kubernetes.CACertHash != "" {
 		bt.CACertHashes = []string{o.Kubernetes.CACertHash}
 	} else {

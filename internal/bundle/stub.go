@@ -25,7 +25,7 @@ const DefaultMetadataEndpoint = "http://100.100.100.200"
 // FetchScriptPath is where the stub writes the fetch script. On disk rather than /run: should
 // the node reboot between cloud-init's write_files (init stage) and its runcmd (final stage), the
 // runcmd still finds it.
-const FetchScriptPath = "/usr/local/sbin/gpucluster-fetch-bundle.sh"
+const FetchScriptPath = bootstrap.FetchScriptPath
 
 //go:embed fetch-bundle.sh
 var fetchScript string
