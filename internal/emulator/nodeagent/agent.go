@@ -125,6 +125,10 @@ type Agent struct {
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time
+	// writeObject plays the control plane's join-token timer's puts; tokenSeq numbers the
+	// tokens it creates (tokens.go).
+	writeObject ObjectWriter
+	tokenSeq    int
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -248,6 +252,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		statuses[in.ID] = st
 		pending = append(pending, in)
 	}
+	a.refreshTokens()
 	for _, in := range pending {
 		if p := a.plans[in.ID].plan; p.Init {
 			a.settle(ctx, in, p, a.initialise(net, in, p), statuses)
@@ -316,6 +321,9 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	if d.role == RoleControlPlane { // it serves the API from now on
 		a.cluster.members[in.ID] = in.PrivateIP
+	}
+	if d.role != RoleWorker {
+		a.startRefresher(in.ID, p)
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)

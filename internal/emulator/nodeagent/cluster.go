@@ -20,6 +20,7 @@ type cluster struct {
 	tokens           []clusterToken
 	formed           time.Time     // when kubeadm init ran, by the emulator's clock
 	reupload         time.Duration // the first node's certificate upload timer (tokens.go); 0: none
+	refresher        *refresher    // the control plane's join-token timer (tokens.go); nil: none
 	caHash           string        // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
@@ -132,12 +133,18 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			host, c.initID, c.endpointSetting(), j.Endpoint, j.Endpoint)
 		return d
 	}
-	if !c.knowsToken(j.Token, a.now) {
+	token := j.Token
+	if p.StoredToken != nil { // the script reads it from the join store right before kubeadm join
+		if token, d.reason = a.storedToken(in.ID, p.StoredToken); d.reason != "" {
+			return d
+		}
+	}
+	if !c.knowsToken(token, a.now) {
 		d.reason = fmt.Sprintf("the join token is not a bootstrap token of the cluster at %s (set by %s's InitConfiguration): kubeadm join fails discovery; "+
 			"pass the same join_token to every pool", j.Endpoint, c.initID)
 		return d
 	}
-	if d.reason = c.tokenVerdict(j.Token, j.Endpoint, a.now); d.reason != "" {
+	if d.reason = c.tokenVerdict(token, j.Endpoint, a.now); d.reason != "" {
 		return d
 	}
 	switch {

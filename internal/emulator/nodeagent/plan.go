@@ -31,6 +31,10 @@ type NodePlan struct {
 	// CertsReupload is how often a timer of the first node uploads the control-plane
 	// certificates again (0: never; tokens.go).
 	CertsReupload time.Duration
+	// TokenPublisher is a control-plane node's join-token timer; StoredToken where a joining
+	// node reads its token (nil: from its configuration). tokens.go.
+	TokenPublisher *TokenPublisher
+	StoredToken    *storeRef
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
 	Join *JoinPlan
@@ -173,6 +177,8 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 		return p, fmt.Errorf("%s: %w", bootstrap.KubeadmPath, err)
 	}
 	p.Taints = reg.Taints
+	p.StoredToken = storedTokenRef(script)
+	p.TokenPublisher = tokenPublisher(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {

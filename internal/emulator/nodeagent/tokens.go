@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -152,4 +153,150 @@ func systemdSpan(v string) (time.Duration, error) {
 		v = n + "m"
 	}
 	return time.ParseDuration(v)
+}
+
+// ObjectWriter stores body at bucket/key as a program on the instance would with the keys its
+// metadata service hands out for role (emulator.Server.WriteObjectAsInstance).
+type ObjectWriter func(instanceID, role, bucket, key string, body []byte) error
+
+// WriteObjectsWith gives the agent the emulator's OSS to play the control plane's join-token
+// timer against. Call it before Run. Without it the timer's puts fail, as they would without OSS.
+func (a *Agent) WriteObjectsWith(write ObjectWriter) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.writeObject = write
+}
+
+// storeRef is one object of the join store as the fetch script's get|put arguments name it.
+type storeRef struct{ Endpoint, Bucket, Key, Role string }
+
+// TokenPublisher is a control-plane node's join-token timer, read from its files: the ttl of the
+// tokens its script creates (kubeadm token create --ttl), how often the timer runs, and where
+// each token is put.
+type TokenPublisher struct {
+	TTL, Period time.Duration
+	To          []storeRef
+}
+
+var (
+	tokenCreateRE = regexp.MustCompile(`kubeadm token create --ttl (\S+)`)
+	storeRE       = regexp.MustCompile(`gpucluster-fetch-bundle\.sh (get|put) \S+ (\S+) \S+ (\S+) (\S+) ([A-Za-z0-9.-]+)`)
+)
+
+// tokenPublisher reads a join-token timer from a control-plane node's files: a unit whose script
+// creates a token and puts it, with a timer the bootstrap enables. nil: none.
+func tokenPublisher(files map[string]string, script string) *TokenPublisher {
+	for path, unit := range files {
+		name, ok := strings.CutSuffix(path, ".service")
+		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") {
+			continue
+		}
+		_, exec, ok := strings.Cut(unit, "ExecStart=")
+		exec, _, _ = strings.Cut(exec, "\n")
+		body, found := files[strings.TrimSpace(exec)]
+		m := tokenCreateRE.FindStringSubmatch(body)
+		if !ok || !found || m == nil || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+			continue
+		}
+		p := &TokenPublisher{}
+		var err error
+		if p.TTL, err = tokenTTL(m[1]); err != nil {
+			continue
+		}
+		for line := range strings.Lines(files[name+".timer"]) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
+				p.Period, _ = systemdSpan(v)
+			}
+		}
+		for _, s := range storeRE.FindAllStringSubmatch(body, -1) {
+			if s[1] == "put" {
+				p.To = append(p.To, storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]})
+			}
+		}
+		return p
+	}
+	return nil
+}
+
+// storedTokenRef is where a joining node's script reads its token (bootstrap's stored_token), nil
+// when it joins with the token of its configuration.
+func storedTokenRef(script string) *storeRef {
+	for line := range strings.Lines(script) {
+		if !strings.Contains(line, "stored_token() {") {
+			continue
+		}
+		if s := storeRE.FindStringSubmatch(line); s != nil && s[1] == "get" {
+			return &storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]}
+		}
+	}
+	return nil
+}
+
+// refresher is the join-token timer the agent plays: the control-plane node that runs it, when
+// it first ran, and how many ticks it has played.
+type refresher struct {
+	instanceID string
+	pub        TokenPublisher
+	since      time.Time
+	ticks      int64
+}
+
+// startRefresher is the bootstrap's `systemctl start` of the token unit on a control-plane node
+// that registers with a timer: the first that does runs it (another node's timer only stores
+// tokens of the same kind). Caller holds a.mu.
+func (a *Agent) startRefresher(in string, p NodePlan) {
+	if c := a.cluster; c != nil && c.refresher == nil && p.TokenPublisher != nil {
+		c.refresher = &refresher{instanceID: in, pub: *p.TokenPublisher, since: a.now, ticks: -1}
+		a.refreshTokens()
+	}
+}
+
+// refreshTokens plays the timer's runs up to now: each creates a token of its ttl and puts it at
+// every key with the node's role, judged by the bucket policy; only the last run's token matters
+// to a node that reads the store now. A timer whose node left the cluster runs no more.
+func (a *Agent) refreshTokens() {
+	c := a.cluster
+	if c == nil || c.refresher == nil || a.registered[c.refresher.instanceID] == "" {
+		return
+	}
+	r := c.refresher
+	tick := int64(0)
+	if r.pub.Period > 0 {
+		tick = int64(a.now.Sub(r.since) / r.pub.Period)
+	}
+	if tick <= r.ticks {
+		return
+	}
+	r.ticks = tick
+	created := r.since.Add(time.Duration(tick) * r.pub.Period)
+	a.tokenSeq++
+	token := fmt.Sprintf("%06x.%016x", a.tokenSeq, created.UnixNano()) // a fresh token, as kubeadm token create makes one
+	ct := clusterToken{secret: token}
+	if r.pub.TTL > 0 {
+		ct.expires = created.Add(r.pub.TTL)
+	}
+	c.tokens = append(c.tokens, ct)
+	for _, to := range r.pub.To {
+		err := fmt.Errorf("the emulator plays no OSS for the node agent (WriteObjectsWith)")
+		if a.writeObject != nil {
+			err = a.writeObject(r.instanceID, to.Role, to.Bucket, to.Key, []byte(token))
+		}
+		if err != nil {
+			a.logf("nodeagent: %s: the join-token timer's PUT %s/%s failed: %v", r.instanceID, to.Endpoint, to.Key, err)
+		}
+	}
+}
+
+// storedToken is the token a joining node's stored_token reads, or why it cannot: the fetch
+// script's get with the node's role, judged by the bucket policy.
+func (a *Agent) storedToken(in string, ref *storeRef) (string, string) {
+	if a.readObject == nil {
+		return "", fmt.Sprintf("stored_token: GET %s/%s: the emulator plays no OSS for the node agent (ReadObjectsWith)", ref.Endpoint, ref.Key)
+	}
+	b, err := a.readObject(in, ref.Role, ref.Bucket, ref.Key)
+	if err != nil {
+		return "", fmt.Sprintf("stored_token: GET %s/%s: %v: the node has no join token (is the control plane's join-token timer storing one there, and may role %s read it?)",
+			ref.Endpoint, ref.Key, err, ref.Role)
+	}
+	return string(b), ""
 }

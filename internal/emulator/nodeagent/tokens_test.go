@@ -2,10 +2,12 @@ package nodeagent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
@@ -80,5 +82,86 @@ func TestCertificateKeyExpires(t *testing.T) {
 		if (got != "") != tc.expired || (tc.expired && !strings.Contains(got, "kubeadm-certs Secret")) {
 			t.Errorf("reupload %v, join %v after init: %q; want expired %v", tc.reupload, tc.after, got, tc.expired)
 		}
+	}
+}
+
+// fakeStore is a bucket whose policy lets role cp put b/workers/join-token and role wk get
+// b/workers/*, and nothing else, answering as OSS does.
+type fakeStore struct{ objects map[string][]byte }
+
+func (s *fakeStore) read(_, role, bucket, key string) ([]byte, error) {
+	if role != "wk" || !strings.HasPrefix(key, "b/workers/") {
+		return nil, fmt.Errorf("403 AccessDenied")
+	}
+	b, ok := s.objects[bucket+"/"+key]
+	if !ok {
+		return nil, fmt.Errorf("404 NoSuchKey")
+	}
+	return b, nil
+}
+
+func (s *fakeStore) write(_, role, bucket, key string, body []byte) error {
+	if role != "cp" || key != "b/workers/join-token" {
+		return fmt.Errorf("403 AccessDenied")
+	}
+	s.objects[bucket+"/"+key] = body
+	return nil
+}
+
+func joinStore(role, tokenKey string, publish ...string) *bootstrap.JoinStore {
+	return &bootstrap.JoinStore{Region: testRegion, Bucket: "gc-boot", RoleName: role, MetadataEndpoint: "http://100.100.100.200",
+		OSSEndpoint: "https://gc-boot.oss-" + testRegion + "-internal.aliyuncs.com", TokenKey: tokenKey, PublishKeys: publish}
+}
+
+// TestJoinAWeekLater: with the join store, the control plane's timer keeps a fresh token where the
+// workers read it, so a worker that boots 25 hours, or a week, after kubeadm init joins, where
+// one with the configured token is refused; without the timer the store is empty and the worker
+// says so; a timer whose puts the bucket refuses leaves it empty too.
+func TestJoinAWeekLater(t *testing.T) {
+	ca := testCAs(t)[0]
+	v := goodView(t)
+	v.Instances = nil
+	cp := firstControlPlane(ca)
+	cp.Kubernetes.JoinStore = joinStore("cp", "", "b/workers/join-token")
+	w := gpuWorker(ca)
+	w.Kubernetes.JoinStore = joinStore("wk", "b/workers/join-token")
+	for _, tc := range []struct {
+		name       string
+		cp, worker bootstrap.Options
+		after      time.Duration
+		want       string
+	}{
+		{"stored token, 25h later", cp, w, 25 * time.Hour, ""},
+		{"stored token, a week later", cp, w, 7 * 24 * time.Hour, ""},
+		{"configured token, 25h later", cp, gpuWorker(ca), 25 * time.Hour, "or it has expired"},
+		{"no timer on the control plane", firstControlPlane(ca), w, time.Hour, "404 NoSuchKey"},
+		{"timer puts where the bucket refuses", func() bootstrap.Options {
+			o := cp
+			o.Kubernetes.JoinStore = joinStore("cp", "", "b/other/join-token")
+			return o
+		}(), w, time.Hour, "404 NoSuchKey"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := v
+			c := newClockedAgent(t, v)
+			store := &fakeStore{objects: map[string][]byte{}}
+			c.a.ReadObjectsWith(store.read)
+			c.a.WriteObjectsWith(store.write)
+			if st := c.boot(0, instance("i-cp", "10.0.1.10", userData(t, tc.cp), false)); st.Node == "" {
+				t.Fatalf("first control-plane node did not register: %s", st.Reason)
+			}
+			// The agent plays the rounds in between, as it polls.
+			for elapsed := time.Duration(0); elapsed+time.Hour < tc.after; elapsed += time.Hour {
+				c.view.Now = c.view.Now.Add(time.Hour)
+				c.a.Sync(context.Background())
+			}
+			st := c.boot(time.Hour, instance("i-gpu1", "10.0.1.11", userData(t, tc.worker), true))
+			switch {
+			case tc.want == "" && st.Node == "":
+				t.Errorf("refused: %s", st.Reason)
+			case tc.want != "" && (st.Node != "" || !strings.Contains(st.Reason, tc.want)):
+				t.Errorf("node %q, reason %q; want refused with %q", st.Node, st.Reason, tc.want)
+			}
+		})
 	}
 }
