@@ -24,7 +24,9 @@ package bootstrap
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
@@ -72,27 +74,31 @@ func validateJoinStore(o Options) error {
 	if s == nil {
 		return nil
 	}
-	fields := map[string]string{"region": s.Region, "bucket": s.Bucket, "ram_role_name": s.RoleName,
+	// The attribute names are the node pool's (bootstrap_bundle), where the store comes from.
+	fields := map[string]string{"bucket": s.Bucket, "region": s.Region, "ram_role_name": s.RoleName,
 		"metadata_endpoint": s.MetadataEndpoint, "oss_endpoint": s.OSSEndpoint}
 	if s.TokenKey != "" {
-		fields["token_key"] = s.TokenKey
+		fields["join_token_key"] = s.TokenKey
 	}
-	for i, k := range s.PublishKeys {
-		fields[fmt.Sprintf("publish_keys[%d]", i)] = k
+	for _, k := range s.PublishKeys {
+		fields["publish_join_token_keys"] = k
+		if !storeFieldRE.MatchString(k) {
+			break
+		}
 	}
-	for name, v := range fields {
-		if !storeFieldRE.MatchString(v) {
-			return planerr.Input("kubernetes.join_store."+name, v, "is empty or has characters a node's script cannot take",
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if v := fields[name]; !storeFieldRE.MatchString(v) {
+			return planerr.Input("bootstrap_bundle."+name, v, "is empty or has characters a node's script cannot take",
 				"use letters, digits and '._/:-'")
 		}
 	}
 	if s.TokenKey == "" && o.joins() && !o.initNode() {
-		return planerr.Input("kubernetes.join_store.token_key", "", "is required on a joining node: it reads its join token there",
-			"set the key the control plane's publish_keys names for this pool")
+		return planerr.Input("bootstrap_bundle.join_token_key", "", "is required with publish_join_token_keys on a joining control-plane node: it reads its join token there",
+			"set join_token_key to one of the keys the first control-plane pool's publish_join_token_keys names")
 	}
 	if o.Role != RoleControlPlane && len(s.PublishKeys) > 0 {
-		return planerr.Input("kubernetes.join_store.publish_keys", strings.Join(s.PublishKeys, ","), "are only for control-plane nodes, which create tokens",
-			"remove publish_keys from this pool")
+		return planerr.Input("bootstrap_bundle.publish_join_token_keys", strings.Join(s.PublishKeys, ","), "are only for control-plane nodes, which create tokens",
+			"remove publish_join_token_keys from this pool")
 	}
 	return nil
 }

@@ -169,6 +169,40 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 	return out
 }
 
+// WritersIn is the writers a policy document grants, as PolicyWith writes them: statements that
+// Allow exactly oss:PutObject to role sessions on objects of bucket. Sorted by key, then role.
+func WritersIn(doc, bucket, owner string) []Writer {
+	var d document
+	if json.Unmarshal([]byte(doc), &d) != nil {
+		return nil
+	}
+	out := []Writer{}
+	head, tail, resHead := "arn:sts::"+owner+":assumed-role/", "/*", "acs:oss:*:"+owner+":"+bucket+"/"
+	for _, st := range d.Statement {
+		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != "oss:PutObject" {
+			continue
+		}
+		for _, p := range st.Principal {
+			role, ok := strings.CutPrefix(p, head)
+			if !ok || !strings.HasSuffix(role, tail) {
+				continue
+			}
+			for _, res := range st.Resource {
+				if key, ok := strings.CutPrefix(res, resHead); ok && !strings.Contains(key, "*") {
+					out = append(out, Writer{Key: key, RoleName: strings.TrimSuffix(role, tail)})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key != out[j].Key {
+			return out[i].Key < out[j].Key
+		}
+		return out[i].RoleName < out[j].RoleName
+	})
+	return out
+}
+
 // SortReaders orders readers by prefix, then role.
 func SortReaders(rs []Reader) {
 	sort.Slice(rs, func(i, j int) bool {
@@ -194,6 +228,7 @@ type Spec struct {
 	Name       string
 	Encryption string
 	Readers    []Reader
+	Writers    []Writer // the objects a role may put: join material (PolicyWith)
 	UserTags   map[string]string
 }
 
@@ -238,7 +273,7 @@ func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) erro
 	if info.OwnerID == "" {
 		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
 	}
-	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers))
+	return c.PutBucketPolicy(ctx, spec.Name, PolicyWith(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
 }
 
 // SetTags replaces the bucket's tags.
@@ -252,6 +287,7 @@ type State struct {
 	// Policy is the policy document, "" without one; Readers are what it grants.
 	Policy  string
 	Readers []Reader
+	Writers []Writer
 }
 
 // Read reads the bucket's settings and policy. A bucket that is gone answers an error matching
@@ -271,6 +307,7 @@ func Read(ctx context.Context, c *cloud.Client, name string) (State, error) {
 	}
 	st.Policy = doc
 	st.Readers = ReadersIn(doc, name, info.OwnerID)
+	st.Writers = WritersIn(doc, name, info.OwnerID)
 	return st, nil
 }
 

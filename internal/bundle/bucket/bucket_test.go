@@ -71,3 +71,14 @@ func TestPolicyWithWriters(t *testing.T) {
 		t.Fatalf("ReadersIn = %v, want %v", got, readers)
 	}
 }
+
+func TestWritersRoundTrip(t *testing.T) {
+	writers := []Writer{{Key: "b/cp-join/join-token", RoleName: "cp"}, {Key: "b/workers/join-token", RoleName: "cp"}}
+	doc := PolicyWith("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, writers)
+	if got := WritersIn(doc, "bb", "1234"); !reflect.DeepEqual(got, writers) {
+		t.Fatalf("WritersIn = %v, want %v", got, writers)
+	}
+	if got := WritersIn(Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}), "bb", "1234"); len(got) != 0 {
+		t.Fatalf("WritersIn of a readers-only policy = %v", got)
+	}
+}
