@@ -140,29 +140,10 @@ func appendGrants(sts []statement, action, owner string, byRole map[string][]str
 // document is not a reader; a document Policy would not write again shows as a difference in the
 // readers. Sorted by prefix, then role.
 func ReadersIn(doc, bucket, owner string) []Reader {
-	var d document
-	if json.Unmarshal([]byte(doc), &d) != nil {
-		return nil
-	}
 	out := []Reader{}
-	head, tail := "arn:sts::"+owner+":assumed-role/", "/*"
-	resHead := "acs:oss:*:" + owner + ":" + bucket + "/"
-	for _, st := range d.Statement {
-		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != "oss:GetObject" {
-			continue
-		}
-		for _, p := range st.Principal {
-			role, ok := strings.CutPrefix(p, head)
-			if !ok || !strings.HasSuffix(role, tail) {
-				continue
-			}
-			role = strings.TrimSuffix(role, tail)
-			for _, res := range st.Resource {
-				prefix, ok := strings.CutPrefix(res, resHead)
-				if ok && strings.HasSuffix(prefix, "/*") {
-					out = append(out, Reader{KeyPrefix: strings.TrimSuffix(prefix, "/*"), RoleName: role})
-				}
-			}
+	for _, g := range grantsIn(doc, bucket, owner, "oss:GetObject") {
+		if prefix, ok := strings.CutSuffix(g.object, "/*"); ok {
+			out = append(out, Reader{KeyPrefix: prefix, RoleName: g.role})
 		}
 	}
 	SortReaders(out)
@@ -170,28 +151,13 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 }
 
 // WritersIn is the writers a policy document grants, as PolicyWith writes them: statements that
-// Allow exactly oss:PutObject to role sessions on objects of bucket. Sorted by key, then role.
+// Allow exactly oss:PutObject to role sessions on single objects of bucket. Sorted by key, then
+// role.
 func WritersIn(doc, bucket, owner string) []Writer {
-	var d document
-	if json.Unmarshal([]byte(doc), &d) != nil {
-		return nil
-	}
 	out := []Writer{}
-	head, tail, resHead := "arn:sts::"+owner+":assumed-role/", "/*", "acs:oss:*:"+owner+":"+bucket+"/"
-	for _, st := range d.Statement {
-		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != "oss:PutObject" {
-			continue
-		}
-		for _, p := range st.Principal {
-			role, ok := strings.CutPrefix(p, head)
-			if !ok || !strings.HasSuffix(role, tail) {
-				continue
-			}
-			for _, res := range st.Resource {
-				if key, ok := strings.CutPrefix(res, resHead); ok && !strings.Contains(key, "*") {
-					out = append(out, Writer{Key: key, RoleName: strings.TrimSuffix(role, tail)})
-				}
-			}
+	for _, g := range grantsIn(doc, bucket, owner, "oss:PutObject") {
+		if !strings.Contains(g.object, "*") {
+			out = append(out, Writer{Key: g.object, RoleName: g.role})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -200,6 +166,37 @@ func WritersIn(doc, bucket, owner string) []Writer {
 		}
 		return out[i].RoleName < out[j].RoleName
 	})
+	return out
+}
+
+// grant is one role's session allowed one action on object (the resource after "<bucket>/").
+type grant struct{ role, object string }
+
+// grantsIn are the grants of statements that Allow exactly action to role sessions on bucket's
+// objects; a document that is not JSON grants nothing.
+func grantsIn(doc, bucket, owner, action string) []grant {
+	var d document
+	if json.Unmarshal([]byte(doc), &d) != nil {
+		return nil
+	}
+	var out []grant
+	head, tail, resHead := "arn:sts::"+owner+":assumed-role/", "/*", "acs:oss:*:"+owner+":"+bucket+"/"
+	for _, st := range d.Statement {
+		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != action {
+			continue
+		}
+		for _, p := range st.Principal {
+			role, ok := strings.CutPrefix(p, head)
+			if !ok || !strings.HasSuffix(role, tail) {
+				continue
+			}
+			for _, res := range st.Resource {
+				if object, ok := strings.CutPrefix(res, resHead); ok {
+					out = append(out, grant{role: strings.TrimSuffix(role, tail), object: object})
+				}
+			}
+		}
+	}
 	return out
 }
 

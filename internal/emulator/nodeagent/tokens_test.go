@@ -2,10 +2,13 @@ package nodeagent
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
@@ -156,6 +159,60 @@ func TestJoinAWeekLater(t *testing.T) {
 				c.a.Sync(context.Background())
 			}
 			st := c.boot(time.Hour, instance("i-gpu1", "10.0.1.11", userData(t, tc.worker), true))
+			switch {
+			case tc.want == "" && st.Node == "":
+				t.Errorf("refused: %s", st.Reason)
+			case tc.want != "" && (st.Node != "" || !strings.Contains(st.Reason, tc.want)):
+				t.Errorf("node %q, reason %q; want refused with %q", st.Node, st.Reason, tc.want)
+			}
+		})
+	}
+}
+
+// withoutFile is o's user data without the write_files entry at path.
+func withoutFile(t *testing.T, o bootstrap.Options, path string) string {
+	t.Helper()
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(strings.TrimPrefix(renderDoc(t, o), "#cloud-config\n")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := doc["write_files"].([]any)
+	kept := files[:0]
+	for _, f := range files {
+		if m, _ := f.(map[string]any); m["path"] != path {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) == len(files) {
+		t.Fatalf("the user data writes no %s", path)
+	}
+	doc["write_files"] = kept
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(append([]byte("#cloud-config\n"), out...))
+}
+
+// TestControlPlaneJoinAfterCertsExpire: a control-plane node that joins three hours after kubeadm
+// init finds the certificates while the first node's upload timer keeps uploading them, and is
+// refused in kubeadm's terms when that node has no timer (the Secret expired after two hours).
+func TestControlPlaneJoinAfterCertsExpire(t *testing.T) {
+	ca := testCAs(t)[0]
+	v := goodView(t)
+	v.Instances = nil
+	for _, tc := range []struct {
+		name, cpUserData, want string
+	}{
+		{"upload timer", userData(t, firstControlPlane(ca)), ""},
+		{"no upload timer", withoutFile(t, firstControlPlane(ca), "/etc/systemd/system/gpucluster-upload-certs.timer"), "kubeadm-certs Secret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClockedAgent(t, v)
+			if st := c.boot(0, instance("i-cp", "10.0.1.10", tc.cpUserData, false)); st.Node == "" {
+				t.Fatalf("first control-plane node did not register: %s", st.Reason)
+			}
+			st := c.boot(3*time.Hour, instance("i-cp2", "10.0.1.12", userData(t, joiningControlPlane(ca)), false))
 			switch {
 			case tc.want == "" && st.Node == "":
 				t.Errorf("refused: %s", st.Reason)
