@@ -154,17 +154,20 @@ func joinTokenFiles(o Options) []writeFile {
 		{Path: JoinTokenScriptPath, Permissions: "0700", Owner: "root:root", Content: b.String()},
 		{Path: systemdDir + joinTokenUnit + ".service", Permissions: "0644", Owner: "root:root",
 			Content: "[Unit]\nDescription=Store a fresh join token for nodes that join later\nConditionPathExists=/etc/kubernetes/admin.conf\n\n" +
-				"[Service]\nType=oneshot\nExecStart=" + JoinTokenScriptPath + "\n"},
+				"[Service]\nType=oneshot\nExecStart=" + JoinTokenScriptPath + "\nRestart=on-failure\nRestartSec=1min\n"},
 		{Path: systemdDir + joinTokenUnit + ".timer", Permissions: "0644", Owner: "root:root",
 			Content: "[Timer]\nOnUnitActiveSec=" + JoinTokenRefresh + "\n\n[Install]\nWantedBy=timers.target\n"},
 	}
 }
 
-// joinTokenLines start the timer and stores a first token at once, once the node is in the
-// cluster (daemon-reload first: the units came with the bundle).
+// joinTokenLines start the timer and store a first token at once, once the node is in the
+// cluster (daemon-reload first: the units came with the bundle). --no-block: a store that refuses
+// the put (a bucket policy without the writer) must not fail the phase, and with it the add-ons
+// that follow on the first node; the unit tries again a minute later (Restart=on-failure, which
+// systemd takes for oneshot services since 244) and says why in its journal.
 func (o Options) joinTokenLines() []string {
 	if len(joinTokenFiles(o)) == 0 {
 		return nil
 	}
-	return []string{"systemctl daemon-reload", "systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start " + joinTokenUnit + ".service"}
+	return []string{"systemctl daemon-reload", "systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start --no-block " + joinTokenUnit + ".service"}
 }
