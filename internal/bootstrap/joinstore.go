@@ -92,13 +92,13 @@ func validateJoinStore(o Options) error {
 				"use letters, digits and '._/:-'")
 		}
 	}
-	if s.TokenKey == "" && o.joins() && !o.initNode() {
-		return planerr.Input("bootstrap_bundle.join_token_key", "", "is required with publish_join_token_keys on a joining control-plane node: it reads its join token there",
-			"set join_token_key to one of the keys the first control-plane pool's publish_join_token_keys names")
-	}
 	if o.Role != RoleControlPlane && len(s.PublishKeys) > 0 {
 		return planerr.Input("bootstrap_bundle.publish_join_token_keys", strings.Join(s.PublishKeys, ","), "are only for control-plane nodes, which create tokens",
 			"remove publish_join_token_keys from this pool")
+	}
+	if s.TokenKey == "" && o.joins() && !o.initNode() {
+		return planerr.Input("bootstrap_bundle.join_token_key", "", "is required with publish_join_token_keys on a joining control-plane node: it reads its join token there",
+			"set join_token_key to one of the keys the first control-plane pool's publish_join_token_keys names")
 	}
 	return nil
 }
