@@ -40,6 +40,17 @@ func (c *clockedAgent) boot(after time.Duration, in emulator.InstanceView) NodeS
 	return NodeStatus{}
 }
 
+// wantJoin wants the node registered (want "") or refused for a reason that holds want.
+func wantJoin(t *testing.T, st NodeStatus, want string) {
+	t.Helper()
+	switch {
+	case want == "" && st.Node == "":
+		t.Errorf("%s refused: %s", st.InstanceID, st.Reason)
+	case want != "" && (st.Node != "" || !strings.Contains(st.Reason, want)):
+		t.Errorf("%s: node %q, reason %q; want refused with %q", st.InstanceID, st.Node, st.Reason, want)
+	}
+}
+
 // TestJoinTokenExpires: the configured token's ttl is kubeadm's 24 hours, so a worker that boots
 // 25 hours after kubeadm init is refused in kubeadm's words, and one that boots within the day
 // joins.
@@ -51,20 +62,17 @@ func TestJoinTokenExpires(t *testing.T) {
 		after time.Duration
 		want  string
 	}{{23 * time.Hour, ""}, {25 * time.Hour, `token id "abcdef" is invalid for this cluster or it has expired`}} {
-		c := newClockedAgent(t, v)
-		if st := c.boot(0, cp); st.Node == "" {
-			t.Fatalf("first control-plane node did not register: %s", st.Reason)
-		}
-		st := c.boot(tc.after, worker)
-		switch {
-		case tc.want == "" && st.Node == "":
-			t.Errorf("worker %v after init: refused: %s", tc.after, st.Reason)
-		case tc.want != "" && (st.Node != "" || !strings.Contains(st.Reason, tc.want)):
-			t.Errorf("worker %v after init: node %q, reason %q; want refused with %q", tc.after, st.Node, st.Reason, tc.want)
-		}
-		if strings.Contains(st.Reason, joinToken) {
-			t.Errorf("the reason quotes the token's secret: %s", st.Reason)
-		}
+		t.Run(tc.after.String()+" after init", func(t *testing.T) {
+			c := newClockedAgent(t, v)
+			if st := c.boot(0, cp); st.Node == "" {
+				t.Fatalf("first control-plane node did not register: %s", st.Reason)
+			}
+			st := c.boot(tc.after, worker)
+			wantJoin(t, st, tc.want)
+			if strings.Contains(st.Reason, joinToken) {
+				t.Errorf("the reason quotes the token's secret: %s", st.Reason)
+			}
+		})
 	}
 }
 
@@ -159,12 +167,7 @@ func TestJoinAWeekLater(t *testing.T) {
 				c.a.Sync(context.Background())
 			}
 			st := c.boot(time.Hour, instance("i-gpu1", "10.0.1.11", userData(t, tc.worker), true))
-			switch {
-			case tc.want == "" && st.Node == "":
-				t.Errorf("refused: %s", st.Reason)
-			case tc.want != "" && (st.Node != "" || !strings.Contains(st.Reason, tc.want)):
-				t.Errorf("node %q, reason %q; want refused with %q", st.Node, st.Reason, tc.want)
-			}
+			wantJoin(t, st, tc.want)
 		})
 	}
 }
@@ -213,12 +216,7 @@ func TestControlPlaneJoinAfterCertsExpire(t *testing.T) {
 				t.Fatalf("first control-plane node did not register: %s", st.Reason)
 			}
 			st := c.boot(3*time.Hour, instance("i-cp2", "10.0.1.12", userData(t, joiningControlPlane(ca)), false))
-			switch {
-			case tc.want == "" && st.Node == "":
-				t.Errorf("refused: %s", st.Reason)
-			case tc.want != "" && (st.Node != "" || !strings.Contains(st.Reason, tc.want)):
-				t.Errorf("node %q, reason %q; want refused with %q", st.Node, st.Reason, tc.want)
-			}
+			wantJoin(t, st, tc.want)
 		})
 	}
 }
