@@ -99,6 +99,7 @@ Flags:
 	}
 	agent := nodeagent.New(srv.View, kube, logger.Printf)
 	agent.ReadObjectsWith(srv.ReadObjectAsInstance)
+	agent.WriteObjectsWith(srv.WriteObjectAsInstance)
 	srv.HandleAdmin(emulator.NodesPath, agent)
 	srv.HandleAdmin(nodeagent.DCGMMetricsPath, agent.DCGMMetrics()) // what dcgm-exporter shows of /_emulator/gpu_faults
 	srv.HandleAdmin(nodeagent.NCCLTestsPath, agent.NCCLTests())     // what a validation job's all_reduce_perf measures

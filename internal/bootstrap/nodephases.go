@@ -196,13 +196,16 @@ func joinPhases(o Options, add func(string, ...string)) {
 				`region=$(md region-id); instance=$(md instance-id)`,
 				`echo "KUBELET_EXTRA_ARGS=--provider-id=${region}.${instance}" > /etc/default/kubelet`)
 		}
-		join = append(join, "wait_for_api", "join "+KubeadmPath, o.certTimersLine())
+		join = append(append(join, "wait_for_api"), o.storedTokenLines()...)
+		join = append(join, "join "+KubeadmPath, o.certTimersLine())
 		if o.SpotInterruptionHandler {
 			join = append(join, "systemctl daemon-reload", "systemctl enable --now "+spotHandlerService)
 		}
 		add(PhaseJoin, join...)
 	case !o.initNode():
-		add(PhaseJoin, append(join, append([]string{"wait_for_api", "join " + KubeadmPath}, append(admin, o.certTimersLine())...)...)...)
+		join = append(append(join, "wait_for_api"), o.storedTokenLines()...)
+		join = append(append(join, "join "+KubeadmPath), admin...)
+		add(PhaseJoin, append(append(join, o.certTimersLine()), o.joinTokenLines()...)...)
 	default:
 		add(PhaseInit, append(join, initLines(o, ep, self)...)...)
 		addons := []string{"systemctl daemon-reload"}
@@ -210,6 +213,7 @@ func joinPhases(o Options, add func(string, ...string)) {
 			// kubeadm deletes the uploaded certificates after 2 hours: the timer uploads them again.
 			addons = append(addons, "systemctl enable --now "+uploadCertsTimer)
 		}
+		addons = append(addons, o.joinTokenLines()...)
 		add(PhaseAddons, append(addons, o.certTimersLine(), "systemctl enable "+addonsService, "systemctl start --no-block "+addonsService)...)
 	}
 }

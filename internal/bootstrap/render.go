@@ -93,6 +93,9 @@ type Kubernetes struct {
 	// NodeIdentity so the node pool reports what kubelet applies.
 	Labels map[string]string
 	Taints []Taint
+	// JoinStore keeps a valid join token in OSS for nodes that join later (joinstore.go); nil:
+	// the node joins with JoinToken, valid for JoinTokenTTL after kubeadm init.
+	JoinStore *JoinStore
 }
 
 // Options describe one node role.
@@ -225,6 +228,9 @@ func Validate(o Options) (warnings []string, err error) {
 			"generate one with `kubeadm token generate`, or in Terraform from two random_string resources (lower, numeric, no special) of 6 and 16 characters joined by a dot")
 	}
 	if err := images.CheckRegistry("kubernetes.image_registry", k.ImageRegistry); err != nil {
+		return nil, err
+	}
+	if err := validateJoinStore(o); err != nil {
 		return nil, err
 	}
 	if k.APIEndpoint != "" && !endpointRE.MatchString(k.APIEndpoint) {
@@ -380,6 +386,7 @@ func Render(o Options) (string, error) {
 		return "", err
 	}
 	cc.WriteFiles = append(cc.WriteFiles, dayTwo...)
+	cc.WriteFiles = append(cc.WriteFiles, joinTokenFiles(o)...)
 	return cc.document()
 }
 

@@ -11,6 +11,8 @@ import (
 
 // Fixed parts of the node's configuration; where the bootstrap downloads from is in sources.go.
 const (
+	// JoinTokenTTL is the life of a bootstrap token the provider configures: at most 24 h.
+	JoinTokenTTL    = "24h0m0s"
 	criSocket       = "unix:///var/run/containerd/containerd.sock"
 	controlPlaneKey = "node-role.kubernetes.io/control-plane"
 )
@@ -146,10 +148,12 @@ func (o Options) initConfig() []any {
 	cc.KubernetesVersion = "v" + o.Versions.k8sRelease()
 	return []any{initConfiguration{
 		kubeadmMeta: kubeadmMeta{apiVersion, "InitConfiguration"},
-		// ttl 0s: the token never expires, so a node pool can grow months later. It lives in
-		// Terraform state either way; rotate it by changing the module's token.
+		// The configured token is only the first: it lives in Terraform state, so it expires
+		// after JoinTokenTTL, kubeadm's own default
+		// (https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/). A node
+		// that joins later needs a token the control plane keeps fresh (issue #31).
 		BootstrapTokens: []bootstrapToken{{
-			Token: o.Kubernetes.JoinToken, TTL: "0s",
+			Token: o.Kubernetes.JoinToken, TTL: JoinTokenTTL,
 			Usages: []string{"signing", "authentication"},
 			Groups: []string{"system:bootstrappers:kubeadm:default-node-token"},
 		}},
@@ -164,7 +168,7 @@ func (o Options) joinConfig(controlPlane bool) joinConfiguration {
 	j := joinConfiguration{kubeadmMeta: kubeadmMeta{o.kubeadmAPIVersion(), "JoinConfiguration"}, NodeRegistration: o.nodeRegistration()}
 	bt := &j.Discovery.BootstrapToken
 	bt.APIServerEndpoint = o.controlPlaneEndpoint()
-	bt.Token = o.Kubernetes.JoinToken
+	bt.Token = o.joinToken() // joinstore.go
 	if o.Kubernetes.CACertHash != "" {
 		bt.CACertHashes = []string{o.Kubernetes.CACertHash}
 	} else {

@@ -4,6 +4,9 @@
 # run once by the user data's cloud-config (terraform-provider-gpucluster, internal/bundle):
 #   gpucluster-fetch-bundle.sh METADATA OSS REGION BUCKET KEY DIGEST ROLE UNIT
 # METADATA is the metadata service (http://100.100.100.200), OSS the URL the key is appended to.
+# The node's bootstrap reuses it for the join material (bootstrap's JoinStore, issue #31):
+#   gpucluster-fetch-bundle.sh get|put METADATA OSS REGION BUCKET KEY ROLE
+# get prints the object on stdout; put stores stdin there (a secret: never on a command line).
 #
 # Secrets (the role's keys and token, the signature, the metadata token) stay in shell variables
 # and reach curl on its standard input (-H @-), never on a command line, and are never printed:
@@ -22,7 +25,7 @@ log() { echo "gpucluster-bundle: $*" >&2; }
 # answer at all).
 get() {
   : >"$tmp/body"
-  s=$(curl -sS -X "$1" -H @- -o "$tmp/body" -w '%{http_code}' --connect-timeout 5 --max-time 300 "$2") || s=000
+  s=$(curl -sS -X "$1" -H @- -o "$tmp/body" -w '%{http_code}' --connect-timeout 5 --max-time 300 "${@:3}" "$2") || s=000
 }
 
 # field NAME JSON: the string value of NAME in the metadata service's flat JSON (no jq on the
@@ -78,7 +81,8 @@ sign() {
 # September 2025
 # (https://alibabacloud.com/en/notice/notice_on_the_discontinuation_of_the_oss_v1_signature_algorithm_40f).
 fetch() {
-  local t c ak sk tok scope sig
+  local t c ak sk tok scope sig m=${mode:-GET} up=()
+  [[ $m != PUT ]] || up=(-T "$tmp/in")
   get PUT "$md/latest/api/token" <<<"X-aliyun-ecs-metadata-token-ttl-seconds: 300"
   [[ $s == 200 ]] || { why="metadata service: token: HTTP $s"; return 1; }
   t="X-aliyun-ecs-metadata-token: $(<"$tmp/body")"
@@ -97,10 +101,10 @@ fetch() {
   # the canonical request signs the x-oss-* headers; the key needs no escaping (StubSpec).
   now=$(date -u +%Y%m%dT%H%M%SZ)
   scope=${now:0:8}/$region/oss/aliyun_v4_request
-  c=$(printf 'GET\n/%s/%s\n\nx-oss-content-sha256:UNSIGNED-PAYLOAD\nx-oss-date:%s\nx-oss-security-token:%s\n\n\nUNSIGNED-PAYLOAD' \
-    "$bucket" "$key" "$now" "$tok" | sha256sum)
+  c=$(printf '%s\n/%s/%s\n\nx-oss-content-sha256:UNSIGNED-PAYLOAD\nx-oss-date:%s\nx-oss-security-token:%s\n\n\nUNSIGNED-PAYLOAD' \
+    "$m" "$bucket" "$key" "$now" "$tok" | sha256sum)
   sig=$(sign "$sk" "OSS4-HMAC-SHA256"$'\n'"$now"$'\n'"$scope"$'\n'"${c:0:64}")
-  get GET "$oss/$key" <<EOF
+  get "$m" "$oss/$key" "${up[@]}" <<EOF
 x-oss-date: $now
 x-oss-content-sha256: UNSIGNED-PAYLOAD
 x-oss-security-token: $tok
@@ -110,14 +114,31 @@ EOF
     c=
     if [[ $(<"$tmp/body") =~ \<Code\>([A-Za-z0-9.]+)\</Code\> ]]; then c=" ${BASH_REMATCH[1]}"; fi
     : >"$tmp/body"
-    why="GET $oss/$key: HTTP $s$c"
-    if [[ $c == " AccessDenied" ]]; then why+=" (does the bucket policy let role $role read it?)"; fi
+    why="$m $oss/$key: HTTP $s$c"
+    if [[ $c == " AccessDenied" ]]; then why+=" (does the bucket policy let role $role $([[ $m == GET ]] && echo read || echo write) it?)"; fi
     return 1
   fi
   mv "$tmp/body" "$tmp/bundle"
 }
 
+# object get|put ...: one object of the join material, with the same retries.
+object() {
+  (($# == 7)) || { log "usage: $0 get|put METADATA OSS REGION BUCKET KEY ROLE"; exit 2; }
+  mode=${1^^} md=$2 oss=$3 region=$4 bucket=$5 key=$6 role=$7
+  local tries=${GPUCLUSTER_BUNDLE_TRIES:-10} delay=${GPUCLUSTER_BUNDLE_DELAY:-2} n=1
+  tmp=$(mktemp -d "${TMPDIR:-/run}/gpucluster-bundle.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  [[ $mode != PUT ]] || cat >"$tmp/in"
+  until fetch; do
+    ((n < tries)) || { log "giving up after $n attempts: $why"; exit 1; }
+    sleep "$delay"
+    n=$((n + 1)) delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
+  [[ $mode != GET ]] || cat "$tmp/bundle"
+}
+
 main() {
+  [[ ${1:-} != get && ${1:-} != put ]] || { object "$@"; return; }
   (($# == 8)) || { log "usage: $0 METADATA OSS REGION BUCKET KEY DIGEST ROLE UNIT"; exit 2; }
   md=$1 oss=$2 region=$3 bucket=$4 key=$5 digest=$6 role=$7 unit=$8
   local root=${GPUCLUSTER_BUNDLE_ROOT:-} tries=${GPUCLUSTER_BUNDLE_TRIES:-10} delay=${GPUCLUSTER_BUNDLE_DELAY:-2} n=1 sum

@@ -25,7 +25,7 @@ const DefaultMetadataEndpoint = "http://100.100.100.200"
 // FetchScriptPath is where the stub writes the fetch script. On disk rather than /run: should
 // the node reboot between cloud-init's write_files (init stage) and its runcmd (final stage), the
 // runcmd still finds it.
-const FetchScriptPath = "/usr/local/sbin/gpucluster-fetch-bundle.sh"
+const FetchScriptPath = bootstrap.FetchScriptPath
 
 //go:embed fetch-bundle.sh
 var fetchScript string
@@ -74,6 +74,17 @@ var (
 	endpointRE = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._-]+)*$`)
 )
 
+// Endpoints are the metadata service and the OSS endpoint a node in region reaches bucket at, as
+// the stub's defaults (StubSpec): where the join store's objects are read and written.
+func Endpoints(region, bucket string) (metadata, oss string) {
+	return DefaultMetadataEndpoint, internalEndpoint(region, bucket)
+}
+
+// internalEndpoint is bucket's internal endpoint in region (StubSpec.OSSEndpoint).
+func internalEndpoint(region, bucket string) string {
+	return "https://" + bucket + ".oss-" + region + "-internal.aliyuncs.com"
+}
+
 // withDefaults fills the endpoints and checks every field: each ends up in a URL, a header or the
 // string to sign, so none may carry a character that would change their meaning.
 func (s StubSpec) withDefaults() (StubSpec, error) {
@@ -81,7 +92,7 @@ func (s StubSpec) withDefaults() (StubSpec, error) {
 		s.MetadataEndpoint = DefaultMetadataEndpoint
 	}
 	if s.OSSEndpoint == "" {
-		s.OSSEndpoint = "https://" + s.Bucket + ".oss-" + s.Region + "-internal.aliyuncs.com"
+		s.OSSEndpoint = internalEndpoint(s.Region, s.Bucket)
 	}
 	for _, c := range []struct {
 		name, value string

@@ -352,6 +352,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		serveTable(s, w, r, func() any { return s.db.compute().Unavailable }, s.SetUnavailable)
 	case "/_emulator/no_spot":
 		serveTable(s, w, r, func() any { return s.db.compute().NoSpot }, s.SetNoSpot)
+	case ClockPath:
+		s.serveClock(w, r)
 	case "/_emulator/health":
 		writeJSON(map[string]any{"ok": true, "time": s.now().UTC().Format(time.RFC3339)})
 	default:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/oss"
 )
 
 // ErrNoRoleKeys is ReadObjectAsInstance's answer when the instance's metadata service has no keys
@@ -18,19 +19,40 @@ var ErrNoRoleKeys = errors.New("the metadata service has no keys of this role fo
 // the node agent, which plays the node's fetch of its bootstrap bundle offline. Errors:
 // ErrNoRoleKeys, an unknown instance, or OSS's refusal (*oss.ObjectError).
 func (s *Server) ReadObjectAsInstance(instanceID, role, bucket, key string) ([]byte, error) {
+	k, err := s.instanceRoleKey(instanceID, role)
+	if err != nil {
+		return nil, err
+	}
+	return s.oss.GetObjectAs(k, bucket, key)
+}
+
+// WriteObjectAsInstance stores body at bucket/key as a program on the instance would with its RAM
+// role's keys, judged by the bucket policy (oss.Handler.PutObjectAs): the node agent plays a
+// control-plane node's join-token timer with it. Errors as ReadObjectAsInstance's.
+func (s *Server) WriteObjectAsInstance(instanceID, role, bucket, key string, body []byte) error {
+	k, err := s.instanceRoleKey(instanceID, role)
+	if err != nil {
+		return err
+	}
+	return s.oss.PutObjectAs(k, bucket, key, body)
+}
+
+// instanceRoleKey is the OSS key the instance's metadata service hands out for role.
+func (s *Server) instanceRoleKey(instanceID, role string) (oss.Key, error) {
+	var none oss.Key
 	s.mu.RLock()
 	in, found := emuecs.InstanceOf(s.adminCall(s.now()), instanceID)
 	s.mu.RUnlock()
 	if !found {
-		return nil, fmt.Errorf("no instance %s", instanceID)
+		return none, fmt.Errorf("no instance %s", instanceID)
 	}
 	if in.RamRole == "" || role != in.RamRole {
-		return nil, fmt.Errorf("%w (role %q; the instance's is %q)", ErrNoRoleKeys, role, in.RamRole)
+		return none, fmt.Errorf("%w (role %q; the instance's is %q)", ErrNoRoleKeys, role, in.RamRole)
 	}
 	creds := s.roleKeys(in.ID, role)
 	k, ok := s.ossCredentials(creds.AccessKeyID)
 	if !ok {
-		return nil, fmt.Errorf("the role key of %s is unknown to the emulator", instanceID)
+		return none, fmt.Errorf("the role key of %s is unknown to the emulator", instanceID)
 	}
-	return s.oss.GetObjectAs(k, bucket, key)
+	return k, nil
 }

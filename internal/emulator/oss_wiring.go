@@ -17,6 +17,7 @@ type ossBackend interface {
 	UnmarshalState([]byte) error
 	SetObserver(func(action, errorCode string))
 	GetObjectAs(key oss.Key, bucket, object string) ([]byte, error)
+	PutObjectAs(key oss.Key, bucket, object string, body []byte) error
 }
 
 // newOSSBackend builds the OSS handler with the same credentials and clock

@@ -20,6 +20,10 @@ type View struct {
 	// Images are the custom images (CreateImage, CopyImage), in creation order, whatever their
 	// status: an instance's ImageID names one when it runs from a custom image.
 	Images []ImageView
+	// Now is the emulator's clock when the view was taken (the wall clock moved by
+	// POST /_emulator/clock): what a node's clock reads, so bootstrap tokens and kubeadm's
+	// uploaded certificates expire by it (the node agent's tokens.go).
+	Now time.Time
 }
 
 // ImageView is one custom image: its id, region and status (Creating, Available) and what it was
@@ -80,7 +84,7 @@ func (s *Server) View() View {
 	defer s.mu.RUnlock()
 	now := s.now()
 	d := s.db
-	v := View{VSwitches: map[string]VSwitchView{}}
+	v := View{VSwitches: map[string]VSwitchView{}, Now: now}
 	v.Instances, v.SecurityGroups = emuecs.Views(s.adminCall(now))
 	v.Images = emuecs.ImageViews(s.adminCall(now))
 	for id, sw := range d.network().VSwitches {

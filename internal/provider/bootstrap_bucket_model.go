@@ -20,6 +20,7 @@ type bootstrapBucketModel struct {
 	Name       types.String `tfsdk:"name"`
 	Encryption types.String `tfsdk:"encryption"`
 	Readers    types.Set    `tfsdk:"readers"`
+	Writers    types.Set    `tfsdk:"writers"`
 	Policy     types.String `tfsdk:"policy"`
 	// The settings the bucket is held to; changed outside Terraform, they show in the plan.
 	BucketACL         types.String `tfsdk:"bucket_acl"`
@@ -60,9 +61,32 @@ func (m *bootstrapBucketModel) readers(ctx context.Context, diags *diag.Diagnost
 	return out, true
 }
 
+var bucketWriterAttrTypes = map[string]attr.Type{"key": types.StringType, "ram_role_name": types.StringType}
+
+type bucketWriterModel struct {
+	Key         types.String `tfsdk:"key"`
+	RAMRoleName types.String `tfsdk:"ram_role_name"`
+}
+
+// writers is the model's writers (none when null or unknown).
+func (m *bootstrapBucketModel) writers(ctx context.Context, diags *diag.Diagnostics) []bucket.Writer {
+	var ws []bucketWriterModel
+	if m.Writers.IsNull() || m.Writers.IsUnknown() {
+		return nil
+	}
+	if diags.Append(m.Writers.ElementsAs(ctx, &ws, false)...); diags.HasError() {
+		return nil
+	}
+	out := make([]bucket.Writer, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, bucket.Writer{Key: w.Key.ValueString(), RoleName: w.RAMRoleName.ValueString()})
+	}
+	return out
+}
+
 func (m *bootstrapBucketModel) spec(ctx context.Context, diags *diag.Diagnostics) bucket.Spec {
 	readers, _ := m.readers(ctx, diags)
-	return bucket.Spec{Name: m.Name.ValueString(), Encryption: m.Encryption.ValueString(), Readers: readers}
+	return bucket.Spec{Name: m.Name.ValueString(), Encryption: m.Encryption.ValueString(), Readers: readers, Writers: m.writers(ctx, diags)}
 }
 
 // setState takes what OSS has: the encryption, the policy and the readers it grants.
@@ -82,6 +106,14 @@ func (m *bootstrapBucketModel) setState(st bucket.State, diags *diag.Diagnostics
 	set, d := types.SetValue(types.ObjectType{AttrTypes: bucketReaderAttrTypes}, elems)
 	diags.Append(d...)
 	m.Readers = set
+	elems = make([]attr.Value, 0, len(st.Writers))
+	for _, w := range st.Writers {
+		elems = append(elems, types.ObjectValueMust(bucketWriterAttrTypes, map[string]attr.Value{
+			"key": types.StringValue(w.Key), "ram_role_name": types.StringValue(w.RoleName)}))
+	}
+	set, d = types.SetValue(types.ObjectType{AttrTypes: bucketWriterAttrTypes}, elems)
+	diags.Append(d...)
+	m.Writers = set
 }
 
 // validateBootstrapBucket refuses, at plan time, readers the policy could not express or that

@@ -97,8 +97,8 @@ func nodeBootstrapKubernetesAttributes() map[string]schema.Attribute {
 				},
 				"join_token": schema.StringAttribute{
 					Required: true, Sensitive: true,
-					MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it (no expiry, so " +
-						"pools can grow later); workers use it to join. Rotate it by changing it here.",
+					MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. The control plane creates it with a time to live of " +
+						"24 h (kubeadm's default); workers use it to join, so they join within that day. Rotate it by changing it here.",
 				},
 				"ca_cert_hash": schema.StringAttribute{
 					Optional: true,

@@ -63,6 +63,10 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	opts, d := bootstrapOptions(ctx, spec, plan, k8s, endpoint, mounts, final, in)
 	diags.Append(d...)
 	opts.Kubernetes.APIServerName = name.ValueString()
+	loc, d := bundleLocation(ctx, plan, in.region)
+	diags.Append(d...)
+	opts.Kubernetes.JoinStore, d = joinStoreOf(ctx, plan, loc)
+	diags.Append(d...)
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())
@@ -74,8 +78,6 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 		}
 		return diags
 	}
-	loc, d := bundleLocation(ctx, plan, in.region)
-	diags.Append(d...)
 	doc, bundled, err := renderUserData(opts, spec.UserData, loc)
 	if err != nil {
 		diags.AddAttributeError(path.Root("user_data"), "Merging the node bootstrap with user_data", err.Error())
@@ -233,6 +235,10 @@ func bootstrapErrorPath(err error) path.Path {
 	case "kubernetes":
 		if name, ok := steps[1].(path.PathStepAttributeName); ok {
 			return fallback.AtName(string(name))
+		}
+	case "bootstrap_bundle":
+		if name, ok := steps[1].(path.PathStepAttributeName); ok {
+			return path.Root("bootstrap_bundle").AtName(string(name))
 		}
 	}
 	return fallback

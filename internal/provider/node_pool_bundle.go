@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle/upload"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
@@ -26,11 +27,14 @@ import (
 // follows it.
 const defaultBundlePrefix = "gpucluster-bundles"
 
-var bundleAttrTypes = map[string]attr.Type{"bucket": types.StringType, "key_prefix": types.StringType}
+var bundleAttrTypes = map[string]attr.Type{"bucket": types.StringType, "key_prefix": types.StringType,
+	"join_token_key": types.StringType, "publish_join_token_keys": types.ListType{ElemType: types.StringType}}
 
 type bundleModel struct {
-	Bucket    types.String `tfsdk:"bucket"`
-	KeyPrefix types.String `tfsdk:"key_prefix"`
+	Bucket               types.String `tfsdk:"bucket"`
+	KeyPrefix            types.String `tfsdk:"key_prefix"`
+	JoinTokenKey         types.String `tfsdk:"join_token_key"`
+	PublishJoinTokenKeys types.List   `tfsdk:"publish_join_token_keys"`
 }
 
 func bootstrapBundleSchema() schema.Attribute {
@@ -55,6 +59,21 @@ func bootstrapBundleSchema() schema.Attribute {
 				MarkdownDescription: fmt.Sprintf("Key prefix of the pool's bundles, letters, digits and `._-/`, without a leading or "+
 					"trailing `/`. Default `%s/<name>`. Give each pool its own.", defaultBundlePrefix),
 			},
+			"join_token_key": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Joining pools: the object the nodes read their join token from right before `kubeadm join`, " +
+					"which the control plane keeps fresh (`publish_join_token_keys`); the bundle then holds no token. Without it a " +
+					"node joins with `kubernetes.join_token`, which expires 24 h after the first control-plane node's `kubeadm init`, " +
+					"so the pool can only grow within that day. The bucket's policy must let this pool's role read it.",
+			},
+			"publish_join_token_keys": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Control-plane pools: every node runs a timer that creates a bootstrap token valid for 24 h " +
+					"(`kubeadm token create --ttl 24h`) every 8 h and stores it at each of these keys with the pool's RAM role, " +
+					"for the pools whose `join_token_key` names them. The bucket's policy must let this pool's role " +
+					"`oss:PutObject` them (`gpucluster_bootstrap_bucket` `writers`).",
+			},
 		},
 	}
 }
@@ -70,7 +89,7 @@ func bundleLocation(ctx context.Context, m *nodePoolModel, region string) (*uplo
 	if diags.Append(m.BootstrapBundle.As(ctx, &b, basetypes.ObjectAsOptions{})...); diags.HasError() {
 		return nil, diags
 	}
-	if b.Bucket.IsUnknown() || b.KeyPrefix.IsUnknown() || m.Name.IsUnknown() || m.RAMRoleName.IsUnknown() {
+	if b.Bucket.IsUnknown() || b.KeyPrefix.IsUnknown() || b.JoinTokenKey.IsUnknown() || b.PublishJoinTokenKeys.IsUnknown() || m.Name.IsUnknown() || m.RAMRoleName.IsUnknown() {
 		return nil, diags
 	}
 	prefix := b.KeyPrefix.ValueString()
@@ -78,6 +97,29 @@ func bundleLocation(ctx context.Context, m *nodePoolModel, region string) (*uplo
 		prefix = defaultBundlePrefix + "/" + m.Name.ValueString()
 	}
 	return &upload.Location{Region: region, Bucket: b.Bucket.ValueString(), Prefix: prefix, RoleName: m.RAMRoleName.ValueString()}, diags
+}
+
+// joinStoreOf is the bootstrap's join store of a pool with bootstrap_bundle: nil unless it reads
+// or publishes join tokens.
+func joinStoreOf(ctx context.Context, m *nodePoolModel, loc *upload.Location) (*bootstrap.JoinStore, diag.Diagnostics) {
+	var b bundleModel
+	var diags diag.Diagnostics
+	if loc == nil {
+		return nil, diags
+	}
+	if diags.Append(m.BootstrapBundle.As(ctx, &b, basetypes.ObjectAsOptions{})...); diags.HasError() {
+		return nil, diags
+	}
+	var publish []string
+	if diags.Append(b.PublishJoinTokenKeys.ElementsAs(ctx, &publish, false)...); diags.HasError() {
+		return nil, diags
+	}
+	if b.JoinTokenKey.ValueString() == "" && len(publish) == 0 {
+		return nil, diags
+	}
+	md, oss := bundle.Endpoints(loc.Region, loc.Bucket)
+	return &bootstrap.JoinStore{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss,
+		TokenKey: b.JoinTokenKey.ValueString(), PublishKeys: publish}, diags
 }
 
 // validateBundle refuses, at plan time, a bootstrap_bundle the nodes could not fetch: no RAM role

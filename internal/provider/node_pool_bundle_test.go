@@ -251,3 +251,72 @@ func (nopKube) ShutdownNode(context.Context, string, nodeagent.ShutdownSettings)
 	return nodeagent.ShutdownReport{}, nil
 }
 func (nopKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }
+
+// withBundleAttr adds attr (HCL) to bundlePool's bootstrap_bundle.
+func withBundleAttr(cfg, attr string) string {
+	return strings.Replace(cfg, fmt.Sprintf("bootstrap_bundle = { bucket = %q }", bundleBucket),
+		fmt.Sprintf("bootstrap_bundle = { bucket = %q, %s }", bundleBucket, attr), 1)
+}
+
+// checkBundleReadsStoredToken: the node's bundle holds no join token, and its script reads the
+// stored one from key before kubeadm join.
+func checkBundleReadsStoredToken(emu *acctest.Emulator, c *cloud.Client, key string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		_, doc, err := nodeUserData(emu, s)
+		if err != nil {
+			return err
+		}
+		named := upload.NamedIn(doc, strings.TrimSuffix(bundlePrefix, "/"))
+		if len(named) != 1 {
+			return fmt.Errorf("the user data names bundles %v, want one", named)
+		}
+		var archive []byte
+		err = c.OSS(context.Background(), "GetObject", func(ctx context.Context, cl *oss.Client) error {
+			res, err := cl.GetObject(ctx, &oss.GetObjectRequest{Bucket: oss.Ptr(bundleBucket), Key: oss.Ptr(named[0])})
+			if err == nil {
+				defer func() { _ = res.Body.Close() }()
+				archive, err = io.ReadAll(res.Body)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		files, err := bundle.Unpack(archive, bundle.DigestPrefix+strings.TrimSuffix(strings.TrimPrefix(named[0], bundlePrefix), ".tar.gz"))
+		if err != nil {
+			return err
+		}
+		for path, f := range files {
+			if strings.Contains(string(f.Content), testJoinToken) {
+				return fmt.Errorf("the bundle's %s holds the join token", path)
+			}
+		}
+		script, err := bootstrap.UnpackUserData(string(files[bootstrap.ScriptPath].Content))
+		if err != nil || !strings.Contains(script, "get ") || !strings.Contains(script, " "+key+" ") || !strings.Contains(script, "stored_token "+bootstrap.KubeadmPath) {
+			return fmt.Errorf("the bundle's script does not read the stored token at %s (%v)", key, err)
+		}
+		return nil
+	}
+}
+
+// A worker pool with bootstrap_bundle.join_token_key: its bundle holds no join token and its
+// script reads the stored one; publish_join_token_keys, a control plane's, is refused at plan on
+// a worker pool, naming the attribute.
+func TestAccNodePool_joinTokenKey(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	c := bundleClient(t, emu)
+	makeBundleBucket(t, c)
+	const key = "gpucluster-bundles/train/join-token"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{
+			{
+				Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `publish_join_token_keys = ["`+key+`"]`), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)bootstrap_bundle.publish_join_token_keys.*only for control-plane nodes`),
+			},
+			{Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `join_token_key = "`+key+`"`),
+				Check: checkBundleReadsStoredToken(emu, c, key)},
+		},
+	})
+}

@@ -345,9 +345,11 @@ func kubernetesJoinAttributes() map[string]schema.Attribute {
 				"plane need it, since their kubelet reaches the API at `controlPlaneEndpoint`. Changing it replaces the nodes.",
 		},
 		"join_token": schema.StringAttribute{
-			Optional:            true,
-			Sensitive:           true,
-			MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. Sensitive: it never reaches plan output or logs. Changing it does not replace nodes.",
+			Optional:  true,
+			Sensitive: true,
+			MarkdownDescription: "kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`. Sensitive: it never reaches plan output or logs. Changing it does not replace nodes. " +
+				"The first control-plane node creates it with a time to live of 24 h: a pool that joins with it can only grow within that day; " +
+				"pools with `bootstrap_bundle.join_token_key` join with the fresh token the control plane stores instead.",
 		},
 		"join_token_wo": schema.StringAttribute{
 			Optional:  true,

@@ -81,6 +81,17 @@ func (r *bootstrapBucketResource) Schema(_ context.Context, _ resource.SchemaReq
 					"ram_role_name": schema.StringAttribute{Required: true, MarkdownDescription: "The pool's `ram_role_name`."},
 				}},
 			},
+			"writers": schema.SetNestedAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Which objects a role may `oss:PutObject`, each by its exact key: the control-plane pool's " +
+					"`bootstrap_bundle.publish_join_token_keys`, where its nodes store fresh join tokens for the pools that read " +
+					"them (`join_token_key`, under those pools' reader prefixes). No prefix, so a writer can replace no bundle. " +
+					"Changed in place.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"key":           schema.StringAttribute{Required: true, MarkdownDescription: "The object key, such as `gpucluster-bundles/workers/join-token`."},
+					"ram_role_name": schema.StringAttribute{Required: true, MarkdownDescription: "The control-plane pool's `ram_role_name`."},
+				}},
+			},
 			"policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket policy document as OSS holds it."},
 			"bucket_acl": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket's ACL, held at `private`: " +
 				"changed outside Terraform, it shows in the next plan and the apply restores it."},

@@ -33,6 +33,12 @@ resource "gpucluster_bootstrap_bucket" "b" {
 	return cfg
 }
 
+// withWriters lets the control-plane role write the join token under the swapped readers' prefix.
+func withWriters(cfg string) string {
+	return strings.Replace(cfg, "  readers = [", `  writers = [{ key = "gpucluster-bundles/else/join-token", ram_role_name = "gpucluster-cp" }]
+  readers = [`, 1)
+}
+
 // checkBootstrapBucket: the bucket is private, versioned, public access blocked and KMS-encrypted.
 func checkBootstrapBucket(c *cloud.Client) resource.TestCheckFunc {
 	return func(*terraform.State) error {
@@ -98,13 +104,17 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 						regexp.MustCompile(`assumed-role/`+bundleRole+`/\*"\],"Resource":\["acs:oss:\*:\d+:`+bundleBucket+`/gpucluster-bundles/train/\*"\]`))),
 			},
 			{
-				Config: emu.Config() + bootstrapBucketConfig(swapped, true),
+				Config: emu.Config() + withWriters(bootstrapBucketConfig(swapped, true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("gpucluster_bootstrap_bucket.b", plancheck.ResourceActionUpdate),
 					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionNoop),
 				}},
 				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkAgent(emu, "AccessDenied"),
-					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "readers.#", "2")),
+					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "readers.#", "2"),
+					// The control-plane role puts exactly the join token's key, nothing under a prefix.
+					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "writers.#", "1"),
+					resource.TestMatchResourceAttr("gpucluster_bootstrap_bucket.b", "policy",
+						regexp.MustCompile(`"Action":\["oss:PutObject"\],"Principal":\["arn:sts::\d+:assumed-role/gpucluster-cp/\*"\],"Resource":\["acs:oss:\*:\d+:`+bundleBucket+`/gpucluster-bundles/else/join-token"\]`))),
 			},
 			// Public access unblocked outside Terraform: the plan shows it, the apply blocks it again.
 			{
@@ -118,7 +128,7 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: emu.Config() + bootstrapBucketConfig(swapped, true),
+				Config: emu.Config() + withWriters(bootstrapBucketConfig(swapped, true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("gpucluster_bootstrap_bucket.b", plancheck.ResourceActionUpdate),
 				}},

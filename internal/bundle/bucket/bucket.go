@@ -86,28 +86,53 @@ func resource(owner, bucket, prefix string) string {
 	return "acs:oss:*:" + owner + ":" + bucket + "/" + prefix + "/*"
 }
 
+// Writer is one role that may write one object: the control-plane role writes the join
+// material (a fresh bootstrap token, a certificate key) where joining nodes read it (issue #31,
+// bootstrap's JoinStore). An exact key, never a prefix, so the writer can replace no bundle.
+type Writer struct {
+	Key      string
+	RoleName string
+}
+
 // Policy is the bucket policy for readers: one Allow of oss:GetObject per role, on the prefixes
 // it reads, in a stable order. owner is the account uid.
 func Policy(bucket, owner string, readers []Reader) string {
+	return PolicyWith(bucket, owner, readers, nil)
+}
+
+// PolicyWith is Policy with writers: after the readers' statements, one Allow of oss:PutObject
+// per writing role on its exact objects (a PutObject grant covers an overwrite; no delete, no
+// listing). A reader's GetObject on its prefix covers an object a writer puts there.
+func PolicyWith(bucket, owner string, readers []Reader, writers []Writer) string {
+	doc := document{Version: "1", Statement: []statement{}}
 	byRole := map[string][]string{}
 	for _, r := range readers {
 		byRole[r.RoleName] = append(byRole[r.RoleName], resource(owner, bucket, r.KeyPrefix))
 	}
+	doc.Statement = appendGrants(doc.Statement, "oss:GetObject", owner, byRole)
+	byRole = map[string][]string{}
+	for _, w := range writers {
+		byRole[w.RoleName] = append(byRole[w.RoleName], "acs:oss:*:"+owner+":"+bucket+"/"+w.Key)
+	}
+	doc.Statement = appendGrants(doc.Statement, "oss:PutObject", owner, byRole)
+	out, _ := json.Marshal(doc) // strings and slices only: it cannot fail
+	return string(out)
+}
+
+// appendGrants adds one Allow of action per role on its resources, roles and resources sorted.
+func appendGrants(sts []statement, action, owner string, byRole map[string][]string) []statement {
 	roles := make([]string, 0, len(byRole))
 	for role := range byRole {
 		roles = append(roles, role)
 	}
 	sort.Strings(roles)
-	doc := document{Version: "1", Statement: []statement{}}
 	for _, role := range roles {
 		res := byRole[role]
 		sort.Strings(res)
-		res = compactStrings(res)
-		doc.Statement = append(doc.Statement, statement{Effect: "Allow", Action: []string{"oss:GetObject"},
-			Principal: []string{principal(owner, role)}, Resource: res})
+		sts = append(sts, statement{Effect: "Allow", Action: []string{action},
+			Principal: []string{principal(owner, role)}, Resource: compactStrings(res)})
 	}
-	out, _ := json.Marshal(doc) // strings and slices only: it cannot fail
-	return string(out)
+	return sts
 }
 
 // ReadersIn is the readers a policy document grants, as Policy writes them: statements that
@@ -115,15 +140,49 @@ func Policy(bucket, owner string, readers []Reader) string {
 // document is not a reader; a document Policy would not write again shows as a difference in the
 // readers. Sorted by prefix, then role.
 func ReadersIn(doc, bucket, owner string) []Reader {
+	out := []Reader{}
+	for _, g := range grantsIn(doc, bucket, owner, "oss:GetObject") {
+		if prefix, ok := strings.CutSuffix(g.object, "/*"); ok {
+			out = append(out, Reader{KeyPrefix: prefix, RoleName: g.role})
+		}
+	}
+	SortReaders(out)
+	return out
+}
+
+// WritersIn is the writers a policy document grants, as PolicyWith writes them: statements that
+// Allow exactly oss:PutObject to role sessions on single objects of bucket. Sorted by key, then
+// role.
+func WritersIn(doc, bucket, owner string) []Writer {
+	out := []Writer{}
+	for _, g := range grantsIn(doc, bucket, owner, "oss:PutObject") {
+		if !strings.Contains(g.object, "*") {
+			out = append(out, Writer{Key: g.object, RoleName: g.role})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key != out[j].Key {
+			return out[i].Key < out[j].Key
+		}
+		return out[i].RoleName < out[j].RoleName
+	})
+	return out
+}
+
+// grant is one role's session allowed one action on object (the resource after "<bucket>/").
+type grant struct{ role, object string }
+
+// grantsIn are the grants of statements that Allow exactly action to role sessions on bucket's
+// objects; a document that is not JSON grants nothing.
+func grantsIn(doc, bucket, owner, action string) []grant {
 	var d document
 	if json.Unmarshal([]byte(doc), &d) != nil {
 		return nil
 	}
-	out := []Reader{}
-	head, tail := "arn:sts::"+owner+":assumed-role/", "/*"
-	resHead := "acs:oss:*:" + owner + ":" + bucket + "/"
+	var out []grant
+	head, tail, resHead := "arn:sts::"+owner+":assumed-role/", "/*", "acs:oss:*:"+owner+":"+bucket+"/"
 	for _, st := range d.Statement {
-		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != "oss:GetObject" {
+		if st.Effect != "Allow" || len(st.Action) != 1 || st.Action[0] != action {
 			continue
 		}
 		for _, p := range st.Principal {
@@ -131,16 +190,13 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 			if !ok || !strings.HasSuffix(role, tail) {
 				continue
 			}
-			role = strings.TrimSuffix(role, tail)
 			for _, res := range st.Resource {
-				prefix, ok := strings.CutPrefix(res, resHead)
-				if ok && strings.HasSuffix(prefix, "/*") {
-					out = append(out, Reader{KeyPrefix: strings.TrimSuffix(prefix, "/*"), RoleName: role})
+				if object, ok := strings.CutPrefix(res, resHead); ok {
+					out = append(out, grant{role: strings.TrimSuffix(role, tail), object: object})
 				}
 			}
 		}
 	}
-	SortReaders(out)
 	return out
 }
 
@@ -169,6 +225,7 @@ type Spec struct {
 	Name       string
 	Encryption string
 	Readers    []Reader
+	Writers    []Writer // the objects a role may put: join material (PolicyWith)
 	UserTags   map[string]string
 }
 
@@ -213,7 +270,7 @@ func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) erro
 	if info.OwnerID == "" {
 		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
 	}
-	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers))
+	return c.PutBucketPolicy(ctx, spec.Name, PolicyWith(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
 }
 
 // SetTags replaces the bucket's tags.
@@ -227,6 +284,7 @@ type State struct {
 	// Policy is the policy document, "" without one; Readers are what it grants.
 	Policy  string
 	Readers []Reader
+	Writers []Writer
 }
 
 // Read reads the bucket's settings and policy. A bucket that is gone answers an error matching
@@ -246,6 +304,7 @@ func Read(ctx context.Context, c *cloud.Client, name string) (State, error) {
 	}
 	st.Policy = doc
 	st.Readers = ReadersIn(doc, name, info.OwnerID)
+	st.Writers = WritersIn(doc, name, info.OwnerID)
 	return st, nil
 }
 

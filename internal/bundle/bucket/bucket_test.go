@@ -57,3 +57,28 @@ func TestCheckReader(t *testing.T) {
 		}
 	}
 }
+
+// Writers get PutObject on their exact objects, after the readers' statements, which read back
+// unchanged: a writer is no reader.
+func TestPolicyWithWriters(t *testing.T) {
+	readers := []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}
+	doc := PolicyWith("bb", "1234", readers, []Writer{{Key: "b/workers/join-token", RoleName: "cp"}})
+	want := `{"Effect":"Allow","Action":["oss:PutObject"],"Principal":["arn:sts::1234:assumed-role/cp/*"],"Resource":["acs:oss:*:1234:bb/b/workers/join-token"]}`
+	if !strings.Contains(doc, want) {
+		t.Fatalf("policy %s\nwant the writer's statement %s", doc, want)
+	}
+	if got := ReadersIn(doc, "bb", "1234"); !reflect.DeepEqual(got, readers) {
+		t.Fatalf("ReadersIn = %v, want %v", got, readers)
+	}
+}
+
+func TestWritersRoundTrip(t *testing.T) {
+	writers := []Writer{{Key: "b/cp-join/join-token", RoleName: "cp"}, {Key: "b/workers/join-token", RoleName: "cp"}}
+	doc := PolicyWith("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, writers)
+	if got := WritersIn(doc, "bb", "1234"); !reflect.DeepEqual(got, writers) {
+		t.Fatalf("WritersIn = %v, want %v", got, writers)
+	}
+	if got := WritersIn(Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}), "bb", "1234"); len(got) != 0 {
+		t.Fatalf("WritersIn of a readers-only policy = %v", got)
+	}
+}

@@ -138,6 +138,13 @@ type Agent struct {
 	delayShutdown func(instanceID string, d time.Duration)
 	shutDown      map[string]ShutdownReport
 	failures      []Failure
+	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
+	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
+	now time.Time
+	// writeObject plays the control plane's join-token timer's puts; tokenSeq numbers the
+	// tokens it creates (tokens.go).
+	writeObject ObjectWriter
+	tokenSeq    int
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -204,6 +211,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.view()
+	if a.now = v.Now; a.now.IsZero() {
+		a.now = time.Now()
+	}
 	net := newNetwork(v)
 	statuses := map[string]NodeStatus{}
 	a.refused, a.fetchFailed = map[string]bool{}, map[string]string{}
@@ -259,6 +269,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		statuses[in.ID] = st
 		pending = append(pending, in)
 	}
+	a.refreshTokens()
 	for _, in := range pending {
 		if p := a.plans[in.ID].plan; p.Init {
 			a.settle(ctx, in, p, a.initialise(net, in, p), statuses)
@@ -330,6 +341,9 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	if d.role == RoleControlPlane { // it serves the API from now on, and runs an etcd member
 		a.cluster.members[in.ID] = in.PrivateIP
 		a.cluster.addEtcdMember(node.Name, in.ID)
+	}
+	if d.role != RoleWorker {
+		a.startRefresher(in.ID, p)
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)

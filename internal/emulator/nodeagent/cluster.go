@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,8 +17,11 @@ import (
 type cluster struct {
 	initID, initHost string
 	endpoint         string // controlPlaneEndpoint, or the init node's address:6443
-	tokens           []string
-	caHash           string // "" = kubeadm made the CA at boot: no hash pinned in advance matches
+	tokens           []clusterToken
+	formed           time.Time     // when kubeadm init ran, by the emulator's clock
+	reupload         time.Duration // the first node's certificate upload timer (tokens.go); 0: none
+	refresher        *refresher    // the control plane's join-token timer (tokens.go); nil: none
+	caHash           string        // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
 	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
@@ -95,7 +99,7 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	if rv.fatal != "" {
 		return decision{role: RoleInit, reason: rv.fatal}
 	}
-	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: p.Tokens, caHash: p.CAHash,
+	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: tokensAt(p.Tokens, a.now), formed: a.now, reupload: p.CertsReupload, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
 		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs, etcd: []EtcdMember{{Name: p.NodeName, InstanceID: in.ID}}}
 	return decision{role: RoleInit}.withRegion(rv)
@@ -130,9 +134,18 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			host, c.initID, c.endpointSetting(), j.Endpoint, j.Endpoint)
 		return d
 	}
-	if !slices.Contains(c.tokens, j.Token) {
+	token := j.Token
+	if p.StoredToken != nil { // the script reads it from the join store right before kubeadm join
+		if token, d.reason = a.storedToken(in.ID, p.StoredToken); d.reason != "" {
+			return d
+		}
+	}
+	if !c.knowsToken(token, a.now) {
 		d.reason = fmt.Sprintf("the join token is not a bootstrap token of the cluster at %s (set by %s's InitConfiguration): kubeadm join fails discovery; "+
 			"pass the same join_token to every pool", j.Endpoint, c.initID)
+		return d
+	}
+	if d.reason = c.tokenVerdict(token, j.Endpoint, a.now); d.reason != "" {
 		return d
 	}
 	switch {
@@ -155,6 +168,9 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		return d
 	}
 	if j.ControlPlane {
+		if d.reason = c.certsVerdict(a.now); d.reason != "" {
+			return d
+		}
 		if d.reason = c.etcdRefusesAdd(net, p.NodeName); d.reason != "" {
 			return d
 		}

@@ -29,6 +29,7 @@ type kubeadmNodeRegistration struct {
 type kubeadmInit struct {
 	BootstrapTokens []struct {
 		Token string `json:"token"`
+		TTL   string `json:"ttl"`
 	} `json:"bootstrapTokens"`
 	NodeRegistration kubeadmNodeRegistration `json:"nodeRegistration"`
 	CertificateKey   string                  `json:"certificateKey"`

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,9 +25,16 @@ type NodePlan struct {
 	// it uploads the control-plane certificates with ("" = not highly available).
 	Init           bool
 	InitEndpoint   string
-	Tokens         []string
+	Tokens         []PlanToken
 	CAHash         string
 	CertificateKey string
+	// CertsReupload is how often a timer of the first node uploads the control-plane
+	// certificates again (0: never; tokens.go).
+	CertsReupload time.Duration
+	// TokenPublisher is a control-plane node's join-token timer; StoredToken where a joining
+	// node reads its token (nil: from its configuration). tokens.go.
+	TokenPublisher *TokenPublisher
+	StoredToken    *storeRef
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
 	Join *JoinPlan
@@ -130,9 +138,14 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 		p.Init = true
 		reg = cfg.Init.NodeRegistration
 		for _, t := range cfg.Init.BootstrapTokens {
-			p.Tokens = append(p.Tokens, t.Token)
+			ttl, err := tokenTTL(t.TTL)
+			if err != nil {
+				return p, fmt.Errorf("%s: %w", bootstrap.KubeadmPath, err)
+			}
+			p.Tokens = append(p.Tokens, PlanToken{Token: t.Token, TTL: ttl})
 		}
 		p.CertificateKey = cfg.Init.CertificateKey
+		p.CertsReupload = certsReupload(ci.Files, script)
 		if cfg.Cluster != nil {
 			p.InitEndpoint = cfg.Cluster.ControlPlaneEndpoint
 			if cfg.Cluster.ImageRepository != "" {
@@ -167,6 +180,8 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 		return p, fmt.Errorf("%s: %w", bootstrap.KubeadmPath, err)
 	}
 	p.Taints = reg.Taints
+	p.StoredToken = storedTokenRef(script)
+	p.TokenPublisher = tokenPublisher(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {

@@ -1,6 +1,7 @@
 package oss
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,10 +26,20 @@ func (e *ObjectError) Error() string {
 // fetch what a node would fetch with its instance role's keys (internal/emulator/nodeagent,
 // bundle.go) without signing a request to itself.
 func (h *Handler) GetObjectAs(key Key, bucket, object string) ([]byte, error) {
+	return h.objectAs(key, http.MethodGet, bucket, object, nil, operation{name: "GetObject", run: getObject})
+}
+
+// PutObjectAs stores body at bucket/key as a PutObject signed with key would: judged by the bucket
+// policy first. The node agent plays a control-plane node's join-token timer with it (tokens.go).
+func (h *Handler) PutObjectAs(key Key, bucket, object string, body []byte) error {
+	_, err := h.objectAs(key, http.MethodPut, bucket, object, body, operation{name: "PutObject", run: putObject})
+	return err
+}
+
+func (h *Handler) objectAs(key Key, method, bucket, object string, body []byte, op operation) ([]byte, error) {
 	rec := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodGet, "/"+url.PathEscape(bucket)+"/"+(&url.URL{Path: object}).EscapedPath(), nil)
+	r := httptest.NewRequest(method, "/"+url.PathEscape(bucket)+"/"+(&url.URL{Path: object}).EscapedPath(), bytes.NewReader(body))
 	c := &call{h: h, w: rec, r: r, requestID: newRequestID(), bucket: bucket, key: object, hasKey: true, caller: key}
-	op := operation{name: "GetObject", run: getObject}
 	e := c.authorize(op)
 	if e == nil {
 		e = op.run(c)

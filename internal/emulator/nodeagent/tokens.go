@@ -1,0 +1,302 @@
+package nodeagent
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// What expires in a kubeadm cluster, by the emulator's clock (emulator.View.Now, moved by
+// POST /_emulator/clock), issue #31:
+//
+//   - A bootstrap token lives for its ttl: "ttl defines the time to live for this token.
+//     Defaults to 24h", and 0 means it never expires
+//     (https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/#kubeadm-k8s-io-v1beta4-BootstrapToken).
+//     An expired token's Secret is deleted by the TokenCleaner and its signature leaves the
+//     cluster-info ConfigMap (https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/),
+//     so kubeadm join's discovery fails with it.
+//   - The control-plane certificates kubeadm init --upload-certs (or kubeadm init phase
+//     upload-certs --upload-certs) stores in the kubeadm-certs Secret: "The kubeadm-certs
+//     Secret and decryption key expire after two hours"
+//     (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#uploading-control-plane-certificates-to-the-cluster),
+//     so a control-plane join more than two hours after the last upload fails to download them.
+//
+// The agent plays what the first control-plane node's files do about it, never what they mean
+// to do: an upload timer (the unit and its OnUnitActiveSec) uploads again with the same key; a
+// token refresher (bootstrap's gpucluster-join-token timer) creates a token of its ttl.
+
+// certsLifetime is how long the kubeadm-certs Secret and its key live after an upload.
+const certsLifetime = 2 * time.Hour
+
+// defaultTokenTTL is kubeadm's ttl of a bootstrap token that sets none.
+const defaultTokenTTL = 24 * time.Hour
+
+// clusterToken is one bootstrap token of the cluster; expires zero is a token that never does.
+type clusterToken struct {
+	secret  string
+	expires time.Time
+}
+
+// PlanToken is one of an InitConfiguration's bootstrapTokens: the token (secret: compared,
+// never printed) and its ttl, 0 for one that never expires.
+type PlanToken struct {
+	Token string
+	TTL   time.Duration
+}
+
+// tokenTTL reads a bootstrapTokens[].ttl: kubeadm's default when empty, 0 = never expires.
+func tokenTTL(raw string) (time.Duration, error) {
+	if raw == "" {
+		return defaultTokenTTL, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bootstrap token ttl %q is not a duration", raw)
+	}
+	return d, nil
+}
+
+// tokensAt are the plan's tokens as kubeadm init at formed creates them.
+func tokensAt(tokens []PlanToken, formed time.Time) []clusterToken {
+	out := make([]clusterToken, 0, len(tokens))
+	for _, t := range tokens {
+		ct := clusterToken{secret: t.Token}
+		if t.TTL > 0 {
+			ct.expires = formed.Add(t.TTL)
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// tokenVerdict is why kubeadm join's discovery fails with token at now, "" when it passes.
+// The words are kubeadm's own (cmd/kubeadm/app/discovery/token/token.go: no JWS signature for
+// the token id in cluster-info).
+func (c *cluster) tokenVerdict(token, endpoint string, now time.Time) string {
+	id, _, _ := strings.Cut(token, ".")
+	for _, t := range c.currentTokens(now) {
+		if t.secret != token {
+			continue
+		}
+		if !t.expires.IsZero() && !now.Before(t.expires) {
+			return fmt.Sprintf("kubeadm join fails discovery at %s: token id %q is invalid for this cluster or it has expired "+
+				"(it expired at %s, its ttl after %s's kubeadm init); a node that joins later needs a token the control plane keeps fresh",
+				endpoint, id, t.expires.UTC().Format(time.RFC3339), c.initID)
+		}
+		return ""
+	}
+	return ""
+}
+
+// currentTokens are the cluster's tokens at now: kubeadm init's, and the refresher's latest
+// when the first control-plane node runs one.
+func (c *cluster) currentTokens(now time.Time) []clusterToken {
+	return c.tokens
+}
+
+// knowsToken reports whether token is one of the cluster's, expired or not.
+func (c *cluster) knowsToken(token string, now time.Time) bool {
+	for _, t := range c.currentTokens(now) {
+		if t.secret == token {
+			return true
+		}
+	}
+	return false
+}
+
+// certsVerdict is why kubeadm join --control-plane cannot download the certificates at now, ""
+// when it can: kubeadm init uploaded them at formed; an upload timer of the first node uploads
+// them again every reupload after that (0: none), while that node is in the cluster.
+func (c *cluster) certsVerdict(now time.Time) string {
+	last := c.formed
+	if c.reupload > 0 && now.After(c.formed) {
+		last = c.formed.Add(now.Sub(c.formed).Truncate(c.reupload)) // the last tick of the timer
+	}
+	if now.Sub(last) < certsLifetime {
+		return ""
+	}
+	return fmt.Sprintf("kubeadm join --control-plane fails to download the certificates: the kubeadm-certs Secret %s uploaded at %s expired two hours later "+
+		"(kubeadm deletes it with its key); upload them again with kubeadm init phase upload-certs --upload-certs while a control-plane join is pending",
+		c.initID, last.UTC().Format(time.RFC3339))
+}
+
+// certsReupload reads the first node's certificate upload timer: a unit under /etc/systemd/system
+// whose service runs kubeadm init phase upload-certs --upload-certs, with a timer the script
+// enables; its OnUnitActiveSec (systemd's time span, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html).
+// 0: no such timer.
+func certsReupload(files map[string]string, script string) time.Duration {
+	for path, unit := range files {
+		name, ok := strings.CutSuffix(path, ".service")
+		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") || !strings.Contains(unit, "upload-certs --upload-certs") {
+			continue
+		}
+		timer, ok := files[name+".timer"]
+		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+			continue
+		}
+		for line := range strings.Lines(timer) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
+				if d, err := systemdSpan(v); err == nil {
+					return d
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// systemdSpan reads a systemd time span of one unit ("1h", "30min", "90s").
+func systemdSpan(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, ok := strings.CutSuffix(v, "min"); ok {
+		v = n + "m"
+	}
+	return time.ParseDuration(v)
+}
+
+// ObjectWriter stores body at bucket/key as a program on the instance would with the keys its
+// metadata service hands out for role (emulator.Server.WriteObjectAsInstance).
+type ObjectWriter func(instanceID, role, bucket, key string, body []byte) error
+
+// WriteObjectsWith gives the agent the emulator's OSS to play the control plane's join-token
+// timer against. Call it before Run. Without it the timer's puts fail, as they would without OSS.
+func (a *Agent) WriteObjectsWith(write ObjectWriter) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.writeObject = write
+}
+
+// storeRef is one object of the join store as the fetch script's get|put arguments name it.
+type storeRef struct{ Endpoint, Bucket, Key, Role string }
+
+// TokenPublisher is a control-plane node's join-token timer, read from its files: the ttl of the
+// tokens its script creates (kubeadm token create --ttl), how often the timer runs, and where
+// each token is put.
+type TokenPublisher struct {
+	TTL, Period time.Duration
+	To          []storeRef
+}
+
+var (
+	tokenCreateRE = regexp.MustCompile(`kubeadm token create --ttl (\S+)`)
+	storeRE       = regexp.MustCompile(`gpucluster-fetch-bundle\.sh (get|put) \S+ (\S+) \S+ (\S+) (\S+) ([A-Za-z0-9.-]+)`)
+)
+
+// tokenPublisher reads a join-token timer from a control-plane node's files: a unit whose script
+// creates a token and puts it, with a timer the bootstrap enables. nil: none.
+func tokenPublisher(files map[string]string, script string) *TokenPublisher {
+	for path, unit := range files {
+		name, ok := strings.CutSuffix(path, ".service")
+		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") {
+			continue
+		}
+		_, exec, ok := strings.Cut(unit, "ExecStart=")
+		exec, _, _ = strings.Cut(exec, "\n")
+		body, found := files[strings.TrimSpace(exec)]
+		m := tokenCreateRE.FindStringSubmatch(body)
+		if !ok || !found || m == nil || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+			continue
+		}
+		p := &TokenPublisher{}
+		var err error
+		if p.TTL, err = tokenTTL(m[1]); err != nil {
+			continue
+		}
+		for line := range strings.Lines(files[name+".timer"]) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
+				p.Period, _ = systemdSpan(v)
+			}
+		}
+		for _, s := range storeRE.FindAllStringSubmatch(body, -1) {
+			if s[1] == "put" {
+				p.To = append(p.To, storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]})
+			}
+		}
+		return p
+	}
+	return nil
+}
+
+// storedTokenRef is where a joining node's script reads its token (bootstrap's stored_token), nil
+// when it joins with the token of its configuration.
+func storedTokenRef(script string) *storeRef {
+	for line := range strings.Lines(script) {
+		if !strings.Contains(line, "stored_token() {") {
+			continue
+		}
+		if s := storeRE.FindStringSubmatch(line); s != nil && s[1] == "get" {
+			return &storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]}
+		}
+	}
+	return nil
+}
+
+// refresher is the join-token timer the agent plays: the control-plane node that runs it, when
+// it first ran, and how many ticks it has played.
+type refresher struct {
+	instanceID string
+	pub        TokenPublisher
+	since      time.Time
+	ticks      int64
+}
+
+// startRefresher is the bootstrap's `systemctl start` of the token unit on a control-plane node
+// that registers with a timer: the first that does runs it (another node's timer only stores
+// tokens of the same kind). Caller holds a.mu.
+func (a *Agent) startRefresher(in string, p NodePlan) {
+	if c := a.cluster; c != nil && c.refresher == nil && p.TokenPublisher != nil {
+		c.refresher = &refresher{instanceID: in, pub: *p.TokenPublisher, since: a.now, ticks: -1}
+		a.refreshTokens()
+	}
+}
+
+// refreshTokens plays the timer's runs up to now: each creates a token of its ttl and puts it at
+// every key with the node's role, judged by the bucket policy; only the last run's token matters
+// to a node that reads the store now. A timer whose node left the cluster runs no more.
+func (a *Agent) refreshTokens() {
+	c := a.cluster
+	if c == nil || c.refresher == nil || a.registered[c.refresher.instanceID] == "" {
+		return
+	}
+	r := c.refresher
+	tick := int64(0)
+	if r.pub.Period > 0 {
+		tick = int64(a.now.Sub(r.since) / r.pub.Period)
+	}
+	if tick <= r.ticks {
+		return
+	}
+	r.ticks = tick
+	created := r.since.Add(time.Duration(tick) * r.pub.Period)
+	a.tokenSeq++
+	token := fmt.Sprintf("%06x.%016x", a.tokenSeq, created.UnixNano()) // a fresh token, as kubeadm token create makes one
+	ct := clusterToken{secret: token}
+	if r.pub.TTL > 0 {
+		ct.expires = created.Add(r.pub.TTL)
+	}
+	c.tokens = append(c.tokens, ct)
+	for _, to := range r.pub.To {
+		err := fmt.Errorf("the emulator plays no OSS for the node agent (WriteObjectsWith)")
+		if a.writeObject != nil {
+			err = a.writeObject(r.instanceID, to.Role, to.Bucket, to.Key, []byte(token))
+		}
+		if err != nil {
+			a.logf("nodeagent: %s: the join-token timer's PUT %s/%s failed: %v", r.instanceID, to.Endpoint, to.Key, err)
+		}
+	}
+}
+
+// storedToken is the token a joining node's stored_token reads, or why it cannot: the fetch
+// script's get with the node's role, judged by the bucket policy.
+func (a *Agent) storedToken(in string, ref *storeRef) (string, string) {
+	if a.readObject == nil {
+		return "", fmt.Sprintf("stored_token: GET %s/%s: the emulator plays no OSS for the node agent (ReadObjectsWith)", ref.Endpoint, ref.Key)
+	}
+	b, err := a.readObject(in, ref.Role, ref.Bucket, ref.Key)
+	if err != nil {
+		return "", fmt.Sprintf("stored_token: GET %s/%s: %v: the node has no join token (is the control plane's join-token timer storing one there, and may role %s read it?)",
+			ref.Endpoint, ref.Key, err, ref.Role)
+	}
+	return string(b), ""
+}
