@@ -72,8 +72,8 @@ func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 	}
 	vpc := demand{quota: "the VPC's instance capacity", unit: "instances", fixed: "put part of the stack in another VPC"}
 	for _, p := range s.Pools {
-		add(planerr.Join(p.Path, "size"), p.Count, p.VCPUs, p.GPUs, p.Spot)
-		vpc.uses = append(vpc.uses, use{planerr.Join(p.Path, "size"), p.Count, 1})
+		add(p.sizeAttr(), p.Count, p.VCPUs, p.GPUs, p.Spot)
+		vpc.uses = append(vpc.uses, use{p.sizeAttr(), p.Count, 1})
 	}
 	for _, g := range s.ScalingGroups {
 		add(planerr.Join(g.Path, "max_size"), g.MaxSize, g.VCPUs, g.GPUs, g.Spot)

@@ -200,3 +200,15 @@ func TestAccPreflight_badInput(t *testing.T) {
 	expectPreflightError(t, emu, preflightConfig(4, "max_size = 2"), phrases(
 		`pools[0].max_size "2" is below size (4)`, "set max_size to at least size"))
 }
+
+// A spot pool is placed by the spot stock (DescribeAvailableResource with SpotStrategy): a type
+// the region sells pay-as-you-go only has no place, though its pay-as-you-go stock is there.
+func TestAccPreflight_spotStock(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetNoSpot([]string{gpu8Type}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(2, "spot = true"), phrases(
+		fmt.Sprintf(`pools[0].zone_ids "%s-a,%s-b,%s-c" has no zone with %s as spot in stock`, acctest.Region, acctest.Region, acctest.Region, gpu8Type),
+		"2 of 2 nodes have no place", fmt.Sprintf("choose another instance_type: no zone of the region has %s as spot in stock, or drop spot", gpu8Type)))
+}
