@@ -10,6 +10,12 @@ type Growth struct {
 	// Current is how many nodes the pool has now, which the account's used quota already counts:
 	// Previous for a fixed pool, the scaling group's live nodes for an autoscaling one.
 	Current int
+	// Group is the scaling group an autoscaling pool's plan creates or grows (nil for a fixed
+	// pool): a new one is held to the scaling group quota, its max_size (Limit) to the largest
+	// a group may take. Its MaxSize stays 0: the pool's new nodes are counted once, as the pool's.
+	Group *ScalingGroup
+	// NewGroup is whether the plan creates the group.
+	NewGroup bool
 }
 
 // NewNodes is how many nodes beyond the ones it has the pool may ask for, 0 when it does not
@@ -30,5 +36,12 @@ func CheckPool(p Pool, g Growth, a Account, rateLimit float64) Report {
 		return Report{}
 	}
 	p.Count = n
-	return Check(Stack{Pools: []Pool{p}}, a, rateLimit)
+	s := Stack{Pools: []Pool{p}}
+	if g.Group != nil {
+		s.ScalingGroups = []ScalingGroup{*g.Group}
+		if !g.NewGroup {
+			a.ScalingGroups = Quota{} // the group exists: it takes no more of the group quota
+		}
+	}
+	return Check(s, a, rateLimit)
 }

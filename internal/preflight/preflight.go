@@ -91,6 +91,17 @@ type ScalingGroup struct {
 	VCPUs, GPUs  int
 	MaxSize      int
 	Spot         bool
+	// Limit is the group's max_size as CreateScalingGroup is asked for it, held to
+	// Account.ScalingGroupMaxSize; 0 means MaxSize. (MaxSize may be only what the quotas must
+	// hold beyond the nodes a pool starts with.)
+	Limit int
+}
+
+func (g ScalingGroup) limit() int {
+	if g.Limit > 0 {
+		return g.Limit
+	}
+	return g.MaxSize
 }
 
 // VSwitch is a vSwitch a pool places nodes in.

@@ -142,17 +142,19 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		{"eips", "the EIP quota", "EIPs", s.EIPs, a.EIPs},
 		{"nat_gateways", "the NAT gateway quota", "NAT gateways", s.NATGateways, a.NATGateways},
 		{"load_balancers", "the CLB instance quota", "load balancers", s.LoadBalancers, a.LoadBalancers},
-		{"scaling_groups", "the scaling group quota", "scaling groups", len(s.ScalingGroups), a.ScalingGroups},
 	} {
 		d := demand{quota: c.quota, unit: c.unit, uses: []use{{c.path, c.n, 1}}}
 		if e := d.against(c.q, notes); e != nil {
 			out = append(out, e)
 		}
 	}
+	if e := checkGroupCount(s.ScalingGroups, a.ScalingGroups, notes); e != nil {
+		out = append(out, e)
+	}
 	if a.ScalingGroupMaxSize > 0 {
 		for _, g := range s.ScalingGroups {
-			if g.MaxSize > a.ScalingGroupMaxSize {
-				out = append(out, planerr.Input(planerr.Join(g.Path, "max_size"), strconv.Itoa(g.MaxSize),
+			if g.limit() > a.ScalingGroupMaxSize {
+				out = append(out, planerr.Input(planerr.Join(g.Path, "max_size"), strconv.Itoa(g.limit()),
 					fmt.Sprintf("is above the largest max size a scaling group may have here, %d", a.ScalingGroupMaxSize),
 					fmt.Sprintf("lower it to %d or split the pool, or raise the scaling group size quota in the Quota Center (%s)", a.ScalingGroupMaxSize, QuotaCenter)).
 					WithSupported(fmt.Sprintf("0..%d", a.ScalingGroupMaxSize)))
@@ -160,4 +162,30 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		}
 	}
 	return out
+}
+
+// checkGroupCount holds the scaling groups the stack creates to the region's scaling group quota
+// (DescribeLimitation MaxNumberOfScalingGroups against the groups DescribeScalingGroups counts).
+// The shortfall is pinned to the last group's max_size: the pools past the quota are the ones
+// that would fail.
+func checkGroupCount(groups []ScalingGroup, q Quota, notes *[]string) *planerr.Error {
+	need := len(groups)
+	switch {
+	case need == 0:
+		return nil
+	case !q.known():
+		*notes = append(*notes, "the scaling group quota not checked (quota unknown)")
+		return nil
+	case need <= q.left():
+		*notes = append(*notes, fmt.Sprintf("%d of %d scaling groups left under the scaling group quota", need, q.left()))
+		return nil
+	}
+	last := groups[need-1]
+	at := planerr.Join(last.Path, "max_size")
+	return planerr.Input(at, strconv.Itoa(last.limit()),
+		fmt.Sprintf("makes the pool autoscaling, and the stack's %d scaling group(s) exceed the scaling group quota: %d with %d in use, %d available",
+			need, q.Max, q.Used, q.left()),
+		fmt.Sprintf("raise the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least %d in the Quota Center (%s), delete %d unused scaling group(s), or make %d pool(s) fixed-size (no max_size above size)",
+			q.Used+need, QuotaCenter, need-q.left(), need-q.left())).
+		WithSupported(fmt.Sprintf("at most %d new scaling groups", q.left()))
 }

@@ -76,7 +76,7 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		// What the autoscaler may add beyond size is held to the quotas like a scaling group.
 		if maxSize > size {
 			s.ScalingGroups = append(s.ScalingGroups, preflight.ScalingGroup{Path: at, InstanceType: t.Name,
-				VCPUs: t.VCPU, GPUs: t.GPUs, MaxSize: maxSize - size, Spot: pool.Spot})
+				VCPUs: t.VCPU, GPUs: t.GPUs, MaxSize: maxSize - size, Spot: pool.Spot, Limit: maxSize})
 		}
 	}
 	return s, nil
@@ -94,6 +94,11 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 	a, err := readQuotasAndStock(ctx, c, spot)
 	if err != nil {
 		return a, err
+	}
+	if len(s.ScalingGroups) > 0 {
+		if err := readScalingQuota(ctx, c, &a); err != nil {
+			return a, err
+		}
 	}
 	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
 	for i, p := range m.Pools {
@@ -144,6 +149,17 @@ func readQuotasAndStock(ctx context.Context, c *cloud.Client, spot bool) (prefli
 	}
 	a.FreeAddresses = map[string]int{}
 	return a, nil
+}
+
+// readScalingQuota reads the Auto Scaling quota (two calls, for a stack with scaling groups only).
+func readScalingQuota(ctx context.Context, c *cloud.Client, a *preflight.Account) error {
+	q, err := c.ScalingGroupQuota(ctx)
+	if err != nil {
+		return err
+	}
+	a.ScalingGroups = preflight.Quota{Max: q.MaxGroups, Used: q.Groups}
+	a.ScalingGroupMaxSize = q.MaxSize
+	return nil
 }
 
 // readStock is a stock answer as zone -> instance type (the catalog's name) -> status.

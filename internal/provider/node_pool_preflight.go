@@ -16,8 +16,9 @@ import (
 // addresses, each shortfall an error on size (autoscaling.max_size), network_id or zone_ids.
 // Only growth counts (preflight.Growth): a pool that keeps or lowers its size makes no call and
 // is never refused, however full the account is of its own nodes. Two calls
-// (DescribeAccountAttributes, DescribeAvailableResource), three for spot; the network's vSwitches
-// were read with it already.
+// (DescribeAccountAttributes, DescribeAvailableResource), one more for spot and two more for an
+// autoscaling pool (DescribeLimitation, DescribeScalingGroups: its group against the scaling
+// group quota and the largest max_size); the network's vSwitches were read with it already.
 func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool.Spec, state *nodePoolModel, diags *diag.Diagnostics) {
 	if r.client == nil || len(spec.Types) == 0 || len(spec.Zones) == 0 {
 		return
@@ -46,6 +47,12 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 	if spec.Autoscale != nil {
 		p.Attrs.Size = "autoscaling.max_size"
 		p.SpotFallback = spec.Autoscale.Mix.CompensateWithOnDemand
+		g.Group = &preflight.ScalingGroup{Path: "autoscaling", InstanceType: t.Name, Limit: spec.Autoscale.Max}
+		g.NewGroup = state == nil || state.ScalingGroupID.ValueString() == ""
+		if err := readScalingQuota(ctx, r.client, &a); err != nil {
+			diags.AddWarning("Preflight not checked", "Reading the account's Auto Scaling quota for the pool's scaling group: "+err.Error())
+			return
+		}
 	}
 	for _, z := range spec.Zones {
 		p.VSwitches[z] = preflight.VSwitch{} // the network's vSwitch below; without one, addresses unknown

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 )
 
 // pinnedPoolConfig is poolConfig pinned to gpu8Type (128 vCPUs a node), so the quotas below are
@@ -114,6 +116,35 @@ func TestAccNodePoolPreflight_growthOutOfStock(t *testing.T) {
 				fmt.Sprintf(`zone_ids "cn-wulanchabu-a,cn-wulanchabu-b" has no zone with %s in stock`, gpu8Type), "2 of 2 nodes have no place",
 				fmt.Sprintf("add zone cn-wulanchabu-c (it has %s in stock) to zone_ids", gpu8Type)),
 			Check: checkInstances(emu, 0),
+		}},
+	})
+}
+
+// A new autoscaling pool is held to the scaling group quota, with the region's groups counted
+// against it; an existing one that grows its max_size takes no more of it.
+func TestAccNodePoolPreflight_scalingGroupQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	train := autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 4 }`)
+	infer := strings.NewReplacer(`"train"`, `"infer"`, `name          = "train"`, `name          = "infer"`).Replace(train)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + poolNetworkConfig("") + train,
+			Check:  checkScalingGroups(emu, 1),
+		}, {
+			PreConfig: func() {
+				if err := emu.SetESSLimits(emuess.Limits{ScalingGroups: 1}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: emu.Config() + poolNetworkConfig("") + train + infer,
+			ExpectError: phrases("Preflight: the pool's new nodes do not fit",
+				`autoscaling.max_size "4" makes the pool autoscaling, and the stack's 1 scaling group(s) exceed the scaling group quota: 1 with 1 in use, 0 available`,
+				"raise the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least 2"),
+		}, {
+			Config: emu.Config() + poolNetworkConfig("") + autoscalingPoolConfig(`autoscaling = { min_size = 0, max_size = 6 }`),
+			Check:  checkScalingGroups(emu, 1),
 		}},
 	})
 }
