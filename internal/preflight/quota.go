@@ -93,17 +93,10 @@ func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 
 // against is the shortfall of d under q, or nil; it notes how d fits otherwise.
 func (d demand) against(q Quota, notes *[]string) *planerr.Error {
-	need := d.total()
-	switch {
-	case need == 0:
-		return nil
-	case !q.known():
-		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
-		return nil
-	case need <= q.left():
-		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
+	if d.fits(q, notes) {
 		return nil
 	}
+	need := d.total()
 	big := d.largest()
 	short := need - q.left()
 	fewer := (short + big.per - 1) / big.per
@@ -117,6 +110,22 @@ func (d demand) against(q Quota, notes *[]string) *planerr.Error {
 		fix = fmt.Sprintf("%s, or lower %s by %d", d.fixed, big.path, fewer)
 	}
 	return planerr.Input(big.path, strconv.Itoa(big.n), why, fix).WithSupported(fmt.Sprintf("at most %d %s in all", q.left(), d.unit))
+}
+
+// fits is whether d fits q, or q is unknown; it notes how, or that q was not checked.
+func (d demand) fits(q Quota, notes *[]string) bool {
+	need := d.total()
+	switch {
+	case need == 0:
+		return true
+	case !q.known():
+		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
+		return true
+	case need <= q.left():
+		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
+		return true
+	}
+	return false
 }
 
 // shares lists each attribute's share, largest first: "pools.a.count 800, pools.b.count 400".
@@ -170,14 +179,7 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 // that would fail.
 func checkGroupCount(groups []ScalingGroup, q Quota, notes *[]string) *planerr.Error {
 	need := len(groups)
-	switch {
-	case need == 0:
-		return nil
-	case !q.known():
-		*notes = append(*notes, "the scaling group quota not checked (quota unknown)")
-		return nil
-	case need <= q.left():
-		*notes = append(*notes, fmt.Sprintf("%d of %d scaling groups left under the scaling group quota", need, q.left()))
+	if (demand{quota: "the scaling group quota", unit: "scaling groups", uses: []use{{"", need, 1}}}).fits(q, notes) {
 		return nil
 	}
 	last := groups[need-1]

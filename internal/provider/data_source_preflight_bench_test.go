@@ -19,20 +19,9 @@ import (
 func BenchmarkPreflightRead(b *testing.B) {
 	c := cloudtest.Start(b, 0)
 	ctx := context.Background()
-	vpcID, err := c.Client.CreateVPC(ctx, cloud.VPCInput{Name: "bench", CIDRBlock: "10.0.0.0/8"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Client.WaitVPCAvailable(ctx, vpcID); err != nil {
-		b.Fatal(err)
-	}
 	var vsws []string
-	for i, z := range []string{"a", "b", "c"} {
-		id, err := c.Client.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: cloudtest.Region + "-" + z, CIDRBlock: fmt.Sprintf("10.%d.0.0/16", i), Name: "bench-" + z})
-		if err != nil {
-			b.Fatal(err)
-		}
-		vsws = append(vsws, id)
+	for _, sw := range benchVSwitches(b, c) {
+		vsws = append(vsws, sw.ID)
 	}
 	for _, run := range []struct {
 		nodes int
@@ -83,28 +72,12 @@ func BenchmarkPreflightRead(b *testing.B) {
 func BenchmarkPoolPreflight(b *testing.B) {
 	c := cloudtest.Start(b, 0)
 	ctx := context.Background()
-	vpcID, err := c.Client.CreateVPC(ctx, cloud.VPCInput{Name: "bench", CIDRBlock: "10.0.0.0/8"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Client.WaitVPCAvailable(ctx, vpcID); err != nil {
-		b.Fatal(err)
-	}
 	pool := preflight.Pool{InstanceType: "ecs.gn7e-c16g1.32xlarge", VCPUs: 128, GPUs: 8, VSwitches: map[string]preflight.VSwitch{}}
 	free := map[string]int{}
-	for i, z := range []string{"a", "b", "c"} {
-		zone := cloudtest.Region + "-" + z
-		id, err := c.Client.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: zone, CIDRBlock: fmt.Sprintf("10.%d.0.0/16", i), Name: "bench-" + z})
-		if err != nil {
-			b.Fatal(err)
-		}
-		sw, err := c.Client.FindVSwitch(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pool.Zones = append(pool.Zones, zone)
-		pool.VSwitches[zone] = preflight.VSwitch{ID: id, CIDR: sw.CIDRBlock}
-		free[id] = sw.FreeAddresses
+	for _, sw := range benchVSwitches(b, c) {
+		pool.Zones = append(pool.Zones, sw.ZoneID)
+		pool.VSwitches[sw.ZoneID] = preflight.VSwitch{ID: sw.ID, CIDR: sw.CIDRBlock}
+		free[sw.ID] = sw.FreeAddresses
 	}
 	for _, nodes := range []int{1000, 10000} {
 		for _, kind := range []string{"fixed", "spot", "autoscaling"} {
@@ -139,4 +112,29 @@ func BenchmarkPoolPreflight(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchVSwitches makes a VPC with a /16 vSwitch in each of three zones and reads them back.
+func benchVSwitches(b *testing.B, c *cloudtest.Cloud) []cloud.VSwitch {
+	ctx := context.Background()
+	vpcID, err := c.Client.CreateVPC(ctx, cloud.VPCInput{Name: "bench", CIDRBlock: "10.0.0.0/8"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Client.WaitVPCAvailable(ctx, vpcID); err != nil {
+		b.Fatal(err)
+	}
+	var out []cloud.VSwitch
+	for i, z := range []string{"a", "b", "c"} {
+		id, err := c.Client.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: cloudtest.Region + "-" + z, CIDRBlock: fmt.Sprintf("10.%d.0.0/16", i), Name: "bench-" + z})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sw, err := c.Client.FindVSwitch(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, *sw)
+	}
+	return out
 }
