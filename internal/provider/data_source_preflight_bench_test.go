@@ -10,6 +10,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud/cloudtest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/preflight"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
 // BenchmarkPreflightRead is what gpucluster_preflight adds to a plan, the CLI aside: the stack
@@ -67,7 +68,8 @@ func BenchmarkPreflightRead(b *testing.B) {
 
 // BenchmarkPoolPreflight is what gpucluster_node_pool's own plan check adds to the plan of a pool
 // that grows from nothing to 1,000 and 10,000 nodes (fixed, spot, autoscaling) over three /16
-// vSwitches: the account read (readQuotasAndStock, readScalingQuota for autoscaling) and
+// vSwitches: the account read (readQuotasAndStock, the count of the pool's own nodes,
+// readScalingQuota for autoscaling) and
 // CheckPool. calls/op must not grow with the nodes.
 func BenchmarkPoolPreflight(b *testing.B) {
 	c := cloudtest.Start(b, 0)
@@ -94,6 +96,9 @@ func BenchmarkPoolPreflight(b *testing.B) {
 					a, err := readQuotasAndStock(ctx, c.Client, p.Spot)
 					if err != nil {
 						b.Fatal(err)
+					}
+					if _, err := c.Client.CountInstancesByTags(ctx, map[string]string{tagging.PoolName: "bench", tagging.PoolNetwork: "sg-bench"}); err != nil {
+						b.Fatal(err) // a new pool's own nodes (checkPoolPreflight)
 					}
 					if g.Group != nil {
 						if err := readScalingQuota(ctx, c.Client, &a); err != nil {

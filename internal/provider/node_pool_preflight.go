@@ -9,6 +9,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/preflight"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
 // checkPoolPreflight is the pool's own plan check over what it adds: its new nodes against the
@@ -16,7 +17,8 @@ import (
 // addresses, each shortfall an error on size (autoscaling.max_size), network_id or zone_ids.
 // Only growth counts (preflight.Growth): a pool that keeps or lowers its size makes no call and
 // is never refused, however full the account is of its own nodes. Two calls
-// (DescribeAccountAttributes, DescribeAvailableResource), one more for spot and two more for an
+// (DescribeAccountAttributes, DescribeAvailableResource), one more for a pool planned as new
+// (DescribeInstances: its own nodes, see below), one more for spot and two more for an
 // autoscaling pool (DescribeLimitation, DescribeScalingGroups: its group against the scaling
 // group quota and the largest max_size); the network's vSwitches were read with it already.
 func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool.Spec, state *nodePoolModel, diags *diag.Diagnostics) {
@@ -36,6 +38,22 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 	if err != nil {
 		diags.AddWarning("Preflight not checked", "Reading the account's quotas and stock for the pool's new nodes: "+err.Error())
 		return
+	}
+	if state == nil && spec.Network.ID != "" {
+		// A pool planned as new may have nodes already: a tainted pool being replaced (Terraform
+		// plans it as a create; its nodes go first and give their quota and stock back) or the
+		// nodes of an interrupted apply, which the create adopts. They are counted as the pool's
+		// own (one DescribeInstances), and the stock is not checked: what those nodes give back
+		// cannot be read from DescribeAvailableResource's status.
+		own, err := r.client.CountInstancesByTags(ctx, map[string]string{tagging.PoolName: spec.Name, tagging.PoolNetwork: spec.Network.ID})
+		if err != nil {
+			diags.AddWarning("Preflight not checked", "Counting the pool's own nodes: "+err.Error())
+			return
+		}
+		if own > 0 {
+			g.Current = own
+			a.Stock, a.SpotStock = nil, nil
+		}
 	}
 	if spec.Fallback && len(spec.Types) > 1 {
 		// instance_type_fallback: where the planned type is out, the next candidates launch, so

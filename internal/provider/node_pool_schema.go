@@ -38,6 +38,8 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"the pool (a new pool, a larger `size` or `autoscaling.max_size`) is checked first for the nodes it adds only: " +
 			"the vCPU quotas, the stock of its zones (the spot stock for spot nodes), its vSwitches' free addresses and, for " +
 			"autoscaling, the scaling group quota; each shortfall is an error naming the need, what is available and the fix. " +
+			"A pool planned as new that already has nodes (a tainted pool being replaced, an interrupted apply's nodes) counts " +
+			"them as its own and its stock is not checked. " +
 			"A plan that does not grow makes no such call and is never refused by an account full of the pool's own nodes.",
 		Attributes: attrs,
 	}
