@@ -100,10 +100,22 @@ type InstanceTypeStock struct {
 // InstanceTypeStocks asks DescribeAvailableResource once for the region (pay-as-you-go instance
 // types) and returns every zone's entry for every type.
 func (c *Client) InstanceTypeStocks(ctx context.Context) ([]InstanceTypeStock, error) {
+	return c.instanceTypeStocks(ctx, "")
+}
+
+// SpotInstanceTypeStocks is InstanceTypeStocks for spot (SpotStrategy SpotAsPriceGo): the types
+// the vendor sells pay-as-you-go only are absent from its answer
+// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource).
+func (c *Client) SpotInstanceTypeStocks(ctx context.Context) ([]InstanceTypeStock, error) {
+	return c.instanceTypeStocks(ctx, "SpotAsPriceGo")
+}
+
+func (c *Client) instanceTypeStocks(ctx context.Context, spotStrategy string) ([]InstanceTypeStock, error) {
 	req := ecs.CreateDescribeAvailableResourceRequest()
 	req.RegionId = c.region
 	req.DestinationResource = "InstanceType"
 	req.InstanceChargeType = "PostPaid"
+	req.SpotStrategy = spotStrategy
 	resp := ecs.CreateDescribeAvailableResourceResponse()
 	if err := c.Call(ctx, req, resp); err != nil {
 		return nil, err

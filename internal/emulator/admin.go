@@ -148,6 +148,19 @@ func (s *Server) SetSpotCapacity(c map[string]map[string]int) {
 	s.markDirty()
 }
 
+// SetESSLimits replaces the Auto Scaling limits DescribeLimitation answers and CreateScalingGroup
+// holds MaxSize to; the zero Limits restores the defaults.
+func (s *Server) SetESSLimits(l emuess.Limits) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	emuess.StoreIn(s.db.stores).SetLimits(l)
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
 // ReclaimSpot releases spot instances the way the vendor does when it takes spot capacity back;
 // scaling groups with SpotInstanceRemedy launch replacements (see ess.ReclaimSpot). Nothing
 // changes when an id is not a live spot instance.
@@ -348,6 +361,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/quotas":
 		// GET shows the quotas in force, defaults filled in; PUT replaces the ones set.
 		serveTable(s, w, r, func() any { return s.db.compute().EffectiveQuotas() }, s.SetQuotas)
+	case "/_emulator/ess_limits":
+		// GET shows the Auto Scaling limits in force, defaults filled in; PUT replaces the ones set.
+		serveTable(s, w, r, func() any { return emuess.StoreIn(s.db.stores).EffectiveLimits() }, s.SetESSLimits)
 	case "/_emulator/unavailable":
 		serveTable(s, w, r, func() any { return s.db.compute().Unavailable }, s.SetUnavailable)
 	case "/_emulator/no_spot":

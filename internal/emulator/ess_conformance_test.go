@@ -90,6 +90,12 @@ func TestESSConformance(t *testing.T) {
 			settle()
 			return out, out, err
 		}},
+		{"DescribeLimitation", func() (responses.AcsResponse, any, error) {
+			r := ess.CreateDescribeLimitationRequest()
+			r.RegionId = testRegion
+			out, err := c.DescribeLimitation(r)
+			return out, out, err
+		}},
 		{"DescribeScalingActivities", func() (responses.AcsResponse, any, error) {
 			r := ess.CreateDescribeScalingActivitiesRequest()
 			r.RegionId, r.ScalingGroupId = testRegion, f.group

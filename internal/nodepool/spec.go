@@ -84,6 +84,11 @@ type Network struct {
 	// Zones in id order, each with its vSwitch.
 	Zones      []string
 	VSwitchIDs map[string]string
+	// VSwitchCIDRs and FreeAddresses are each vSwitch's block and free private addresses
+	// (DescribeVSwitches AvailableIpAddressCount) by vSwitch id, as read with the network: the
+	// pool's plan check holds its new nodes to them.
+	VSwitchCIDRs  map[string]string
+	FreeAddresses map[string]int
 	// Placement is none, low_latency or spread; DeploymentSets lists the placement groups in
 	// their numbered order with how many instances each holds already.
 	Placement      string

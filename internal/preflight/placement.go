@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -58,7 +59,7 @@ func (pl *placer) place(p Pool) (left int, stockless []string, full []VSwitch) {
 			break
 		}
 		vsw, ok := p.VSwitches[z]
-		if !ok || !pl.inStock(z, p.InstanceType) {
+		if !ok || !pl.inStock(z, p) {
 			stockless = append(stockless, z)
 			continue
 		}
@@ -78,17 +79,26 @@ func (pl *placer) place(p Pool) (left int, stockless []string, full []VSwitch) {
 	return left, stockless, full
 }
 
-func (pl *placer) inStock(zone, typ string) bool {
-	if pl.a.Stock == nil {
+// stock is the table p's nodes are placed by: the spot one for a spot pool, when read.
+func (pl *placer) stock(p Pool) map[string]map[string]string {
+	if p.Spot && !p.SpotFallback && pl.a.SpotStock != nil {
+		return pl.a.SpotStock
+	}
+	return pl.a.Stock
+}
+
+func (pl *placer) inStock(zone string, p Pool) bool {
+	st := pl.stock(p)
+	if st == nil {
 		return true
 	}
-	return pl.a.Stock[zone][typ] == Available
+	return st[zone][p.InstanceType] == Available
 }
 
 // otherZones are the region's zones with stock of typ that p does not use, for the fix.
 func (pl *placer) otherZones(p Pool) []string {
 	var out []string
-	for z, types := range pl.a.Stock {
+	for z, types := range pl.stock(p) {
 		if types[p.InstanceType] == Available && !slices.Contains(p.Zones, z) {
 			out = append(out, z)
 		}
@@ -102,16 +112,19 @@ func (pl *placer) otherZones(p Pool) []string {
 func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch) *planerr.Error {
 	addZone := ""
 	if zs := pl.otherZones(p); len(zs) > 0 {
-		addZone = fmt.Sprintf("add zone %s (it has %s in stock) to zone_ids", strings.Join(zs, " or "), p.InstanceType)
+		addZone = fmt.Sprintf("add zone %s (it has %s%s in stock) to %s", strings.Join(zs, " or "), p.InstanceType, spotWord(p), cmp.Or(p.Attrs.Zones, "zone_ids"))
 	}
 	if len(full) == 0 {
-		why := fmt.Sprintf("has no zone with %s in stock and a vSwitch: %s sold out, not sold or without a vSwitch; %d of %d nodes have no place",
-			p.InstanceType, strings.Join(stockless, ", "), left, p.Count)
+		why := fmt.Sprintf("has no zone with %s%s in stock and a vSwitch: %s sold out, not sold%s or without a vSwitch; %d of %d nodes have no place",
+			p.InstanceType, spotWord(p), strings.Join(stockless, ", "), spotWord(p), left, p.Count)
 		fix := addZone
 		if fix == "" {
-			fix = "choose another instance_type: no zone of the region has " + p.InstanceType + " in stock"
+			fix = "choose another instance_type: no zone of the region has " + p.InstanceType + spotWord(p) + " in stock"
+			if spotWord(p) != "" {
+				fix += ", or drop spot"
+			}
 		}
-		return planerr.Input(planerr.Join(p.Path, "zone_ids"), strings.Join(p.Zones, ","), why, fix)
+		return planerr.Input(p.zonesAttr(), strings.Join(p.Zones, ","), why, fix)
 	}
 	widest := full[0]
 	for _, v := range full[1:] {
@@ -127,7 +140,7 @@ func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch
 	if addZone != "" {
 		fixes = append(fixes, addZone)
 	}
-	return planerr.Input(planerr.Join(p.Path, "vswitch_ids"), widest.ID, why, strings.Join(fixes, ", or "))
+	return planerr.Input(p.vswitchAttr(), widest.ID, why, strings.Join(fixes, ", or "))
 }
 
 func describeOthers(full []VSwitch, widest VSwitch, stockless []string) string {
@@ -169,4 +182,12 @@ func prefixOf(cidr string) int {
 		return -1
 	}
 	return pfx.Bits()
+}
+
+// spotWord marks a spot pool's stock as the spot offer's.
+func spotWord(p Pool) string {
+	if p.Spot && !p.SpotFallback {
+		return " as spot"
+	}
+	return ""
 }

@@ -40,6 +40,10 @@ type Pool struct {
 	VCPUs, GPUs int
 	Count       int
 	Spot        bool
+	// SpotFallback is a spot pool whose scaling group makes up spot it cannot have with
+	// pay-as-you-go nodes (ESS CompensateWithOnDemand): its nodes are placed by the pay-as-you-go
+	// stock, as spot sold out does not stop it.
+	SpotFallback bool
 	// Zones are the zones the pool may use, in the order it fills them.
 	Zones []string
 	// VSwitches are the pool's vSwitch per zone.
@@ -47,7 +51,27 @@ type Pool struct {
 	// AddressesPerNode is how many private addresses of its vSwitch one node takes: 1 (0 means
 	// 1), or 1 plus the pods per node where the CNI gives pods VPC addresses.
 	AddressesPerNode int
+	// Attrs names the pool's attributes where they differ from the data source's: a
+	// gpucluster_node_pool holds its vSwitches under network_id, an autoscaling pool's count is
+	// autoscaling.max_size. Empty fields keep size, zone_ids and vswitch_ids.
+	Attrs Attrs
 }
+
+// Attrs are the attribute names under Pool.Path a shortfall is pinned to.
+type Attrs struct {
+	Size, Zones, VSwitches string
+}
+
+func (p Pool) attr(name, def string) string {
+	if name == "" {
+		name = def
+	}
+	return planerr.Join(p.Path, name)
+}
+
+func (p Pool) sizeAttr() string    { return p.attr(p.Attrs.Size, "size") }
+func (p Pool) zonesAttr() string   { return p.attr(p.Attrs.Zones, "zone_ids") }
+func (p Pool) vswitchAttr() string { return p.attr(p.Attrs.VSwitches, "vswitch_ids") }
 
 func (p Pool) addressesPerNode() int { return max(p.AddressesPerNode, 1) }
 
@@ -67,6 +91,17 @@ type ScalingGroup struct {
 	VCPUs, GPUs  int
 	MaxSize      int
 	Spot         bool
+	// Limit is the group's max_size as CreateScalingGroup is asked for it, held to
+	// Account.ScalingGroupMaxSize; 0 means MaxSize. (MaxSize may be only what the quotas must
+	// hold beyond the nodes a pool starts with.)
+	Limit int
+}
+
+func (g ScalingGroup) limit() int {
+	if g.Limit > 0 {
+		return g.Limit
+	}
+	return g.MaxSize
 }
 
 // VSwitch is a vSwitch a pool places nodes in.
@@ -99,6 +134,12 @@ type Account struct {
 	// Stock is zone -> instance type -> status (Available, SoldOut); a type a zone does not list
 	// is not sold there. A nil Stock is unknown: not checked.
 	Stock map[string]map[string]string
+	// SpotStock is Stock as DescribeAvailableResource answers it asked with a SpotStrategy: a
+	// spot pool's nodes are placed by it, as the vendor leaves out of that answer the types it
+	// sells pay-as-you-go only
+	// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource,
+	// SpotStrategy). Nil while no pool is spot: unknown, spot pools are then placed by Stock.
+	SpotStock map[string]map[string]string
 	// FreeAddresses is vSwitch id -> its free private addresses (DescribeVSwitches
 	// AvailableIpAddressCount). A vSwitch not listed is unknown: not checked.
 	FreeAddresses map[string]int

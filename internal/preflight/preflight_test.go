@@ -82,8 +82,8 @@ func TestShortfalls(t *testing.T) {
 			[]string{"needs 6 NAT gateways", "5 available"}},
 		{"load balancers", func(s *Stack, a *Account) { a.LoadBalancers = Quota{Max: 1, Used: 1} }, "load_balancers",
 			[]string{"the CLB instance quota to at least 2"}},
-		{"scaling groups", func(s *Stack, a *Account) { a.ScalingGroups = Quota{Max: 3, Used: 3} }, "scaling_groups",
-			[]string{"the scaling group quota to at least 4"}},
+		{"scaling groups", func(s *Stack, a *Account) { a.ScalingGroups = Quota{Max: 3, Used: 3} }, "autoscale[0].max_size",
+			[]string{"the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least 4", "0 available"}},
 		{"scaling group max size", func(s *Stack, a *Account) { a.ScalingGroupMaxSize = 3 }, "autoscale[0].max_size",
 			[]string{"largest max size a scaling group may have here, 3", "lower it to 3"}},
 	} {

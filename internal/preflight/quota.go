@@ -72,8 +72,8 @@ func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 	}
 	vpc := demand{quota: "the VPC's instance capacity", unit: "instances", fixed: "put part of the stack in another VPC"}
 	for _, p := range s.Pools {
-		add(planerr.Join(p.Path, "size"), p.Count, p.VCPUs, p.GPUs, p.Spot)
-		vpc.uses = append(vpc.uses, use{planerr.Join(p.Path, "size"), p.Count, 1})
+		add(p.sizeAttr(), p.Count, p.VCPUs, p.GPUs, p.Spot)
+		vpc.uses = append(vpc.uses, use{p.sizeAttr(), p.Count, 1})
 	}
 	for _, g := range s.ScalingGroups {
 		add(planerr.Join(g.Path, "max_size"), g.MaxSize, g.VCPUs, g.GPUs, g.Spot)
@@ -93,17 +93,10 @@ func checkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 
 // against is the shortfall of d under q, or nil; it notes how d fits otherwise.
 func (d demand) against(q Quota, notes *[]string) *planerr.Error {
-	need := d.total()
-	switch {
-	case need == 0:
-		return nil
-	case !q.known():
-		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
-		return nil
-	case need <= q.left():
-		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
+	if d.fits(q, notes) {
 		return nil
 	}
+	need := d.total()
 	big := d.largest()
 	short := need - q.left()
 	fewer := (short + big.per - 1) / big.per
@@ -117,6 +110,22 @@ func (d demand) against(q Quota, notes *[]string) *planerr.Error {
 		fix = fmt.Sprintf("%s, or lower %s by %d", d.fixed, big.path, fewer)
 	}
 	return planerr.Input(big.path, strconv.Itoa(big.n), why, fix).WithSupported(fmt.Sprintf("at most %d %s in all", q.left(), d.unit))
+}
+
+// fits is whether d fits q, or q is unknown; it notes how, or that q was not checked.
+func (d demand) fits(q Quota, notes *[]string) bool {
+	need := d.total()
+	switch {
+	case need == 0:
+		return true
+	case !q.known():
+		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
+		return true
+	case need <= q.left():
+		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
+		return true
+	}
+	return false
 }
 
 // shares lists each attribute's share, largest first: "pools.a.count 800, pools.b.count 400".
@@ -142,17 +151,19 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		{"eips", "the EIP quota", "EIPs", s.EIPs, a.EIPs},
 		{"nat_gateways", "the NAT gateway quota", "NAT gateways", s.NATGateways, a.NATGateways},
 		{"load_balancers", "the CLB instance quota", "load balancers", s.LoadBalancers, a.LoadBalancers},
-		{"scaling_groups", "the scaling group quota", "scaling groups", len(s.ScalingGroups), a.ScalingGroups},
 	} {
 		d := demand{quota: c.quota, unit: c.unit, uses: []use{{c.path, c.n, 1}}}
 		if e := d.against(c.q, notes); e != nil {
 			out = append(out, e)
 		}
 	}
+	if e := checkGroupCount(s.ScalingGroups, a.ScalingGroups, notes); e != nil {
+		out = append(out, e)
+	}
 	if a.ScalingGroupMaxSize > 0 {
 		for _, g := range s.ScalingGroups {
-			if g.MaxSize > a.ScalingGroupMaxSize {
-				out = append(out, planerr.Input(planerr.Join(g.Path, "max_size"), strconv.Itoa(g.MaxSize),
+			if g.limit() > a.ScalingGroupMaxSize {
+				out = append(out, planerr.Input(planerr.Join(g.Path, "max_size"), strconv.Itoa(g.limit()),
 					fmt.Sprintf("is above the largest max size a scaling group may have here, %d", a.ScalingGroupMaxSize),
 					fmt.Sprintf("lower it to %d or split the pool, or raise the scaling group size quota in the Quota Center (%s)", a.ScalingGroupMaxSize, QuotaCenter)).
 					WithSupported(fmt.Sprintf("0..%d", a.ScalingGroupMaxSize)))
@@ -160,4 +171,23 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		}
 	}
 	return out
+}
+
+// checkGroupCount holds the scaling groups the stack creates to the region's scaling group quota
+// (DescribeLimitation MaxNumberOfScalingGroups against the groups DescribeScalingGroups counts).
+// The shortfall is pinned to the last group's max_size: the pools past the quota are the ones
+// that would fail.
+func checkGroupCount(groups []ScalingGroup, q Quota, notes *[]string) *planerr.Error {
+	need := len(groups)
+	if (demand{quota: "the scaling group quota", unit: "scaling groups", uses: []use{{"", need, 1}}}).fits(q, notes) {
+		return nil
+	}
+	last := groups[need-1]
+	at := planerr.Join(last.Path, "max_size")
+	return planerr.Input(at, strconv.Itoa(last.limit()),
+		fmt.Sprintf("makes the pool autoscaling, and the stack's %d scaling group(s) exceed the scaling group quota: %d with %d in use, %d available",
+			need, q.Max, q.Used, q.left()),
+		fmt.Sprintf("raise the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least %d in the Quota Center (%s), delete %d unused scaling group(s), or make %d pool(s) fixed-size (no max_size above size)",
+			q.Used+need, QuotaCenter, need-q.left(), need-q.left())).
+		WithSupported(fmt.Sprintf("at most %d new scaling groups", q.left()))
 }

@@ -43,13 +43,15 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Whether a stack fits what the account and the region give, answered at plan: the pools' vCPUs " +
 			"against the pay-as-you-go and spot vCPU quotas (`DescribeAccountAttributes`), each pool's instance type against " +
-			"the stock of its zones (`DescribeAvailableResource`), its nodes against the free private addresses of its vSwitches " +
-			"(`DescribeVSwitches` `AvailableIpAddressCount`), and the API calls of the create at the provider's `rate_limit`. " +
-			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region, two calls per " +
-			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
-			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
-			"estimate. The GPU, EIP, NAT gateway, load balancer and scaling group quotas are the Quota Center's, not read here: " +
-			"the summary names them as not checked.",
+			"the stock of its zones (`DescribeAvailableResource`; for a spot pool, asked with `SpotStrategy`), its nodes against " +
+			"the free private addresses of its vSwitches (`DescribeVSwitches` `AvailableIpAddressCount`), autoscaling pools " +
+			"(`max_size` above `size`) against the scaling group quota and the largest `max_size` (`DescribeLimitation`, with " +
+			"the region's groups counted by `DescribeScalingGroups`), and the API calls of the create at the provider's `rate_limit`. " +
+			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region (one more with spot " +
+			"pools, two more with autoscaling ones), two calls per `network_id` and one per `vswitch_ids` entry, whatever the " +
+			"node count. Each shortfall is an error on the attribute it is about, with the need, what is available and the fix; " +
+			"a stack that fits gets `fits`, a `summary` and the estimate. The GPU, EIP, NAT gateway and load balancer quotas " +
+			"are the Quota Center's, not read here: the summary names them as not checked.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,
@@ -116,7 +118,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	account, err := readPreflightAccount(ctx, d.client, m, &stack)
 	if err != nil {
 		resp.Diagnostics.AddError("Preflight: reading the account of region "+region,
-			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups and vpc:DescribeVSwitches.", err))
+			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups.", err))
 		return
 	}
 	r := preflight.Check(stack, account, d.client.RateLimit())

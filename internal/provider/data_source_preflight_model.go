@@ -76,7 +76,7 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		// What the autoscaler may add beyond size is held to the quotas like a scaling group.
 		if maxSize > size {
 			s.ScalingGroups = append(s.ScalingGroups, preflight.ScalingGroup{Path: at, InstanceType: t.Name,
-				VCPUs: t.VCPU, GPUs: t.GPUs, MaxSize: maxSize - size, Spot: pool.Spot})
+				VCPUs: t.VCPU, GPUs: t.GPUs, MaxSize: maxSize - size, Spot: pool.Spot, Limit: maxSize})
 		}
 	}
 	return s, nil
@@ -87,25 +87,19 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 // (DescribeSecurityGroups and a paged DescribeVSwitches) and each vswitch_ids entry once. It
 // fills each pool's vSwitches and zones in s.
 func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel, s *preflight.Stack) (preflight.Account, error) {
-	var a preflight.Account
-	q, err := c.AccountAttributes(ctx, "")
-	if err != nil {
-		return a, fmt.Errorf("DescribeAccountAttributes: %w", err)
+	spot := false
+	for _, p := range s.Pools {
+		spot = spot || p.Spot
 	}
-	a.PostpaidVCPUs = preflight.Quota{Max: q.PostpaidVCPUs, Used: q.PostpaidVCPUsUsed}
-	a.SpotVCPUs = preflight.Quota{Max: q.SpotVCPUs, Used: q.SpotVCPUsUsed}
-	stocks, err := c.InstanceTypeStocks(ctx)
+	a, err := readQuotasAndStock(ctx, c, spot)
 	if err != nil {
-		return a, fmt.Errorf("DescribeAvailableResource: %w", err)
+		return a, err
 	}
-	a.Stock = map[string]map[string]string{}
-	for _, st := range stocks {
-		if a.Stock[st.ZoneID] == nil {
-			a.Stock[st.ZoneID] = map[string]string{}
+	if len(s.ScalingGroups) > 0 {
+		if err := readScalingQuota(ctx, c, &a); err != nil {
+			return a, err
 		}
-		a.Stock[st.ZoneID][normalizeTypeName(st.InstanceType)] = st.Status
 	}
-	a.FreeAddresses = map[string]int{}
 	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
 	for i, p := range m.Pools {
 		var mine []cloud.VSwitch
@@ -132,6 +126,56 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 		placePool(&s.Pools[i], mine, a)
 	}
 	return a, nil
+}
+
+// readQuotasAndStock reads the vCPU quotas (DescribeAccountAttributes) and the region's stock
+// (DescribeAvailableResource), once each; with spot, the spot stock too (one more
+// DescribeAvailableResource, with SpotStrategy).
+func readQuotasAndStock(ctx context.Context, c *cloud.Client, spot bool) (preflight.Account, error) {
+	var a preflight.Account
+	q, err := c.AccountAttributes(ctx, "")
+	if err != nil {
+		return a, fmt.Errorf("DescribeAccountAttributes: %w", err)
+	}
+	a.PostpaidVCPUs = preflight.Quota{Max: q.PostpaidVCPUs, Used: q.PostpaidVCPUsUsed}
+	a.SpotVCPUs = preflight.Quota{Max: q.SpotVCPUs, Used: q.SpotVCPUsUsed}
+	if a.Stock, err = readStock(ctx, c.InstanceTypeStocks); err != nil {
+		return a, fmt.Errorf("DescribeAvailableResource: %w", err)
+	}
+	if spot {
+		if a.SpotStock, err = readStock(ctx, c.SpotInstanceTypeStocks); err != nil {
+			return a, fmt.Errorf("DescribeAvailableResource (spot): %w", err)
+		}
+	}
+	a.FreeAddresses = map[string]int{}
+	return a, nil
+}
+
+// readScalingQuota reads the Auto Scaling quota (two calls, for a stack with scaling groups only).
+func readScalingQuota(ctx context.Context, c *cloud.Client, a *preflight.Account) error {
+	q, err := c.ScalingGroupQuota(ctx)
+	if err != nil {
+		return err
+	}
+	a.ScalingGroups = preflight.Quota{Max: q.MaxGroups, Used: q.Groups}
+	a.ScalingGroupMaxSize = q.MaxSize
+	return nil
+}
+
+// readStock is a stock answer as zone -> instance type (the catalog's name) -> status.
+func readStock(ctx context.Context, read func(context.Context) ([]cloud.InstanceTypeStock, error)) (map[string]map[string]string, error) {
+	stocks, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, st := range stocks {
+		if out[st.ZoneID] == nil {
+			out[st.ZoneID] = map[string]string{}
+		}
+		out[st.ZoneID][normalizeTypeName(st.InstanceType)] = st.Status
+	}
+	return out, nil
 }
 
 // placePool gives p its vSwitches (the first one named for each zone) and, when zone_ids leaves

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
+	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 )
 
 // gpu8Type has 128 vCPUs and 8 GPUs in the catalog.
@@ -199,4 +200,39 @@ func TestAccPreflight_badInput(t *testing.T) {
 		"Preflight: invalid pool", `pools[0].instance_type "ecs.gn7e-c16g1.64xlarge" is not a size of family gn7e`, "use one of ecs.gn7e-"))
 	expectPreflightError(t, emu, preflightConfig(4, "max_size = 2"), phrases(
 		`pools[0].max_size "2" is below size (4)`, "set max_size to at least size"))
+}
+
+// A spot pool is placed by the spot stock (DescribeAvailableResource with SpotStrategy): a type
+// the region sells pay-as-you-go only has no place, though its pay-as-you-go stock is there.
+func TestAccPreflight_spotStock(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetNoSpot([]string{gpu8Type}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(2, "spot = true"), phrases(
+		fmt.Sprintf(`pools[0].zone_ids "%s-a,%s-b,%s-c" has no zone with %s as spot in stock`, acctest.Region, acctest.Region, acctest.Region, gpu8Type),
+		"2 of 2 nodes have no place", fmt.Sprintf("choose another instance_type: no zone of the region has %s as spot in stock, or drop spot", gpu8Type)))
+}
+
+// Autoscaling pools are held to the Auto Scaling quota DescribeLimitation answers: the count of
+// scaling groups (the ones the region holds counted against it) and the largest max_size.
+func TestAccPreflight_scalingGroupQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	if err := emu.SetESSLimits(emuess.Limits{ScalingGroups: 1, MaxSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	two := fmt.Sprintf(`
+data "gpucluster_preflight" "stack" {
+  pools = [
+    { instance_type = %[1]q, size = 1, max_size = 10 },
+    { instance_type = %[1]q, size = 1, max_size = 20 },
+  ]
+}
+`, gpu8Type)
+	expectPreflightError(t, emu, two, phrases(
+		`pools[1].max_size "20" makes the pool autoscaling, and the stack's 2 scaling group(s) exceed the scaling group quota: 1 with 0 in use, 1 available`,
+		"raise the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least 2 in the Quota Center",
+		"or make 1 pool(s) fixed-size"))
+	expectPreflightError(t, emu, preflightConfig(1, "max_size = 150"), phrases(
+		`pools[0].max_size "150" is above the largest max size a scaling group may have here, 100`, "lower it to 100 or split the pool"))
 }

@@ -76,8 +76,7 @@ func (r *nodePoolResource) checkBudget(ctx context.Context, spec nodepool.Spec, 
 // call answers for the region. It needs the zones and the type; while they are unknown the
 // apply's launches say it.
 func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) {
-	asksSpot := spec.Spot != "" && spec.Spot != "NoSpot" && (spec.Autoscale == nil || launchesSpot(&spec))
-	if !asksSpot || r.client == nil || len(spec.Zones) == 0 || len(spec.Types) == 0 {
+	if !asksSpot(spec) || r.client == nil || len(spec.Zones) == 0 || len(spec.Types) == 0 {
 		return
 	}
 	offers, err := r.client.SpotOffers(ctx)

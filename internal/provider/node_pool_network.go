@@ -24,9 +24,13 @@ func loadPoolNetwork(ctx context.Context, c *cloud.Client, id string) (nodepool.
 		ERDMA:           rec.Options.ERDMA,
 		Egress:          rec.Options.Egress,
 		VSwitchIDs:      map[string]string{},
+		VSwitchCIDRs:    map[string]string{},
+		FreeAddresses:   map[string]int{},
 	}
 	for _, sw := range rec.VSwitches {
 		n.VSwitchIDs[sw.ZoneID] = sw.ID
+		n.VSwitchCIDRs[sw.ID] = sw.CIDRBlock
+		n.FreeAddresses[sw.ID] = sw.FreeAddresses
 		n.Zones = append(n.Zones, sw.ZoneID)
 	}
 	placement, sets, err := network.Placement(ctx, c, id)

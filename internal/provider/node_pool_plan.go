@@ -223,6 +223,10 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 		r.checkBudget(ctx, spec, diags)
 	}
 	r.checkSpotOffered(ctx, spec, diags)
+	if !diags.HasError() {
+		// After the checks above: a plan they refuse is not checked for quota too.
+		r.checkPoolPreflight(ctx, spec, state, diags)
+	}
 	checkKubernetesUpgrade(ctx, plan, state, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown

@@ -34,7 +34,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		MarkdownDescription: "A pool of GPU nodes for one research scenario. The provider picks the instance type from " +
 			"the scenario and GPU model (or takes `instance_type`), refuses at plan time what the catalog knows cannot work, " +
 			"creates the nodes in batches of up to 100 with deterministic ClientTokens, falls back to the next zone (and, if " +
-			"allowed, the next instance type) when stock runs out, and scales and rolls the pool in place.",
+			"allowed, the next instance type) when stock runs out, and scales and rolls the pool in place. A plan that grows " +
+			"the pool (a new pool, a larger `size` or `autoscaling.max_size`) is checked first for the nodes it adds only: " +
+			"the vCPU quotas, the stock of its zones (the spot stock for spot nodes), its vSwitches' free addresses and, for " +
+			"autoscaling, the scaling group quota; each shortfall is an error naming the need, what is available and the fix. " +
+			"A pool planned as new that already has nodes (a tainted pool being replaced, an interrupted apply's nodes) counts " +
+			"them as its own and its stock is not checked. " +
+			"A plan that does not grow makes no such call and is never refused by an account full of the pool's own nodes.",
 		Attributes: attrs,
 	}
 }

@@ -38,6 +38,7 @@ var Uncovered = []string{
 	"2014-08-28/DeleteScalingConfiguration",
 	"2014-08-28/DeleteScalingGroup",
 	"2014-08-28/DeleteScalingRule",
+	"2014-08-28/DescribeLimitation",
 	"2014-08-28/DescribeScalingActivities",
 	"2014-08-28/DescribeScalingConfigurations",
 	"2014-08-28/DescribeScalingGroups",

@@ -21,9 +21,8 @@ func init() {
 	core.Register(Version, "DisableScalingGroup", core.Route{Fn: handle(disableScalingGroup), Write: true})
 }
 
-// Limits of a scaling group (MaxSize 0-2000 with the default quota).
+// Limits of a scaling group (MaxSize up to the MaxNumberOfMaxSize of limits.go).
 const (
-	essMaxSize         = 2000
 	essMaxVSwitches    = 8
 	essDefaultCooldown = 300
 )
@@ -100,7 +99,7 @@ func (c *call) purgeESS() {
 }
 
 // sizeParams reads MinSize/MaxSize/DesiredCapacity over the group's current values.
-func sizeParams(p core.Params, g *scalingGroup) *core.Error {
+func sizeParams(p core.Params, g *scalingGroup, essMaxSize int) *core.Error {
 	var e *core.Error
 	if g.Min, e = p.Int("MinSize", g.Min); e != nil {
 		return e
@@ -161,7 +160,7 @@ func createScalingGroup(c *call) (any, *core.Error) {
 	if _, ok := p["MaxSize"]; !ok {
 		return nil, core.ErrMissing("MaxSize")
 	}
-	if e := sizeParams(p, g); e != nil {
+	if e := sizeParams(p, g, c.st.EffectiveLimits().MaxSize); e != nil {
 		return nil, e
 	}
 	if !slices.Contains([]string{"PRIORITY", "BALANCE", "COST_OPTIMIZED", "COMPOSABLE"}, g.MultiAZ) {
@@ -222,7 +221,7 @@ func modifyScalingGroup(c *call) (any, *core.Error) {
 		return nil, e
 	}
 	ng := *g
-	if e := sizeParams(c.P, &ng); e != nil {
+	if e := sizeParams(c.P, &ng, c.st.EffectiveLimits().MaxSize); e != nil {
 		return nil, e
 	}
 	if e := spotParams(c.P, &ng); e != nil {

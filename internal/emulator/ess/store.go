@@ -127,6 +127,8 @@ type Records struct {
 	// SpotCapacity is the spot stock ECS's RunInstances draws on: zone -> instance type -> spot
 	// instances available. Types not listed have plenty (see core.UseSpotStock).
 	SpotCapacity map[string]map[string]int `json:"spot_capacity,omitempty"`
+	// Limits are the quotas PUT /_emulator/ess_limits set; nil keeps the defaults (limits.go).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Store is the ESS records under their one key: the embedded Records is encoded as the object
