@@ -685,6 +685,8 @@ output "x" {
 		{name: "module ai-training/IOPS beyond one disk", module: true, config: badModule("ai-training", `name = "llm-train"
   hot_storage = { min_iops = 2000000 }`),
 			attr: `min_iops`, fix: `stripe several disks yourself`},
+		{name: "module ai-training/bootstrap bundle without RAM roles", module: true, config: badModule("ai-training", `name = "llm-train"`),
+			attr: `control_plane\.ram_role_name is not set, and bootstrap_bundle\.enabled is true \(the default\)`, fix: `ecs\.aliyuncs\.com.*or set bootstrap_bundle = \{ enabled = false \}`},
 		{name: "module molecular-dynamics/team quotas over the pool", module: true, config: badModule("molecular-dynamics", `name = "md-lab"
   teams = { chem = { gpus = 12 }, bio = { gpus = 8 } }`),
 			attr: `mpi\.teams`, fix: `lower the teams' gpus to a sum of at most 16`},

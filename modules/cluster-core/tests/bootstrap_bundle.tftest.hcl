@@ -22,12 +22,12 @@ variables {
   }
 }
 
+# Bundles are the default: without a worker role the plan stops at the variable.
 run "needs_a_worker_role" {
   command = plan
   variables {
-    network_id       = run.network.network_id
-    control_plane    = { ram_role_name = "cc-bundle-cp" }
-    bootstrap_bundle = { enabled = true }
+    network_id    = run.network.network_id
+    control_plane = { ram_role_name = "cc-bundle-cp" }
   }
   expect_failures = [var.bootstrap_bundle]
 }

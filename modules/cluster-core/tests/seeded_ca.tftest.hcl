@@ -19,6 +19,9 @@ run "seeded_ca" {
     network_id      = run.network.network_id
     ca_seed         = "0123456789abcdef0123456789abcdef-cc-seeded-test"
     ca_seed_version = 1
+    # Inline user data: the next run reads the nodes' registrations from it with
+    # gpucluster_node_registration, which does not follow a bootstrap bundle's stub.
+    bootstrap_bundle = { enabled = false }
     worker_pools = {
       gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 }
     }

@@ -1,3 +1,7 @@
+
+Warning: Unable to open CLI configuration file
+
+The CLI configuration file at "/root/.terraformrc" does not exist.
 # Large-model training cluster: the module's defaults (8 x A100 80 GB class over eRDMA, hot tier,
 # 1 PiB cold bucket behind Alluxio), four GPU nodes.
 include "root" {
@@ -11,6 +15,9 @@ terraform {
 
 inputs = {
   name = "llm-train"
+  # The bootstrap bundle (the default) needs two RAM roles trusting ecs.aliyuncs.com; create them first.
+  control_plane    = { ram_role_name = "llm-train-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "llm-train-worker" }
   worker_pools = {
     gpu = { size = 4 }
   }

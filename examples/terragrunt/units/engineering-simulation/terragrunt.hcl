@@ -1,3 +1,7 @@
+
+Warning: Unable to open CLI configuration file
+
+The CLI configuration file at "/root/.terraformrc" does not exist.
 # CFD / FEA cluster: V100 32 GB (FP64, ECC) nodes spread over physical servers, warm and cold tiers.
 include "root" {
   path = find_in_parent_folders("root.hcl")
@@ -8,8 +12,11 @@ terraform {
 }
 
 inputs = {
-  name       = "cfd"
-  cidr_block = "10.22.0.0/16"
+  name = "cfd"
+  # The bootstrap bundle (the default) needs two RAM roles trusting ecs.aliyuncs.com; create them first.
+  control_plane    = { ram_role_name = "cfd-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "cfd-worker" }
+  cidr_block       = "10.22.0.0/16"
   worker_pools = {
     gpu = { size = 2 }
   }
