@@ -360,3 +360,15 @@ variable "bootstrap_bundle" {
     error_message = "bootstrap_bundle.bucket_name must be 3-63 lowercase letters, digits and hyphens, not starting or ending with a hyphen (an OSS bucket name)."
   }
 }
+
+variable "mpi_operator" {
+  description = "Apply the MPI Operator with its MPIJob CRD with the add-ons (gpucluster_kubernetes_manifests addons_mpi_operator), so MPIJobs run once the cluster is up. Needs bootstrap_bundle.enabled: the CRD does not fit in the first control-plane node's user data. The simulation scenario modules set it."
+  type        = bool
+  default     = false
+  nullable    = false
+
+  validation {
+    condition     = !var.mpi_operator || var.bootstrap_bundle.enabled
+    error_message = "mpi_operator = true needs bootstrap_bundle.enabled = true: the MPI Operator's CRD (219 KB of YAML) with the other add-ons does not fit in the 32 KB of user data ECS accepts, so the add-ons must travel in the bootstrap bundle. Turn bundles on (and name the two RAM roles), or set mpi_operator = false and apply the MPI Operator yourself."
+  }
+}
