@@ -1,7 +1,3 @@
-
-Warning: Unable to open CLI configuration file
-
-The CLI configuration file at "/root/.terraformrc" does not exist.
 # Large-model training cluster: the module's defaults (8 x A100 80 GB class over eRDMA, hot tier,
 # 1 PiB cold bucket behind Alluxio), four GPU nodes.
 include "root" {

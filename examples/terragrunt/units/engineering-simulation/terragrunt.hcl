@@ -1,7 +1,3 @@
-
-Warning: Unable to open CLI configuration file
-
-The CLI configuration file at "/root/.terraformrc" does not exist.
 # CFD / FEA cluster: V100 32 GB (FP64, ECC) nodes spread over physical servers, warm and cold tiers.
 include "root" {
   path = find_in_parent_folders("root.hcl")

@@ -1,7 +1,3 @@
-
-Warning: Unable to open CLI configuration file
-
-The CLI configuration file at "/root/.terraformrc" does not exist.
 # Molecular dynamics cluster: FP64 and >= 1 TB/s GPUs with MPI over eRDMA, hot and warm tiers.
 include "root" {
   path = find_in_parent_folders("root.hcl")
