@@ -58,6 +58,12 @@ func ParseRegistration(userData string) (Registration, error) {
 	if err != nil {
 		return Registration{}, err
 	}
+	return RegistrationOfFiles(files)
+}
+
+// RegistrationOfFiles is ParseRegistration of the files a node's bootstrap writes, path ->
+// content: DocumentFiles of its user data, or with a bootstrap bundle the bundle's files.
+func RegistrationOfFiles(files map[string]string) (Registration, error) {
 	reg := Registration{Files: files}
 	kubeadm, ok := reg.Files[KubeadmPath]
 	if !ok {
@@ -93,6 +99,24 @@ func DocumentFiles(userData string) (map[string]string, error) {
 		files[f.Path] = content
 	}
 	return files, nil
+}
+
+// RunCommands are the runcmd entries of the bootstrap's cloud-config (ourCloudConfig), each as
+// its argv: where a bootstrap bundle's stub names its bundle (internal/bundle SpecOfCommand).
+func RunCommands(userData string) ([][]string, error) {
+	userData, err := UnpackUserData(userData)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := ourCloudConfig(userData)
+	if err != nil {
+		return nil, err
+	}
+	var cc cloudConfig
+	if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
+		return nil, fmt.Errorf("the user data's cloud-config is not YAML: %w", err)
+	}
+	return cc.RunCmd, nil
 }
 
 // ourCloudConfig is the bootstrap's cloud-config: the document itself, or the first cloud-config

@@ -19,9 +19,10 @@ run "seeded_ca" {
     network_id      = run.network.network_id
     ca_seed         = "0123456789abcdef0123456789abcdef-cc-seeded-test"
     ca_seed_version = 1
-    # Inline user data: the next run reads the nodes' registrations from it with
-    # gpucluster_node_registration, which does not follow a bootstrap bundle's stub.
-    bootstrap_bundle = { enabled = false }
+    # Bundles (the default): the next run reads the nodes' registrations from the bundles their
+    # stubs name, where the seeded secrets went.
+    control_plane    = { ram_role_name = "cc-seeded-control-plane" }
+    bootstrap_bundle = { worker_ram_role_name = "cc-seeded-worker" }
     worker_pools = {
       gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 }
     }
