@@ -58,6 +58,12 @@ func ParseRegistration(userData string) (Registration, error) {
 	if err != nil {
 		return Registration{}, err
 	}
+	return RegistrationOfFiles(files)
+}
+
+// RegistrationOfFiles is ParseRegistration of the files a node's bootstrap writes, path ->
+// content: DocumentFiles of its user data, or with a bootstrap bundle the bundle's files.
+func RegistrationOfFiles(files map[string]string) (Registration, error) {
 	reg := Registration{Files: files}
 	kubeadm, ok := reg.Files[KubeadmPath]
 	if !ok {
@@ -72,17 +78,9 @@ func ParseRegistration(userData string) (Registration, error) {
 // DocumentFiles are the files the bootstrap's cloud-config writes (alone or merged by Merge),
 // path -> content, decoded: the script is written gzip-compressed.
 func DocumentFiles(userData string) (map[string]string, error) {
-	userData, err := UnpackUserData(userData)
+	cc, err := readCloudConfig(userData)
 	if err != nil {
 		return nil, err
-	}
-	doc, err := ourCloudConfig(userData)
-	if err != nil {
-		return nil, err
-	}
-	var cc cloudConfig
-	if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
-		return nil, fmt.Errorf("the user data's cloud-config is not YAML: %w", err)
 	}
 	files := map[string]string{}
 	for _, f := range cc.WriteFiles {
@@ -93,6 +91,31 @@ func DocumentFiles(userData string) (map[string]string, error) {
 		files[f.Path] = content
 	}
 	return files, nil
+}
+
+// RunCommands are the runcmd entries of the bootstrap's cloud-config (ourCloudConfig), each as
+// its argv: where a bootstrap bundle's stub names its bundle (internal/bundle SpecOfCommand).
+func RunCommands(userData string) ([][]string, error) {
+	cc, err := readCloudConfig(userData)
+	return cc.RunCmd, err
+}
+
+// readCloudConfig reads the bootstrap's cloud-config from user data as ECS holds it (packed or
+// not, alone or merged by Merge).
+func readCloudConfig(userData string) (cloudConfig, error) {
+	var cc cloudConfig
+	userData, err := UnpackUserData(userData)
+	if err != nil {
+		return cc, err
+	}
+	doc, err := ourCloudConfig(userData)
+	if err != nil {
+		return cc, err
+	}
+	if err := yaml.Unmarshal([]byte(doc), &cc); err != nil {
+		return cc, fmt.Errorf("the user data's cloud-config is not YAML: %w", err)
+	}
+	return cc, nil
 }
 
 // ourCloudConfig is the bootstrap's cloud-config: the document itself, or the first cloud-config

@@ -167,6 +167,21 @@ func SpecOfCommand(argv []string) (StubSpec, bool) {
 	return s, true
 }
 
+// SpecOfUserData reads the stub's spec from a node's user data (as ECS holds it): false when no
+// runcmd entry of its cloud-config runs the fetch script (user data with the bootstrap inline).
+func SpecOfUserData(userData string) (StubSpec, bool, error) {
+	cmds, err := bootstrap.RunCommands(userData)
+	if err != nil {
+		return StubSpec{}, false, err
+	}
+	for _, argv := range cmds {
+		if s, ok := SpecOfCommand(argv); ok {
+			return s, true, nil
+		}
+	}
+	return StubSpec{}, false, nil
+}
+
 // StubScript is the fetch script the stub writes: fetch-bundle.sh without its comment lines
 // (the shebang kept), which the user data cannot afford. The comments stay in the source.
 func StubScript() string {

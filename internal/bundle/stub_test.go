@@ -208,3 +208,28 @@ func TestScriptHMACMatchesGo(t *testing.T) {
 		t.Errorf("hexof: %q %v", out, err)
 	}
 }
+
+// SpecOfUserData finds the stub's spec in user data as ECS holds it (packed by
+// bootstrap.PackUserData, merged with a user's part by bootstrap.Merge) and finds none in user data
+// that carries the bootstrap inline.
+func TestSpecOfUserData(t *testing.T) {
+	spec := realisticSpec()
+	stub, err := bundle.Stub(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := bootstrap.Merge(stub, "#cloud-config\nruncmd:\n  - [echo, user]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ud := range map[string]string{"the stub": stub, "packed": bootstrap.PackUserData(stub), "merged and packed": bootstrap.PackUserData(merged)} {
+		got, ok, err := bundle.SpecOfUserData(ud)
+		if err != nil || !ok || got.Bucket != spec.Bucket || got.Key != spec.Key || got.Digest != spec.Digest || got.RoleName != spec.RoleName {
+			t.Errorf("%s: SpecOfUserData = %+v, %v, %v; want %+v", name, got, ok, err, spec)
+		}
+	}
+	inline := "#cloud-config\nwrite_files:\n  - path: /etc/x\n    content: x\nruncmd:\n  - [systemctl, start, gpucluster-bootstrap.service]\n"
+	if got, ok, err := bundle.SpecOfUserData(inline); ok || err != nil {
+		t.Errorf("inline user data: SpecOfUserData = %+v, %v, %v; want no stub", got, ok, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -48,6 +49,26 @@ func (c *Client) HeadObject(ctx context.Context, bucket, key string) (*ObjectInf
 		if err == nil {
 			out = &ObjectInfo{Key: key, Size: res.ContentLength, ETag: strings.Trim(oss.ToString(res.ETag), `"`)}
 		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s in bucket %s: %w", key, bucket, err)
+	}
+	return out, nil
+}
+
+// GetObject reads the object at key whole, with the provider's credentials (the bucket owner's,
+// which a bucket policy does not narrow: https://www.alibabacloud.com/help/en/oss/user-guide/bucket-policy/).
+// A missing key matches ErrNotFound (OSS answers 404 NoSuchKey).
+func (c *Client) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	var out []byte
+	err := c.OSS(ctx, "GetObject", func(ctx context.Context, cl *oss.Client) error {
+		res, err := cl.GetObject(ctx, &oss.GetObjectRequest{Bucket: oss.Ptr(bucket), Key: oss.Ptr(key)})
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		out, err = io.ReadAll(res.Body)
 		return err
 	})
 	if err != nil {

@@ -2,44 +2,36 @@ package clustertest
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
 // bundleKeyRE is a bundle's object key as a stub names it (upload.KeyFor).
 var bundleKeyRE = regexp.MustCompile(`/[0-9a-f]{64}\.tar\.gz`)
 
-// checkBootedFromBundles: every node the agent registered has, as ECS holds it (DescribeUserData
-// through the provider's client), a user data that is the bundle stub alone: at most
-// bundle.MaxStubBytes, naming one bundle, with no PEM block and no kubeadm configuration. The
-// agent registers a stub's node only once it fetched the bundle as the instance's RAM role, so
-// with the cluster formed (checkClusterWorks), every node booted from its bundle.
-func (s *stack) checkBootedFromBundles(t *testing.T) {
+// checkBootedFromBundles: every node the agent registered has, as ECS holds it, a user data
+// that is the bundle stub alone (s.bundles): at most bundle.MaxStubBytes, naming one bundle, with
+// no PEM block and no kubeadm configuration. The agent registers a stub's node only once it
+// fetched the bundle as the instance's RAM role, so with the cluster formed (checkClusterWorks),
+// every node booted from its bundle. It returns the nodes' bundles.
+func (s *stack) checkBootedFromBundles(t *testing.T) []nodeBundle {
 	t.Helper()
-	c, err := cloud.New(t.Context(), cloud.Config{Region: acctest.Region, Endpoint: s.emu.URL, MaxRetries: 3, UserAgent: "clustertest/0",
-		Credentials: cloud.Credentials{AccessKeyID: acctest.AccessKey, AccessKeySecret: acctest.SecretKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := 0
-	for _, st := range s.agent.Statuses() {
-		if st.Node == "" {
-			continue
-		}
-		nodes++
-		raw, err := c.UserData(t.Context(), st.InstanceID)
-		if err != nil {
-			t.Fatalf("DescribeUserData %s: %v", st.InstanceID, err)
-		}
-		doc, err := bootstrap.UnpackUserData(raw)
-		if err != nil {
-			t.Fatalf("the user data of %s: %v", st.InstanceID, err)
-		}
+	nodes := s.bundles(t)
+	for _, b := range nodes {
+		doc, st := b.userData, b.status
+		t.Logf("node %s (%s, %s): user data %d bytes (stub limit %d)", st.Node, st.InstanceID, st.Role, len(doc), bundle.MaxStubBytes)
 		switch {
 		case len(doc) > bundle.MaxStubBytes:
 			t.Errorf("node %s (%s): user data of %d bytes, want the stub alone (at most %d)", st.Node, st.InstanceID, len(doc), bundle.MaxStubBytes)
@@ -49,7 +41,66 @@ func (s *stack) checkBootedFromBundles(t *testing.T) {
 			t.Errorf("node %s (%s): the user data carries a PEM block or the kubeadm configuration", st.Node, st.InstanceID)
 		}
 	}
-	if nodes == 0 {
-		t.Fatal("the node agent registered no node: nothing to check")
+	return nodes
+}
+
+// checkMPIOperator: the add-ons the first control-plane node applied (its bundle's, played by
+// the node agent) hold the MPI Operator with its CRD exactly when the scenario asks for MPI (the
+// simulation scenarios, with bundles on), every object of it applied, and the API server
+// serves MPIJobs (the CRD is Established).
+func (s *stack) checkMPIOperator(t *testing.T, want bool) {
+	t.Helper()
+	var applied []nodeagent.AddonResult
+	deadline := time.Now().Add(time.Minute)
+	for applied == nil && time.Now().Before(deadline) {
+		for _, st := range s.agent.Statuses() {
+			if st.Role == nodeagent.RoleInit && len(st.Addons) > 0 {
+				applied = st.Addons
+			}
+		}
+		if applied == nil {
+			time.Sleep(time.Second)
+		}
 	}
+	if applied == nil {
+		t.Fatal("the first control-plane node applied no add-ons")
+	}
+	var mpi []string
+	for _, r := range applied {
+		if r.File != manifests.AddonMPIOperator {
+			continue
+		}
+		mpi = append(mpi, r.Object)
+		if r.Error != "" {
+			t.Errorf("add-on %s %s: %s", r.File, r.Object, r.Error)
+		}
+	}
+	t.Logf("%d add-on objects applied, %d of them %s: %v", len(applied), len(mpi), manifests.AddonMPIOperator, mpi)
+	if !want {
+		if len(mpi) > 0 {
+			t.Errorf("the scenario asks for no MPI, yet %s was applied: %v", manifests.AddonMPIOperator, mpi)
+		}
+		return
+	}
+	for _, obj := range []string{"CustomResourceDefinition " + manifests.MPIJobCRDName, "Deployment " + manifests.MPIOperatorNamespace + "/" + manifests.MPIOperatorName} {
+		if !slices.Contains(mpi, obj) {
+			t.Errorf("%s is not among the applied add-ons of %s", obj, manifests.AddonMPIOperator)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(s.cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd, err := dyn.Resource(crds).Get(t.Context(), manifests.MPIJobCRDName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the MPIJob CRD: %v", err)
+	}
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, _ := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+			return
+		}
+	}
+	t.Errorf("the MPIJob CRD is not Established: %v", conditions)
 }

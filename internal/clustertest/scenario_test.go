@@ -28,16 +28,14 @@ import (
 // A scenario module with its defaults (a control plane and two GPU workers) and the validation
 // jobs on.
 //
-// Every node boots from its bootstrap bundle (bootstrap_bundle, issue #31): its user data is the
-// stub, with no key or token, and it joins only if it fetched its bundle as its pool's RAM role.
+// Every scenario's nodes boot from their bootstrap bundles (bootstrap_bundle, issue #31, on by
+// default: the test names the two RAM roles): each user data is the stub, with no key or token,
+// and a node joins only if it fetched its bundle as its pool's RAM role (testScenario).
 func TestAccClusterScenario_aiTraining(t *testing.T) {
-	s := testScenario(t, "ai-training", "ait-kube", `cold_storage = {
+	testScenario(t, "ai-training", "ait-kube", `cold_storage = {
     bucket_name   = "ait-kube-cold-0001"
     force_destroy = true
-  }
-  control_plane    = { ram_role_name = "ait-kube-control-plane" }
-  bootstrap_bundle = { enabled = true, worker_ram_role_name = "ait-kube-worker" }`)
-	s.checkBootedFromBundles(t)
+  }`)
 }
 
 // With a seeded cluster CA: the CA key, the certificate key and the join token reach the nodes
@@ -46,6 +44,14 @@ func TestAccClusterScenario_aiTraining(t *testing.T) {
 func TestAccClusterScenario_molecularDynamics(t *testing.T) {
 	ca := acctest.NewSeededCA(t)
 	s := testScenario(t, "molecular-dynamics", "md-kube", "ca_seed = var.ca_seed\n  ca_seed_version = 1", "TF_VAR_ca_seed="+ca.Seed)
+	// The audit (testScenario) took its secrets from the first control-plane node's bundle: the
+	// seeded ones reached it.
+	for what, want := range map[string]string{caKey: strings.Split(ca.KeyPEM, "\n")[1],
+		certificateKey: ca.CertificateKey, tokenSecret: ca.JoinToken[7:]} {
+		if s.secrets[what] != want {
+			t.Errorf("the %s in the first control-plane node's bundle is not the seeded one", what)
+		}
+	}
 	state, err := os.ReadFile(filepath.Join(s.dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,14 +77,18 @@ func TestAccClusterScenario_engineeringSimulation(t *testing.T) {
   }`)
 }
 
-// testScenario applies the module with inputs (and env added to the CLI's environment) and checks
-// the cluster works, and that every node's serial console (ECS GetInstanceConsoleOutput) says its
+// testScenario applies the module with inputs (and env added to the CLI's environment), its
+// bootstrap bundles on by default (scenarioRoot names the two RAM roles), and checks the cluster works,
+// that every node booted from its bundle with a stub for user data, the secrets audit
+// (secrets_test.go), and that every node's serial console (ECS GetInstanceConsoleOutput) says its
 // bootstrap joined.
 func testScenario(t *testing.T, module, name, inputs string, env ...string) *stack {
 	s := startStack(t)
 	if err := s.checkClusterWorks(context.Background(), s.apply(t, scenarioRoot(module, name, inputs), env...)); err != nil {
 		t.Fatal(err)
 	}
+	s.auditSecrets(t, s.checkBootedFromBundles(t))
+	s.checkMPIOperator(t, module != "ai-training") // the simulation scenarios ask for MPI
 	outcomes, raw := s.consoles(t)
 	for id, got := range outcomes {
 		if !got.Joined || got.FailedPhase != "" {
@@ -207,7 +217,8 @@ func (s *stack) waitRefused(t *testing.T, n int, timeout time.Duration) (first n
 }
 
 // scenarioRoot is a root configuration that calls the scenario module with inputs, the
-// validation jobs on, and has the "stack" output stack.apply reads.
+// validation jobs on, the two RAM roles its bootstrap bundles (on by default) are fetched with,
+// <name>-control-plane and <name>-worker, and has the "stack" output stack.apply reads.
 func scenarioRoot(module, name, inputs string) string {
 	return fmt.Sprintf(`
 terraform {
@@ -228,7 +239,9 @@ module "stack" {
   name            = %q
   join_token_salt = "cluster-test"
   validation_jobs = true
-  %s
+  control_plane    = { ram_role_name = "%[3]s-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "%[3]s-worker" }
+  %[4]s
 }
 
 provider "gpucluster" {}

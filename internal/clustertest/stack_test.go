@@ -2,7 +2,9 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +23,13 @@ type stack struct {
 	cluster *offlinekube.Cluster
 	agent   *nodeagent.Agent
 	dir     string // the CLI's working directory, once applied (its terraform.tfstate)
+	// What apply saw, for the secrets audit (secrets_test.go): the CLI's output, the node
+	// agent's log, the plan it applied and the state after it (tofu show -json).
+	cliLog              strings.Builder
+	agentLogMu          sync.Mutex
+	agentLogText        strings.Builder
+	planJSON, stateJSON string
+	secrets             map[string]string // by name, once audited
 }
 
 // startStack starts the control plane, then the emulator with its node agent; the test's
@@ -34,7 +43,13 @@ func startStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatalf("node agent: %v", err)
 	}
-	agent := nodeagent.New(emu.View, kube, t.Logf)
+	s := &stack{emu: emu, cluster: cluster}
+	agent := nodeagent.New(emu.View, kube, func(format string, args ...any) {
+		t.Logf(format, args...)
+		s.agentLogMu.Lock()
+		defer s.agentLogMu.Unlock()
+		fmt.Fprintf(&s.agentLogText, format+"\n", args...)
+	})
 	agent.ReadObjectsWith(emu.ReadObjectAsInstance) // a bootstrap bundle's node fetches it as its RAM role would
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(emu.SetConsoleOutput)                  // what ECS GetInstanceConsoleOutput answers
@@ -45,7 +60,27 @@ func startStack(t *testing.T) *stack {
 	done := make(chan struct{})
 	go func() { agent.Run(ctx, 200*time.Millisecond); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &stack{emu: emu, cluster: cluster, agent: agent}
+	s.agent = agent
+	return s
+}
+
+// agentLog is what the node agent logged so far.
+func (s *stack) agentLog() string {
+	s.agentLogMu.Lock()
+	defer s.agentLogMu.Unlock()
+	return s.agentLogText.String()
+}
+
+// client is the provider's own client (the vendor SDK over HTTP) on the stack's emulator, with
+// API credentials only, as an operator reads the cloud.
+func (s *stack) client(t *testing.T) *cloud.Client {
+	t.Helper()
+	c, err := cloud.New(t.Context(), cloud.Config{Region: acctest.Region, Endpoint: s.emu.URL, MaxRetries: 3, UserAgent: "clustertest/0",
+		Credentials: cloud.Credentials{AccessKeyID: acctest.AccessKey, AccessKeySecret: acctest.SecretKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // instances are the agent's verdicts on the Running instances, for clusterreport.
@@ -64,7 +99,11 @@ func (s *stack) instances() []clusterreport.Instance {
 func (s *stack) apply(t *testing.T, root string, env ...string) string {
 	t.Helper()
 	run := s.prepare(t, root, env...)
-	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	// A saved plan, applied as it is, so the audit reads the plan the apply ran.
+	s.cliLog.WriteString(run.MustRun("plan", "-out=tfplan", "-no-color", "-input=false"))
+	s.planJSON = run.MustRun("show", "-json", "-no-color", "tfplan")
+	s.cliLog.WriteString(run.MustRun("apply", "-auto-approve", "-no-color", "-input=false", "tfplan"))
+	s.stateJSON = run.MustRun("show", "-json", "-no-color")
 	return strings.TrimSpace(run.MustRun("output", "-raw", "-no-color", "stack"))
 }
 
@@ -113,11 +152,7 @@ func (s *stack) converge(ctx context.Context, want int) (clusterreport.Summary, 
 // outcome, and the raw output for a failure message.
 func (s *stack) consoles(t *testing.T) (map[string]bootstrap.ConsoleOutcome, map[string]string) {
 	t.Helper()
-	c, err := cloud.New(t.Context(), cloud.Config{Region: acctest.Region, Endpoint: s.emu.URL, MaxRetries: 3, UserAgent: "clustertest/0",
-		Credentials: cloud.Credentials{AccessKeyID: acctest.AccessKey, AccessKeySecret: acctest.SecretKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.client(t)
 	outcomes, raw := map[string]bootstrap.ConsoleOutcome{}, map[string]string{}
 	for _, st := range s.agent.Statuses() {
 		out, err := c.ConsoleOutput(t.Context(), st.InstanceID)

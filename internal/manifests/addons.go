@@ -35,6 +35,9 @@ type AddonOptions struct {
 	// ClusterAutoscaler adds AddonClusterAutoscaler, the Cluster Autoscaler of the cluster's
 	// autoscaling pools; nil when the cluster has none.
 	ClusterAutoscaler *ClusterAutoscalerOptions
+	// MPIOperator adds AddonMPIOperator, the MPI Operator with its CRD (mpi_addon.go): for a
+	// cluster whose add-ons travel in a bootstrap bundle, since it does not fit in user data.
+	MPIOperator bool
 }
 
 // AddonFile is one file of the add-on set: a name and its objects in apply order.
@@ -107,6 +110,13 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 			return nil, err
 		}
 		out = append(out, AddonFile{Name: name, Docs: docs})
+	}
+	if a.MPIOperator {
+		docs, err := mpiOperatorAddon(o.ImageRegistry)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, AddonFile{Name: AddonMPIOperator, Docs: docs}) // the last name in order
 	}
 	return out, nil
 }

@@ -82,8 +82,69 @@ func TestAddonsFiles(t *testing.T) {
 	}
 }
 
+// inUserData is what one add-on file takes in the user data: gzip'd, then base64-encoded, as the
+// node bootstrap writes it.
+func inUserData(y string) int {
+	var fb bytes.Buffer
+	fw, _ := gzip.NewWriterLevel(&fb, gzip.BestCompression)
+	_, _ = fw.Write([]byte(y))
+	_ = fw.Close()
+	return base64.StdEncoding.EncodedLen(fb.Len())
+}
+
+// TestAddonsMPIOperator: with MPIOperator the add-ons end with the MPI Operator's file, the
+// MPIJob CRD of MPIOperatorVersion first (what the MPIJob templates are checked against), then the
+// operator, strictly decoded, in the registry of the other add-ons. Without it there is no such
+// file. With it, the scenario's add-on set takes more user data than the inline budget, which is
+// why only bundled pools get it (TestAddonsSize holds the inline sets to the budget).
+func TestAddonsMPIOperator(t *testing.T) {
+	o := opts(catalog.ScenarioMolecularDynamics)
+	o.ImageRegistry = "registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster"
+	files, err := Addons(o, AddonOptions{MPIOperator: true, Validation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := files[len(files)-1]
+	if last.Name != AddonMPIOperator {
+		t.Fatalf("the last add-on file is %s, want %s", last.Name, AddonMPIOperator)
+	}
+	docs := strings.Split(last.YAML(), "---\n")
+	var crd crdFile
+	if err := yaml.Unmarshal([]byte(docs[0]), &crd); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Spec.Group != "kubeflow.org" || crd.Spec.Names.Kind != "MPIJob" || len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		t.Fatalf("the first document of %s is not the MPIJob CRD with its schema: %+v", AddonMPIOperator, crd.Spec)
+	}
+	objs := decodeAll(t, strings.Join(docs[1:], "---\n"))
+	dep, ok := objs["Deployment/"+MPIOperatorName].(*appsv1.Deployment)
+	if !ok || objs["Namespace/"+MPIOperatorNamespace] == nil || objs["ClusterRole/"+MPIOperatorName] == nil {
+		t.Fatalf("%s lacks the operator's namespace, role or Deployment: %v", AddonMPIOperator, slices.Sorted(maps.Keys(objs)))
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(got, o.ImageRegistry+"/") {
+		t.Errorf("the operator's image %s is not from the add-ons' registry %s", got, o.ImageRegistry)
+	}
+	without, err := AddonsYAML(o, AddonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := without[AddonMPIOperator]; ok {
+		t.Errorf("%s is in the add-ons without MPIOperator", AddonMPIOperator)
+	}
+	total := 0
+	for _, f := range files {
+		total += inUserData(f.YAML())
+	}
+	if total <= 20<<10 {
+		t.Errorf("%s's add-ons with the MPI Operator take %d bytes of user data, within the 20 KB inline budget: bundles would not be needed for them", o.Scenario, total)
+	}
+	t.Logf("%s's add-ons with the MPI Operator: %d bytes of user data (%s alone %d), over the 20 KB inline budget: bundled pools only", o.Scenario, total, AddonMPIOperator, inUserData(last.YAML()))
+}
+
 // TestAddonsSize logs the gzip'd size of the whole add-on set, validation included: the init
-// control-plane node's user data (which carries it) is limited to 32 KB.
+// control-plane node's user data, which carries it when the pool has no bootstrap bundle, is
+// limited to 32 KB. A bundled pool's add-ons travel in its bundle, which has no such cap (the MPI
+// Operator joins them then: TestAddonsMPIOperator).
 func TestAddonsSize(t *testing.T) {
 	const limit = 32 << 10
 	for _, sc := range catalog.Scenarios() {
@@ -105,11 +166,7 @@ func TestAddonsSize(t *testing.T) {
 		// The node bootstrap writes each file gzip'd and base64-encoded into the user data.
 		perFile := 0
 		for _, y := range m {
-			var fb bytes.Buffer
-			fw, _ := gzip.NewWriterLevel(&fb, gzip.BestCompression)
-			_, _ = fw.Write([]byte(y))
-			_ = fw.Close()
-			perFile += base64.StdEncoding.EncodedLen(fb.Len())
+			perFile += inUserData(y)
 		}
 		t.Logf("add-on set for %s: %d files, %d bytes of YAML, %d bytes gzip'd as one stream, %d bytes as per-file gzip+base64 (user data limit %d)",
 			sc.Name, len(m), raw.Len(), buf.Len(), perFile, limit)

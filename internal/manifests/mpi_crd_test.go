@@ -15,7 +15,7 @@ import (
 
 // The MPI Operator's and Kueue's Go API modules would drag controller-runtime into the provider's
 // build (internal/controllertest runs the real controllers from tools/controllers instead), so the MPIJob and Kueue objects are checked
-// against the structural schemas of their CRDs (testdata/crds, each with its source URL): every
+// against the structural schemas of their CRDs (testdata/crds and crds, each with its source URL): every
 // field must be in the schema (no pruning would happen on apply), of the schema's type, with
 // required fields present and enum values allowed.
 
@@ -49,12 +49,15 @@ type crdFile struct {
 	} `json:"spec"`
 }
 
-// crdSchemas maps apiVersion/kind to its schema, from every CRD in testdata/crds.
+// crdSchemas maps apiVersion/kind to its schema, from every CRD in testdata/crds and in crds (the
+// MPIJob CRD, which the MPI Operator add-on applies).
 func crdSchemas(t *testing.T) map[string]*crdSchema {
 	t.Helper()
 	files, err := filepath.Glob("testdata/crds/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs in testdata/crds: %v", err)
+	applied, err2 := filepath.Glob("crds/*.yaml")
+	files = append(files, applied...)
+	if err != nil || err2 != nil || len(applied) == 0 || len(files) == len(applied) {
+		t.Fatalf("no CRDs in testdata/crds or crds: %v %v", err, err2)
 	}
 	out := map[string]*crdSchema{}
 	for _, f := range files {

@@ -685,7 +685,11 @@ output "x" {
 		{name: "module ai-training/IOPS beyond one disk", module: true, config: badModule("ai-training", `name = "llm-train"
   hot_storage = { min_iops = 2000000 }`),
 			attr: `min_iops`, fix: `stripe several disks yourself`},
+		{name: "module ai-training/bootstrap bundle without RAM roles", module: true, config: badModule("ai-training", `name = "llm-train"`),
+			attr: `control_plane\.ram_role_name is not set, and bootstrap_bundle\.enabled is true \(the default\)`, fix: `ecs\.aliyuncs\.com.*or set bootstrap_bundle = \{ enabled = false \}`},
 		{name: "module molecular-dynamics/team quotas over the pool", module: true, config: badModule("molecular-dynamics", `name = "md-lab"
+  control_plane = { ram_role_name = "md-lab-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "md-lab-worker" }
   teams = { chem = { gpus = 12 }, bio = { gpus = 8 } }`),
 			attr: `mpi\.teams`, fix: `lower the teams' gpus to a sum of at most 16`},
 		{name: "module engineering-simulation/team on no pool", module: true, config: badModule("engineering-simulation", `name = "cfd-lab"
@@ -718,6 +722,7 @@ output "x" {
   network_egress_mode = "none"
   image_registry = ""
   control_plane = { enabled = false, api_endpoint = "10.61.0.10:6443" }
+  bootstrap_bundle = { worker_ram_role_name = "cc-closed-worker" }
   worker_pools = { gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 } }`),
 			attr: `network_egress_mode`, fix: `Set egress = \{ mode = "nat" \} on the gpucluster_rdma_network`},
 		{name: "module storage-tiers/bad bucket name", module: true, config: badModule("storage-tiers", `name = "lab"

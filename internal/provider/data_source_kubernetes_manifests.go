@@ -154,13 +154,17 @@ func manifestsOutputAttributes() map[string]schema.Attribute {
 		"prometheus_adapter_config": str("prometheus-adapter `config.yaml` (also in the ConfigMap `" + manifests.AdapterConfigMapName + "`)."),
 		"addons_validation": schema.BoolAttribute{Optional: true,
 			MarkdownDescription: "Include the validation jobs in `addons` (file `" + manifests.AddonValidation + "`): nccl-tests on every node, the cross-node all-reduce and, on simulation pools, HPCG. Default `false`."},
+		"addons_mpi_operator": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Include the MPI Operator with its MPIJob CRD (" + manifests.MPIOperatorVersion + ") in `addons` (file `" + manifests.AddonMPIOperator + "`), " +
+				"so MPIJobs run once the cluster is up. For a control-plane pool with a `bootstrap_bundle` only: the CRD alone is 219 KB of YAML, " +
+				"and with it the add-ons do not fit in the 32 KB of user data ECS accepts. Default `false`."},
 		"addons": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "Everything the cluster needs after `kubeadm init`, as file name -> multi-document YAML, for the node pool's `kubernetes.addons` " +
 				"(the init control-plane node applies the files in name order with `kubectl apply --server-side`): `" + manifests.AddonNamespaces + "` (this data source's namespaces and `" +
 				manifests.MonitoringNamespace + "`), `" + manifests.AddonDevicePlugin + "`, `" + manifests.AddonDCGMExporter + "`, `" + manifests.AddonMonitoring +
 				"` (Prometheus with the scenario's alert rules, Alertmanager with its routing, Grafana with its dashboard and anonymous read-only access, node-exporter, " +
-				"prometheus-adapter serving the HPA's metric), with `cluster_autoscaler` `" + manifests.AddonClusterAutoscaler + "` (the Cluster Autoscaler), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA) and, with `addons_validation`, `" +
-				manifests.AddonValidation + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
+				"prometheus-adapter serving the HPA's metric), with `cluster_autoscaler` `" + manifests.AddonClusterAutoscaler + "` (the Cluster Autoscaler), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA), with `addons_validation` `" +
+				manifests.AddonValidation + "` and, with `addons_mpi_operator`, `" + manifests.AddonMPIOperator + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
 	}
 }
 
@@ -185,6 +189,7 @@ type kubernetesManifestsModel struct {
 	AdapterConfig      types.String        `tfsdk:"prometheus_adapter_config"`
 	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
 	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
+	AddonsMPIOperator  types.Bool          `tfsdk:"addons_mpi_operator"`
 	Addons             map[string]string   `tfsdk:"addons"`
 	MPI                *manifestsMPI       `tfsdk:"mpi"`
 	ClusterAutoscaler  *manifestsScaler    `tfsdk:"cluster_autoscaler"`
@@ -256,7 +261,8 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
-	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler})
+	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler,
+		MPIOperator: m.AddonsMPIOperator.ValueBool()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return

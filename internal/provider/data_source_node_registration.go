@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/bundle"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
@@ -32,7 +33,8 @@ func (d *nodeRegistrationDataSource) Metadata(_ context.Context, req datasource.
 func (d *nodeRegistrationDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What a node of a `gpucluster_node_pool` registers with Kubernetes, read back from the user data " +
-			"ECS holds for the instance (`DescribeUserData`): the kubeadm action, the endpoint it joins, the CA pins, and the " +
+			"ECS holds for the instance (`DescribeUserData`), or, when that is a bootstrap bundle's stub (`bootstrap_bundle`), from the " +
+			"bundle it names (OSS `GetObject` with the provider's credentials, its digest checked): the kubeadm action, the endpoint it joins, the CA pins, and the " +
 			"labels and taints its kubelet registers with. Use it to check that a pool's `node_labels`/`node_taints` (or a " +
 			"module's outputs) are what the nodes get. The join token is never exposed.",
 		Attributes: map[string]schema.Attribute{
@@ -102,7 +104,7 @@ func (d *nodeRegistrationDataSource) Read(ctx context.Context, req datasource.Re
 		resp.Diagnostics.AddError(fmt.Sprintf("Reading the user data of instance %s", state.InstanceID), err.Error())
 		return
 	}
-	reg, err := bootstrap.ParseRegistration(userData)
+	reg, err := registrationOf(ctx, d.client, userData)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("instance_id"), "Instance without the node bootstrap",
 			fmt.Sprintf("instance_id = %q: its user data is not what gpucluster_node_pool's bootstrap writes (%v). "+
@@ -114,4 +116,30 @@ func (d *nodeRegistrationDataSource) Read(ctx context.Context, req datasource.Re
 	state.SkipsCAVerification = reg.SkipsCAVerification
 	state.Labels, state.Taints = reg.Labels, append([]string{}, reg.TaintStrings()...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// registrationOf reads a node's registration from its user data, or, when the user data is a
+// bootstrap bundle's stub, from the bundle it names (read with the provider's credentials, its
+// digest checked), whose files the node's bootstrap writes over the stub's.
+func registrationOf(ctx context.Context, c *cloud.Client, userData string) (bootstrap.Registration, error) {
+	spec, stub, err := bundle.SpecOfUserData(userData)
+	if err != nil || !stub {
+		return bootstrap.ParseRegistration(userData)
+	}
+	archive, err := c.GetObject(ctx, spec.Bucket, spec.Key)
+	if err != nil {
+		return bootstrap.Registration{}, fmt.Errorf("the user data is a bootstrap bundle's stub; its bundle: %w", err)
+	}
+	bundled, err := bundle.Unpack(archive, spec.Digest)
+	if err != nil {
+		return bootstrap.Registration{}, fmt.Errorf("the user data is a bootstrap bundle's stub; its bundle %s: %w", spec.Key, err)
+	}
+	files, err := bootstrap.DocumentFiles(userData)
+	if err != nil {
+		return bootstrap.Registration{}, err
+	}
+	for p, f := range bundled {
+		files[p] = string(f.Content)
+	}
+	return bootstrap.RegistrationOfFiles(files)
 }

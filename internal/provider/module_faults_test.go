@@ -198,6 +198,9 @@ module "ai" {
   source          = "%s/ai-training"
   name            = %q
   join_token_salt = "module-faults-test"
+  # The bootstrap bundle (the default) needs the nodes' RAM roles, which the module cannot create.
+  control_plane    = { ram_role_name = "%s-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "%s-worker" }
   cold_storage = {
     bucket_name   = "%s-cold-0001"
     force_destroy = true
@@ -207,7 +210,7 @@ module "ai" {
 output "nodes" {
   value = [for n in module.ai.nodes : n.status]
 }
-`, acctest.ModulesDir(), name, name)
+`, acctest.ModulesDir(), name, name, name, name)
 }
 
 // moduleRun is a CLI run in a fresh directory pointed at the emulator program through the

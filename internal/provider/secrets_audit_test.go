@@ -38,35 +38,10 @@ func (ss secretSet) find(s string) []string {
 	return out
 }
 
-// leaks walks a JSON value next to its sensitivity mask (Terraform's *_sensitive documents: true
-// where a value is sensitive, objects and lists mirroring the value) and reports every place a
-// secret sits in a value that is not marked sensitive.
+// leaks reports every place a secret of ss sits in value where mask leaves it unmarked
+// (acctest.Unmarked).
 func leaks(ss secretSet, where string, value, mask any) []string {
-	if b, ok := mask.(bool); ok && b {
-		return nil
-	}
-	var out []string
-	switch v := value.(type) {
-	case string:
-		for _, name := range ss.find(v) {
-			out = append(out, fmt.Sprintf("%s holds the %s", where, name))
-		}
-	case map[string]any:
-		m, _ := mask.(map[string]any)
-		for k, sub := range v {
-			out = append(out, leaks(ss, where+"."+k, sub, m[k])...)
-		}
-	case []any:
-		l, _ := mask.([]any)
-		for i, sub := range v {
-			var sm any
-			if i < len(l) {
-				sm = l[i]
-			}
-			out = append(out, leaks(ss, fmt.Sprintf("%s[%d]", where, i), sub, sm)...)
-		}
-	}
-	return out
+	return acctest.Unmarked(ss.find, where, value, mask)
 }
 
 func rawMask(raw json.RawMessage) any {

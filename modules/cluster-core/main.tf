@@ -322,6 +322,8 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   image_registry = local.image_registry
 
   addons_validation = var.validation_jobs
+  # The MPI Operator with its CRD: in the bundle only (var.mpi_operator's validation).
+  addons_mpi_operator = var.mpi_operator
 
   # The Cluster Autoscaler of the autoscaling pools, in the add-ons the first control-plane node
   # applies (35-cluster-autoscaler.yaml). It authenticates with the control-plane nodes' RAM role.

@@ -334,9 +334,9 @@ variable "preflight" {
 }
 
 variable "bootstrap_bundle" {
-  description = "Takes every pool's node bootstrap out of its user data (enabled): the module makes one gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>, lowercased; bucket names are global) and each pool uploads its bootstrap there, under gpucluster-bundles/<name>/control-plane, .../control-plane-join or .../workers/<pool key>, before any node boots; a node's user data is a stub of at most 4 KiB that fetches its bundle with the node's instance RAM role. The control-plane pools fetch with control_plane.ram_role_name, the worker pools with worker_ram_role_name, a different role: the bucket policy lets each role read only its own pools' prefixes, so a worker cannot read the first control-plane node's bundle, which holds the CA key. Neither role may have a RAM policy that reads every bucket. Turning it on or off rolls every pool's nodes."
+  description = "Takes every pool's node bootstrap out of its user data (enabled, the default): the module makes one gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>, lowercased; bucket names are global) and each pool uploads its bootstrap there, under gpucluster-bundles/<name>/control-plane, .../control-plane-join or .../workers/<pool key>, before any node boots; a node's user data is a stub of at most 4 KiB that fetches its bundle with the node's instance RAM role. The control-plane pools fetch with control_plane.ram_role_name, the worker pools with worker_ram_role_name, a different role: the bucket policy lets each role read only its own pools' prefixes, so a worker cannot read the first control-plane node's bundle, which holds the CA key. Neither role may have a RAM policy that reads every bucket. Turning it on or off rolls every pool's nodes."
   type = object({
-    enabled              = optional(bool, false)
+    enabled              = optional(bool, true)
     bucket_name          = optional(string)
     worker_ram_role_name = optional(string)
   })
@@ -345,11 +345,11 @@ variable "bootstrap_bundle" {
 
   validation {
     condition     = !var.bootstrap_bundle.enabled || !var.control_plane.enabled || var.control_plane.ram_role_name != null
-    error_message = "bootstrap_bundle.enabled = true, but control_plane.ram_role_name is not set: the control-plane nodes fetch their bundles with their instance RAM role. Set control_plane.ram_role_name to a role that trusts ecs.aliyuncs.com, or set bootstrap_bundle.enabled = false."
+    error_message = "control_plane.ram_role_name is not set, and bootstrap_bundle.enabled is true (the default): the control-plane nodes fetch their bootstrap bundle (which holds the CA key and the join token, kept out of the user data) from OSS with their instance RAM role, and this module cannot create RAM roles. Create a RAM role with the trust policy {\"Statement\":[{\"Action\":\"sts:AssumeRole\",\"Effect\":\"Allow\",\"Principal\":{\"Service\":[\"ecs.aliyuncs.com\"]}}],\"Version\":\"1\"} (ECS may assume it; a RAM policy that reads every bucket it must not have: the bucket policy grants it its prefixes) and set control_plane.ram_role_name to its name, or set bootstrap_bundle = { enabled = false } to put the bootstrap, secrets included, in the user data."
   }
   validation {
     condition     = !var.bootstrap_bundle.enabled || var.bootstrap_bundle.worker_ram_role_name != null
-    error_message = "bootstrap_bundle.enabled = true, but bootstrap_bundle.worker_ram_role_name is not set: the worker nodes fetch their bundles with an instance RAM role of their own. Set it to a role that trusts ecs.aliyuncs.com (not control_plane.ram_role_name), or set bootstrap_bundle.enabled = false."
+    error_message = "bootstrap_bundle.worker_ram_role_name is not set, and bootstrap_bundle.enabled is true (the default): the worker nodes fetch their bootstrap bundle (which holds the join token, kept out of the user data) from OSS with an instance RAM role of their own, and this module cannot create RAM roles. Create a second RAM role with the trust policy {\"Statement\":[{\"Action\":\"sts:AssumeRole\",\"Effect\":\"Allow\",\"Principal\":{\"Service\":[\"ecs.aliyuncs.com\"]}}],\"Version\":\"1\"} (not control_plane.ram_role_name; a RAM policy that reads every bucket it must not have) and set bootstrap_bundle.worker_ram_role_name to its name, or set bootstrap_bundle = { enabled = false } to put the bootstrap, secrets included, in the user data."
   }
   validation {
     condition     = !var.bootstrap_bundle.enabled || !var.control_plane.enabled || var.bootstrap_bundle.worker_ram_role_name != var.control_plane.ram_role_name
@@ -358,5 +358,17 @@ variable "bootstrap_bundle" {
   validation {
     condition     = var.bootstrap_bundle.bucket_name == null || can(regex("^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$", var.bootstrap_bundle.bucket_name))
     error_message = "bootstrap_bundle.bucket_name must be 3-63 lowercase letters, digits and hyphens, not starting or ending with a hyphen (an OSS bucket name)."
+  }
+}
+
+variable "mpi_operator" {
+  description = "Apply the MPI Operator with its MPIJob CRD with the add-ons (gpucluster_kubernetes_manifests addons_mpi_operator), so MPIJobs run once the cluster is up. Needs bootstrap_bundle.enabled: the CRD does not fit in the first control-plane node's user data. The simulation scenario modules set it."
+  type        = bool
+  default     = false
+  nullable    = false
+
+  validation {
+    condition     = !var.mpi_operator || var.bootstrap_bundle.enabled
+    error_message = "mpi_operator = true needs bootstrap_bundle.enabled = true: the MPI Operator's CRD (219 KB of YAML) with the other add-ons does not fit in the 32 KB of user data ECS accepts, so the add-ons must travel in the bootstrap bundle. Turn bundles on (and name the two RAM roles), or set mpi_operator = false and apply the MPI Operator yourself."
   }
 }

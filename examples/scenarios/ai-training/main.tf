@@ -57,13 +57,30 @@ variable "bucket_suffix" {
   default     = "demo"
 }
 
+variable "control_plane_ram_role" {
+  description = "RAM role of the control-plane nodes (trusting ecs.aliyuncs.com): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-control-plane\". Create it before applying; the module cannot create RAM roles."
+  type        = string
+  default     = null
+}
+
+variable "worker_ram_role" {
+  description = "RAM role of the GPU workers (trusting ecs.aliyuncs.com, not the control plane's): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-worker\"."
+  type        = string
+  default     = null
+}
+
 module "cluster" {
   source = "../../../modules/ai-training"
 
   name            = var.name
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
-  validation_jobs = var.validation_jobs
+
+  # Every node boots from a bootstrap bundle in a private OSS bucket (the default): its user data
+  # is a small stub holding no key or token, and the node fetches the rest with its RAM role.
+  control_plane    = { ram_role_name = coalesce(var.control_plane_ram_role, "${var.name}-control-plane") }
+  bootstrap_bundle = { worker_ram_role_name = coalesce(var.worker_ram_role, "${var.name}-worker") }
+  validation_jobs  = var.validation_jobs
 
   # The scenario's targets, the module's defaults: 8 x A100 80 GB-class GPUs per node over eRDMA, a 100 TiB hot tier with
   # 1M-IOPS node-local flash, a 1 PiB cold bucket behind an Alluxio cache. Two nodes to start.

@@ -51,12 +51,29 @@ variable "bucket_suffix" {
   default     = "demo"
 }
 
+variable "control_plane_ram_role" {
+  description = "RAM role of the control-plane nodes (trusting ecs.aliyuncs.com): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-control-plane\". Create it before applying; the module cannot create RAM roles."
+  type        = string
+  default     = null
+}
+
+variable "worker_ram_role" {
+  description = "RAM role of the GPU workers (trusting ecs.aliyuncs.com, not the control plane's): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-worker\"."
+  type        = string
+  default     = null
+}
+
 module "cluster" {
   source = "../../../modules/engineering-simulation"
 
   name            = var.name
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
+
+  # Every node boots from a bootstrap bundle in a private OSS bucket (the default): its user data
+  # is a small stub holding no key or token, and the node fetches the rest with its RAM role.
+  control_plane    = { ram_role_name = coalesce(var.control_plane_ram_role, "${var.name}-control-plane") }
+  bootstrap_bundle = { worker_ram_role_name = coalesce(var.worker_ram_role, "${var.name}-worker") }
 
   # The scenario's targets, the module's defaults: FP64 and ECC (V100 32 GB, gn6e), nodes spread over distinct physical
   # servers, a 10 GB/s warm tier and a 1 PiB cold bucket with lifecycle transitions.

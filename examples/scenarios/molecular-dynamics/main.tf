@@ -45,12 +45,29 @@ variable "join_token_salt" {
   sensitive   = true
 }
 
+variable "control_plane_ram_role" {
+  description = "RAM role of the control-plane nodes (trusting ecs.aliyuncs.com): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-control-plane\". Create it before applying; the module cannot create RAM roles."
+  type        = string
+  default     = null
+}
+
+variable "worker_ram_role" {
+  description = "RAM role of the GPU workers (trusting ecs.aliyuncs.com, not the control plane's): they fetch their bootstrap bundle from OSS with it. Null: \"<name>-worker\"."
+  type        = string
+  default     = null
+}
+
 module "cluster" {
   source = "../../../modules/molecular-dynamics"
 
   name            = var.name
   admin_cidrs     = var.admin_cidrs
   join_token_salt = var.join_token_salt
+
+  # Every node boots from a bootstrap bundle in a private OSS bucket (the default): its user data
+  # is a small stub holding no key or token, and the node fetches the rest with its RAM role.
+  control_plane    = { ram_role_name = coalesce(var.control_plane_ram_role, "${var.name}-control-plane") }
+  bootstrap_bundle = { worker_ram_role_name = coalesce(var.worker_ram_role, "${var.name}-worker") }
 
   # The scenario's targets, the module's defaults: FP64 and >= 1 TB/s memory bandwidth (A100 80 GB class), MPI over
   # eRDMA, a hot tier with 1M-IOPS node-local flash and a 10 GB/s warm tier.

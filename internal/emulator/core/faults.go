@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/base64"
 	"net/http"
 	"sync"
 	"time"
@@ -98,26 +99,36 @@ func (fi *FaultInjector) Apply(w http.ResponseWriter, r *http.Request, xmlBody b
 		panic(http.ErrAbortHandler)
 	case faultThrottle:
 		record("Throttling.User")
-		writeFault(w, Errf(400, "Throttling.User", "Request was denied due to user flow control."), xmlBody, r.Host)
+		writeFault(w, r, Errf(400, "Throttling.User", "Request was denied due to user flow control."), xmlBody)
 		return true
 	case faultUnavailable:
 		record("ServiceUnavailable")
-		writeFault(w, Errf(503, "ServiceUnavailable", "The request has failed due to a temporary failure of the server."), xmlBody, r.Host)
+		writeFault(w, r, Errf(503, "ServiceUnavailable", "The request has failed due to a temporary failure of the server."), xmlBody)
 		return true
 	}
 	return false
 }
 
-func writeFault(w http.ResponseWriter, e *Error, xmlBody bool, host string) {
+func writeFault(w http.ResponseWriter, r *http.Request, e *Error, xmlBody bool) {
 	id := NewRequestID()
 	if !xmlBody {
-		WriteError(w, e, id, host)
+		WriteError(w, e, id, r.Host)
 		return
 	}
 	// OSS speaks XML errors.
+	body := `<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + e.Code + "</Code><Message>" + e.Message +
+		"</Message><RequestId>" + id + "</RequestId><HostId>" + r.Host + "</HostId></Error>"
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("x-oss-request-id", id)
+	// A HEAD response has no body: OSS sends the error document base64-encoded in the x-oss-err
+	// header instead, which is where the OSS SDK reads it from (tryConvertServiceError in
+	// github.com/aliyun/alibabacloud-oss-go-sdk-v2 oss/client.go, HeaderOssERR), as the
+	// emulator's own OSS errors do (oss.call.writeError).
+	if r.Method == http.MethodHead {
+		w.Header().Set("x-oss-err", base64.StdEncoding.EncodeToString([]byte(body)))
+		w.WriteHeader(e.Status)
+		return
+	}
 	w.WriteHeader(e.Status)
-	_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + e.Code + "</Code><Message>" + e.Message +
-		"</Message><RequestId>" + id + "</RequestId><HostId>" + host + "</HostId></Error>"))
+	_, _ = w.Write([]byte(body))
 }

@@ -2,6 +2,10 @@
 # gets, destroy. A second run checks plan-time refusals.
 
 variables {
+  # The bootstrap bundle is on by default; the module cannot create RAM roles, so the test names
+  # them. registered_as_reported reads each node's registration from the bundle its stub names.
+  control_plane    = { ram_role_name = "ait-test-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "ait-test-worker" }
   # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
   # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
   ca_seed         = "unused-while-ca-seed-version-is-null"

@@ -3,6 +3,9 @@
 # control-plane node applies.
 
 variables {
+  # The bootstrap bundle is on by default; the module cannot create RAM roles, so the test names them.
+  bootstrap_bundle = { worker_ram_role_name = "cc-autoscaling-worker" }
+  control_plane    = { ram_role_name = "cc-autoscaling-control-plane" }
   # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
   # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
   ca_seed = "unused-while-ca-seed-version-is-null"
@@ -96,9 +99,10 @@ run "autoscaling_and_spot_pools" {
     condition     = output.cluster_autoscaler_yaml == data.gpucluster_kubernetes_manifests.cluster.cluster_autoscaler.yaml && !strcontains(output.cluster_autoscaler_yaml, "ACCESS_KEY") && !strcontains(output.cluster_autoscaler_yaml, "kind: Secret")
     error_message = "the autoscaler output must be what the add-ons apply, and carry no AccessKey"
   }
-  # The autoscaler authenticates with the control-plane nodes' RAM role.
+  # The autoscaler authenticates with the control-plane nodes' RAM role; the workers carry only
+  # their own (bootstrap_bundle.worker_ram_role_name, which fetches their bundles).
   assert {
-    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-as-control-plane" && gpucluster_node_pool.worker["burst"].ram_role_name == null
+    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-as-control-plane" && gpucluster_node_pool.worker["burst"].ram_role_name == "cc-autoscaling-worker"
     error_message = "the control plane must carry the RAM role the Cluster Autoscaler uses, and only it"
   }
   # The fixed pool's node and the burst pool's min_size node run; scale0 has none.
@@ -138,6 +142,9 @@ run "autoscaling_without_control_plane_role" {
     scenario        = "ai_training"
     network_id      = run.network.network_id
     join_token_salt = "test-salt"
+    # No control-plane role, so inline user data: the bundle would need one too.
+    control_plane    = {}
+    bootstrap_bundle = { enabled = false }
     worker_pools = {
       gpu = { autoscaling = { min_size = 0, max_size = 4 }, gpu_model = "A100-80GB", gpus_per_node = 8 }
     }

@@ -22,14 +22,25 @@ variables {
   }
 }
 
+# Bundles are the default: without a worker role the plan stops at the variable.
 run "needs_a_worker_role" {
   command = plan
   variables {
-    network_id       = run.network.network_id
-    control_plane    = { ram_role_name = "cc-bundle-cp" }
-    bootstrap_bundle = { enabled = true }
+    network_id    = run.network.network_id
+    control_plane = { ram_role_name = "cc-bundle-cp" }
   }
   expect_failures = [var.bootstrap_bundle]
+}
+
+# The MPI Operator's CRD does not fit in user data: without bundles the plan stops at the variable.
+run "mpi_operator_needs_bundles" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    bootstrap_bundle = { enabled = false }
+    mpi_operator     = true
+  }
+  expect_failures = [var.mpi_operator]
 }
 
 run "needs_a_control_plane_role" {
@@ -56,6 +67,14 @@ run "bundled" {
     network_id       = run.network.network_id
     control_plane    = { size = 3, ram_role_name = "cc-bundle-cp" }
     bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+    mpi_operator     = true
+  }
+
+  # The add-ons travel in the first control-plane node's bundle, so they may hold the MPI Operator
+  # with its CRD, which user data could not.
+  assert {
+    condition     = strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["60-mpi-operator.yaml"], "name: mpijobs.kubeflow.org") && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["60-mpi-operator.yaml"], "kind: Deployment")
+    error_message = "with mpi_operator the first control-plane pool's add-ons must hold the MPIJob CRD and the operator: ${jsonencode(keys(gpucluster_node_pool.control_plane[0].kubernetes.addons))}"
   }
 
   # Every pool puts its bootstrap in the module's bucket, under a prefix of its own.

@@ -8,6 +8,9 @@ run "network" {
 }
 
 variables {
+  # The bootstrap bundle is on by default; the module cannot create RAM roles, so the test names them.
+  bootstrap_bundle = { worker_ram_role_name = "cc-core-worker" }
+  control_plane    = { ram_role_name = "cc-core-control-plane" }
   # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
   # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
   ca_seed = "unused-while-ca-seed-version-is-null"
@@ -97,7 +100,8 @@ run "ha_control_plane" {
     erdma           = true
     join_token_salt = "test-salt"
     control_plane = {
-      size = 3
+      size          = 3
+      ram_role_name = "cc-core-control-plane"
     }
     worker_pools = {
       gpu = {
@@ -169,7 +173,8 @@ run "control_plane_of_two" {
     scenario        = "ai_training"
     network_id      = run.network.network_id
     control_plane = {
-      size = 2
+      size          = 2
+      ram_role_name = "cc-core-control-plane"
     }
     worker_pools = {
       gpu = {

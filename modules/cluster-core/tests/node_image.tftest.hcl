@@ -13,6 +13,8 @@ run "network" {
 }
 
 variables {
+  # The bootstrap bundle is on by default; the module cannot create RAM roles, so the test names them.
+  bootstrap_bundle = { worker_ram_role_name = "cc-node-image-worker" }
   # terraform test before 1.17 refuses to apply with an ephemeral variable left unset
   # (hashicorp/terraform#38974); the seed is unused while ca_seed_version is null.
   ca_seed         = "unused-while-ca-seed-version-is-null"

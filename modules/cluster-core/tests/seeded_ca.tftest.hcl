@@ -19,6 +19,10 @@ run "seeded_ca" {
     network_id      = run.network.network_id
     ca_seed         = "0123456789abcdef0123456789abcdef-cc-seeded-test"
     ca_seed_version = 1
+    # Bundles (the default): the next run reads the nodes' registrations from the bundles their
+    # stubs name, where the seeded secrets went.
+    control_plane    = { ram_role_name = "cc-seeded-control-plane" }
+    bootstrap_bundle = { worker_ram_role_name = "cc-seeded-worker" }
     worker_pools = {
       gpu = { size = 1, gpu_model = "A100-80GB", gpus_per_node = 8 }
     }

@@ -82,9 +82,9 @@ variable "node_image" {
 }
 
 variable "bootstrap_bundle" {
-  description = "Takes every pool's node bootstrap out of its user data (enabled): one private, KMS-encrypted gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>) holds each pool's bootstrap under a prefix of its own, and a node's user data is a stub that fetches its bundle with the node's instance RAM role: control_plane.ram_role_name for the control plane, worker_ram_role_name (a different role) for the workers, each allowed by the bucket policy to read its own pools' prefixes only. Both roles are required when enabled (see modules/cluster-core, Bootstrap bundle). Turning it on or off rolls every node."
+  description = "Takes every pool's node bootstrap out of its user data (enabled, the default): one private, KMS-encrypted gpucluster_bootstrap_bucket (bucket_name, default <name>-bundles-<8 hex digits of the network id>) holds each pool's bootstrap under a prefix of its own, and a node's user data is a stub that fetches its bundle with the node's instance RAM role: control_plane.ram_role_name for the control plane, worker_ram_role_name (a different role) for the workers, each allowed by the bucket policy to read its own pools' prefixes only. Both roles are required when enabled, and the module cannot create them: create two RAM roles that trust ecs.aliyuncs.com, or set enabled = false to put the bootstrap, secrets included, in the user data (see modules/cluster-core, Bootstrap bundle). Turning it on or off rolls every node."
   type = object({
-    enabled              = optional(bool, false)
+    enabled              = optional(bool, true)
     bucket_name          = optional(string)
     worker_ram_role_name = optional(string)
   })

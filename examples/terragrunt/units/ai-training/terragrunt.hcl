@@ -11,6 +11,9 @@ terraform {
 
 inputs = {
   name = "llm-train"
+  # The bootstrap bundle (the default) needs two RAM roles trusting ecs.aliyuncs.com; create them first.
+  control_plane    = { ram_role_name = "llm-train-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "llm-train-worker" }
   worker_pools = {
     gpu = { size = 4 }
   }

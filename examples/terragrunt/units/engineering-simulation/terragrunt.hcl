@@ -8,8 +8,11 @@ terraform {
 }
 
 inputs = {
-  name       = "cfd"
-  cidr_block = "10.22.0.0/16"
+  name = "cfd"
+  # The bootstrap bundle (the default) needs two RAM roles trusting ecs.aliyuncs.com; create them first.
+  control_plane    = { ram_role_name = "cfd-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "cfd-worker" }
+  cidr_block       = "10.22.0.0/16"
   worker_pools = {
     gpu = { size = 2 }
   }

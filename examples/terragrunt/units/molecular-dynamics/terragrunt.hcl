@@ -8,8 +8,11 @@ terraform {
 }
 
 inputs = {
-  name       = "md-sim"
-  cidr_block = "10.21.0.0/16"
+  name = "md-sim"
+  # The bootstrap bundle (the default) needs two RAM roles trusting ecs.aliyuncs.com; create them first.
+  control_plane    = { ram_role_name = "md-sim-control-plane" }
+  bootstrap_bundle = { worker_ram_role_name = "md-sim-worker" }
+  cidr_block       = "10.21.0.0/16"
   worker_pools = {
     gpu = { size = 4 }
   }
