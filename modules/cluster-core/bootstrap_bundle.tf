@@ -19,7 +19,24 @@ locals {
     [{ key_prefix = local.bundle_prefix.control_plane, ram_role_name = var.control_plane.ram_role_name }],
     var.control_plane.size > 1 ? [{ key_prefix = local.bundle_prefix.control_plane_join, ram_role_name = var.control_plane.ram_role_name }] : [],
   ) : []
-  bundle_worker_readers = [for k, p in local.bundle_prefix.workers : { key_prefix = p, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }]
+  bundle_worker_readers = concat(
+    [for k, p in local.bundle_prefix.workers : { key_prefix = p, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }],
+    var.control_plane.enabled ? [{ key_prefix = local.bundle_token_key.workers, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }] : [],
+  )
+
+  # Join tokens expire 24 h after they are made. Every control-plane node stores a fresh one
+  # every 8 h at these keys with its role (the bucket's writers, exact keys only), and the joining
+  # pools read theirs right before kubeadm join: the workers' key is readable by the workers'
+  # role alone, the control-plane joiners' key lies under their own prefix. So a node that joins
+  # a week after the cluster formed (an autoscaled worker, a replaced control-plane node) joins.
+  bundle_token_key = {
+    workers            = "${local.bundle_root}/workers-join-token"
+    control_plane_join = "${local.bundle_prefix.control_plane_join}/join-token"
+  }
+  bundle_token_keys = var.control_plane.enabled ? concat(
+    [local.bundle_token_key.workers],
+    var.control_plane.size > 1 ? [local.bundle_token_key.control_plane_join] : [],
+  ) : []
 }
 
 resource "gpucluster_bootstrap_bucket" "bundles" {
@@ -27,4 +44,5 @@ resource "gpucluster_bootstrap_bucket" "bundles" {
 
   name    = local.bundle_bucket
   readers = concat(local.bundle_cp_readers, local.bundle_worker_readers)
+  writers = [for k in local.bundle_token_keys : { key = k, ram_role_name = var.control_plane.ram_role_name }]
 }

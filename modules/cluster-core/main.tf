@@ -107,8 +107,9 @@ resource "gpucluster_node_pool" "control_plane" {
   package_mirror = var.package_mirror
   tags           = var.tags
   bootstrap_bundle = local.bundle_on ? {
-    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
-    key_prefix = local.bundle_prefix.control_plane
+    bucket                  = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix              = local.bundle_prefix.control_plane
+    publish_join_token_keys = local.bundle_token_keys
   } : null
 
   kubernetes = {
@@ -155,8 +156,10 @@ resource "gpucluster_node_pool" "control_plane_join" {
   package_mirror = var.package_mirror
   tags           = var.tags
   bootstrap_bundle = local.bundle_on ? {
-    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
-    key_prefix = local.bundle_prefix.control_plane_join
+    bucket                  = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix              = local.bundle_prefix.control_plane_join
+    join_token_key          = local.bundle_token_key.control_plane_join
+    publish_join_token_keys = local.bundle_token_keys
   } : null
 
   kubernetes = {
@@ -205,8 +208,9 @@ resource "gpucluster_node_pool" "worker" {
   # With the bootstrap bundle the workers fetch theirs with a role of their own.
   ram_role_name = local.bundle_on ? var.bootstrap_bundle.worker_ram_role_name : null
   bootstrap_bundle = local.bundle_on ? {
-    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
-    key_prefix = local.bundle_prefix.workers[each.key]
+    bucket         = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix     = local.bundle_prefix.workers[each.key]
+    join_token_key = var.control_plane.enabled ? local.bundle_token_key.workers : null
   } : null
 
   system_disk = {
