@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
@@ -42,8 +43,9 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 
 	pool := manifests.Pool{Name: "gpu-a", Nodes: 2, GPUsPerNode: 8}
 	teams := map[string]manifests.Team{"chem": {GPUs: 8}, "cfd": {GPUs: 8}}
+	opts := manifests.Options{Scenario: "molecular_dynamics", Nodes: pool.Nodes, GPUsPerNode: pool.GPUsPerNode}
 	render := func(team string) manifests.MPIRender {
-		r, err := manifests.RenderMPI(manifests.Options{Scenario: "molecular_dynamics", Nodes: pool.Nodes, GPUsPerNode: pool.GPUsPerNode},
+		r, err := manifests.RenderMPI(opts,
 			manifests.MPIOptions{Pools: []manifests.Pool{pool}, Teams: teams, JobTeam: team})
 		if err != nil {
 			t.Fatal(err)
@@ -64,6 +66,8 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	for _, d := range chem.Queues {
 		apply(t, c, d)
 	}
+	// The idle reaper covers every team's namespace (and no other).
+	assertReaperCoversTeams(t, c, applyReaper(t, c, opts), chem.Teams)
 	kueue := startKueue(t, c, binDir, workDir, chem.Queues)
 	operator := startMPIOperator(t, c, binDir, workDir, chem.Operator)
 	alive := func() error {
@@ -83,11 +87,12 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	}
 
 	// 1. Within quota: admitted and placed on the pool's GPU nodes.
-	submit(t, c, chem, "chem-a", 1)
+	chemA := submit(t, c, chem, "chem-a", 1)
 	waitRunning(t, c, pool, "chem", "chem-a", 1, alive)
+	assertHostfile(t, c, chemA, 1)
 
 	// 2. Beyond quota, with the GPUs it would borrow in use: held.
-	submit(t, c, cfd, "cfd-big", 2)
+	cfdBig := submit(t, c, cfd, "cfd-big", 2)
 	var heldMessage string
 	waitFor(t, "cfd-big's Workload pending for quota", func(ctx context.Context) (bool, error) {
 		wl, err := workloadOf(ctx, c, "cfd", "cfd-big")
@@ -109,6 +114,7 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, c, pool, "cfd", "cfd-big", 2, alive)
+	assertHostfile(t, c, cfdBig, 2)
 	submit(t, c, chem, "chem-b", 1)
 	waitFor(t, "cfd-big preempted", func(ctx context.Context) (bool, error) {
 		wl, err := workloadOf(ctx, c, "cfd", "cfd-big")
@@ -142,12 +148,13 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	})
 }
 
-// submit creates the ConfigMap and MPIJob of teamJob.
-func submit(t *testing.T, c *offlinekube.Cluster, r manifests.MPIRender, name string, workers int) {
+// submit creates the ConfigMap and MPIJob of teamJob and returns the MPIJob as submitted.
+func submit(t *testing.T, c *offlinekube.Cluster, r manifests.MPIRender, name string, workers int) *unstructured.Unstructured {
 	t.Helper()
 	cm, job := teamJob(t, r, name, workers)
 	create(t, c, cm)
-	create(t, c, job)
+	create(t, c, job.DeepCopy())
+	return job
 }
 
 // waitRunning waits until namespace/name is admitted and running: its Workload Admitted and
