@@ -63,11 +63,12 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.KueueNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	reaperNamespace, reaperCron := applyReaper(t, c, opts) // first: the queues hold the reaper's team list
 	for _, d := range chem.Queues {
 		apply(t, c, d)
 	}
 	// The idle reaper covers every team's namespace (and no other).
-	assertReaperCoversTeams(t, c, applyReaper(t, c, opts), chem.Teams)
+	assertReaperCoversTeams(t, c, reaperNamespace, chem.Teams)
 	kueue := startKueue(t, c, binDir, workDir, chem.Queues)
 	operator := startMPIOperator(t, c, binDir, workDir, chem.Operator)
 	alive := func() error {
@@ -90,6 +91,11 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	chemA := submit(t, c, chem, "chem-a", 1)
 	waitRunning(t, c, pool, "chem", "chem-a", 1, alive)
 	assertHostfile(t, c, chemA, 1)
+	// The reaper, run as its CronJob would, visits chem's namespace and finds chem-a's launcher
+	// Job (the MPI Operator's launcher is a batch Job; the workers, owned by the MPIJob, it skips).
+	if out := runReaper(t, c, reaperNamespace, reaperCron); !strings.Contains(out, "reclaim job chem-a-launcher in chem") {
+		t.Errorf("the reaper did not find chem-a's launcher in namespace chem:\n%s", out)
+	}
 
 	// 2. Beyond quota, with the GPUs it would borrow in use: held.
 	cfdBig := submit(t, c, cfd, "cfd-big", 2)

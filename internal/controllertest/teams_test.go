@@ -2,17 +2,24 @@ package controllertest
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/testtools"
 )
 
 // hostListRE is mpirun's -H option in the rendered launcher script: host:slots, comma-separated.
@@ -95,22 +102,27 @@ func reaperAllowed(t *testing.T, c *offlinekube.Cluster, saNamespace, namespace 
 }
 
 // applyReaper applies the rendered add-on namespaces and the reaper's objects (AddonReaper) but
-// its CronJob: the checks here are about what the reaper may do, and a CronJob could start a run
-// on a quarter hour in the middle of the test. It returns the namespace of the reaper's
-// ServiceAccount.
-func applyReaper(t *testing.T, c *offlinekube.Cluster, o manifests.Options) string {
+// its CronJob: a CronJob could start a run on a quarter hour in the middle of the test, so
+// runReaper runs its container's script instead. It returns the namespace of the reaper's
+// ServiceAccount and the CronJob.
+func applyReaper(t *testing.T, c *offlinekube.Cluster, o manifests.Options) (string, *batchv1.CronJob) {
 	t.Helper()
 	files, err := manifests.Addons(o, manifests.AddonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	saNamespace := ""
+	var cron *batchv1.CronJob
 	for _, f := range files {
 		if f.Name != manifests.AddonNamespaces && f.Name != manifests.AddonReaper {
 			continue
 		}
 		for _, d := range f.Docs {
 			if d.Kind == "CronJob" {
+				cron = &batchv1.CronJob{}
+				if err := yaml.UnmarshalStrict([]byte(d.YAML), cron); err != nil {
+					t.Fatal(err)
+				}
 				continue
 			}
 			if d.Kind == "ServiceAccount" && d.Name == manifests.ReaperName {
@@ -119,10 +131,56 @@ func applyReaper(t *testing.T, c *offlinekube.Cluster, o manifests.Options) stri
 			apply(t, c, d)
 		}
 	}
-	if saNamespace == "" {
-		t.Fatalf("%s renders no ServiceAccount %s", manifests.AddonReaper, manifests.ReaperName)
+	if saNamespace == "" || cron == nil || len(cron.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("%s renders no ServiceAccount %s or no CronJob of one container", manifests.AddonReaper, manifests.ReaperName)
 	}
-	return saNamespace
+	return saNamespace, cron
+}
+
+// runReaper runs the reaper's script as its CronJob would, against the offline API server with a
+// token of the reaper's ServiceAccount: the CronJob's environment, with its envFrom ConfigMaps
+// read from the API server (what the kubelet would inject), DRY_RUN so it deletes nothing, and
+// MAX_RUNTIME_SECONDS 0 so every running opted-in pod is due. A call the reaper may not make
+// (403) raises, and the script fails. It returns the script's output.
+func runReaper(t *testing.T, c *offlinekube.Cluster, saNamespace string, cron *batchv1.CronJob) string {
+	t.Helper()
+	py := testtools.Require(t, "python3", "python3")
+	dir := t.TempDir()
+	tok, err := c.Client().CoreV1().ServiceAccounts(saNamespace).CreateToken(t.Context(), manifests.ReaperName,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for the reaper's service account: %v", err)
+	}
+	for name, content := range map[string][]byte{"reaper.py": []byte(manifests.ReaperScript), "token": []byte(tok.Status.Token), "ca.crt": c.CACertPEM()} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct := cron.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	env := []string{"API_SERVER=" + c.RESTConfig().Host, "SA_DIR=" + dir, "DRY_RUN=true"}
+	for _, from := range ct.EnvFrom {
+		cm, err := c.Client().CoreV1().ConfigMaps(saNamespace).Get(t.Context(), from.ConfigMapRef.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the reaper's envFrom ConfigMap %s: %v", from.ConfigMapRef.Name, err)
+		}
+		for k, v := range cm.Data {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, e := range ct.Env {
+		if e.Name == "MAX_RUNTIME_SECONDS" {
+			e.Value = "0"
+		}
+		env = append(env, e.Name+"="+e.Value)
+	}
+	cmd := exec.CommandContext(t.Context(), py, filepath.Join(dir, "reaper.py"))
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the reaper failed: %v\nenvironment %v\n%s", err, env[2:], out)
+	}
+	t.Logf("the reaper (dry run, every opted-in pod due):\n%s", out)
+	return string(out)
 }
 
 // assertReaperCoversTeams checks, with the API server's own authorizer, that the reaper may make
