@@ -93,7 +93,7 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	assertHostfile(t, c, chemA, 1)
 	// The reaper, run as its CronJob would, visits chem's namespace and finds chem-a's launcher
 	// Job (the MPI Operator's launcher is a batch Job; the workers, owned by the MPIJob, it skips).
-	if out := runReaper(t, c, reaperNamespace, reaperCron); !strings.Contains(out, "reclaim job chem-a-launcher in chem") {
+	if out := runReaper(t, c, reaperNamespace, reaperCron, true); !strings.Contains(out, "reclaim job chem-a-launcher in chem") {
 		t.Errorf("the reaper did not find chem-a's launcher in namespace chem:\n%s", out)
 	}
 
@@ -152,6 +152,11 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		pods, err := jobPods(ctx, c, "cfd", "cfd-big")
 		return hasCondition(wl, "QuotaReserved", "False") && suspended(job) && len(pods) == 0, err
 	})
+
+	// The reaper, for real this time: its DELETE of chem-b's launcher Job is accepted in chem.
+	if out := runReaper(t, c, reaperNamespace, reaperCron, false); !strings.Contains(out, "reclaim job chem-b-launcher in chem: running 0.0 h, limit 0.0 h\n") {
+		t.Errorf("the reaper did not reclaim chem-b's launcher in namespace chem:\n%s", out)
+	}
 }
 
 // submit creates the ConfigMap and MPIJob of teamJob and returns the MPIJob as submitted.

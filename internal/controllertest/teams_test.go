@@ -95,7 +95,7 @@ func reaperAllowed(t *testing.T, c *offlinekube.Cluster, saNamespace, namespace 
 			t.Fatal(err)
 		}
 		if !review.Status.Allowed {
-			denied = append(denied, fmt.Sprintf("%s %s.%s (%s)", a.Verb, a.Resource, a.Group, review.Status.Reason))
+			denied = append(denied, strings.TrimSuffix(a.Verb+" "+a.Resource+"."+a.Group, "."))
 		}
 	}
 	return denied
@@ -139,10 +139,11 @@ func applyReaper(t *testing.T, c *offlinekube.Cluster, o manifests.Options) (str
 
 // runReaper runs the reaper's script as its CronJob would, against the offline API server with a
 // token of the reaper's ServiceAccount: the CronJob's environment, with its envFrom ConfigMaps
-// read from the API server (what the kubelet would inject), DRY_RUN so it deletes nothing, and
-// MAX_RUNTIME_SECONDS 0 so every running opted-in pod is due. A call the reaper may not make
-// (403) raises, and the script fails. It returns the script's output.
-func runReaper(t *testing.T, c *offlinekube.Cluster, saNamespace string, cron *batchv1.CronJob) string {
+// read from the API server (what the kubelet would inject), and MAX_RUNTIME_SECONDS 0 so every
+// running opted-in pod is due; with dryRun it lists and deletes nothing. A call the API server
+// refuses (403 for a namespace the reaper may not use, 400 for a body it rejects) raises, and the
+// script fails. It returns the script's output.
+func runReaper(t *testing.T, c *offlinekube.Cluster, saNamespace string, cron *batchv1.CronJob, dryRun bool) string {
 	t.Helper()
 	py := testtools.Require(t, "python3", "python3")
 	dir := t.TempDir()
@@ -157,7 +158,7 @@ func runReaper(t *testing.T, c *offlinekube.Cluster, saNamespace string, cron *b
 		}
 	}
 	ct := cron.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-	env := []string{"API_SERVER=" + c.RESTConfig().Host, "SA_DIR=" + dir, "DRY_RUN=true"}
+	env := []string{"API_SERVER=" + c.RESTConfig().Host, "SA_DIR=" + dir, fmt.Sprintf("DRY_RUN=%v", dryRun)}
 	for _, from := range ct.EnvFrom {
 		cm, err := c.Client().CoreV1().ConfigMaps(saNamespace).Get(t.Context(), from.ConfigMapRef.Name, metav1.GetOptions{})
 		if err != nil {
@@ -179,7 +180,7 @@ func runReaper(t *testing.T, c *offlinekube.Cluster, saNamespace string, cron *b
 	if err != nil {
 		t.Fatalf("the reaper failed: %v\nenvironment %v\n%s", err, env[2:], out)
 	}
-	t.Logf("the reaper (dry run, every opted-in pod due):\n%s", out)
+	t.Logf("the reaper (dry run %v, every opted-in pod due):\n%s", dryRun, out)
 	return string(out)
 }
 
