@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
@@ -42,8 +43,9 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 
 	pool := manifests.Pool{Name: "gpu-a", Nodes: 2, GPUsPerNode: 8}
 	teams := map[string]manifests.Team{"chem": {GPUs: 8}, "cfd": {GPUs: 8}}
+	opts := manifests.Options{Scenario: "molecular_dynamics", Nodes: pool.Nodes, GPUsPerNode: pool.GPUsPerNode}
 	render := func(team string) manifests.MPIRender {
-		r, err := manifests.RenderMPI(manifests.Options{Scenario: "molecular_dynamics", Nodes: pool.Nodes, GPUsPerNode: pool.GPUsPerNode},
+		r, err := manifests.RenderMPI(opts,
 			manifests.MPIOptions{Pools: []manifests.Pool{pool}, Teams: teams, JobTeam: team})
 		if err != nil {
 			t.Fatal(err)
@@ -61,9 +63,12 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifests.KueueNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	reaperNamespace, reaperCron := applyReaper(t, c, opts) // first: the queues hold the reaper's team list
 	for _, d := range chem.Queues {
 		apply(t, c, d)
 	}
+	// The idle reaper covers every team's namespace (and no other).
+	assertReaperCoversTeams(t, c, reaperNamespace, chem.Teams)
 	kueue := startKueue(t, c, binDir, workDir, chem.Queues)
 	operator := startMPIOperator(t, c, binDir, workDir, chem.Operator)
 	alive := func() error {
@@ -83,11 +88,17 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 	}
 
 	// 1. Within quota: admitted and placed on the pool's GPU nodes.
-	submit(t, c, chem, "chem-a", 1)
+	chemA := submit(t, c, chem, "chem-a", 1)
 	waitRunning(t, c, pool, "chem", "chem-a", 1, alive)
+	assertHostfile(t, c, chemA, 1)
+	// The reaper, run as its CronJob would, visits chem's namespace and finds chem-a's launcher
+	// Job (the MPI Operator's launcher is a batch Job; the workers, owned by the MPIJob, it skips).
+	if out := runReaper(t, c, reaperNamespace, reaperCron, true); !strings.Contains(out, "reclaim job chem-a-launcher in chem") {
+		t.Errorf("the reaper did not find chem-a's launcher in namespace chem:\n%s", out)
+	}
 
 	// 2. Beyond quota, with the GPUs it would borrow in use: held.
-	submit(t, c, cfd, "cfd-big", 2)
+	cfdBig := submit(t, c, cfd, "cfd-big", 2)
 	var heldMessage string
 	waitFor(t, "cfd-big's Workload pending for quota", func(ctx context.Context) (bool, error) {
 		wl, err := workloadOf(ctx, c, "cfd", "cfd-big")
@@ -109,6 +120,7 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, c, pool, "cfd", "cfd-big", 2, alive)
+	assertHostfile(t, c, cfdBig, 2)
 	submit(t, c, chem, "chem-b", 1)
 	waitFor(t, "cfd-big preempted", func(ctx context.Context) (bool, error) {
 		wl, err := workloadOf(ctx, c, "cfd", "cfd-big")
@@ -140,14 +152,20 @@ func TestTeamQueues_realKueueAndMPIOperator(t *testing.T) {
 		pods, err := jobPods(ctx, c, "cfd", "cfd-big")
 		return hasCondition(wl, "QuotaReserved", "False") && suspended(job) && len(pods) == 0, err
 	})
+
+	// The reaper, for real this time: its DELETE of chem-b's launcher Job is accepted in chem.
+	if out := runReaper(t, c, reaperNamespace, reaperCron, false); !strings.Contains(out, "reclaim job chem-b-launcher in chem: running 0.0 h, limit 0.0 h\n") {
+		t.Errorf("the reaper did not reclaim chem-b's launcher in namespace chem:\n%s", out)
+	}
 }
 
-// submit creates the ConfigMap and MPIJob of teamJob.
-func submit(t *testing.T, c *offlinekube.Cluster, r manifests.MPIRender, name string, workers int) {
+// submit creates the ConfigMap and MPIJob of teamJob and returns the MPIJob as submitted.
+func submit(t *testing.T, c *offlinekube.Cluster, r manifests.MPIRender, name string, workers int) *unstructured.Unstructured {
 	t.Helper()
 	cm, job := teamJob(t, r, name, workers)
 	create(t, c, cm)
-	create(t, c, job)
+	create(t, c, job.DeepCopy())
+	return job
 }
 
 // waitRunning waits until namespace/name is admitted and running: its Workload Admitted and

@@ -320,7 +320,7 @@ func TestRenderOptions(t *testing.T) {
 
 // TestReaperScript runs the reaper's Python against a fake API server: a Job's pod past the
 // limit deletes the Job once, a bare pod past the limit is deleted, young pods, finished pods and
-// Deployment pods are left alone.
+// Deployment pods are left alone; in the workload namespace and then in each team namespace.
 func TestReaperScript(t *testing.T) {
 	py := testtools.Require(t, "python3", "python3")
 	old := time.Now().Add(-73 * time.Hour).UTC().Format(time.RFC3339)
@@ -364,16 +364,18 @@ func TestReaperScript(t *testing.T) {
 		}
 	}
 	cmd := exec.Command(py, filepath.Join(dir, "reaper.py"))
-	cmd.Env = append(os.Environ(), "API_SERVER="+srv.URL, "SA_DIR="+dir, "TARGET_NAMESPACE=gpu-workloads",
+	cmd.Env = append(os.Environ(), "API_SERVER="+srv.URL, "SA_DIR="+dir, "TARGET_NAMESPACE=gpu-workloads", "TEAM_NAMESPACES=chem cfd",
 		"LABEL_SELECTOR="+ReapLabel+"=true", "MAX_RUNTIME_SECONDS=259200")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("reaper: %v\n%s", err, out)
 	}
-	want := []string{
-		"GET /api/v1/namespaces/gpu-workloads/pods?labelSelector=gpucluster.io/reap-after-max-runtime%3Dtrue",
-		"DELETE /apis/batch/v1/namespaces/gpu-workloads/jobs/train",
-		"DELETE /api/v1/namespaces/gpu-workloads/pods/notebook",
+	var want []string
+	for _, ns := range []string{"gpu-workloads", "chem", "cfd"} {
+		want = append(want,
+			"GET /api/v1/namespaces/"+ns+"/pods?labelSelector=gpucluster.io/reap-after-max-runtime%3Dtrue",
+			"DELETE /apis/batch/v1/namespaces/"+ns+"/jobs/train",
+			"DELETE /api/v1/namespaces/"+ns+"/pods/notebook")
 	}
 	if !slices.Equal(calls, want) {
 		t.Fatalf("API calls\n%s\nwant\n%s\noutput:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)

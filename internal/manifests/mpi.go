@@ -91,8 +91,8 @@ type MPIOptions struct {
 type MPIRender struct {
 	// Operator is the MPI Operator (namespace, RBAC, Deployment), without its CRD.
 	Operator []Document
-	// Queues is Kueue's configuration: manager ConfigMap, ResourceFlavors, team namespaces,
-	// ClusterQueues and LocalQueues.
+	// Queues is Kueue's configuration: manager ConfigMap, ResourceFlavors, team namespaces (with
+	// the idle reaper's Role in each and its list of them), ClusterQueues and LocalQueues.
 	Queues []Document
 	// MolecularDynamics, CFD and Horovod are one MPIJob (with its input ConfigMap, if any) each.
 	MolecularDynamics, CFD, Horovod []Document

@@ -101,6 +101,10 @@ func TestMPIObjectsMatchTheirAPIs(t *testing.T) {
 				obj = &rbacv1.ClusterRole{}
 			case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
 				obj = &rbacv1.ClusterRoleBinding{}
+			case "rbac.authorization.k8s.io/v1 Role":
+				obj = &rbacv1.Role{}
+			case "rbac.authorization.k8s.io/v1 RoleBinding":
+				obj = &rbacv1.RoleBinding{}
 			case "apps/v1 Deployment":
 				obj = &appsv1.Deployment{}
 			default:

@@ -298,6 +298,34 @@ func hpa(o Options) object {
 // ReaperName names the idle reaper's CronJob (and its RBAC and ConfigMap).
 const ReaperName = "gpu-idle-reaper"
 
+// ReaperNamespacesName names the ConfigMap (in the reaper's namespace) that lists the team
+// namespaces the reaper visits besides the workload namespace, space-separated under key
+// ReaperNamespacesKey, which the CronJob takes as an environment variable. RenderMPI renders it
+// with the teams' Roles; the add-ons alone do not know the teams, so it is optional.
+const (
+	ReaperNamespacesName = ReaperName + "-teams"
+	ReaperNamespacesKey  = "TEAM_NAMESPACES"
+)
+
+// reaperAccess is the Role and RoleBinding that let the reaper's ServiceAccount (in saNamespace)
+// make its script's calls in namespace: list and delete the opted-in pods, delete their Jobs
+// (nothing more: the script never reads one object).
+func reaperAccess(saNamespace, namespace string) []object {
+	role := &rbacv1.Role{
+		TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(ReaperName, namespace, nil),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "delete"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"delete"}},
+		},
+	}
+	binding := &rbacv1.RoleBinding{
+		TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(ReaperName, namespace, nil),
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: ReaperName, Namespace: saNamespace}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: ReaperName},
+	}
+	return []object{role, binding}
+}
+
 // reaper is the idle-workload reaper: a CronJob that reclaims opted-in workloads running longer
 // than MaxRuntime. Pods owned by a Job are reclaimed by deleting the Job (deleting the pod alone
 // would make the Job start another); bare pods are deleted; pods of Deployments and StatefulSets
@@ -305,25 +333,15 @@ const ReaperName = "gpu-idle-reaper"
 func reaper(o Options) []object {
 	name := ReaperName
 	sa := &corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(name, o.Namespace, nil)}
-	role := &rbacv1.Role{
-		TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(name, o.WorkloadNamespace, nil),
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "delete"}},
-			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "delete"}},
-		},
-	}
-	binding := &rbacv1.RoleBinding{
-		TypeMeta: tm("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: meta(name, o.WorkloadNamespace, nil),
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: o.Namespace}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-	}
 	script := &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(name, o.Namespace, nil),
 		Data: map[string]string{"reaper.py": ReaperScript}}
 	cron := &batchv1.CronJob{
 		TypeMeta: tm("batch/v1", "CronJob"), ObjectMeta: meta(name, o.Namespace, nil),
 		Spec: batchv1.CronJobSpec{
 			Schedule: "*/15 * * * *", ConcurrencyPolicy: batchv1.ForbidConcurrent,
-			SuccessfulJobsHistoryLimit: ptr(int32(3)), FailedJobsHistoryLimit: ptr(int32(3)),
+			// Three successful runs kept is the default (CronJobSpec.successfulJobsHistoryLimit,
+			// https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#jobs-history-limits).
+			FailedJobsHistoryLimit: ptr(int32(3)),
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				BackoffLimit: ptr(int32(1)), ActiveDeadlineSeconds: ptr(int64(600)),
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -336,6 +354,8 @@ func reaper(o Options) []object {
 							{Name: "LABEL_SELECTOR", Value: ReapLabel + "=true"},
 							{Name: "MAX_RUNTIME_SECONDS", Value: fmt.Sprint(int64(o.MaxRuntime.Seconds()))},
 						},
+						EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: ReaperNamespacesName}, Optional: ptr(true)}}},
 						SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65534)), AllowPrivilegeEscalation: ptr(false),
 							ReadOnlyRootFilesystem: ptr(true), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "script", MountPath: "/opt/reaper", ReadOnly: true}},
@@ -346,13 +366,14 @@ func reaper(o Options) []object {
 			}},
 		},
 	}
-	return []object{sa, role, binding, script, cron}
+	return append(append([]object{sa}, reaperAccess(o.Namespace, o.WorkloadNamespace)...), script, cron)
 }
 
 // ReaperScript lists opted-in pods through the API with the pod's service account and reclaims
-// those older than MAX_RUNTIME_SECONDS. Standard library only. API_SERVER and SA_DIR exist for
+// those older than MAX_RUNTIME_SECONDS, in TARGET_NAMESPACE and then in each of TEAM_NAMESPACES
+// (space-separated; set from RenderMPI's ReaperNamespacesName ConfigMap when there are teams). Standard library only. API_SERVER and SA_DIR exist for
 // tests.
-const ReaperScript = `import datetime, json, os, ssl, sys, urllib.error, urllib.parse, urllib.request
+const ReaperScript = `import datetime, json, os, ssl, urllib.error, urllib.parse, urllib.request
 
 API = os.environ.get("API_SERVER", "https://kubernetes.default.svc")
 SA = os.environ.get("SA_DIR", "/var/run/secrets/kubernetes.io/serviceaccount")
@@ -390,7 +411,7 @@ def main():
         elif owners[0]["kind"] == "Job":
             what, path = "job " + owners[0]["name"], "/apis/batch/v1/namespaces/%s/jobs/%s" % (NS, owners[0]["name"])
         else:
-            print("skip pod %s: owned by %s %s, which would recreate it; set a shorter lifetime there" % (meta["name"], owners[0]["kind"], owners[0]["name"]))
+            print("skip pod %s: owned by %s %s, which would recreate it; limit its lifetime there" % (meta["name"], owners[0]["kind"], owners[0]["name"]))
             continue
         if path in done:
             continue
@@ -399,13 +420,13 @@ def main():
         if DRY_RUN:
             continue
         try:
-            call("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+            call("DELETE", path, {"propagationPolicy": "Background"})
         except urllib.error.HTTPError as err:
             if err.code != 404:
                 raise
 
 
-if __name__ == "__main__":
+for NS in [NS] + os.environ.get("TEAM_NAMESPACES", "").split():
     main()
 `
 

@@ -194,7 +194,7 @@ func teamQuotaList(teams map[string]Team, pool string) string {
 
 // queues is Kueue's configuration for the pools and teams: the manager configuration (gang
 // admission with waitForPodsReady), a ResourceFlavor per pool, and per team a namespace, a
-// ClusterQueue and a LocalQueue.
+// ClusterQueue and a LocalQueue; and the idle reaper's access to the team namespaces.
 func queues(o Options, pools []Pool, teams map[string]Team) ([]object, error) {
 	cfg, err := kueueConfigMap()
 	if err != nil {
@@ -209,6 +209,7 @@ func queues(o Options, pools []Pool, teams map[string]Team) ([]object, error) {
 		})
 	}
 	names := slices.Sorted(maps.Keys(teams))
+	var teamNamespaces []string
 	for _, ns := range slices.Compact(slices.Sorted(func(yield func(string) bool) {
 		for _, name := range names {
 			if !yield(teams[name].Namespace) {
@@ -220,6 +221,16 @@ func queues(o Options, pools []Pool, teams map[string]Team) ([]object, error) {
 			continue // the workload namespace is already in Render's output
 		}
 		objs = append(objs, &corev1.Namespace{TypeMeta: tm("v1", "Namespace"), ObjectMeta: meta(ns, "", nil)})
+		teamNamespaces = append(teamNamespaces, ns)
+	}
+	// The idle reaper reclaims opted-in jobs in every team namespace too (the MPIJob templates
+	// carry ReapLabel): its Role there and the list of namespaces its CronJob visits.
+	for _, ns := range teamNamespaces {
+		objs = append(objs, reaperAccess(o.Namespace, ns)...)
+	}
+	if len(teamNamespaces) > 0 {
+		objs = append(objs, &corev1.ConfigMap{TypeMeta: tm("v1", "ConfigMap"), ObjectMeta: meta(ReaperNamespacesName, o.Namespace, nil),
+			Data: map[string]string{ReaperNamespacesKey: strings.Join(teamNamespaces, " ")}})
 	}
 	for _, name := range names {
 		t := teams[name]
