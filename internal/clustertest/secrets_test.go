@@ -47,7 +47,12 @@ type nodeBundle struct {
 func (b nodeBundle) text() string {
 	var sb strings.Builder
 	for _, p := range slices.Sorted(maps.Keys(b.files)) {
-		sb.WriteString(p + "\n" + string(b.files[p].Content) + "\n")
+		// A gzip-compressed file (the bootstrap script) is read as the node reads it.
+		content, err := bootstrap.UnpackUserData(string(b.files[p].Content))
+		if err != nil {
+			content = string(b.files[p].Content)
+		}
+		sb.WriteString(p + "\n" + content + "\n")
 	}
 	return sb.String()
 }
@@ -166,7 +171,11 @@ func (s *stack) auditSecrets(t *testing.T, nodes []nodeBundle) {
 }
 
 // auditBucket: the bundle bucket holds no object the nodes' stubs do not name, so every object
-// in it was audited above.
+// in it was audited above, except the join-token objects the control plane stores, each named by
+// a node's bundle and holding one bootstrap token.
+
+// bootstrapTokenRE is a join-token object's whole content: one kubeadm bootstrap token.
+var bootstrapTokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n?$`)
 func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	t.Helper()
 	named := map[string]bool{}
@@ -177,12 +186,30 @@ func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	if err != nil {
 		t.Fatalf("listing %s: %v", nodes[0].spec.Bucket, err)
 	}
+	tokens := 0
 	for _, k := range keys {
-		if !named[k] {
-			t.Errorf("bucket %s holds %s, which no node's stub names: not audited", nodes[0].spec.Bucket, k)
+		if named[k] {
+			continue
 		}
+		// Not a bundle: it must be a join-token object (bootstrap_bundle.join_token_key) a node's
+		// bundle reads, holding one bootstrap token and nothing else, read as that node's role.
+		reader := slices.IndexFunc(nodes, func(b nodeBundle) bool { return strings.Contains(b.text(), k) })
+		if reader < 0 {
+			t.Errorf("bucket %s holds %s, which no node's stub or bundle names: not audited", nodes[0].spec.Bucket, k)
+			continue
+		}
+		b := nodes[reader]
+		body, err := s.emu.ReadObjectAsInstance(b.status.InstanceID, b.spec.RoleName, b.spec.Bucket, k)
+		if err != nil {
+			t.Errorf("node %s reads the join-token object %s it names: %v", b.status.Node, k, err)
+			continue
+		}
+		if !bootstrapTokenRE.Match(body) {
+			t.Errorf("the join-token object %s holds something other than one bootstrap token (%d bytes)", k, len(body))
+		}
+		tokens++
 	}
-	t.Logf("bundle bucket %s: %d objects, every one a node's", nodes[0].spec.Bucket, len(keys))
+	t.Logf("bundle bucket %s: %d objects, %d of them join-token objects, every one a node's", nodes[0].spec.Bucket, len(keys), tokens)
 }
 
 // auditPlanAndState: in the plan the apply ran (tofu show -json of the saved plan) and in the

@@ -50,7 +50,8 @@ func startStack(t *testing.T) *stack {
 		defer s.agentLogMu.Unlock()
 		fmt.Fprintf(&s.agentLogText, format+"\n", args...)
 	})
-	agent.ReadObjectsWith(emu.ReadObjectAsInstance) // a bootstrap bundle's node fetches it as its RAM role would
+	agent.ReadObjectsWith(emu.ReadObjectAsInstance)   // a bootstrap bundle's node fetches it as its RAM role would
+	agent.WriteObjectsWith(emu.WriteObjectAsInstance) // the control plane's join-token timer stores tokens as its role would
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(emu.SetConsoleOutput)                  // what ECS GetInstanceConsoleOutput answers
 	agent.PowerOffWith(emu.PowerOffFromGuest)                  // image builders power themselves off once baked

@@ -21,16 +21,17 @@ locals {
   ) : []
   bundle_worker_readers = concat(
     [for k, p in local.bundle_prefix.workers : { key_prefix = p, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }],
-    var.control_plane.enabled ? [{ key_prefix = local.bundle_token_key.workers, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }] : [],
+    var.control_plane.enabled ? [{ key_prefix = "${local.bundle_root}/workers-join-token", ram_role_name = var.bootstrap_bundle.worker_ram_role_name }] : [],
   )
 
-  # Join tokens expire 24 h after they are made. Every control-plane node stores a fresh one
+  # Join tokens expire 24 h after they are made (a reader's grant covers <prefix>/*, so each key
+  # lies under a prefix its readers have). Every control-plane node stores a fresh one
   # every 8 h at these keys with its role (the bucket's writers, exact keys only), and the joining
   # pools read theirs right before kubeadm join: the workers' key is readable by the workers'
   # role alone, the control-plane joiners' key lies under their own prefix. So a node that joins
   # a week after the cluster formed (an autoscaled worker, a replaced control-plane node) joins.
   bundle_token_key = {
-    workers            = "${local.bundle_root}/workers-join-token"
+    workers            = "${local.bundle_root}/workers-join-token/token"
     control_plane_join = "${local.bundle_prefix.control_plane_join}/join-token"
   }
   bundle_token_keys = var.control_plane.enabled ? concat(
