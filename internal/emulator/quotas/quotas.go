@@ -41,13 +41,7 @@ var served = []quota{
 	// counts the region's EIPs.
 	{product: "eip", code: "eip_quota_instances_num", name: "Maximum number of EIPs", def: 20,
 		usage: func(s *core.Stores, region string) int {
-			n := 0
-			for _, e := range emuvpc.StoreIn(s).EIPs {
-				if e.Region == region {
-					n++
-				}
-			}
-			return n
+			return inRegion(emuvpc.StoreIn(s).EIPs, region, func(e *emuvpc.EIP) string { return e.Region })
 		}},
 	// "slb_quota_instances_num: The maximum number of CLB instances that can be created within
 	// an Alibaba Cloud account. 30" (https://www.alibabacloud.com/help/en/slb/classic-load-balancer/user-guide/quotas);
@@ -56,14 +50,19 @@ var served = []quota{
 	// linked from the vendor's quota alert guide).
 	{product: "slb", code: "slb_quota_instances_num", name: "Maximum number of CLB instances", def: 30,
 		usage: func(s *core.Stores, region string) int {
-			n := 0
-			for _, lb := range emuslb.StoreIn(s).LoadBalancers {
-				if lb.Region == region {
-					n++
-				}
-			}
-			return n
+			return inRegion(emuslb.StoreIn(s).LoadBalancers, region, func(lb *emuslb.LoadBalancer) string { return lb.Region })
 		}},
+}
+
+// inRegion counts the records of region.
+func inRegion[T any](records map[string]T, region string, regionOf func(T) string) int {
+	n := 0
+	for _, r := range records {
+		if regionOf(r) == region {
+			n++
+		}
+	}
+	return n
 }
 
 // Codes lists the served quota codes, sorted: the keys PUT /_emulator/quota_center takes.
