@@ -1,6 +1,9 @@
 package emulator
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
@@ -44,11 +47,26 @@ func TestQuotaCenterListProductQuotas(t *testing.T) {
 	if q := eipQuota(); q.TotalQuota != 3 || q.TotalUsage != 1 {
 		t.Fatalf("after PUT and one EIP: quota %v usage %v; want 3 and 1", q.TotalQuota, q.TotalUsage)
 	}
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	e.createLB(e.slbClient(), f.vswID, "quota-lb")
 	r := quotas.CreateListProductQuotasRequest()
 	r.ProductCode = "slb"
 	out, err := c.ListProductQuotas(r)
 	must(t, err)
-	if len(out.Quotas) != 1 || out.Quotas[0].QuotaActionCode != "slb_quota_instances_num" || out.Quotas[0].TotalQuota != 30 {
-		t.Fatalf("slb quotas: %+v; want slb_quota_instances_num at 30", out.Quotas)
+	if len(out.Quotas) != 1 || out.Quotas[0].QuotaActionCode != "slb_quota_instances_num" || out.Quotas[0].TotalQuota != 30 || out.Quotas[0].TotalUsage != 1 {
+		t.Fatalf("slb quotas: %+v; want slb_quota_instances_num at 30 with 1 in use", out.Quotas)
+	}
+}
+
+// The admin endpoint refuses a quota code the emulator does not serve, naming those it does.
+func TestQuotaCenterAdminRefusesUnknownCode(t *testing.T) {
+	e := newEnv(t, Config{})
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/_emulator/quota_center", strings.NewReader(`{"natgw_quota_nat_num": 1}`))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "eip_quota_instances_num") {
+		t.Fatalf("PUT of an unknown code: %d %s; want 400 naming the served codes", resp.StatusCode, b)
 	}
 }
