@@ -12,6 +12,7 @@ import (
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	emunas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nas"
+	emuquotas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/quotas"
 )
 
 // Stats is the JSON of GET /_emulator/stats.
@@ -146,6 +147,18 @@ func (s *Server) SetSpotCapacity(c map[string]map[string]int) {
 	emuess.StoreIn(s.db.stores).SpotCapacity = cp
 	s.mu.Unlock()
 	s.markDirty()
+}
+
+// SetQuotaCenter replaces the Quota Center quotas set, by quota code (quotas.Codes); an empty
+// table restores the vendor's defaults.
+func (s *Server) SetQuotaCenter(t map[string]int) error {
+	s.mu.Lock()
+	err := emuquotas.StoreIn(s.db.stores).SetQuotas(t)
+	s.mu.Unlock()
+	if err == nil {
+		s.markDirty()
+	}
+	return err
 }
 
 // SetESSLimits replaces the Auto Scaling limits DescribeLimitation answers and CreateScalingGroup
@@ -361,6 +374,9 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case "/_emulator/quotas":
 		// GET shows the quotas in force, defaults filled in; PUT replaces the ones set.
 		serveTable(s, w, r, func() any { return s.db.compute().EffectiveQuotas() }, s.SetQuotas)
+	case "/_emulator/quota_center":
+		// GET shows the Quota Center quotas in force by code, defaults filled in; PUT replaces the ones set.
+		serveTable(s, w, r, func() any { return emuquotas.StoreIn(s.db.stores).Effective() }, s.SetQuotaCenter)
 	case "/_emulator/ess_limits":
 		// GET shows the Auto Scaling limits in force, defaults filled in; PUT replaces the ones set.
 		serveTable(s, w, r, func() any { return emuess.StoreIn(s.db.stores).EffectiveLimits() }, s.SetESSLimits)

@@ -13,6 +13,7 @@ import (
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/location"
+	emuquotas "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/quotas"
 	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/sts"
 	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
@@ -25,6 +26,8 @@ const (
 	versionSTS = sts.Version
 	versionSLB = emuslb.Version
 	versionESS = emuess.Version
+	// versionQuotas is the Quota Center.
+	versionQuotas = emuquotas.Version
 	// versionLocation is the Location service, which SDKs ask for a product's endpoint.
 	versionLocation = location.Version
 )
@@ -36,6 +39,9 @@ var productHost = map[string]string{
 	versionSTS: "sts.aliyuncs.com",
 	versionSLB: "slb.aliyuncs.com",
 	versionESS: "ess.aliyuncs.com",
+	// The Quota Center has one central endpoint (its SDK's EndpointType "central"); this host is
+	// the one the vendor's API reference gives for it, not re-read when it was added here.
+	versionQuotas: "quotas.aliyuncs.com",
 	// The host the Go SDK's location resolver sends DescribeEndpoints to (sdk/endpoints/location_resolver.go).
 	versionLocation: "location-readonly.aliyuncs.com",
 }

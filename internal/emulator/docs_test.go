@@ -42,6 +42,7 @@ func servingPackage(key string) string {
 func actionTable() string {
 	products := []struct{ name, version string }{
 		{"ECS", versionECS}, {"VPC", versionVPC}, {"NAS", versionNAS}, {"STS", versionSTS}, {"SLB (CLB)", versionSLB}, {"ESS (Auto Scaling)", versionESS},
+		{"Quota Center", versionQuotas},
 		{"Location", versionLocation},
 	}
 	byVersion := map[string][]string{}

@@ -112,6 +112,8 @@ type VSwitch struct {
 // Quota is a limit and how much of it is in use. Max <= 0 means unknown: not checked.
 type Quota struct {
 	Max, Used int
+	// Why, for a quota not read, says why: the summary gives it beside "not checked".
+	Why string
 }
 
 func (q Quota) known() bool { return q.Max > 0 }

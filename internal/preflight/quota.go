@@ -14,6 +14,25 @@ import (
 // https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeaccountattributes).
 const QuotaCenter = "https://quotas.console.aliyun.com"
 
+// The Quota Center's codes (QuotaActionCode) of the quotas the preflight reads there, each as a
+// vendor page names it.
+const (
+	// QuotaEIPs: "eip_quota_instances_num: Maximum number of EIPs that each Alibaba Cloud
+	// account can have" (https://www.alibabacloud.com/help/en/eip/quota-management).
+	QuotaEIPs = "eip_quota_instances_num"
+	// QuotaCLBs: "slb_quota_instances_num: The maximum number of CLB instances that can be
+	// created within an Alibaba Cloud account"
+	// (https://www.alibabacloud.com/help/en/slb/classic-load-balancer/user-guide/quotas).
+	QuotaCLBs = "slb_quota_instances_num"
+)
+
+// Why the quotas not read are not: no Quota Center code for them was found on a vendor page
+// that fits the check, and the preflight does not guess one.
+const (
+	WhyNATNotChecked = "the Quota Center's NAT gateway quota, natgw_quota_nat_num_per_vpc, counts per VPC, and the stack's NAT gateways are not known per VPC at plan"
+	WhyGPUNotChecked = "no Quota Center code for a GPU instance quota was found on a vendor page"
+)
+
 // use is one attribute's share of a quota: n units of per each.
 type use struct {
 	path   string
@@ -119,7 +138,11 @@ func (d demand) fits(q Quota, notes *[]string) bool {
 	case need == 0:
 		return true
 	case !q.known():
-		*notes = append(*notes, fmt.Sprintf("%s not checked (quota unknown)", d.quota))
+		why := q.Why
+		if why == "" {
+			why = "quota unknown"
+		}
+		*notes = append(*notes, fmt.Sprintf("%s not checked (%s)", d.quota, why))
 		return true
 	case need <= q.left():
 		*notes = append(*notes, fmt.Sprintf("%d of %d %s left under %s", need, q.left(), d.unit, d.quota))
@@ -148,9 +171,9 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		n                 int
 		q                 Quota
 	}{
-		{"eips", "the EIP quota", "EIPs", s.EIPs, a.EIPs},
+		{"eips", "the EIP quota (" + QuotaEIPs + ")", "EIPs", s.EIPs, a.EIPs},
 		{"nat_gateways", "the NAT gateway quota", "NAT gateways", s.NATGateways, a.NATGateways},
-		{"load_balancers", "the CLB instance quota", "load balancers", s.LoadBalancers, a.LoadBalancers},
+		{"load_balancers", "the CLB instance quota (" + QuotaCLBs + ")", "load balancers", s.LoadBalancers, a.LoadBalancers},
 	} {
 		d := demand{quota: c.quota, unit: c.unit, uses: []use{{c.path, c.n, 1}}}
 		if e := d.against(c.q, notes); e != nil {

@@ -47,11 +47,14 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"the free private addresses of its vSwitches (`DescribeVSwitches` `AvailableIpAddressCount`), autoscaling pools " +
 			"(`max_size` above `size`) against the scaling group quota and the largest `max_size` (`DescribeLimitation`, with " +
 			"the region's groups counted by `DescribeScalingGroups`), and the API calls of the create at the provider's `rate_limit`. " +
+			"`eips` and `load_balancers` against the Quota Center's `eip_quota_instances_num` and `slb_quota_instances_num` " +
+			"(`ListProductQuotas`: the quota and its usage in the region). " +
 			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region (one more with spot " +
-			"pools, two more with autoscaling ones), two calls per `network_id` and one per `vswitch_ids` entry, whatever the " +
-			"node count. Each shortfall is an error on the attribute it is about, with the need, what is available and the fix; " +
-			"a stack that fits gets `fits`, a `summary` and the estimate. The GPU, EIP, NAT gateway and load balancer quotas " +
-			"are the Quota Center's, not read here: the summary names them as not checked.",
+			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips` or `load_balancers`), two calls per " +
+			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
+			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
+			"estimate. The NAT gateway quota (the Quota Center's counts per VPC) and a GPU instance quota (no Quota Center code " +
+			"found) are not read: the summary names them as not checked, and why.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,
@@ -118,7 +121,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	account, err := readPreflightAccount(ctx, d.client, m, &stack)
 	if err != nil {
 		resp.Diagnostics.AddError("Preflight: reading the account of region "+region,
-			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups.", err))
+			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips or load_balancers quotas:ListProductQuotas.", err))
 		return
 	}
 	r := preflight.Check(stack, account, d.client.RateLimit())

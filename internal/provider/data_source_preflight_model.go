@@ -100,6 +100,9 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 			return a, err
 		}
 	}
+	if err := readCenterQuotas(ctx, c, *s, &a); err != nil {
+		return a, err
+	}
 	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
 	for i, p := range m.Pools {
 		var mine []cloud.VSwitch
@@ -159,6 +162,37 @@ func readScalingQuota(ctx context.Context, c *cloud.Client, a *preflight.Account
 	}
 	a.ScalingGroups = preflight.Quota{Max: q.MaxGroups, Used: q.Groups}
 	a.ScalingGroupMaxSize = q.MaxSize
+	return nil
+}
+
+// readCenterQuotas reads the Quota Center's EIP and CLB instance quotas, one ListProductQuotas
+// each and only for a stack that creates EIPs or load balancers; it names why the NAT gateway
+// and GPU quotas are not read.
+func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a *preflight.Account) error {
+	a.NATGateways.Why, a.GPUs.Why = preflight.WhyNATNotChecked, preflight.WhyGPUNotChecked
+	for _, q := range []struct {
+		n             int
+		product, code string
+		into          *preflight.Quota
+	}{
+		// Product codes as the Quota Center console's address names them
+		// (https://quotas.console.alibabacloud.com/products/slb/quotas?query=slb_quota_instances_num).
+		{s.EIPs, "eip", preflight.QuotaEIPs, &a.EIPs},
+		{s.LoadBalancers, "slb", preflight.QuotaCLBs, &a.LoadBalancers},
+	} {
+		if q.n <= 0 {
+			continue
+		}
+		got, found, err := c.QuotaCenterQuota(ctx, q.product, q.code)
+		if err != nil {
+			return err
+		}
+		if !found {
+			q.into.Why = "the Quota Center lists no " + q.code + " for the account"
+			continue
+		}
+		*q.into = preflight.Quota{Max: got.Max, Used: got.Used}
+	}
 	return nil
 }
 

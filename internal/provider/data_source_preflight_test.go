@@ -65,7 +65,8 @@ func TestAccPreflight_fits(t *testing.T) {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
 					"fits: 1280 of 200000 vCPUs left under max-postpaid-instance-vcpu-count",
-					"the GPU quota not checked", "10 nodes placed", "about 8 API calls, 0s at 20 requests/s"))),
+					"the GPU quota not checked (no Quota Center code", "10 nodes placed",
+					"1 of 30 load balancers left under the CLB instance quota (slb_quota_instances_num)", "about 8 API calls, 0s at 20 requests/s"))),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("api_calls"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(1)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("estimated_create_seconds"), knownvalue.Int64Exact(0)),
@@ -87,8 +88,9 @@ func TestAccPreflight_fits(t *testing.T) {
 	if got := stats.Total - callsAt10; got > callsAt10 {
 		t.Fatalf("the 1,000-node step made %d calls, the 10-node one %d: the preflight is not batched", got, callsAt10)
 	}
-	if a, r := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"]; a == 0 || a != r || stats.Total != a+r {
-		t.Fatalf("want one DescribeAccountAttributes and one DescribeAvailableResource per read and nothing else, got %v", stats.Calls)
+	// load_balancers = 1: one ListProductQuotas (slb) per read too.
+	if a, r, q := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"], stats.Calls["ListProductQuotas"]; a == 0 || a != r || a != q || stats.Total != a+r+q {
+		t.Fatalf("want one DescribeAccountAttributes, one DescribeAvailableResource and one ListProductQuotas per read and nothing else, got %v", stats.Calls)
 	}
 }
 

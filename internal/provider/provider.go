@@ -121,13 +121,14 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			"endpoints": schema.SingleNestedBlock{
 				MarkdownDescription: "Per-product base URLs, each overriding `endpoint`.",
 				Attributes: map[string]schema.Attribute{
-					cloud.ProductECS: endpointAttr("ECS"),
-					cloud.ProductVPC: endpointAttr("VPC"),
-					cloud.ProductNAS: endpointAttr("NAS"),
-					cloud.ProductOSS: endpointAttr("OSS"),
-					cloud.ProductSTS: endpointAttr("STS"),
-					cloud.ProductSLB: endpointAttr("SLB (Classic Load Balancer)"),
-					cloud.ProductESS: endpointAttr("ESS (Auto Scaling)"),
+					cloud.ProductECS:    endpointAttr("ECS"),
+					cloud.ProductVPC:    endpointAttr("VPC"),
+					cloud.ProductNAS:    endpointAttr("NAS"),
+					cloud.ProductOSS:    endpointAttr("OSS"),
+					cloud.ProductSTS:    endpointAttr("STS"),
+					cloud.ProductSLB:    endpointAttr("SLB (Classic Load Balancer)"),
+					cloud.ProductESS:    endpointAttr("ESS (Auto Scaling)"),
+					cloud.ProductQuotas: endpointAttr("Quota Center (read by `gpucluster_preflight`)"),
 				},
 			},
 		},
@@ -154,6 +155,8 @@ type endpointsModel struct {
 	STS types.String `tfsdk:"sts"`
 	SLB types.String `tfsdk:"slb"`
 	ESS types.String `tfsdk:"ess"`
+	// Quotas is the Quota Center's.
+	Quotas types.String `tfsdk:"quotas"`
 }
 
 func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -230,7 +233,7 @@ func configuredEndpoints(cfg providerModel, diags *diag.Diagnostics) (endpoint s
 	}
 	endpoints = map[string]string{}
 	if e := cfg.Endpoints; e != nil {
-		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB, cloud.ProductESS: e.ESS} {
+		for product, v := range map[string]types.String{cloud.ProductECS: e.ECS, cloud.ProductVPC: e.VPC, cloud.ProductNAS: e.NAS, cloud.ProductOSS: e.OSS, cloud.ProductSTS: e.STS, cloud.ProductSLB: e.SLB, cloud.ProductESS: e.ESS, cloud.ProductQuotas: e.Quotas} {
 			if v.ValueString() != "" {
 				endpoints[product] = v.ValueString()
 			}

@@ -56,4 +56,5 @@ var Uncovered = []string{
 	"2014-08-28/TagResources",
 	"2014-08-28/UntagResources",
 	"2015-06-12/DescribeEndpoints",
+	"2020-05-10/ListProductQuotas",
 }

@@ -32,8 +32,9 @@ func init() {
 // own endpoint table records them ("location_service_code" in sdk/endpoints/endpoints_config.go)
 // and its requests carry them (InitWithApiInfo's fourth argument, e.g. "ecs" for Ecs 2014-05-26).
 // OSS is served as REST beside the RPC products; STS requests carry no service code in the Go SDK
-// but the endpoint table names "sts".
-var ServiceCodes = []string{"ecs", "vpc", "nas", "slb", "ess", "sts", "oss"}
+// but the endpoint table names "sts". The Quota Center's requests carry "quotas"
+// (its SDK's CreateListProductQuotasRequest).
+var ServiceCodes = []string{"ecs", "vpc", "nas", "slb", "ess", "sts", "oss", "quotas"}
 
 // endpointType is the only endpoint type the emulator has: the public API endpoint, the
 // resolver's default Type.

@@ -1,0 +1,72 @@
+package emulator
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/quotas"
+)
+
+func (e *env) quotasClient() *quotas.Client {
+	e.t.Helper()
+	c, err := quotas.NewClientWithOptions(testRegion, sdkConfig(), credentials.NewAccessKeyCredential("emulator", "emulator-secret"))
+	must(e.t, err)
+	c.Domain = e.host
+	return c
+}
+
+// ListProductQuotas answers the vendor's default TotalQuota until PUT /_emulator/quota_center
+// sets another, and counts TotalUsage from the region's live EIPs.
+func TestQuotaCenterListProductQuotas(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.quotasClient()
+	eipQuota := func() quotas.QuotasItemInListProductQuotas {
+		t.Helper()
+		r := quotas.CreateListProductQuotasRequest()
+		r.ProductCode = "eip"
+		out, err := c.ListProductQuotas(r)
+		must(t, err)
+		for _, q := range out.Quotas {
+			if q.QuotaActionCode == "eip_quota_instances_num" {
+				return q
+			}
+		}
+		t.Fatalf("no eip_quota_instances_num among %+v", out.Quotas)
+		return quotas.QuotasItemInListProductQuotas{}
+	}
+	if q := eipQuota(); q.TotalQuota != 20 || q.TotalUsage != 0 {
+		t.Fatalf("default: quota %v usage %v; want 20 and 0", q.TotalQuota, q.TotalUsage)
+	}
+	if _, err := e.allocateEip("5", "PayByTraffic"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.srv.URL+"/_emulator/quota_center", `{"eip_quota_instances_num": 3}`)
+	if q := eipQuota(); q.TotalQuota != 3 || q.TotalUsage != 1 {
+		t.Fatalf("after PUT and one EIP: quota %v usage %v; want 3 and 1", q.TotalQuota, q.TotalUsage)
+	}
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	e.createLB(e.slbClient(), f.vswID, "quota-lb")
+	r := quotas.CreateListProductQuotasRequest()
+	r.ProductCode = "slb"
+	out, err := c.ListProductQuotas(r)
+	must(t, err)
+	if len(out.Quotas) != 1 || out.Quotas[0].QuotaActionCode != "slb_quota_instances_num" || out.Quotas[0].TotalQuota != 30 || out.Quotas[0].TotalUsage != 1 {
+		t.Fatalf("slb quotas: %+v; want slb_quota_instances_num at 30 with 1 in use", out.Quotas)
+	}
+}
+
+// The admin endpoint refuses a quota code the emulator does not serve, naming those it does.
+func TestQuotaCenterAdminRefusesUnknownCode(t *testing.T) {
+	e := newEnv(t, Config{})
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/_emulator/quota_center", strings.NewReader(`{"natgw_quota_nat_num": 1}`))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "eip_quota_instances_num") {
+		t.Fatalf("PUT of an unknown code: %d %s; want 400 naming the served codes", resp.StatusCode, b)
+	}
+}

@@ -1,0 +1,103 @@
+// Package quotas serves the vendor's Quota Center (API 2020-05-10): ListProductQuotas, the
+// account's quotas of one product in the region of the call, each with its TotalQuota and the
+// TotalUsage the emulator counts from its live records
+// (https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas).
+// Only quotas whose codes a vendor page names are served; the table below cites each.
+package quotas
+
+import (
+	"sort"
+
+	quotasdk "github.com/aliyun/alibaba-cloud-sdk-go/services/quotas"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/core"
+	emuslb "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/slb"
+	emuvpc "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/vpc"
+)
+
+// Version is the Quota Center API version the emulator serves.
+const Version = "2020-05-10"
+
+func init() {
+	// The Quota Center endpoint is central (the SDK's EndpointType "central"); the call's RegionId
+	// is the region the answer's regional quotas are for.
+	core.Register(Version, "ListProductQuotas", core.Route{Fn: listProductQuotas, RegionOptional: true})
+	core.RegisterStore(storeName, func() core.Store { return &Store{} })
+}
+
+// quota is one quota the emulator serves: its product, code and name, the vendor's default and
+// how the emulator counts its usage in a region.
+type quota struct {
+	product, code, name string
+	def                 int
+	usage               func(s *core.Stores, region string) int
+}
+
+// served are the quotas, by code.
+var served = []quota{
+	// "eip_quota_instances_num: Maximum number of EIPs that each Alibaba Cloud account can have.
+	// 20" (https://www.alibabacloud.com/help/en/eip/quota-management). The EIP quotas are set
+	// per region ("Quotas are set on a per-region or per-account basis", ibid.); the emulator
+	// counts the region's EIPs.
+	{product: "eip", code: "eip_quota_instances_num", name: "Maximum number of EIPs", def: 20,
+		usage: func(s *core.Stores, region string) int {
+			return inRegion(emuvpc.StoreIn(s).EIPs, region, func(e *emuvpc.EIP) string { return e.Region })
+		}},
+	// "slb_quota_instances_num: The maximum number of CLB instances that can be created within
+	// an Alibaba Cloud account. 30" (https://www.alibabacloud.com/help/en/slb/classic-load-balancer/user-guide/quotas);
+	// the Quota Center's product code for it is "slb"
+	// (https://quotas.console.alibabacloud.com/products/slb/quotas?query=slb_quota_instances_num,
+	// linked from the vendor's quota alert guide).
+	{product: "slb", code: "slb_quota_instances_num", name: "Maximum number of CLB instances", def: 30,
+		usage: func(s *core.Stores, region string) int {
+			return inRegion(emuslb.StoreIn(s).LoadBalancers, region, func(lb *emuslb.LoadBalancer) string { return lb.Region })
+		}},
+}
+
+// inRegion counts the records of region.
+func inRegion[T any](records map[string]T, region string, regionOf func(T) string) int {
+	n := 0
+	for _, r := range records {
+		if regionOf(r) == region {
+			n++
+		}
+	}
+	return n
+}
+
+// Codes lists the served quota codes, sorted: the keys PUT /_emulator/quota_center takes.
+func Codes() []string {
+	out := make([]string, 0, len(served))
+	for _, q := range served {
+		out = append(out, q.code)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// listProductQuotas answers the product's served quotas (one, when QuotaActionCode names it),
+// each for the call's region, usage counted now. An unknown product answers an empty list.
+func listProductQuotas(c *core.Call) (any, *core.Error) {
+	product := c.P["ProductCode"]
+	if product == "" {
+		return nil, core.Errf(400, "MissingProductCode", "ProductCode is mandatory for this action.")
+	}
+	st := StoreIn(c.Stores)
+	resp := &quotasdk.ListProductQuotasResponse{RequestId: c.ReqID, Quotas: []quotasdk.QuotasItemInListProductQuotas{}}
+	for _, q := range served {
+		if q.product != product || (c.P["QuotaActionCode"] != "" && c.P["QuotaActionCode"] != q.code) {
+			continue
+		}
+		resp.Quotas = append(resp.Quotas, quotasdk.QuotasItemInListProductQuotas{
+			ProductCode: q.product, QuotaActionCode: q.code, QuotaName: q.name,
+			// Both quotas are general quotas the vendor lists as adjustable (pages above).
+			QuotaCategory: "CommonQuota", Adjustable: true, Consumable: true,
+			TotalQuota: float64(st.total(q)),
+			TotalUsage: float64(q.usage(c.Stores, c.Region)),
+			Dimensions: map[string]any{"regionId": c.Region},
+		})
+	}
+	resp.TotalCount = len(resp.Quotas)
+	resp.MaxResults = len(resp.Quotas)
+	return resp, nil
+}
