@@ -176,6 +176,7 @@ func (s *stack) auditSecrets(t *testing.T, nodes []nodeBundle) {
 
 // bootstrapTokenRE is a join-token object's whole content: one kubeadm bootstrap token.
 var bootstrapTokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n?$`)
+
 func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	t.Helper()
 	named := map[string]bool{}
