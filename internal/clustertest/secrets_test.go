@@ -170,13 +170,12 @@ func (s *stack) auditSecrets(t *testing.T, nodes []nodeBundle) {
 	}
 }
 
-// auditBucket: the bundle bucket holds no object the nodes' stubs do not name, so every object
-// in it was audited above, except the join-token objects the control plane stores, each named by
-// a node's bundle and holding one bootstrap token.
-
 // bootstrapTokenRE is a join-token object's whole content: one kubeadm bootstrap token.
 var bootstrapTokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n?$`)
 
+// auditBucket: the bundle bucket holds no object the nodes' stubs do not name, so every object
+// in it was audited above, except the join-token objects the control plane stores, each named by
+// a node's bundle and holding one bootstrap token.
 func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	t.Helper()
 	named := map[string]bool{}
