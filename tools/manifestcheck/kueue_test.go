@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // kueueDoc is one rendered object: its kind, name and YAML.
@@ -55,10 +56,28 @@ func TestKueueObjectsDecodeStrictly(t *testing.T) {
 			obj = &kueue.ClusterQueue{}
 		case "LocalQueue":
 			obj = &kueue.LocalQueue{}
+		case "Role", "RoleBinding":
+			// The idle-workload reaper's access to each team namespace, rendered with the queues.
+			var rbac any = &rbacv1.Role{}
+			if d.Kind == "RoleBinding" {
+				rbac = &rbacv1.RoleBinding{}
+			}
+			if err := yaml.UnmarshalStrict([]byte(d.YAML), rbac); err != nil {
+				t.Errorf("%s %s: %v", d.Kind, d.Name, err)
+			}
+			seen[d.Kind]++
+			continue
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := yaml.UnmarshalStrict([]byte(d.YAML), &cm); err != nil {
 				t.Fatal(err)
+			}
+			if d.Name == "gpu-idle-reaper-teams" { // the reaper's list of team namespaces
+				if cm.Data["TEAM_NAMESPACES"] == "" {
+					t.Errorf("the reaper's ConfigMap names no team namespace: %v", cm.Data)
+				}
+				seen["reaper ConfigMap"]++
+				continue
 			}
 			var cfg kueueconfig.Configuration
 			if err := yaml.UnmarshalStrict([]byte(cm.Data["controller_manager_config.yaml"]), &cfg); err != nil {
@@ -82,7 +101,8 @@ func TestKueueObjectsDecodeStrictly(t *testing.T) {
 		}
 		seen[d.Kind]++
 	}
-	for kind, n := range map[string]int{"ConfigMap": 1, "ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2} {
+	for kind, n := range map[string]int{"ConfigMap": 1, "ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2,
+		"reaper ConfigMap": 1, "Role": 2, "RoleBinding": 2} {
 		if seen[kind] != n {
 			t.Errorf("%d %s, want %d", seen[kind], kind, n)
 		}
