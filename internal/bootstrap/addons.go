@@ -144,7 +144,9 @@ func firstNodeFiles(o Options) ([]writeFile, error) {
 	files = append(files,
 		writeFile{Path: AddonsScriptPath, Permissions: "0700", Owner: "root:root", Content: addonsScript},
 		writeFile{Path: systemdDir + addonsService, Permissions: "0644", Owner: "root:root", Content: addonsUnit})
-	if o.highlyAvailable() {
+	if o.conditionalUpload() {
+		files = append(files, conditionalUploadFiles(o)...)
+	} else if o.highlyAvailable() {
 		files = append(files,
 			writeFile{Path: systemdDir + uploadCertsUnit + ".service", Permissions: "0644", Owner: "root:root", Content: uploadCertsService},
 			writeFile{Path: systemdDir + uploadCertsTimer, Permissions: "0644", Owner: "root:root", Content: uploadCertsTimerUnit})

@@ -109,6 +109,9 @@ func (c *cluster) knowsToken(token string, now time.Time) bool {
 // when it can: kubeadm init uploaded them at formed; an upload timer of the first node uploads
 // them again every reupload after that (0: none), while that node is in the cluster.
 func (c *cluster) certsVerdict(now time.Time) string {
+	if c.certs != nil {
+		return c.conditionalCertsVerdict(now)
+	}
 	last := c.formed
 	if c.reupload > 0 && now.After(c.formed) {
 		last = c.formed.Add(now.Sub(c.formed).Truncate(c.reupload)) // the last tick of the timer
