@@ -30,29 +30,13 @@ var controlPlaneSizeRE = regexp.MustCompile(`(?m)^control_plane_size=(\d+)$`)
 // init phase upload-certs --upload-certs under a control_plane_size condition, with a timer the
 // bootstrap enables. nil: none.
 func certsUploader(files map[string]string, script string) *CertsUploader {
-	for path, unit := range files {
-		name, ok := strings.CutSuffix(path, ".service")
-		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") {
+	for _, t := range enabledTimers(files, script) {
+		m := controlPlaneSizeRE.FindStringSubmatch(t.body)
+		if m == nil || !strings.Contains(t.body, "upload-certs --upload-certs") || t.period <= 0 {
 			continue
 		}
-		_, exec, ok := strings.Cut(unit, "ExecStart=")
-		exec, _, _ = strings.Cut(exec, "\n")
-		body := files[strings.TrimSpace(exec)]
-		m := controlPlaneSizeRE.FindStringSubmatch(body)
-		if !ok || m == nil || !strings.Contains(body, "upload-certs --upload-certs") ||
-			!strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
-			continue
-		}
-		u := &CertsUploader{}
-		u.Size, _ = strconv.Atoi(m[1])
-		for line := range strings.Lines(files[name+".timer"]) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
-				u.Period, _ = systemdSpan(v)
-			}
-		}
-		if u.Period > 0 {
-			return u
-		}
+		size, _ := strconv.Atoi(m[1])
+		return &CertsUploader{Period: t.period, Size: size}
 	}
 	return nil
 }
