@@ -75,7 +75,8 @@ WantedBy=multi-user.target
 // The certificates kubeadm init --upload-certs stores in the cluster expire after two hours; a
 // control-plane node that joins later (a scale-up, a replacement) needs them, so they are
 // uploaded again every hour with the same key. The key is read from the kubeadm configuration
-// file (mode 0600), never from a command line.
+// file (mode 0600), never from a command line. This is the unit without a control-plane size;
+// with one, uploadcerts.go uploads them only while a control-plane join is pending.
 const uploadCertsService = `[Unit]
 Description=Upload the control-plane certificates again for joining control-plane nodes
 After=kubelet.service
