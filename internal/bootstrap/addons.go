@@ -75,7 +75,8 @@ WantedBy=multi-user.target
 // The certificates kubeadm init --upload-certs stores in the cluster expire after two hours; a
 // control-plane node that joins later (a scale-up, a replacement) needs them, so they are
 // uploaded again every hour with the same key. The key is read from the kubeadm configuration
-// file (mode 0600), never from a command line.
+// file (mode 0600), never from a command line. This is the unit without a control-plane size;
+// with one, uploadcerts.go uploads them only while a control-plane join is pending.
 const uploadCertsService = `[Unit]
 Description=Upload the control-plane certificates again for joining control-plane nodes
 After=kubelet.service
@@ -144,7 +145,9 @@ func firstNodeFiles(o Options) ([]writeFile, error) {
 	files = append(files,
 		writeFile{Path: AddonsScriptPath, Permissions: "0700", Owner: "root:root", Content: addonsScript},
 		writeFile{Path: systemdDir + addonsService, Permissions: "0644", Owner: "root:root", Content: addonsUnit})
-	if o.highlyAvailable() {
+	if o.conditionalUpload() {
+		files = append(files, conditionalUploadFiles(o)...)
+	} else if o.highlyAvailable() {
 		files = append(files,
 			writeFile{Path: systemdDir + uploadCertsUnit + ".service", Permissions: "0644", Owner: "root:root", Content: uploadCertsService},
 			writeFile{Path: systemdDir + uploadCertsTimer, Permissions: "0644", Owner: "root:root", Content: uploadCertsTimerUnit})

@@ -108,10 +108,12 @@ func (s *JoinStore) storeArgs(key string) string {
 	return strings.Join([]string{s.MetadataEndpoint, s.OSSEndpoint, s.Region, s.Bucket, key, s.RoleName}, " ")
 }
 
-// readsStoredToken reports whether the node joins with the stored token.
+// readsStoredToken reports whether the node joins with the stored token: a joining node, or the
+// replacement join (KubeadmJoinPath) of a highly available first node, which replaces a lost
+// one at any time after kubeadm init, when the configured token may have expired.
 func (o Options) readsStoredToken() bool {
 	s := o.Kubernetes.JoinStore
-	return s != nil && s.TokenKey != "" && !o.initNode()
+	return s != nil && s.TokenKey != "" && o.joins()
 }
 
 // joinToken is the token of the node's JoinConfiguration.
@@ -126,6 +128,14 @@ func (o Options) joinToken() string {
 // in place of the placeholder. The token goes from the fetch script's stdout into a variable and
 // the file (mode 0600), never onto a command line.
 func (o Options) storedTokenLines() []string {
+	if o.initNode() { // its kubeadm init takes the configured token; its replacement join, initLines
+		return nil
+	}
+	return o.storedTokenLinesFor(KubeadmPath)
+}
+
+// storedTokenLinesFor are storedTokenLines for the configuration file at path.
+func (o Options) storedTokenLinesFor(path string) []string {
 	if !o.readsStoredToken() {
 		return nil
 	}
@@ -133,7 +143,7 @@ func (o Options) storedTokenLines() []string {
 	return []string{
 		fmt.Sprintf(`stored_token() { local t c; t=$(%s get %s) || return 1; [[ $t =~ ^[a-z0-9]{6}\.[a-z0-9]{16}$ ]] || { echo "the join store %s/%s holds no bootstrap token" >&2; return 1; }; c=$(<"$1"); printf '%%s\n' "${c//%s/$t}" >"$1"; }`,
 			FetchScriptPath, s.storeArgs(s.TokenKey), s.Bucket, s.TokenKey, storedTokenPlaceholder),
-		"stored_token " + KubeadmPath,
+		"stored_token " + path,
 	}
 }
 

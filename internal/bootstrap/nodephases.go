@@ -205,7 +205,7 @@ func joinPhases(o Options, add func(string, ...string)) {
 	case !o.initNode():
 		join = append(append(join, "wait_for_api"), o.storedTokenLines()...)
 		join = append(append(join, "join "+KubeadmPath), admin...)
-		add(PhaseJoin, append(append(join, o.certTimersLine()), o.joinTokenLines()...)...)
+		add(PhaseJoin, append(append(append(join, o.certTimersLine()), o.joinTokenLines()...), o.uploadCertsLines()...)...)
 	default:
 		add(PhaseInit, append(join, initLines(o, ep, self)...)...)
 		addons := []string{"systemctl daemon-reload"}
@@ -225,9 +225,11 @@ func initLines(o Options, ep string, self []string) []string {
 	if o.highlyAvailable() {
 		// A first node that replaces a lost one finds the cluster answering at the load
 		// balancer: it joins it instead of creating a second cluster behind the same address.
-		init = append(init,
-			fmt.Sprintf("if curl -ksf --max-time 10 'https://%s/livez' >/dev/null; then", ep),
-			"  join "+KubeadmJoinPath,
+		init = append(init, fmt.Sprintf("if curl -ksf --max-time 10 'https://%s/livez' >/dev/null; then", ep))
+		for _, l := range o.storedTokenLinesFor(KubeadmJoinPath) {
+			init = append(init, "  "+l)
+		}
+		init = append(init, "  join "+KubeadmJoinPath,
 			"else")
 		for _, l := range self {
 			init = append(init, "  "+l)

@@ -96,6 +96,10 @@ type Kubernetes struct {
 	// JoinStore keeps a valid join token in OSS for nodes that join later (joinstore.go); nil:
 	// the node joins with JoinToken, valid for JoinTokenTTL after kubeadm init.
 	JoinStore *JoinStore
+	// ControlPlaneSize is the control plane's intended number of nodes (1, 3, 5 or 7; 0: not
+	// given). With it every control-plane node of a highly available control plane uploads the
+	// certificates only while fewer control-plane Nodes are Ready (uploadcerts.go).
+	ControlPlaneSize int
 }
 
 // Options describe one node role.
@@ -230,6 +234,9 @@ func Validate(o Options) (warnings []string, err error) {
 	if err := images.CheckRegistry("kubernetes.image_registry", k.ImageRegistry); err != nil {
 		return nil, err
 	}
+	if err := validateControlPlaneSize(o); err != nil {
+		return nil, err
+	}
 	if err := validateJoinStore(o); err != nil {
 		return nil, err
 	}
@@ -362,6 +369,8 @@ func Render(o Options) (string, error) {
 			return "", err
 		}
 		cc.WriteFiles = append(cc.WriteFiles, files...)
+	} else {
+		cc.WriteFiles = append(cc.WriteFiles, conditionalUploadFiles(o)...)
 	}
 	if o.Role == RoleGPUWorker {
 		env := ResolvedNCCLEnv(o.ERDMA, o.NCCLEnv)

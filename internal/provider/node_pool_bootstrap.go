@@ -107,7 +107,8 @@ func apiServerName(spec *nodepool.Spec, k8s *k8sModel) types.String {
 func bootstrapNotKnownYet(plan *nodePoolModel, k8s *k8sModel, endpoint types.String, in bootstrapInputs) bool {
 	return endpoint.IsUnknown() || k8s.JoinToken.IsUnknown() || k8s.CACertHash.IsUnknown() || k8s.PodSubnet.IsUnknown() || k8s.ImageRegistry.IsUnknown() || hasUnknown(plan.Mounts) ||
 		k8s.CertificateKey.IsUnknown() || k8s.CACertPEM.IsUnknown() || k8s.CAKeyPEM.IsUnknown() || in.unknown() || hasUnknownMap(k8s.Addons) ||
-		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown()
+		k8s.Versions.IsUnknown() || hasUnknownMap(k8s.NCCLEnv) || k8s.InsecureSkipCAVerification.IsUnknown() || k8s.ControlPlaneInit.IsUnknown() || k8s.HostCUDA.IsUnknown() ||
+		k8s.ControlPlaneSize.IsUnknown()
 }
 
 // bootstrapOptions is what internal/bootstrap renders a node of this pool from; at plan time
@@ -135,6 +136,7 @@ func bootstrapOptions(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMo
 			ImageRegistry:              registry,
 			JoinControlPlane:           k8s.joinsControlPlane(),
 			CertificateKey:             k8s.CertificateKey.ValueString() + in.certKeyWO.ValueString(),
+			ControlPlaneSize:           int(k8s.ControlPlaneSize.ValueInt64()),
 			CACertPEM:                  k8s.CACertPEM.ValueString(),
 			CAKeyPEM:                   k8s.CAKeyPEM.ValueString() + in.caKeyWO.ValueString(), // at most one is set (ConflictsWith)
 			Addons:                     addons,

@@ -64,7 +64,8 @@ func bootstrapBundleSchema() schema.Attribute {
 				MarkdownDescription: "Joining pools: the object the nodes read their join token from right before `kubeadm join`, " +
 					"which the control plane keeps fresh (`publish_join_token_keys`); the bundle then holds no token. Without it a " +
 					"node joins with `kubernetes.join_token`, which expires 24 h after the first control-plane node's `kubeadm init`, " +
-					"so the pool can only grow within that day. The bucket's policy must let this pool's role read it.",
+					"so the pool can only grow within that day. On the first control-plane pool it is the token a node that " +
+					"replaces the first one joins the others with. The bucket's policy must let this pool's role read it.",
 			},
 			"publish_join_token_keys": schema.ListAttribute{
 				Optional:    true,

@@ -315,6 +315,12 @@ func TestAccNodePool_joinTokenKey(t *testing.T) {
 				Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `publish_join_token_keys = ["`+key+`"]`), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)bootstrap_bundle.publish_join_token_keys.*only for control-plane nodes`),
 			},
+			{
+				// The control plane's size is for control-plane pools only (issue #31).
+				Config: emu.Config() + strings.Replace(bundlePool(bundleRole, "a"), "insecure_skip_ca_verification = true",
+					"insecure_skip_ca_verification = true\n    control_plane_size = 3", 1), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)kubernetes.control_plane_size.*only for control-plane nodes`),
+			},
 			{Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `join_token_key = "`+key+`"`),
 				Check: checkBundleReadsStoredToken(emu, c, key)},
 		},

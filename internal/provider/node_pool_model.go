@@ -93,6 +93,7 @@ type k8sModel struct {
 	// ControlPlaneInit: the first control-plane pool (kubeadm init); false joins it. Unset on a
 	// control plane means true.
 	ControlPlaneInit           types.Bool   `tfsdk:"control_plane_init"`
+	ControlPlaneSize           types.Int64  `tfsdk:"control_plane_size"`
 	CertificateKey             types.String `tfsdk:"certificate_key"`
 	CertificateKeyWO           types.String `tfsdk:"certificate_key_wo"`
 	CACertPEM                  types.String `tfsdk:"ca_cert_pem"`
@@ -167,7 +168,7 @@ var (
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "api_server_name": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "image_registry": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},
-		"control_plane_init": types.BoolType, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
+		"control_plane_init": types.BoolType, "control_plane_size": types.Int64Type, "certificate_key": types.StringType, "certificate_key_wo": types.StringType, "ca_cert_pem": types.StringType, "ca_key_pem": types.StringType, "ca_key_pem_wo": types.StringType,
 		"insecure_skip_ca_verification": types.BoolType, "addons": types.MapType{ElemType: types.StringType},
 		"versions": types.ObjectType{AttrTypes: versionAttrTypes}, "nccl_env": types.MapType{ElemType: types.StringType},
 		"host_cuda": types.BoolType,

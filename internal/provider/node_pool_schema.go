@@ -411,9 +411,17 @@ func kubernetesControlPlaneAttributes() map[string]schema.Attribute {
 			Optional: true,
 			MarkdownDescription: "Control plane only. `true` (the default for a control plane): this pool of 1 node creates the cluster " +
 				"(`kubeadm init`, with `--upload-certs` when `certificate_key` is set), applies the CNI and `addons`, and re-uploads the " +
-				"control-plane certificates hourly. `false`: the pool's 2 or 4 nodes join it (`kubeadm join --control-plane`, stacked etcd) " +
+				"control-plane certificates (see `control_plane_size`). `false`: the pool's 2 or 4 nodes join it (`kubeadm join --control-plane`, stacked etcd) " +
 				"through the load balancer, so the control plane has 3 or 5 members. A replaced first node finds the API answering at the " +
 				"endpoint and joins instead of creating a second cluster.",
+		},
+		"control_plane_size": schema.Int64Attribute{
+			Optional: true,
+			MarkdownDescription: "Control plane only: the control plane's intended number of nodes (1, 3, 5 or 7), the same on every " +
+				"control-plane pool. With it and `certificate_key`, every control-plane node uploads the control-plane certificates " +
+				"(the `kubeadm-certs` Secret, which kubeadm deletes after two hours) only while fewer control-plane Nodes are Ready " +
+				"than this, and deletes them when the control plane is full; a replacement node joins within an hour of the loss. " +
+				"Unset: the first node re-uploads them every hour for good.",
 		},
 		"certificate_key": schema.StringAttribute{
 			Optional:  true,

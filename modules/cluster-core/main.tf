@@ -107,14 +107,21 @@ resource "gpucluster_node_pool" "control_plane" {
   package_mirror = var.package_mirror
   tags           = var.tags
   bootstrap_bundle = local.bundle_on ? {
-    bucket                  = gpucluster_bootstrap_bucket.bundles[0].id
-    key_prefix              = local.bundle_prefix.control_plane
+    bucket     = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix = local.bundle_prefix.control_plane
+    # A node that replaces the first one joins the others (kubeadm-join.yaml) at any time after
+    # kubeadm init, when the configured token has expired: it reads the stored token under the
+    # control-plane-join prefix, which the control-plane role reads.
+    join_token_key          = var.control_plane.size > 1 ? local.bundle_token_key.control_plane_join : null
     publish_join_token_keys = local.bundle_token_keys
   } : null
 
   kubernetes = {
     role               = "control_plane"
     control_plane_init = true
+    # The control-plane certificates are in the cluster only while fewer control-plane nodes
+    # are Ready than this (a control-plane join pending).
+    control_plane_size = var.control_plane.size
     load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
     join_token         = local.join_token_kept
     join_token_wo      = local.join_token_wo
@@ -165,6 +172,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
   kubernetes = {
     role               = "control_plane"
     control_plane_init = false
+    control_plane_size = var.control_plane.size
     load_balancer_id   = gpucluster_control_plane_endpoint.api[0].load_balancer_id
     image_registry     = local.image_registry
     join_token         = local.join_token_kept

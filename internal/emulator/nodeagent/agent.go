@@ -270,6 +270,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		pending = append(pending, in)
 	}
 	a.refreshTokens()
+	a.playCertsUploads()
 	for _, in := range pending {
 		if p := a.plans[in.ID].plan; p.Init {
 			a.settle(ctx, in, p, a.initialise(net, in, p), statuses)

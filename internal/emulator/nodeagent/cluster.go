@@ -21,6 +21,7 @@ type cluster struct {
 	formed           time.Time     // when kubeadm init ran, by the emulator's clock
 	reupload         time.Duration // the first node's certificate upload timer (tokens.go); 0: none
 	refresher        *refresher    // the control plane's join-token timer (tokens.go); nil: none
+	certs            *certsState   // the conditional upload timer (certs.go); nil: none
 	caHash           string        // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
@@ -102,6 +103,9 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: tokensAt(p.Tokens, a.now), formed: a.now, reupload: p.CertsReupload, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
 		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs, etcd: []EtcdMember{{Name: p.NodeName, InstanceID: in.ID}}}
+	if p.CertsUploader != nil {
+		a.cluster.certs = &certsState{uploader: *p.CertsUploader, uploaded: a.now}
+	}
 	return decision{role: RoleInit}.withRegion(rv)
 }
 

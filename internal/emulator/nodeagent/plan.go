@@ -35,6 +35,8 @@ type NodePlan struct {
 	// node reads its token (nil: from its configuration). tokens.go.
 	TokenPublisher *TokenPublisher
 	StoredToken    *storeRef
+	// CertsUploader is a control-plane node's conditional certificate upload timer (certs.go).
+	CertsUploader *CertsUploader
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
 	Join *JoinPlan
@@ -182,6 +184,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.Taints = reg.Taints
 	p.StoredToken = storedTokenRef(script)
 	p.TokenPublisher = tokenPublisher(ci.Files, script)
+	p.CertsUploader = certsUploader(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {

@@ -109,6 +109,9 @@ func (c *cluster) knowsToken(token string, now time.Time) bool {
 // when it can: kubeadm init uploaded them at formed; an upload timer of the first node uploads
 // them again every reupload after that (0: none), while that node is in the cluster.
 func (c *cluster) certsVerdict(now time.Time) string {
+	if c.certs != nil {
+		return c.conditionalCertsVerdict(now)
+	}
 	last := c.formed
 	if c.reupload > 0 && now.After(c.formed) {
 		last = c.formed.Add(now.Sub(c.formed).Truncate(c.reupload)) // the last tick of the timer
@@ -186,6 +189,37 @@ var (
 // tokenPublisher reads a join-token timer from a control-plane node's files: a unit whose script
 // creates a token and puts it, with a timer the bootstrap enables. nil: none.
 func tokenPublisher(files map[string]string, script string) *TokenPublisher {
+	for _, t := range enabledTimers(files, script) {
+		m := tokenCreateRE.FindStringSubmatch(t.body)
+		if m == nil {
+			continue
+		}
+		p := &TokenPublisher{Period: t.period}
+		var err error
+		if p.TTL, err = tokenTTL(m[1]); err != nil {
+			continue
+		}
+		for _, s := range storeRE.FindAllStringSubmatch(t.body, -1) {
+			if s[1] == "put" {
+				p.To = append(p.To, storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]})
+			}
+		}
+		return p
+	}
+	return nil
+}
+
+// enabledTimer is a service under /etc/systemd/system whose ExecStart is a script the node's
+// files hold, with a timer the bootstrap script enables: the script's content and the timer's
+// OnUnitActiveSec (systemd's time span; 0 when it has none).
+type enabledTimer struct {
+	body   string
+	period time.Duration
+}
+
+// enabledTimers are the node's enabled timers whose service runs a script of its files.
+func enabledTimers(files map[string]string, script string) []enabledTimer {
+	var out []enabledTimer
 	for path, unit := range files {
 		name, ok := strings.CutSuffix(path, ".service")
 		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") {
@@ -194,28 +228,18 @@ func tokenPublisher(files map[string]string, script string) *TokenPublisher {
 		_, exec, ok := strings.Cut(unit, "ExecStart=")
 		exec, _, _ = strings.Cut(exec, "\n")
 		body, found := files[strings.TrimSpace(exec)]
-		m := tokenCreateRE.FindStringSubmatch(body)
-		if !ok || !found || m == nil || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+		if !ok || !found || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
 			continue
 		}
-		p := &TokenPublisher{}
-		var err error
-		if p.TTL, err = tokenTTL(m[1]); err != nil {
-			continue
-		}
+		t := enabledTimer{body: body}
 		for line := range strings.Lines(files[name+".timer"]) {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
-				p.Period, _ = systemdSpan(v)
+				t.period, _ = systemdSpan(v)
 			}
 		}
-		for _, s := range storeRE.FindAllStringSubmatch(body, -1) {
-			if s[1] == "put" {
-				p.To = append(p.To, storeRef{Endpoint: s[2], Bucket: s[3], Key: s[4], Role: s[5]})
-			}
-		}
-		return p
+		out = append(out, t)
 	}
-	return nil
+	return out
 }
 
 // storedTokenRef is where a joining node's script reads its token (bootstrap's stored_token), nil

@@ -16,8 +16,9 @@ import (
 
 // clockedAgent is an agent over a view whose clock (View.Now) the test moves.
 type clockedAgent struct {
-	a    *Agent
-	view emulator.View
+	a     *Agent
+	view  emulator.View
+	queue *commandQueue // Cloud Assistant, when the test runs commands
 }
 
 func newClockedAgent(t *testing.T, v emulator.View) *clockedAgent {

@@ -77,6 +77,18 @@ run "bundled" {
     error_message = "with mpi_operator the first control-plane pool's add-ons must hold the MPIJob CRD and the operator: ${jsonencode(keys(gpucluster_node_pool.control_plane[0].kubernetes.addons))}"
   }
 
+  # The control-plane certificates are uploaded only while fewer control-plane nodes are Ready
+  # than the control plane's size, which both control-plane pools know; a node that replaces the
+  # first one reads the stored token under the control-plane-join prefix the control-plane role reads.
+  assert {
+    condition     = gpucluster_node_pool.control_plane[0].kubernetes.control_plane_size == 3 && gpucluster_node_pool.control_plane_join[0].kubernetes.control_plane_size == 3
+    error_message = "both control-plane pools must carry kubernetes.control_plane_size = control_plane.size (3)"
+  }
+  assert {
+    condition     = gpucluster_node_pool.control_plane[0].bootstrap_bundle.join_token_key == gpucluster_node_pool.control_plane_join[0].bootstrap_bundle.join_token_key && anytrue([for r in gpucluster_bootstrap_bucket.bundles[0].readers : r.ram_role_name == "cc-bundle-cp" && startswith(gpucluster_node_pool.control_plane[0].bootstrap_bundle.join_token_key, r.key_prefix)])
+    error_message = "the first control-plane pool must read the control-plane-join token key, under a prefix the control-plane role reads: ${jsonencode(gpucluster_node_pool.control_plane[0].bootstrap_bundle)}"
+  }
+
   # Every pool puts its bootstrap in the module's bucket, under a prefix of its own.
   assert {
     condition = alltrue([for p in concat([gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]], values(gpucluster_node_pool.worker)) :

@@ -1,0 +1,88 @@
+package bootstrap
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sizedControlPlane is a highly available control-plane node of a control plane of size, the
+// first one or one that joins.
+func sizedControlPlane(join bool, size int) Options {
+	o := controlPlane()
+	o.Kubernetes.CertificateKey, o.Kubernetes.JoinControlPlane, o.Kubernetes.ControlPlaneSize = strings.Repeat("ab", 32), join, size
+	o.Kubernetes.CACertHash = "sha256:" + strings.Repeat("ab", 32)
+	return o
+}
+
+// TestUploadCertsOnlyWhilePending: with control_plane_size, every control-plane node carries the
+// upload timer and starts it, and its script, run in bash against a kubectl that lists the
+// control-plane Nodes' Ready conditions, uploads the certificates with the node's certificate key
+// (from its InitConfiguration or its JoinConfiguration, through a file, not the command line)
+// while fewer are Ready than the size, and deletes the kubeadm-certs Secret when the control plane
+// is full.
+func TestUploadCertsOnlyWhilePending(t *testing.T) {
+	bash := requireTool(t, "bash", "bash")
+	for _, join := range []bool{false, true} {
+		doc, err := Render(sizedControlPlane(join, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc := decodeCloudConfig(t, doc)
+		if script := file(t, cc, ScriptPath).Content; !strings.Contains(script, "enable --now "+uploadCertsTimer) {
+			t.Errorf("join %v: the script does not start %s", join, uploadCertsTimer)
+		}
+		upload := file(t, cc, UploadCertsScriptPath).Content
+		for ready, want := range map[string]string{
+			"True\nTrue\n":        "kubeadm init phase upload-certs --upload-certs --config",
+			"True\nFalse\nTrue\n": "kubeadm init phase upload-certs --upload-certs --config",
+			"True\nTrue\nTrue\n":  "kubectl -n kube-system delete secret kubeadm-certs --ignore-not-found",
+		} {
+			dir := t.TempDir()
+			conf := filepath.Join(dir, "kubeadm.yaml")
+			if err := os.WriteFile(conf, []byte(file(t, cc, KubeadmPath).Content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(dir, "log")
+			fake := "#!/bin/bash\necho \"$(basename $0) $*\" >>" + log + "\n"
+			kubectl := fake + "[ \"$2\" = nodes ] && printf '" + strings.ReplaceAll(ready, "\n", `\n`) + "'\nexit 0\n"
+			kubeadm := fake + "[ \"$4 $5\" = '--upload-certs --config' ] && cat \"$6\" >>" + log + "\n"
+			for name, body := range map[string]string{"kubectl": kubectl, "kubeadm": kubeadm} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := strings.ReplaceAll(strings.ReplaceAll(upload, KubeadmPath, conf), uploadCertsConfig, filepath.Join(dir, "upload.yaml"))
+			cmd := exec.Command(bash, "-c", s)
+			cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("join %v, Ready %q: %v: %s", join, ready, err, out)
+			}
+			got, _ := os.ReadFile(log)
+			if !strings.Contains(string(got), want) {
+				t.Errorf("join %v, Ready %q: ran\n%s\nwant %q", join, ready, got, want)
+			}
+			uploads := strings.Contains(want, "upload-certs")
+			if strings.Contains(string(got), "certificateKey: "+strings.Repeat("ab", 32)) != uploads || strings.Contains(string(got), "delete secret") == uploads {
+				t.Errorf("join %v, Ready %q: ran\n%s\nwant the configured key in the upload's configuration only when it uploads", join, ready, got)
+			}
+		}
+	}
+}
+
+// TestControlPlaneSizeRefused: a size etcd cannot keep a quorum with, or one on a worker, is a
+// plan error naming the attribute.
+func TestControlPlaneSizeRefused(t *testing.T) {
+	w := worker()
+	w.Kubernetes.ControlPlaneSize = 3
+	for _, o := range []Options{sizedControlPlane(false, 2), sizedControlPlane(true, -1), w} {
+		if _, err := Render(o); err == nil || !strings.Contains(err.Error(), "kubernetes.control_plane_size") {
+			t.Errorf("size %d on %s: %v; want an error naming kubernetes.control_plane_size", o.Kubernetes.ControlPlaneSize, o.Role, err)
+		}
+	}
+	if _, err := Render(sizedControlPlane(false, 3)); err != nil {
+		t.Errorf("size 3: %v", err)
+	}
+}
