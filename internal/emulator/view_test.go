@@ -32,8 +32,14 @@ func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
 	if len(v.Instances) != 1 || v.Instances[0].Status != "Pending" {
 		t.Fatalf("View right after RunInstances = %+v, want the instance Pending", v.Instances)
 	}
-	if e.nextStatus(id, "Pending") != "Starting" || e.nextStatus(id, "Starting") != "Running" {
-		t.Fatal("the instance did not boot")
+	// Pending, then Starting for the second half of the boot, then Running; a slow machine may
+	// poll past the short Starting half, so only the order is held.
+	for st := "Pending"; st != "Running"; {
+		next := e.nextStatus(id, st)
+		if next != "Starting" && next != "Running" || st == "Starting" && next != "Running" {
+			t.Fatalf("the instance went from %s to %s while it booted", st, next)
+		}
+		st = next
 	}
 	v = e.s.View()
 	in := v.Instances[0]
