@@ -65,9 +65,16 @@ func TestCloudAssistantRunCommand(t *testing.T) {
 	}
 
 	late := run("sleep 1000", a)
+	if len(e.s.PendingCommands()) != 1 { // the guest takes it
+		t.Fatal("the new command is not pending")
+	}
+	undelivered := run("true", b) // and nobody takes this one
 	e.s.clockSkew.Store(int64(2 * time.Minute))
 	if r := results(late.InvokeId, "PlainText"); r[0].InvocationStatus != "Failed" || r[0].ErrorCode != "ExecutionTimeout" {
 		t.Errorf("past its Timeout: %+v, want Failed with ExecutionTimeout", r[0])
+	}
+	if r := results(undelivered.InvokeId, "PlainText"); r[0].InvocationStatus != "Aborted" || r[0].ErrorCode != "DeliveryTimeout" {
+		t.Errorf("not delivered within a minute: %+v, want Aborted with DeliveryTimeout", r[0])
 	}
 	if len(e.s.PendingCommands()) != 0 {
 		t.Errorf("a timed-out command is still pending")

@@ -30,9 +30,14 @@ const etcdRemoveTimeout = 2 * time.Minute
 // RemoveEtcdMembers removes the etcd members of the nodes victims names, control-plane nodes of
 // the pool (among current) about to be deleted, from a running control-plane node that stays:
 // one of the pool's others, or else another pool's behind the control plane's load balancer.
-func RemoveEtcdMembers(ctx context.Context, c *cloud.Client, spec Spec, current []cloud.Instance, victims []string) error {
+//
+// The command's outcome decides: the script ran and failed (etcdctl refused, a non-zero exit, a
+// timeout while it ran) is an error and nothing is deleted; Cloud Assistant could not deliver it
+// (no client running on the node, DeliveryTimeout) is a warning naming the members left, and the
+// nodes go as they did before this step existed: the provider has no other way in.
+func RemoveEtcdMembers(ctx context.Context, c *cloud.Client, spec Spec, current []cloud.Instance, victims []string) (warning string, err error) {
 	if spec.Role != bootstrap.RoleControlPlane || len(victims) == 0 {
-		return nil
+		return "", nil
 	}
 	var names []string
 	for _, v := range current {
@@ -41,32 +46,43 @@ func RemoveEtcdMembers(ctx context.Context, c *cloud.Client, spec Spec, current 
 		}
 	}
 	if len(names) == 0 {
-		return nil
+		return "", nil
 	}
 	script, err := bootstrap.EtcdMemberRemoveScript(names)
 	if err != nil {
-		return err
+		return "", err
 	}
 	runner, err := etcdRunner(ctx, c, spec, current, victims)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if runner == "" {
 		tflog.Warn(ctx, fmt.Sprintf("node pool %s: no other control-plane node runs, so the etcd members of %s are left: the control plane is being replaced whole", spec.PoolID, strings.Join(names, ", ")))
-		return nil
+		return "", nil
 	}
 	res, err := c.RunShellScript(ctx, runner, "gpucluster-etcd-member-remove", script, etcdRemoveTimeout)
 	if err != nil {
-		return fmt.Errorf("removing the etcd members of the control-plane nodes being replaced (%s): %w; no node was deleted", strings.Join(names, ", "), err)
+		return "", fmt.Errorf("removing the etcd members of the control-plane nodes being replaced (%s): %w; no node was deleted", strings.Join(names, ", "), err)
+	}
+	if undelivered(res) {
+		return fmt.Sprintf("the etcd members of %s were not removed: Cloud Assistant could not run the command on %s (%s %s). "+
+			"Remove them on a control-plane node (etcdctl member remove, in the etcd container) before a replacement joins, or etcd refuses it",
+			strings.Join(names, ", "), runner, res.Status, res.ErrorCode), nil
 	}
 	if res.Status != "Success" {
-		return fmt.Errorf("removing the etcd members of the control-plane nodes being replaced (%s) on %s with Cloud Assistant (invocation %s): %s %s, exit code %d, output: %q. "+
+		return "", fmt.Errorf("removing the etcd members of the control-plane nodes being replaced (%s) on %s with Cloud Assistant (invocation %s): %s %s, exit code %d, output: %q. "+
 			"No node was deleted: a replacement could not join etcd while their members remain. Check that the Cloud Assistant client runs on %s "+
 			"(the vendor's public images carry it), then apply again",
 			strings.Join(names, ", "), runner, res.InvokeID, res.Status, res.ErrorCode, res.ExitCode, res.Output, runner)
 	}
 	tflog.Info(ctx, fmt.Sprintf("node pool %s: etcd members removed on %s: %s", spec.PoolID, runner, strings.TrimSpace(res.Output)))
-	return nil
+	return "", nil
+}
+
+// undelivered: the command never ran on the node (the DescribeInvocations reference's error
+// codes for a client that is missing, silent or upgrading, and for a command not delivered).
+func undelivered(r cloud.CommandResult) bool {
+	return r.Status == "Aborted" || slices.Contains([]string{"ClientNotRunning", "ClientNotResponse", "ClientIsUpgrading", "ClientNeedUpgrade", "DeliveryTimeout"}, r.ErrorCode)
 }
 
 // etcdRunner picks the running control-plane node the removal runs on: the pool's own first,

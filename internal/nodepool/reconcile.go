@@ -37,7 +37,7 @@ func Reconcile(ctx context.Context, c *cloud.Client, spec Spec) (Outcome, error)
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, victims)); err != nil {
 			return out, err
 		}
-		if err := RemoveEtcdMembers(ctx, c, spec, current, victims); err != nil {
+		if err := out.removeEtcdMembers(ctx, c, spec, current, victims); err != nil {
 			return out, err
 		}
 		if err := out.removeNodes(ctx, c, victims); err != nil {
@@ -69,7 +69,7 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, wave)); err != nil {
 			return current, err
 		}
-		if err := RemoveEtcdMembers(ctx, c, spec, current, wave); err != nil {
+		if err := out.removeEtcdMembers(ctx, c, spec, current, wave); err != nil {
 			return current, err
 		}
 		if err := out.removeNodes(ctx, c, wave); err != nil {
@@ -125,6 +125,15 @@ func Retag(ctx context.Context, c *cloud.Client, spec Spec, nodes []cloud.Instan
 func (o *Outcome) removeNodes(ctx context.Context, c *cloud.Client, ids []string) error {
 	warnings, err := RemoveNodes(ctx, c, ids)
 	o.Warnings = append(o.Warnings, warnings...)
+	return err
+}
+
+// removeEtcdMembers is RemoveEtcdMembers, keeping its warning in the outcome.
+func (o *Outcome) removeEtcdMembers(ctx context.Context, c *cloud.Client, spec Spec, current []cloud.Instance, victims []string) error {
+	warning, err := RemoveEtcdMembers(ctx, c, spec, current, victims)
+	if warning != "" {
+		o.Warnings = append(o.Warnings, warning)
+	}
 	return err
 }
 

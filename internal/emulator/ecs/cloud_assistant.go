@@ -52,8 +52,10 @@ type invocation struct {
 	Instances []string                  `json:"instances"`
 }
 
-// commandResult is one instance's outcome of an invocation; Finished 0 while it runs.
+// commandResult is one instance's outcome of an invocation; Finished 0 while it runs, Delivered 0
+// until a guest took it (PendingCommands).
 type commandResult struct {
+	Delivered int64  `json:"delivered,omitempty"`
 	Finished  int64  `json:"finished,omitempty"`
 	ExitCode  int64  `json:"exit_code"`
 	Output    string `json:"output,omitempty"`
@@ -120,11 +122,20 @@ func runCommand(c *call) (any, *core.Error) {
 	return &ecssdk.RunCommandResponse{RequestId: c.ReqID, CommandId: inv.CommandID, InvokeId: inv.ID}, nil
 }
 
+// deliveryLimit: a command no guest has taken within a minute is Aborted ("make sure that the
+// instance is in the Running state and the command can be sent to the instance within 1 minute",
+// DescribeInvocations reference, InvocationStatus Aborted; ErrorCode DeliveryTimeout). An
+// emulator without a guest model beside it (no node agent) answers this for every command.
+const deliveryLimit = time.Minute
+
 // resultStatus is an instance's InvocationStatus and ErrorCode (DescribeInvocationResults
-// reference: Running, Success, Failed; ErrorCode ExitCodeNonzero for a script that exits with a
-// code other than 0, ExecutionTimeout for one that outlives Timeout).
+// reference: Running, Success, Failed, Aborted; ErrorCode ExitCodeNonzero for a script that exits
+// with a code other than 0, ExecutionTimeout for one that outlives Timeout, DeliveryTimeout for
+// one never delivered).
 func (inv *invocation) resultStatus(r *commandResult, now time.Time) (status, errorCode string) {
 	switch {
+	case r.Finished == 0 && r.Delivered == 0 && now.UnixNano()-inv.Created > int64(deliveryLimit):
+		return "Aborted", "DeliveryTimeout"
 	case r.Finished != 0 && r.ErrorCode != "":
 		return "Failed", r.ErrorCode
 	case r.Finished != 0 && r.ExitCode != 0:
@@ -251,6 +262,9 @@ func PendingCommands(cc *core.Call) []PendingCommand {
 				case c.status(in) != "Running":
 					r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
 				default:
+					if r.Delivered == 0 {
+						r.Delivered = c.Now.UnixNano()
+					}
 					out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
 				}
 			}
