@@ -115,7 +115,16 @@ func TestAccNodePoolPreflight_growthOutOfStock(t *testing.T) {
 			ExpectError: phrases("Preflight: the pool's new nodes do not fit",
 				fmt.Sprintf(`zone_ids "cn-wulanchabu-a,cn-wulanchabu-b" has no zone with %s in stock`, gpu8Type), "2 of 2 nodes have no place",
 				fmt.Sprintf("add zone cn-wulanchabu-c (it has %s in stock) to zone_ids", gpu8Type)),
-			Check: checkInstances(emu, 0),
+		}, {
+			// A step that expects an error runs no Check: what the refused plan left is counted
+			// here, before this step plans anything.
+			PreConfig: func() {
+				if err := checkInstances(emu, 0)(nil); err != nil {
+					t.Error(err)
+				}
+			},
+			Config:   emu.Config() + poolNetworkConfig(""),
+			PlanOnly: true,
 		}},
 	})
 }
