@@ -142,29 +142,22 @@ func (c *Client) instanceTypeStocks(ctx context.Context, spotStrategy string) ([
 // spot sold out for now, still offered: stock comes and goes, and the group's
 // fallback_to_on_demand covers it. Type ids are as the API spells them.
 func (c *Client) SpotOffers(ctx context.Context) (map[string][]string, error) {
-	req := ecs.CreateDescribeAvailableResourceRequest()
-	req.RegionId = c.region
-	req.DestinationResource = "InstanceType"
-	req.InstanceChargeType = "PostPaid"
-	req.SpotStrategy = "SpotAsPriceGo"
-	resp := ecs.CreateDescribeAvailableResourceResponse()
-	if err := c.Call(ctx, req, resp); err != nil {
+	stocks, err := c.SpotInstanceTypeStocks(ctx)
+	if err != nil {
 		return nil, err
 	}
+	return SpotOffersOf(stocks), nil
+}
+
+// SpotOffersOf is SpotOffers from an answer of SpotInstanceTypeStocks already read.
+func SpotOffersOf(stocks []InstanceTypeStock) map[string][]string {
 	out := map[string][]string{}
-	for _, z := range resp.AvailableZones.AvailableZone {
-		for _, r := range z.AvailableResources.AvailableResource {
-			if r.Type != "InstanceType" {
-				continue
-			}
-			for _, s := range r.SupportedResources.SupportedResource {
-				if s.StatusCategory != "ClosedWithoutStock" {
-					out[s.Value] = append(out[s.Value], z.ZoneId)
-				}
-			}
+	for _, s := range stocks {
+		if s.StatusCategory != "ClosedWithoutStock" {
+			out[s.InstanceType] = append(out[s.InstanceType], s.ZoneID)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // HourlyPrice asks DescribePrice what amount instances of a type cost per hour.

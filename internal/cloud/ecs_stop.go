@@ -72,30 +72,35 @@ func (c *Client) StopInstancesGracefully(ctx context.Context, ids []string, time
 }
 
 // stopChunk stops up to 100 Running instances normally. One that left Running or went meanwhile
-// fails the whole call (IncorrectInstanceStatus, not found): then each is stopped on its own, and
-// one no longer Running is left as it is.
+// fails the whole call (IncorrectInstanceStatus, not found): then the chunk is read again and the
+// call sent again for those still Running, and one no longer Running is left as it is. A round
+// that leaves as many Running as before (the service refuses one that still runs) ends it: the
+// wait names those that do not stop.
 func (c *Client) stopChunk(ctx context.Context, ids []string) error {
-	stop := func(ids []string) error {
+	for {
 		req := ecs.CreateStopInstancesRequest()
 		req.RegionId = c.region
 		req.InstanceId = &ids
 		req.ForceStop = requests.NewBoolean(false)
-		return c.Call(ctx, req, ecs.CreateStopInstancesResponse())
-	}
-	moved := func(err error) bool { return ErrorCode(err) == "IncorrectInstanceStatus" || IsNotFound(err) }
-	err := stop(ids)
-	if !moved(err) {
-		return err
-	}
-	if len(ids) == 1 {
-		return nil
-	}
-	for _, id := range ids {
-		if err := stop([]string{id}); err != nil && !moved(err) {
+		err := c.Call(ctx, req, ecs.CreateStopInstancesResponse())
+		if ErrorCode(err) != "IncorrectInstanceStatus" && !IsNotFound(err) {
 			return err
 		}
+		got, err := c.DescribeInstancesByID(ctx, ids)
+		if err != nil {
+			return err
+		}
+		var running []string
+		for _, in := range got {
+			if in.Status == "Running" {
+				running = append(running, in.ID)
+			}
+		}
+		if len(running) == 0 || len(running) == len(ids) {
+			return nil
+		}
+		ids = running
 	}
-	return nil
 }
 
 // LateStopWarning says which instances were deleted before they had stopped.

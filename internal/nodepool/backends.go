@@ -49,12 +49,26 @@ func SyncBackends(ctx context.Context, c *cloud.Client, lbID, poolID string, nod
 }
 
 // otherPoolsBackends are the load balancer's backend servers that are instances of another pool
-// (or of none): existing, not among mine, not tagged with this pool. One DescribeInstances call
-// for the servers not among mine, none when there are none.
+// (or of none), with their weights (otherPoolsNodes).
 func otherPoolsBackends(ctx context.Context, c *cloud.Client, lbID, poolID string, mine map[string]bool) ([]cloud.BackendServer, error) {
-	lb, err := c.FindLoadBalancer(ctx, lbID)
+	nodes, weights, err := otherPoolsNodes(ctx, c, lbID, poolID, mine)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]cloud.BackendServer, 0, len(nodes))
+	for _, in := range nodes {
+		out = append(out, cloud.BackendServer{ServerID: in.ID, Weight: weights[in.ID]})
+	}
+	return out, nil
+}
+
+// otherPoolsNodes are the instances behind the load balancer that are another pool's (or none's):
+// existing, not among mine, not tagged with this pool, and each one's backend weight. One
+// DescribeInstances call for the servers not among mine, none when there are none.
+func otherPoolsNodes(ctx context.Context, c *cloud.Client, lbID, poolID string, mine map[string]bool) ([]cloud.Instance, map[string]int, error) {
+	lb, err := c.FindLoadBalancer(ctx, lbID)
+	if err != nil {
+		return nil, nil, err
 	}
 	weights := map[string]int{}
 	var ids []string
@@ -65,19 +79,13 @@ func otherPoolsBackends(ctx context.Context, c *cloud.Client, lbID, poolID strin
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	existing, err := c.DescribeInstancesByID(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []cloud.BackendServer
-	for _, in := range existing {
-		if in.Tags[tagging.Pool] != poolID {
-			out = append(out, cloud.BackendServer{ServerID: in.ID, Weight: weights[in.ID]})
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(existing, func(in cloud.Instance) bool { return in.Tags[tagging.Pool] == poolID }), weights, nil
 }
 
 // DetachBackends takes the pool's nodes ids out of the load balancer's backend servers, leaving

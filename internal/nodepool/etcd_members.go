@@ -86,7 +86,8 @@ func undelivered(r cloud.CommandResult) bool {
 }
 
 // etcdRunner picks the running control-plane node the removal runs on: the pool's own first,
-// then the load balancer's other backends; "" when none runs.
+// then another pool's behind the load balancer (otherPoolsNodes, as SyncBackends reads them);
+// "" when none runs.
 func etcdRunner(ctx context.Context, c *cloud.Client, spec Spec, current []cloud.Instance, going []string) (string, error) {
 	for _, n := range withoutIDs(current, going) {
 		if n.Status == "Running" {
@@ -96,17 +97,11 @@ func etcdRunner(ctx context.Context, c *cloud.Client, spec Spec, current []cloud
 	if spec.LoadBalancerID == "" {
 		return "", nil
 	}
-	lb, err := c.FindLoadBalancer(ctx, spec.LoadBalancerID)
-	if err != nil {
-		return "", fmt.Errorf("finding a control-plane node to remove etcd members on: %w", err)
+	mine := map[string]bool{}
+	for _, n := range current {
+		mine[n.ID] = true
 	}
-	var ids []string
-	for _, b := range lb.Backends {
-		if !slices.Contains(going, b.ServerID) {
-			ids = append(ids, b.ServerID)
-		}
-	}
-	others, err := c.DescribeInstancesByID(ctx, ids)
+	others, _, err := otherPoolsNodes(ctx, c, spec.LoadBalancerID, spec.PoolID, mine)
 	if err != nil {
 		return "", fmt.Errorf("finding a control-plane node to remove etcd members on: %w", err)
 	}

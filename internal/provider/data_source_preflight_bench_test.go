@@ -98,7 +98,11 @@ func BenchmarkPoolPreflight(b *testing.B) {
 				}
 				before := c.Emulator.Stats().Total
 				for b.Loop() {
-					a, err := readQuotasAndStock(ctx, c.Client, p.Spot)
+					var spotStocks func(context.Context) ([]cloud.InstanceTypeStock, error)
+					if p.Spot {
+						spotStocks = c.Client.SpotInstanceTypeStocks
+					}
+					a, err := readQuotasAndStock(ctx, c.Client, spotStocks)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -87,11 +87,13 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 // (DescribeSecurityGroups and a paged DescribeVSwitches) and each vswitch_ids entry once. It
 // fills each pool's vSwitches and zones in s.
 func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel, s *preflight.Stack) (preflight.Account, error) {
-	spot := false
+	var spotStocks func(context.Context) ([]cloud.InstanceTypeStock, error)
 	for _, p := range s.Pools {
-		spot = spot || p.Spot
+		if p.Spot {
+			spotStocks = c.SpotInstanceTypeStocks
+		}
 	}
-	a, err := readQuotasAndStock(ctx, c, spot)
+	a, err := readQuotasAndStock(ctx, c, spotStocks)
 	if err != nil {
 		return a, err
 	}
@@ -132,9 +134,9 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 }
 
 // readQuotasAndStock reads the vCPU quotas (DescribeAccountAttributes) and the region's stock
-// (DescribeAvailableResource), once each; with spot, the spot stock too (one more
-// DescribeAvailableResource, with SpotStrategy).
-func readQuotasAndStock(ctx context.Context, c *cloud.Client, spot bool) (preflight.Account, error) {
+// (DescribeAvailableResource), once each; with spotStocks (nil when no pool is spot), the spot
+// stock too (one more DescribeAvailableResource, with SpotStrategy, or an answer already read).
+func readQuotasAndStock(ctx context.Context, c *cloud.Client, spotStocks func(context.Context) ([]cloud.InstanceTypeStock, error)) (preflight.Account, error) {
 	var a preflight.Account
 	q, err := c.AccountAttributes(ctx, "")
 	if err != nil {
@@ -145,8 +147,8 @@ func readQuotasAndStock(ctx context.Context, c *cloud.Client, spot bool) (prefli
 	if a.Stock, err = readStock(ctx, c.InstanceTypeStocks); err != nil {
 		return a, fmt.Errorf("DescribeAvailableResource: %w", err)
 	}
-	if spot {
-		if a.SpotStock, err = readStock(ctx, c.SpotInstanceTypeStocks); err != nil {
+	if spotStocks != nil {
+		if a.SpotStock, err = readStock(ctx, spotStocks); err != nil {
 			return a, fmt.Errorf("DescribeAvailableResource (spot): %w", err)
 		}
 	}

@@ -75,15 +75,16 @@ func (r *nodePoolResource) checkBudget(ctx context.Context, spec nodepool.Spec, 
 // pay-as-you-go only in the pool's zones: every spot launch would fail. One DescribeAvailableResource
 // call answers for the region. It needs the zones and the type; while they are unknown the
 // apply's launches say it.
-func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) {
+func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.Spec, diags *diag.Diagnostics) (spotStocks []cloud.InstanceTypeStock) {
 	if !asksSpot(spec) || r.client == nil || len(spec.Zones) == 0 || len(spec.Types) == 0 {
-		return
+		return nil
 	}
-	offers, err := r.client.SpotOffers(ctx)
+	spotStocks, err := r.client.SpotInstanceTypeStocks(ctx)
 	if err != nil {
 		diags.AddAttributeWarning(path.Root("spot"), "Spot offer not checked", "Asking which instance types are sold as spot: "+err.Error())
-		return
+		return nil
 	}
+	offers := cloud.SpotOffersOf(spotStocks)
 	offered := map[string]bool{} // "type\x00zone", the type without its "ecs." prefix
 	for typ, zones := range offers {
 		for _, z := range zones {
@@ -94,7 +95,7 @@ func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.S
 	for _, typ := range types {
 		for _, z := range spec.Zones {
 			if offered[strings.TrimPrefix(typ, "ecs.")+"\x00"+z] {
-				return
+				return spotStocks
 			}
 		}
 	}
@@ -106,6 +107,7 @@ func (r *nodePoolResource) checkSpotOffered(ctx context.Context, spec nodepool.S
 		fmt.Sprintf("spot = { strategy = %q } asks for spot nodes, and the region sells %s pay-as-you-go only in zone(s) %s "+
 			"(DescribeAvailableResource with SpotStrategy lists no spot offer there): every spot launch would fail. %s.",
 			spec.Spot, strings.Join(types, ", "), strings.Join(spec.Zones, ", "), fix))
+	return spotStocks
 }
 
 // checkNodeTagCount refuses, at plan, a pool whose nodes would carry more tags than ECS allows

@@ -222,10 +222,10 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 	if autoscaling {
 		r.checkBudget(ctx, spec, diags)
 	}
-	r.checkSpotOffered(ctx, spec, diags)
+	spotStocks := r.checkSpotOffered(ctx, spec, diags)
 	if !diags.HasError() {
 		// After the checks above: a plan they refuse is not checked for quota too.
-		r.checkPoolPreflight(ctx, spec, state, diags)
+		r.checkPoolPreflight(ctx, spec, state, spotStocks, diags)
 	}
 	checkKubernetesUpgrade(ctx, plan, state, diags)
 	if state != nil && !autoscaling {

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/preflight"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
@@ -18,10 +19,11 @@ import (
 // Only growth counts (preflight.Growth): a pool that keeps or lowers its size makes no call and
 // is never refused, however full the account is of its own nodes. Two calls
 // (DescribeAccountAttributes, DescribeAvailableResource), one more for a pool planned as new
-// (DescribeInstances: its own nodes, see below), one more for spot and two more for an
+// (DescribeInstances: its own nodes, see below), one more for spot unless checkSpotOffered read the
+// spot stock already (spotStocks), and two more for an
 // autoscaling pool (DescribeLimitation, DescribeScalingGroups: its group against the scaling
 // group quota and the largest max_size); the network's vSwitches were read with it already.
-func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool.Spec, state *nodePoolModel, diags *diag.Diagnostics) {
+func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool.Spec, state *nodePoolModel, spotStocks []cloud.InstanceTypeStock, diags *diag.Diagnostics) {
 	if r.client == nil || len(spec.Types) == 0 || len(spec.Zones) == 0 {
 		return
 	}
@@ -34,7 +36,7 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 		return // a type the catalog does not know was refused by the spec already
 	}
 	spot := asksSpot(spec)
-	a, err := readQuotasAndStock(ctx, r.client, spot)
+	a, err := readQuotasAndStock(ctx, r.client, r.spotStockReader(spot, spotStocks))
 	if err != nil {
 		diags.AddWarning("Preflight not checked", "Reading the account's quotas and stock for the pool's new nodes: "+err.Error())
 		return
@@ -85,6 +87,19 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 	for _, e := range rep.Shortfalls {
 		addPlanError(diags, e, "Preflight: the pool's new nodes do not fit")
 	}
+}
+
+// spotStockReader is how the pool's preflight reads the spot stock: not at all without spot, from
+// the answer checkSpotOffered read for the same plan when it has one (the same
+// DescribeAvailableResource call), else with a call of its own.
+func (r *nodePoolResource) spotStockReader(spot bool, read []cloud.InstanceTypeStock) func(context.Context) ([]cloud.InstanceTypeStock, error) {
+	switch {
+	case !spot:
+		return nil
+	case read != nil:
+		return func(context.Context) ([]cloud.InstanceTypeStock, error) { return read, nil }
+	}
+	return r.client.SpotInstanceTypeStocks
 }
 
 // poolGrowth is what the plan adds over the state: a fixed pool's size, an autoscaling pool's

@@ -115,7 +115,16 @@ func TestAccNodePoolPreflight_growthOutOfStock(t *testing.T) {
 			ExpectError: phrases("Preflight: the pool's new nodes do not fit",
 				fmt.Sprintf(`zone_ids "cn-wulanchabu-a,cn-wulanchabu-b" has no zone with %s in stock`, gpu8Type), "2 of 2 nodes have no place",
 				fmt.Sprintf("add zone cn-wulanchabu-c (it has %s in stock) to zone_ids", gpu8Type)),
-			Check: checkInstances(emu, 0),
+		}, {
+			// A step that expects an error runs no Check: what the refused plan left is counted
+			// here, before this step plans anything.
+			PreConfig: func() {
+				if err := checkInstances(emu, 0)(nil); err != nil {
+					t.Error(err)
+				}
+			},
+			Config:   emu.Config() + poolNetworkConfig(""),
+			PlanOnly: true,
 		}},
 	})
 }
@@ -147,4 +156,30 @@ func TestAccNodePoolPreflight_scalingGroupQuota(t *testing.T) {
 			Check:  checkScalingGroups(emu, 1),
 		}},
 	})
+}
+
+// A spot pool's plan asks DescribeAvailableResource with SpotStrategy once, for both checks that
+// need its answer (the spot offer, checkSpotOffered, and the spot stock of the pool's own
+// preflight), and once more for the pay-as-you-go stock: 2 calls for each plan, which
+// DescribeAccountAttributes (once a plan, the preflight's quota read) counts.
+func TestAccNodePoolPreflight_spotStockReadOnce(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	var stocks, plans int64
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + poolNetworkConfig(""),
+		}, {
+			PreConfig: func() {
+				stocks, plans = emu.Stats().Calls["DescribeAvailableResource"], emu.Stats().Calls["DescribeAccountAttributes"]
+			},
+			Config:   emu.Config() + pinnedPoolConfig(2, `spot = { strategy = "SpotAsPriceGo" }`),
+			PlanOnly: true, ExpectNonEmptyPlan: true,
+		}},
+	})
+	stocks, plans = emu.Stats().Calls["DescribeAvailableResource"]-stocks, emu.Stats().Calls["DescribeAccountAttributes"]-plans
+	if plans == 0 || stocks != 2*plans {
+		t.Errorf("%d plans of a new spot pool made %d DescribeAvailableResource calls, want 2 each", plans, stocks)
+	}
 }
