@@ -1,8 +1,10 @@
 package ecs
 
 import (
+	"cmp"
 	"encoding/base64"
 	"slices"
+	"strings"
 	"time"
 
 	ecssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -161,7 +163,7 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 		return nil, core.ErrInvalid("ContentEncoding", "must be PlainText or Base64")
 	}
 	var all []ecssdk.InvocationResult
-	for _, inv := range c.sortedInvocations() {
+	for _, inv := range c.sortedInvocations(c.Region) {
 		if (c.P["InvokeId"] != "" && inv.ID != c.P["InvokeId"]) || (c.P["CommandId"] != "" && inv.CommandID != c.P["CommandId"]) {
 			continue
 		}
@@ -202,31 +204,18 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 	}}, nil
 }
 
-// sortedInvocations are the region's invocations, oldest first.
-func (c *call) sortedInvocations() []*invocation {
+// sortedInvocations are the invocations of region ("" for every region), oldest first.
+func (c *call) sortedInvocations(region string) []*invocation {
 	var out []*invocation
 	for _, inv := range c.st.Invocations {
-		if inv.Region == c.Region {
+		if region == "" || inv.Region == region {
 			out = append(out, inv)
 		}
 	}
 	slices.SortFunc(out, func(a, b *invocation) int {
-		if a.Created != b.Created {
-			return int(min(max(a.Created-b.Created, -1), 1))
-		}
-		return compareIDs(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(a.Created, b.Created), strings.Compare(a.ID, b.ID))
 	})
 	return out
-}
-
-func compareIDs(a, b string) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
 }
 
 // PendingCommand is a command a guest has yet to run: which invocation, on which instance, the
@@ -243,30 +232,23 @@ type PendingCommand struct {
 func PendingCommands(cc *core.Call) []PendingCommand {
 	c := newCall(cc)
 	var out []PendingCommand
-	regions := map[string]bool{}
-	for _, inv := range c.st.Invocations {
-		regions[inv.Region] = true
-	}
-	for region := range regions {
-		c.Region = region
-		for _, inv := range c.sortedInvocations() {
-			for _, id := range inv.Instances {
-				r := inv.Results[id]
-				if status, _ := inv.resultStatus(r, c.Now); status != "Running" {
-					continue
+	for _, inv := range c.sortedInvocations("") {
+		for _, id := range inv.Instances {
+			r := inv.Results[id]
+			if status, _ := inv.resultStatus(r, c.Now); status != "Running" {
+				continue
+			}
+			in := c.st.Instances[id]
+			switch {
+			case in == nil:
+				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceReleased", -1
+			case c.status(in) != "Running":
+				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
+			default:
+				if r.Delivered == 0 {
+					r.Delivered = c.Now.UnixNano()
 				}
-				in := c.st.Instances[id]
-				switch {
-				case in == nil:
-					r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceReleased", -1
-				case c.status(in) != "Running":
-					r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
-				default:
-					if r.Delivered == 0 {
-						r.Delivered = c.Now.UnixNano()
-					}
-					out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
-				}
+				out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
 			}
 		}
 	}
