@@ -194,8 +194,8 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 	if c.P["InvokeId"] != "" && c.st.Invocations[c.P["InvokeId"]] == nil {
 		return nil, core.ErrNotFound("InvalidInvokeId.NotFound", c.P["InvokeId"])
 	}
-	from := min((number-1)*size, len(all))
-	page := append([]ecssdk.InvocationResult{}, all[from:min(from+size, len(all))]...)
+	lo, hi := core.PageBounds(len(all), number, size)
+	page := append([]ecssdk.InvocationResult{}, all[lo:hi]...)
 	return &ecssdk.DescribeInvocationResultsResponse{RequestId: c.ReqID, Invocation: ecssdk.Invocation{
 		PageNumber: int64(number), PageSize: int64(size), TotalCount: int64(len(all)),
 		InvocationResults: ecssdk.InvocationResults{InvocationResult: page},
