@@ -229,9 +229,9 @@ type PendingCommand struct {
 // finished with the ErrorCode the vendor gives it: InstanceReleased ("The instance is released
 // during command execution") or InstanceNotRunning (DescribeInvocations reference,
 // https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinvocations).
-func PendingCommands(cc *core.Call) []PendingCommand {
+// changed reports whether any command's record changed (finished so, or delivered now).
+func PendingCommands(cc *core.Call) (out []PendingCommand, changed bool) {
 	c := newCall(cc)
-	var out []PendingCommand
 	for _, inv := range c.sortedInvocations("") {
 		for _, id := range inv.Instances {
 			r := inv.Results[id]
@@ -242,17 +242,19 @@ func PendingCommands(cc *core.Call) []PendingCommand {
 			switch {
 			case in == nil:
 				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceReleased", -1
+				changed = true
 			case c.status(in) != "Running":
 				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
+				changed = true
 			default:
 				if r.Delivered == 0 {
-					r.Delivered = c.Now.UnixNano()
+					r.Delivered, changed = c.Now.UnixNano(), true
 				}
 				out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
 			}
 		}
 	}
-	return out
+	return out, changed
 }
 
 // FinishCommand records a guest's outcome of a command: its exit code and output. Reports
