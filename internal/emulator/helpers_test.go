@@ -159,6 +159,9 @@ func (e *env) nextStatus(id, from string) string {
 	return ""
 }
 
+// advance moves the emulator's clock forward by d, as POST /_emulator/clock does.
+func (e *env) advance(d time.Duration) { e.s.Advance(d) }
+
 // waitVpc returns once the VPC is Available. A VPC is Pending for the first half of the boot
 // time (Server.asyncStatus); the emulator's clock is moved across that half rather than slept
 // through, so a test with a long boot time can build its network too.
