@@ -13,8 +13,10 @@ func (s *Server) PendingCommands() []PendingCommand {
 	defer s.mu.Unlock()
 	c := s.adminCall(s.now())
 	c.ReqID, c.Action = newRequestID(), "PendingCommands"
-	out := emuecs.PendingCommands(c)
-	s.markDirty()
+	out, changed := emuecs.PendingCommands(c)
+	if changed { // the node agent asks every tick: save the state only when a record moved
+		s.markDirty()
+	}
 	return out
 }
 

@@ -14,8 +14,9 @@ import (
 // references (ecs/cloud_assistant.go), through the vendor's SDK as the provider calls them: a
 // Base64 script on a Running instance stays Running until the guest finishes it; Output is Base64
 // unless PlainText is asked for; a non-zero exit is Failed with ExitCodeNonzero; a command nobody
-// finishes is Failed with ExecutionTimeout once its Timeout has passed; a stopped instance is
-// refused; an unknown InvokeId is not found.
+// finishes is Failed with ExecutionTimeout once its Timeout has passed; one whose instance stops
+// is Failed with InstanceNotRunning; a stopped instance is refused; an unknown InvokeId is not
+// found.
 func TestCloudAssistantRunCommand(t *testing.T) {
 	e := newEnv(t, Config{BootTime: 1})
 	f := e.network("10.0.0.0/16", "10.0.1.0/24")
@@ -60,8 +61,12 @@ func TestCloudAssistantRunCommand(t *testing.T) {
 	if r := byID[b]; r.InvocationStatus != "Failed" || r.ErrorCode != "ExitCodeNonzero" || r.ExitCode != 3 {
 		t.Errorf("instance b: %+v, want Failed, ExitCodeNonzero, exit code 3", r)
 	}
-	if r := results(inv.InvokeId, "PlainText"); r[0].Output != "hi\n" && r[1].Output != "hi\n" {
-		t.Errorf("PlainText: outputs %q %q, want the plain output", r[0].Output, r[1].Output)
+	plain := map[string]string{}
+	for _, r := range results(inv.InvokeId, "PlainText") {
+		plain[r.InstanceId] = r.Output
+	}
+	if plain[a] != "hi\n" || plain[b] != "boom\n" {
+		t.Errorf("PlainText: outputs %q, want each instance's plain output", plain)
 	}
 
 	late := run("sleep 1000", a)
@@ -86,6 +91,16 @@ func TestCloudAssistantRunCommand(t *testing.T) {
 	r.RegionId, r.Type, r.CommandContent, r.InstanceId = testRegion, "RunShellScript", "true", &[]string{b}
 	if _, err := e.ecs.RunCommand(r); err == nil || !strings.Contains(err.Error(), "IncorrectInstanceStatus") {
 		t.Errorf("RunCommand on a stopped instance: %v, want IncorrectInstanceStatus", err)
+	}
+	// A command whose instance stops before the guest runs it is finished as InstanceNotRunning
+	// (DescribeInvocations reference) the next time the guest model asks, and is not handed out.
+	cut := run("sleep 1000", a)
+	e.ecsCall("StopInstances", params{"InstanceId.1": a})
+	if p := e.s.PendingCommands(); len(p) != 0 {
+		t.Errorf("pending on a stopped instance: %+v, want none", p)
+	}
+	if r := results(cut.InvokeId, ""); r[0].InvocationStatus != "Failed" || r[0].ErrorCode != "InstanceNotRunning" {
+		t.Errorf("instance stopped under its command: %+v, want Failed with InstanceNotRunning", r[0])
 	}
 	q := ecs.CreateDescribeInvocationResultsRequest()
 	q.RegionId, q.InvokeId = testRegion, "t-nosuch"

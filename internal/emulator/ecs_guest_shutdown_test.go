@@ -42,7 +42,7 @@ func TestGracefulStopWaitsForTheGuest(t *testing.T) {
 	if got := e.nextStatus(plain, "Stopping"); got != "Stopped" {
 		t.Fatalf("a guest that does not delay its shutdown: %s, want Stopped", got)
 	}
-	time.Sleep(20 * time.Millisecond) // 20 boot times: an instance not held would be Stopped long since
+	e.advance(time.Minute) // 60,000 boot times: an instance not held would be Stopped long since
 	if got := e.describe([]string{held})[0].Status; got != "Stopping" {
 		t.Fatalf("held instance %s, want Stopping until its guest powers off", got)
 	}

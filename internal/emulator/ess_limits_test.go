@@ -23,6 +23,10 @@ func TestESSDescribeLimitationAndAdmin(t *testing.T) {
 	if l := limits(); l.MaxNumberOfScalingGroups != 50 || l.MaxNumberOfMaxSize != 2000 {
 		t.Fatalf("default limits: %d groups, max size %d; want 50 and 2000", l.MaxNumberOfScalingGroups, l.MaxNumberOfMaxSize)
 	}
+	put(t, e.srv.URL+"/_emulator/ess_limits", `{"max-size": 10}`)
+	if l := limits(); l.MaxNumberOfScalingGroups != 50 || l.MaxNumberOfMaxSize != 10 {
+		t.Fatalf("limits after setting max-size alone: %d groups, max size %d; want the default 50 and 10", l.MaxNumberOfScalingGroups, l.MaxNumberOfMaxSize)
+	}
 	put(t, e.srv.URL+"/_emulator/ess_limits", `{"max-scaling-groups": 3, "max-size": 10}`)
 	if l := limits(); l.MaxNumberOfScalingGroups != 3 || l.MaxNumberOfMaxSize != 10 {
 		t.Fatalf("limits after PUT: %d groups, max size %d; want 3 and 10", l.MaxNumberOfScalingGroups, l.MaxNumberOfMaxSize)

@@ -159,9 +159,15 @@ func (e *env) nextStatus(id, from string) string {
 	return ""
 }
 
+// advance moves the emulator's clock forward by d, as POST /_emulator/clock does.
+func (e *env) advance(d time.Duration) { e.s.Advance(d) }
+
+// waitVpc returns once the VPC is Available. A VPC is Pending for the first half of the boot
+// time (Server.asyncStatus); the emulator's clock is moved across that half rather than slept
+// through, so a test with a long boot time can build its network too.
 func (e *env) waitVpc(id string) {
 	e.t.Helper()
-	for i := 0; i < 1500; i++ {
+	for range 2 {
 		d := vpc.CreateDescribeVpcsRequest()
 		d.RegionId = testRegion
 		d.VpcId = id
@@ -170,9 +176,9 @@ func (e *env) waitVpc(id string) {
 		if len(r.Vpcs.Vpc) == 1 && r.Vpcs.Vpc[0].Status == "Available" {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		e.advance(e.s.cfg.BootTime / 2)
 	}
-	e.t.Fatalf("vpc %s never became Available", id)
+	e.t.Fatalf("vpc %s is not Available once its boot time has passed", id)
 }
 
 func (e *env) runReq(f fixture, typ string, amount int) *ecs.RunInstancesRequest {

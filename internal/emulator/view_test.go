@@ -15,7 +15,9 @@ import (
 // through the SDK with user data, host name and security group, with its type's figures from the
 // catalog, Pending first and Running after the boot time; the group's rules as authorised.
 func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
-	e := newEnv(t, Config{BootTime: 100 * time.Millisecond})
+	// A boot of minutes, so no poll can miss a status, moved through by the clock; all of it
+	// stays under the 15 minutes a signed request may be off the emulator's clock.
+	e := newEnv(t, Config{BootTime: 4 * time.Minute})
 	f := e.network("10.0.0.0/16", "10.0.1.0/24")
 	auth := ecs.CreateAuthorizeSecurityGroupRequest()
 	auth.RegionId, auth.SecurityGroupId = testRegion, f.sgID
@@ -32,14 +34,16 @@ func TestViewShowsRunningInstancesAndTheirNetwork(t *testing.T) {
 	if len(v.Instances) != 1 || v.Instances[0].Status != "Pending" {
 		t.Fatalf("View right after RunInstances = %+v, want the instance Pending", v.Instances)
 	}
-	// Pending, then Starting for the second half of the boot, then Running; a slow machine may
-	// poll past the short Starting half, so only the order is held.
-	for st := "Pending"; st != "Running"; {
-		next := e.nextStatus(id, st)
-		if next != "Starting" && next != "Running" || st == "Starting" && next != "Running" {
-			t.Fatalf("the instance went from %s to %s while it booted", st, next)
+	// Pending for the first half of the boot, Starting for the second, then Running: the clock is
+	// moved into each, so no poll can miss the Starting half however slow the machine.
+	for _, step := range []struct {
+		advance time.Duration
+		want    string
+	}{{time.Minute, "Pending"}, {2 * time.Minute, "Starting"}, {2 * time.Minute, "Running"}} {
+		e.advance(step.advance)
+		if got := e.describe([]string{id})[0].Status; got != step.want {
+			t.Fatalf("%v further into its 4-minute boot the instance is %s, want %s", step.advance, got, step.want)
 		}
-		st = next
 	}
 	v = e.s.View()
 	in := v.Instances[0]

@@ -16,8 +16,6 @@ import (
 // it (advance) instead of sleeping.
 const netBoot = 10 * time.Second
 
-func (e *env) advance(d time.Duration) { e.s.clockSkew.Add(int64(d)) }
-
 // netFixture is a VPC with two Available vSwitches in zone a: one for the
 // NAT gateway and load balancer, one that only SNAT entries point at.
 type netFixture struct{ vpcID, vswID, vsw2ID string }

@@ -1,8 +1,10 @@
 package ecs
 
 import (
+	"cmp"
 	"encoding/base64"
 	"slices"
+	"strings"
 	"time"
 
 	ecssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -161,7 +163,7 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 		return nil, core.ErrInvalid("ContentEncoding", "must be PlainText or Base64")
 	}
 	var all []ecssdk.InvocationResult
-	for _, inv := range c.sortedInvocations() {
+	for _, inv := range c.sortedInvocations(c.Region) {
 		if (c.P["InvokeId"] != "" && inv.ID != c.P["InvokeId"]) || (c.P["CommandId"] != "" && inv.CommandID != c.P["CommandId"]) {
 			continue
 		}
@@ -192,8 +194,8 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 	if c.P["InvokeId"] != "" && c.st.Invocations[c.P["InvokeId"]] == nil {
 		return nil, core.ErrNotFound("InvalidInvokeId.NotFound", c.P["InvokeId"])
 	}
-	from := min((number-1)*size, len(all))
-	page := append([]ecssdk.InvocationResult{}, all[from:min(from+size, len(all))]...)
+	lo, hi := core.PageBounds(len(all), number, size)
+	page := append([]ecssdk.InvocationResult{}, all[lo:hi]...)
 	return &ecssdk.DescribeInvocationResultsResponse{RequestId: c.ReqID, Invocation: ecssdk.Invocation{
 		PageNumber: int64(number), PageSize: int64(size), TotalCount: int64(len(all)),
 		InvocationResults: ecssdk.InvocationResults{InvocationResult: page},
@@ -202,31 +204,18 @@ func describeInvocationResults(c *call) (any, *core.Error) {
 	}}, nil
 }
 
-// sortedInvocations are the region's invocations, oldest first.
-func (c *call) sortedInvocations() []*invocation {
+// sortedInvocations are the invocations of region ("" for every region), oldest first.
+func (c *call) sortedInvocations(region string) []*invocation {
 	var out []*invocation
 	for _, inv := range c.st.Invocations {
-		if inv.Region == c.Region {
+		if region == "" || inv.Region == region {
 			out = append(out, inv)
 		}
 	}
 	slices.SortFunc(out, func(a, b *invocation) int {
-		if a.Created != b.Created {
-			return int(min(max(a.Created-b.Created, -1), 1))
-		}
-		return compareIDs(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(a.Created, b.Created), strings.Compare(a.ID, b.ID))
 	})
 	return out
-}
-
-func compareIDs(a, b string) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
 }
 
 // PendingCommand is a command a guest has yet to run: which invocation, on which instance, the
@@ -240,37 +229,32 @@ type PendingCommand struct {
 // finished with the ErrorCode the vendor gives it: InstanceReleased ("The instance is released
 // during command execution") or InstanceNotRunning (DescribeInvocations reference,
 // https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeinvocations).
-func PendingCommands(cc *core.Call) []PendingCommand {
+// changed reports whether any command's record changed (finished so, or delivered now).
+func PendingCommands(cc *core.Call) (out []PendingCommand, changed bool) {
 	c := newCall(cc)
-	var out []PendingCommand
-	regions := map[string]bool{}
-	for _, inv := range c.st.Invocations {
-		regions[inv.Region] = true
-	}
-	for region := range regions {
-		c.Region = region
-		for _, inv := range c.sortedInvocations() {
-			for _, id := range inv.Instances {
-				r := inv.Results[id]
-				if status, _ := inv.resultStatus(r, c.Now); status != "Running" {
-					continue
+	for _, inv := range c.sortedInvocations("") {
+		for _, id := range inv.Instances {
+			r := inv.Results[id]
+			if status, _ := inv.resultStatus(r, c.Now); status != "Running" {
+				continue
+			}
+			in := c.st.Instances[id]
+			switch {
+			case in == nil:
+				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceReleased", -1
+				changed = true
+			case c.status(in) != "Running":
+				r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
+				changed = true
+			default:
+				if r.Delivered == 0 {
+					r.Delivered, changed = c.Now.UnixNano(), true
 				}
-				in := c.st.Instances[id]
-				switch {
-				case in == nil:
-					r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceReleased", -1
-				case c.status(in) != "Running":
-					r.Finished, r.ErrorCode, r.ExitCode = c.Now.UnixNano(), "InstanceNotRunning", -1
-				default:
-					if r.Delivered == 0 {
-						r.Delivered = c.Now.UnixNano()
-					}
-					out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
-				}
+				out = append(out, PendingCommand{InvokeID: inv.ID, InstanceID: id, Content: inv.Content})
 			}
 		}
 	}
-	return out
+	return out, changed
 }
 
 // FinishCommand records a guest's outcome of a command: its exit code and output. Reports

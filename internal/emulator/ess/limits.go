@@ -1,6 +1,7 @@
 package ess
 
 import (
+	"cmp"
 	"fmt"
 
 	esssdk "github.com/aliyun/alibaba-cloud-sdk-go/services/ess"
@@ -47,18 +48,14 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// EffectiveLimits are the limits set, defaults filled in.
+// EffectiveLimits are the limits set, defaults filled in for the zero fields (Validate keeps
+// them from being negative, so cmp.Or picks a field set).
 func (s *Store) EffectiveLimits() Limits {
-	l := DefaultLimits
-	if s.Limits != nil {
-		if s.Limits.ScalingGroups > 0 {
-			l.ScalingGroups = s.Limits.ScalingGroups
-		}
-		if s.Limits.MaxSize > 0 {
-			l.MaxSize = s.Limits.MaxSize
-		}
+	if s.Limits == nil {
+		return DefaultLimits
 	}
-	return l
+	return Limits{ScalingGroups: cmp.Or(s.Limits.ScalingGroups, DefaultLimits.ScalingGroups),
+		MaxSize: cmp.Or(s.Limits.MaxSize, DefaultLimits.MaxSize)}
 }
 
 // SetLimits replaces the limits set; the zero Limits restores the defaults.
