@@ -171,13 +171,14 @@ func joinTokenFiles(o Options) []writeFile {
 }
 
 // joinTokenLines start the timer and store a first token at once, once the node is in the
-// cluster (daemon-reload first: the units came with the bundle). --no-block: a store that refuses
-// the put (a bucket policy without the writer) must not fail the phase, and with it the add-ons
-// that follow on the first node; the unit tries again a minute later (Restart=on-failure, which
-// systemd takes for oneshot services since 244) and says why in its journal.
+// cluster, after the phase's systemctl daemon-reload (the units came with the bundle).
+// --no-block: a store that refuses the put (a bucket policy without the writer) must not fail
+// the phase, and with it the add-ons that follow on the first node; the unit tries again a
+// minute later (Restart=on-failure, which systemd takes for oneshot services since 244) and says
+// why in its journal.
 func (o Options) joinTokenLines() []string {
 	if len(joinTokenFiles(o)) == 0 {
 		return nil
 	}
-	return []string{"systemctl daemon-reload", "systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start --no-block " + joinTokenUnit + ".service"}
+	return []string{"systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start --no-block " + joinTokenUnit + ".service"}
 }

@@ -100,11 +100,11 @@ func conditionalUploadFiles(o Options) []writeFile {
 	}
 }
 
-// uploadCertsLines start the timer on a joining control-plane node (the first node starts it in
-// its add-ons phase).
+// uploadCertsLines start the timer on a joining control-plane node, after the phase's systemctl
+// daemon-reload (the first node starts it in its add-ons phase).
 func (o Options) uploadCertsLines() []string {
 	if !o.conditionalUpload() || o.initNode() {
 		return nil
 	}
-	return []string{"systemctl daemon-reload", "systemctl enable --now " + uploadCertsTimer}
+	return []string{"systemctl enable --now " + uploadCertsTimer}
 }

@@ -31,8 +31,15 @@ func TestUploadCertsOnlyWhilePending(t *testing.T) {
 			t.Fatal(err)
 		}
 		cc := decodeCloudConfig(t, doc)
-		if script := file(t, cc, ScriptPath).Content; !strings.Contains(script, "enable --now "+uploadCertsTimer) {
+		script := file(t, cc, ScriptPath).Content
+		if !strings.Contains(script, "enable --now "+uploadCertsTimer) {
 			t.Errorf("join %v: the script does not start %s", join, uploadCertsTimer)
+		}
+		// systemd learns of the timer's new units (after the join, or in the first node's add-ons
+		// phase) before the script enables it.
+		start := strings.Index(script, "enable --now "+uploadCertsTimer)
+		if before := script[strings.LastIndex(script[:max(start, 0)], "join "+KubeadmPath)+1 : max(start, 0)]; !strings.Contains(before, "systemctl daemon-reload") {
+			t.Errorf("join %v: the script starts %s with no systemctl daemon-reload after the join:\n%s", join, uploadCertsTimer, before)
 		}
 		upload := file(t, cc, UploadCertsScriptPath).Content
 		for ready, want := range map[string]string{
