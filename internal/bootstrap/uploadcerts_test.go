@@ -17,6 +17,16 @@ func sizedControlPlane(join bool, size int) Options {
 	return o
 }
 
+// renderSized is the cloud-config of sizedControlPlane(join, size).
+func renderSized(t *testing.T, join bool, size int) cloudConfig {
+	t.Helper()
+	doc, err := Render(sizedControlPlane(join, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeCloudConfig(t, doc)
+}
+
 // TestUploadCertsOnlyWhilePending: with control_plane_size, every control-plane node carries the
 // upload timer and starts it, and its script, run in bash against a kubectl that lists the
 // control-plane Nodes' Ready conditions, uploads the certificates with the node's certificate key
@@ -26,11 +36,7 @@ func sizedControlPlane(join bool, size int) Options {
 func TestUploadCertsOnlyWhilePending(t *testing.T) {
 	bash := requireTool(t, "bash", "bash")
 	for _, join := range []bool{false, true} {
-		doc, err := Render(sizedControlPlane(join, 3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc := decodeCloudConfig(t, doc)
+		cc := renderSized(t, join, 3)
 		script := file(t, cc, ScriptPath).Content
 		if !strings.Contains(script, "enable --now "+uploadCertsTimer) {
 			t.Errorf("join %v: the script does not start %s", join, uploadCertsTimer)
@@ -97,11 +103,7 @@ func runUploadCerts(t *testing.T, bash, upload, kubeadmConf, ready string) (stri
 func TestUploadCertsRefusesWithoutKey(t *testing.T) {
 	bash := requireTool(t, "bash", "bash")
 	for _, join := range []bool{false, true} {
-		doc, err := Render(sizedControlPlane(join, 3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc := decodeCloudConfig(t, doc)
+		cc := renderSized(t, join, 3)
 		conf := file(t, cc, KubeadmPath).Content
 		var kept []string
 		for _, l := range strings.Split(conf, "\n") {
