@@ -80,11 +80,9 @@ func validateJoinStore(o Options) error {
 	if s.TokenKey != "" {
 		fields["join_token_key"] = s.TokenKey
 	}
-	for _, k := range s.PublishKeys {
-		fields["publish_join_token_keys"] = k
-		if !storeFieldRE.MatchString(k) {
-			break
-		}
+	// Of the publish keys, the first a script cannot take, if any, is the one to name.
+	if i := slices.IndexFunc(s.PublishKeys, func(k string) bool { return !storeFieldRE.MatchString(k) }); i >= 0 {
+		fields["publish_join_token_keys"] = s.PublishKeys[i]
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if v := fields[name]; !storeFieldRE.MatchString(v) {
