@@ -1,6 +1,9 @@
 package bootstrap
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,5 +25,52 @@ func TestEtcdMemberRemoveScript(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestEtcdMemberRemoveScriptRuns runs the script in sh against a crictl that answers etcdctl's
+// member list in its default (simple) format, "ID, status, name, peer URLs, client URLs,
+// learner": it removes exactly the named member's ID, says which name was no member, and fails
+// when no etcd container runs.
+func TestEtcdMemberRemoveScriptRuns(t *testing.T) {
+	sh := requireTool(t, "sh", "dash")
+	s, err := EtcdMemberRemoveScript([]string{"cp-old", "cp-gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(running string) (string, string, error) {
+		dir := t.TempDir()
+		log := filepath.Join(dir, "log")
+		crictl := "#!/bin/sh\necho \"$*\" >>" + log + "\n" +
+			"case \"$1\" in ps) printf '" + running + "' ;; exec) case \"$*\" in *'member list'*)\n" +
+			"  echo '8e9e05c52164694d, started, cp-keep, https://10.0.0.1:2380, https://10.0.0.1:2379, false'\n" +
+			"  echo '91bc3c398fb3c146, started, cp-old, https://10.0.0.2:2380, https://10.0.0.2:2379, false' ;; esac ;; esac\n"
+		if err := os.WriteFile(filepath.Join(dir, "crictl"), []byte(crictl), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sh, "-c", s)
+		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		calls, _ := os.ReadFile(log)
+		return string(out), string(calls), err
+	}
+	out, calls, err := run(`c0ffee\n`)
+	if err != nil {
+		t.Fatalf("the script failed: %v\n%s", err, out)
+	}
+	var removed []string
+	for line := range strings.Lines(calls) {
+		if _, id, ok := strings.Cut(strings.TrimSpace(line), "member remove "); ok {
+			removed = append(removed, id)
+		}
+	}
+	if len(removed) != 1 || removed[0] != "91bc3c398fb3c146" || !strings.Contains(calls, "exec c0ffee etcdctl") {
+		t.Errorf("removed %v (want only cp-old's 91bc3c398fb3c146, in container c0ffee); crictl calls:\n%s", removed, calls)
+	}
+	if !strings.Contains(out, "etcd member cp-old: removed") || !strings.Contains(out, "etcd member cp-gone: not a member") {
+		t.Errorf("output:\n%s", out)
+	}
+	if out, _, err := run(""); err == nil || !strings.Contains(out, "no etcd container") {
+		t.Errorf("with no etcd container running: %v\n%s", err, out)
 	}
 }

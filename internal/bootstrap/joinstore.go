@@ -80,11 +80,9 @@ func validateJoinStore(o Options) error {
 	if s.TokenKey != "" {
 		fields["join_token_key"] = s.TokenKey
 	}
-	for _, k := range s.PublishKeys {
-		fields["publish_join_token_keys"] = k
-		if !storeFieldRE.MatchString(k) {
-			break
-		}
+	// Of the publish keys, the first a script cannot take, if any, is the one to name.
+	if i := slices.IndexFunc(s.PublishKeys, func(k string) bool { return !storeFieldRE.MatchString(k) }); i >= 0 {
+		fields["publish_join_token_keys"] = s.PublishKeys[i]
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if v := fields[name]; !storeFieldRE.MatchString(v) {
@@ -171,13 +169,14 @@ func joinTokenFiles(o Options) []writeFile {
 }
 
 // joinTokenLines start the timer and store a first token at once, once the node is in the
-// cluster (daemon-reload first: the units came with the bundle). --no-block: a store that refuses
-// the put (a bucket policy without the writer) must not fail the phase, and with it the add-ons
-// that follow on the first node; the unit tries again a minute later (Restart=on-failure, which
-// systemd takes for oneshot services since 244) and says why in its journal.
+// cluster, after the phase's systemctl daemon-reload (the units came with the bundle).
+// --no-block: a store that refuses the put (a bucket policy without the writer) must not fail
+// the phase, and with it the add-ons that follow on the first node; the unit tries again a
+// minute later (Restart=on-failure, which systemd takes for oneshot services since 244) and says
+// why in its journal.
 func (o Options) joinTokenLines() []string {
 	if len(joinTokenFiles(o)) == 0 {
 		return nil
 	}
-	return []string{"systemctl daemon-reload", "systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start --no-block " + joinTokenUnit + ".service"}
+	return []string{"systemctl enable --now " + joinTokenUnit + ".timer", "systemctl start --no-block " + joinTokenUnit + ".service"}
 }

@@ -110,4 +110,9 @@ func TestJoinStore(t *testing.T) {
 	if _, err := Validate(Options{Role: RoleGPUWorker, Kubernetes: Kubernetes{JoinToken: testToken, JoinStore: store("", "k")}}); err == nil {
 		t.Errorf("a worker with publish keys and no token key was accepted")
 	}
+	bad := controlPlane()
+	bad.Kubernetes.JoinStore = store("", "b/workers/join-token", "b/x;reboot", "b/y z")
+	if _, err := Validate(bad); err == nil || !strings.Contains(err.Error(), "bootstrap_bundle.publish_join_token_keys") || !strings.Contains(err.Error(), "b/x;reboot") {
+		t.Errorf("publish keys a script cannot take: %v; want an error naming the attribute and the first bad key", err)
+	}
 }

@@ -204,8 +204,12 @@ func joinPhases(o Options, add func(string, ...string)) {
 		add(PhaseJoin, join...)
 	case !o.initNode():
 		join = append(append(join, "wait_for_api"), o.storedTokenLines()...)
-		join = append(append(join, "join "+KubeadmPath), admin...)
-		add(PhaseJoin, append(append(append(join, o.certTimersLine()), o.joinTokenLines()...), o.uploadCertsLines()...)...)
+		join = append(append(append(join, "join "+KubeadmPath), admin...), o.certTimersLine())
+		// The token and upload timers' units are new to systemd: one daemon-reload for both.
+		if timers := append(o.joinTokenLines(), o.uploadCertsLines()...); len(timers) > 0 {
+			join = append(append(join, "systemctl daemon-reload"), timers...)
+		}
+		add(PhaseJoin, join...)
 	default:
 		add(PhaseInit, append(join, initLines(o, ep, self)...)...)
 		addons := []string{"systemctl daemon-reload"}

@@ -71,6 +71,11 @@ func (o Options) uploadCertsScript() string {
 		`if (( ready < control_plane_size )); then`,
 		"  umask 077",
 		fmt.Sprintf(`  key=$(sed -n 's/^ *certificateKey: *"\{0,1\}\([0-9a-f]\{64\}\)"\{0,1\}$/\1/p' %s | head -n1)`, KubeadmPath),
+		// Without a key, kubeadm would make a new one the joining nodes do not hold: stop, loudly.
+		`  if [[ -z "$key" ]]; then`,
+		fmt.Sprintf(`    echo "gpucluster-upload-certs: no certificateKey in %s; not uploading" >&2`, KubeadmPath),
+		"    exit 1",
+		"  fi",
 		fmt.Sprintf("  printf 'apiVersion: kubeadm.k8s.io/v1beta4\\nkind: InitConfiguration\\ncertificateKey: %%s\\n' \"$key\" >%s", uploadCertsConfig),
 		fmt.Sprintf("  trap 'rm -f %s' EXIT", uploadCertsConfig),
 		fmt.Sprintf("  kubeadm init phase upload-certs --upload-certs --config %s", uploadCertsConfig),
@@ -95,11 +100,11 @@ func conditionalUploadFiles(o Options) []writeFile {
 	}
 }
 
-// uploadCertsLines start the timer on a joining control-plane node (the first node starts it in
-// its add-ons phase).
+// uploadCertsLines start the timer on a joining control-plane node, after the phase's systemctl
+// daemon-reload (the first node starts it in its add-ons phase).
 func (o Options) uploadCertsLines() []string {
 	if !o.conditionalUpload() || o.initNode() {
 		return nil
 	}
-	return []string{"systemctl daemon-reload", "systemctl enable --now " + uploadCertsTimer}
+	return []string{"systemctl enable --now " + uploadCertsTimer}
 }

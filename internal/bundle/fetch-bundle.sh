@@ -121,38 +121,37 @@ EOF
   mv "$tmp/body" "$tmp/bundle"
 }
 
-# object get|put ...: one object of the join material, with the same retries.
-object() {
-  (($# == 7)) || { log "usage: $0 get|put METADATA OSS REGION BUCKET KEY ROLE"; exit 2; }
-  mode=${1^^} md=$2 oss=$3 region=$4 bucket=$5 key=$6 role=$7
+# retried: fetch until it succeeds. At boot the network, the metadata service, the role's keys,
+# the clock (OSS refuses a time 15 minutes off) and OSS may each lag: every failure is retried,
+# backing off to a minute apart.
+retried() {
   local tries=${GPUCLUSTER_BUNDLE_TRIES:-10} delay=${GPUCLUSTER_BUNDLE_DELAY:-2} n=1
-  tmp=$(mktemp -d "${TMPDIR:-/run}/gpucluster-bundle.XXXXXX")
-  trap 'rm -rf "$tmp"' EXIT
-  [[ $mode != PUT ]] || cat >"$tmp/in"
-  until fetch; do
-    ((n < tries)) || { log "giving up after $n attempts: $why"; exit 1; }
-    sleep "$delay"
-    n=$((n + 1)) delay=$((delay * 2 > 60 ? 60 : delay * 2))
-  done
-  [[ $mode != GET ]] || cat "$tmp/bundle"
-}
-
-main() {
-  [[ ${1:-} != get && ${1:-} != put ]] || { object "$@"; return; }
-  (($# == 8)) || { log "usage: $0 METADATA OSS REGION BUCKET KEY DIGEST ROLE UNIT"; exit 2; }
-  md=$1 oss=$2 region=$3 bucket=$4 key=$5 digest=$6 role=$7 unit=$8
-  local root=${GPUCLUSTER_BUNDLE_ROOT:-} tries=${GPUCLUSTER_BUNDLE_TRIES:-10} delay=${GPUCLUSTER_BUNDLE_DELAY:-2} n=1 sum
-  # /run is a tmpfs: the bundle, which holds the node's secrets, never touches a disk here.
-  tmp=$(mktemp -d "${TMPDIR:-/run}/gpucluster-bundle.XXXXXX")
-  trap 'rm -rf "$tmp"' EXIT
-  # At boot the network, the metadata service, the role's keys, the clock (OSS refuses a time 15
-  # minutes off) and OSS may each lag: every failure is retried, backing off to a minute apart.
   until fetch; do
     ((n < tries)) || { log "giving up after $n attempts: $why"; exit 1; }
     log "attempt $n/$tries failed: $why; again in ${delay}s"
     sleep "$delay"
     n=$((n + 1)) delay=$((delay * 2 > 60 ? 60 : delay * 2))
   done
+}
+
+# object get|put ...: one object of the join material, with the same retries.
+object() {
+  (($# == 7)) || { log "usage: $0 get|put METADATA OSS REGION BUCKET KEY ROLE"; exit 2; }
+  mode=${1^^} md=$2 oss=$3 region=$4 bucket=$5 key=$6 role=$7
+  [[ $mode != PUT ]] || cat >"$tmp/in"
+  retried
+  [[ $mode != GET ]] || cat "$tmp/bundle"
+}
+
+main() {
+  # /run is a tmpfs: the bundle and the join material, secrets, never touch a disk here.
+  tmp=$(mktemp -d "${TMPDIR:-/run}/gpucluster-bundle.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  [[ ${1:-} != get && ${1:-} != put ]] || { object "$@"; return; }
+  (($# == 8)) || { log "usage: $0 METADATA OSS REGION BUCKET KEY DIGEST ROLE UNIT"; exit 2; }
+  md=$1 oss=$2 region=$3 bucket=$4 key=$5 digest=$6 role=$7 unit=$8
+  local root=${GPUCLUSTER_BUNDLE_ROOT:-} sum
+  retried
   sum=$(sha256sum "$tmp/bundle")
   sum=sha256:${sum%% *}
   [[ $sum == "$digest" ]] || { log "bundle $oss/$key has digest $sum, not $digest: refusing it"; exit 1; }

@@ -35,7 +35,7 @@ func (e *fetchEnv) object(t *testing.T, instance, mode, bucketName, key, role, s
 	return out.String(), errOut.String(), err
 }
 
-// TestJoinStoreObjects: with the policy PolicyWith writes, the control-plane role's node puts the
+// TestJoinStoreObjects: with the policy Policy writes, the control-plane role's node puts the
 // join token where the workers' role reads it (the object is KMS-encrypted by the bucket's
 // default, as any object), and no other grant follows: the workers' role cannot write it, the
 // control-plane role can write no other key, and another pool's role cannot read it. The token
@@ -48,7 +48,7 @@ func TestJoinStoreObjects(t *testing.T) {
 	if _, err := e.oss.PutBucket(ctx, &oss.PutBucketRequest{Bucket: oss.Ptr(name)}); err != nil {
 		t.Fatal(err)
 	}
-	policy := bucket.PolicyWith(name, core.AccountID,
+	policy := bucket.Policy(name, core.AccountID,
 		[]bucket.Reader{{KeyPrefix: "gpucluster-bundles/c/workers", RoleName: "wk"}, {KeyPrefix: "gpucluster-bundles/c/control-plane", RoleName: "cp"}},
 		[]bucket.Writer{{Key: tokenKey, RoleName: "cp"}})
 	if _, err := e.oss.PutBucketPolicy(ctx, &oss.PutBucketPolicyRequest{Bucket: oss.Ptr(name), Body: strings.NewReader(policy)}); err != nil {

@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,45 +16,41 @@ import (
 // etcdRoot is a control plane of three behind its endpoint's API server name: the first node
 // (kubeadm init) and a pool of two that join it with stacked etcd, of the given instance type.
 func etcdRoot(joinType string) string {
-	return endpointRootHead("etcd", "10.31.0.0/16") + `
-resource "gpucluster_node_pool" "control" {
-  name          = "etcd-cp"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "ecs.g7.xlarge"
-  size          = 1
-  kubernetes = {
-    role               = "control_plane"
-    control_plane_init = true
-    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
-    join_token         = "abcdef.0123456789abcdef"
-    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
-    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
-    ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem
-    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
-  }
-}
-
-resource "gpucluster_node_pool" "control_join" {
-  name          = "etcd-cp-join"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  instance_type = "` + joinType + `"
-  size          = 2
-  kubernetes = {
-    role               = "control_plane"
-    control_plane_init = false
-    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
-    join_token         = "abcdef.0123456789abcdef"
-    certificate_key    = gpucluster_cluster_ca.ca.certificate_key
-    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
-  }
-}
-
+	return endpointRootHead("etcd", "10.31.0.0/16") +
+		etcdPool("control", "etcd-cp", "ecs.g7.xlarge", 1, true) +
+		etcdPool("control_join", "etcd-cp-join", joinType, 2, false) + `
 output "stack" {
   value = gpucluster_control_plane_endpoint.api.endpoint
 }
 `
+}
+
+// etcdPool is one control-plane pool of etcdRoot: the first (kubeadm init, which alone takes the
+// CA's certificate and key) or one that joins it.
+func etcdPool(resource, name, instanceType string, size int, first bool) string {
+	ca := ""
+	if first {
+		ca = `
+    ca_cert_pem        = gpucluster_cluster_ca.ca.cert_pem
+    ca_key_pem         = gpucluster_cluster_ca.ca.private_key_pem`
+	}
+	return fmt.Sprintf(`
+resource "gpucluster_node_pool" %q {
+  name          = %q
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  instance_type = %q
+  size          = %d
+  kubernetes = {
+    role               = "control_plane"
+    control_plane_init = %t
+    load_balancer_id   = gpucluster_control_plane_endpoint.api.load_balancer_id
+    join_token         = "abcdef.0123456789abcdef"
+    certificate_key    = gpucluster_cluster_ca.ca.certificate_key%s
+    ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash
+  }
+}
+`, resource, name, instanceType, size, first, ca)
 }
 
 // TestAccClusterEtcdMembersAfterReplacement (issue #31): a control plane of three whose joining

@@ -175,7 +175,7 @@ var bootstrapTokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n?$`)
 
 // auditBucket: the bundle bucket holds no object the nodes' stubs do not name, so every object
 // in it was audited above, except the join-token objects the control plane stores, each named by
-// a node's bundle and holding one bootstrap token.
+// a node's bundle and holding one bootstrap token; with a node that reads one, there is one.
 func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	t.Helper()
 	named := map[string]bool{}
@@ -208,6 +208,11 @@ func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 			t.Errorf("the join-token object %s holds something other than one bootstrap token (%d bytes)", k, len(body))
 		}
 		tokens++
+	}
+	// A node that reads a stored token (bootstrap's stored_token) found one to join with: the
+	// audit above saw it, or it looked at nothing.
+	if readers := slices.IndexFunc(nodes, func(b nodeBundle) bool { return strings.Contains(b.text(), bootstrap.FetchScriptPath+" get ") }); readers >= 0 && tokens == 0 {
+		t.Errorf("node %s reads a stored join token, but bucket %s holds no join-token object: nothing was audited", nodes[readers].status.Node, nodes[0].spec.Bucket)
 	}
 	t.Logf("bundle bucket %s: %d objects, %d of them join-token objects, every one a node's", nodes[0].spec.Bucket, len(keys), tokens)
 }

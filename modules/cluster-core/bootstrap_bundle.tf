@@ -14,6 +14,7 @@ locals {
     control_plane      = "${local.bundle_root}/control-plane"
     control_plane_join = "${local.bundle_root}/control-plane-join"
     workers            = { for k, _ in var.worker_pools : k => "${local.bundle_root}/workers/${k}" }
+    workers_join_token = "${local.bundle_root}/workers-join-token"
   }
   bundle_cp_readers = var.control_plane.enabled ? concat(
     [{ key_prefix = local.bundle_prefix.control_plane, ram_role_name = var.control_plane.ram_role_name }],
@@ -21,7 +22,7 @@ locals {
   ) : []
   bundle_worker_readers = concat(
     [for k, p in local.bundle_prefix.workers : { key_prefix = p, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }],
-    var.control_plane.enabled ? [{ key_prefix = "${local.bundle_root}/workers-join-token", ram_role_name = var.bootstrap_bundle.worker_ram_role_name }] : [],
+    var.control_plane.enabled ? [{ key_prefix = local.bundle_prefix.workers_join_token, ram_role_name = var.bootstrap_bundle.worker_ram_role_name }] : [],
   )
 
   # Join tokens expire 24 h after they are made (a reader's grant covers <prefix>/*, so each key
@@ -31,7 +32,7 @@ locals {
   # role alone, the control-plane joiners' key lies under their own prefix. So a node that joins
   # a week after the cluster formed (an autoscaled worker, a replaced control-plane node) joins.
   bundle_token_key = {
-    workers            = "${local.bundle_root}/workers-join-token/token"
+    workers            = "${local.bundle_prefix.workers_join_token}/token"
     control_plane_join = "${local.bundle_prefix.control_plane_join}/join-token"
   }
   bundle_token_keys = var.control_plane.enabled ? concat(

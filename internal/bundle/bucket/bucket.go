@@ -94,16 +94,11 @@ type Writer struct {
 	RoleName string
 }
 
-// Policy is the bucket policy for readers: one Allow of oss:GetObject per role, on the prefixes
-// it reads, in a stable order. owner is the account uid.
-func Policy(bucket, owner string, readers []Reader) string {
-	return PolicyWith(bucket, owner, readers, nil)
-}
-
-// PolicyWith is Policy with writers: after the readers' statements, one Allow of oss:PutObject
-// per writing role on its exact objects (a PutObject grant covers an overwrite; no delete, no
-// listing). A reader's GetObject on its prefix covers an object a writer puts there.
-func PolicyWith(bucket, owner string, readers []Reader, writers []Writer) string {
+// Policy is the bucket policy for readers and writers: one Allow of oss:GetObject per reading
+// role, on the prefixes it reads, then one Allow of oss:PutObject per writing role on its exact
+// objects (a PutObject grant covers an overwrite; no delete, no listing), in a stable order. A
+// reader's GetObject on its prefix covers an object a writer puts there. owner is the account uid.
+func Policy(bucket, owner string, readers []Reader, writers []Writer) string {
 	doc := document{Version: "1", Statement: []statement{}}
 	byRole := map[string][]string{}
 	for _, r := range readers {
@@ -150,7 +145,7 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 	return out
 }
 
-// WritersIn is the writers a policy document grants, as PolicyWith writes them: statements that
+// WritersIn is the writers a policy document grants, as Policy writes them: statements that
 // Allow exactly oss:PutObject to role sessions on single objects of bucket. Sorted by key, then
 // role.
 func WritersIn(doc, bucket, owner string) []Writer {
@@ -225,7 +220,7 @@ type Spec struct {
 	Name       string
 	Encryption string
 	Readers    []Reader
-	Writers    []Writer // the objects a role may put: join material (PolicyWith)
+	Writers    []Writer // the objects a role may put: join material (Policy)
 	UserTags   map[string]string
 }
 
@@ -270,7 +265,7 @@ func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) erro
 	if info.OwnerID == "" {
 		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
 	}
-	return c.PutBucketPolicy(ctx, spec.Name, PolicyWith(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
+	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
 }
 
 // SetTags replaces the bucket's tags.

@@ -11,7 +11,7 @@ import (
 // reads back to the same readers; a statement Policy would not write is no reader.
 func TestPolicyRoundTrip(t *testing.T) {
 	readers := []Reader{{KeyPrefix: "workers", RoleName: "wk"}, {KeyPrefix: "cp/first", RoleName: "cp"}, {KeyPrefix: "cp/join", RoleName: "cp"}}
-	doc := Policy("bb", "1234", readers)
+	doc := Policy("bb", "1234", readers, nil)
 	var d struct {
 		Version   string
 		Statement []struct {
@@ -62,7 +62,7 @@ func TestCheckReader(t *testing.T) {
 // unchanged: a writer is no reader.
 func TestPolicyWithWriters(t *testing.T) {
 	readers := []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}
-	doc := PolicyWith("bb", "1234", readers, []Writer{{Key: "b/workers/join-token", RoleName: "cp"}})
+	doc := Policy("bb", "1234", readers, []Writer{{Key: "b/workers/join-token", RoleName: "cp"}})
 	want := `{"Effect":"Allow","Action":["oss:PutObject"],"Principal":["arn:sts::1234:assumed-role/cp/*"],"Resource":["acs:oss:*:1234:bb/b/workers/join-token"]}`
 	if !strings.Contains(doc, want) {
 		t.Fatalf("policy %s\nwant the writer's statement %s", doc, want)
@@ -74,11 +74,11 @@ func TestPolicyWithWriters(t *testing.T) {
 
 func TestWritersRoundTrip(t *testing.T) {
 	writers := []Writer{{Key: "b/cp-join/join-token", RoleName: "cp"}, {Key: "b/workers/join-token", RoleName: "cp"}}
-	doc := PolicyWith("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, writers)
+	doc := Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, writers)
 	if got := WritersIn(doc, "bb", "1234"); !reflect.DeepEqual(got, writers) {
 		t.Fatalf("WritersIn = %v, want %v", got, writers)
 	}
-	if got := WritersIn(Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}), "bb", "1234"); len(got) != 0 {
+	if got := WritersIn(Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, nil), "bb", "1234"); len(got) != 0 {
 		t.Fatalf("WritersIn of a readers-only policy = %v", got)
 	}
 }
