@@ -198,17 +198,13 @@ func (a *Agent) Failures() []Failure {
 // once the node lifecycle controller has tainted it not-ready (the scheduler places nothing more
 // there) its pods are terminated, regular ones first, and marked as the kubelet marks them.
 func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSettings) (ShutdownReport, error) {
+	if err := k.setKwokOwner(ctx, name, "shutting-down"); err != nil {
+		return ShutdownReport{}, err
+	}
 	nodes := k.cs.CoreV1().Nodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return err
-		}
-		if cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		cur.Annotations[KwokNodeAnnotation] = "shutting-down"
-		if cur, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 			return err
 		}
 		setCondition(&cur.Status, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
@@ -220,11 +216,11 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 		return ShutdownReport{}, err
 	}
 	k.waitNotReadyTaint(ctx, name)
-	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	pods, err := k.podsOn(ctx, name)
 	if err != nil {
 		return ShutdownReport{}, err
 	}
-	order, seconds := shutdownOrder(list.Items, s)
+	order, seconds := shutdownOrder(pods, s)
 	rep := ShutdownReport{ModeledSeconds: seconds}
 	for i := range order {
 		if err := k.terminate(ctx, &order[i]); err != nil {
@@ -243,7 +239,7 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 func shutdownOrder(pods []corev1.Pod, s ShutdownSettings) (order []corev1.Pod, seconds float64) {
 	var regular, critical []corev1.Pod
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if podEnded(&p) {
 			continue
 		}
 		if p.Spec.Priority != nil && *p.Spec.Priority >= systemCriticalPriority {
@@ -330,13 +326,13 @@ func (k *clientKube) terminate(ctx context.Context, p *corev1.Pod) error {
 // PodsRunningOn lists the pods bound to the node that have not ended (namespace/name), but for
 // DaemonSet pods and the node's own mirror pods.
 func (k *clientKube) PodsRunningOn(ctx context.Context, name string) ([]string, error) {
-	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	pods, err := k.podsOn(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, p := range list.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	for _, p := range pods {
+		if podEnded(&p) {
 			continue
 		}
 		if slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" || o.Kind == "Node" }) {
@@ -346,4 +342,18 @@ func (k *clientKube) PodsRunningOn(ctx context.Context, name string) ([]string, 
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// podsOn lists the pods bound to the node.
+func (k *clientKube) podsOn(ctx context.Context, name string) ([]corev1.Pod, error) {
+	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// podEnded: the pod is Succeeded or Failed, so neither a shutdown nor a deletion stops it.
+func podEnded(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
