@@ -124,26 +124,13 @@ func (c *cluster) certsVerdict(now time.Time) string {
 		c.initID, last.UTC().Format(time.RFC3339))
 }
 
-// certsReupload reads the first node's certificate upload timer: a unit under /etc/systemd/system
-// whose service runs kubeadm init phase upload-certs --upload-certs, with a timer the script
-// enables; its OnUnitActiveSec (systemd's time span, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html).
-// 0: no such timer.
+// certsReupload reads the first node's certificate upload timer: an enabled timer whose service
+// runs kubeadm init phase upload-certs --upload-certs itself; its OnUnitActiveSec (systemd's time
+// span, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html). 0: no such timer.
 func certsReupload(files map[string]string, script string) time.Duration {
-	for path, unit := range files {
-		name, ok := strings.CutSuffix(path, ".service")
-		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") || !strings.Contains(unit, "upload-certs --upload-certs") {
-			continue
-		}
-		timer, ok := files[name+".timer"]
-		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
-			continue
-		}
-		for line := range strings.Lines(timer) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
-				if d, err := systemdSpan(v); err == nil {
-					return d
-				}
-			}
+	for _, t := range enabledTimers(files, script) {
+		if strings.Contains(t.exec, "upload-certs --upload-certs") && t.period > 0 {
+			return t.period
 		}
 	}
 	return 0
@@ -209,15 +196,15 @@ func tokenPublisher(files map[string]string, script string) *TokenPublisher {
 	return nil
 }
 
-// enabledTimer is a service under /etc/systemd/system whose ExecStart is a script the node's
-// files hold, with a timer the bootstrap script enables: the script's content and the timer's
-// OnUnitActiveSec (systemd's time span; 0 when it has none).
+// enabledTimer is a service under /etc/systemd/system with a timer the bootstrap script enables:
+// its ExecStart command, the content of the script that command names when the node's files hold
+// it ("" otherwise), and the timer's OnUnitActiveSec (systemd's time span; 0 when it has none).
 type enabledTimer struct {
-	body   string
-	period time.Duration
+	exec, body string
+	period     time.Duration
 }
 
-// enabledTimers are the node's enabled timers whose service runs a script of its files.
+// enabledTimers are the node's enabled timers.
 func enabledTimers(files map[string]string, script string) []enabledTimer {
 	var out []enabledTimer
 	for path, unit := range files {
@@ -226,12 +213,12 @@ func enabledTimers(files map[string]string, script string) []enabledTimer {
 			continue
 		}
 		_, exec, ok := strings.Cut(unit, "ExecStart=")
-		exec, _, _ = strings.Cut(exec, "\n")
-		body, found := files[strings.TrimSpace(exec)]
-		if !ok || !found || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
 			continue
 		}
-		t := enabledTimer{body: body}
+		exec, _, _ = strings.Cut(exec, "\n")
+		t := enabledTimer{exec: strings.TrimSpace(exec)}
+		t.body = files[t.exec]
 		for line := range strings.Lines(files[name+".timer"]) {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
 				t.period, _ = systemdSpan(v)
