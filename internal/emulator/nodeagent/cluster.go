@@ -144,7 +144,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			return d
 		}
 	}
-	if !c.knowsToken(token, a.now) {
+	if _, ok := c.token(token); !ok {
 		d.reason = fmt.Sprintf("the join token is not a bootstrap token of the cluster at %s (set by %s's InitConfiguration): kubeadm join fails discovery; "+
 			"pass the same join_token to every pool", j.Endpoint, c.initID)
 		return d

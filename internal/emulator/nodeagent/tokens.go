@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,39 +71,28 @@ func tokensAt(tokens []PlanToken, formed time.Time) []clusterToken {
 	return out
 }
 
-// tokenVerdict is why kubeadm join's discovery fails with token at now, "" when it passes.
-// The words are kubeadm's own (cmd/kubeadm/app/discovery/token/token.go: no JWS signature for
-// the token id in cluster-info).
+// tokenVerdict is why kubeadm join's discovery fails with token at now, "" when it passes or is
+// not one of the cluster's (join says that first). The words are kubeadm's own
+// (cmd/kubeadm/app/discovery/token/token.go: no JWS signature for the token id in cluster-info).
 func (c *cluster) tokenVerdict(token, endpoint string, now time.Time) string {
-	id, _, _ := strings.Cut(token, ".")
-	for _, t := range c.currentTokens(now) {
-		if t.secret != token {
-			continue
-		}
-		if !t.expires.IsZero() && !now.Before(t.expires) {
-			return fmt.Sprintf("kubeadm join fails discovery at %s: token id %q is invalid for this cluster or it has expired "+
-				"(it expired at %s, its ttl after %s's kubeadm init); a node that joins later needs a token the control plane keeps fresh",
-				endpoint, id, t.expires.UTC().Format(time.RFC3339), c.initID)
-		}
+	t, ok := c.token(token)
+	if !ok || t.expires.IsZero() || now.Before(t.expires) {
 		return ""
 	}
-	return ""
+	id, _, _ := strings.Cut(token, ".")
+	return fmt.Sprintf("kubeadm join fails discovery at %s: token id %q is invalid for this cluster or it has expired "+
+		"(it expired at %s, its ttl after %s's kubeadm init); a node that joins later needs a token the control plane keeps fresh",
+		endpoint, id, t.expires.UTC().Format(time.RFC3339), c.initID)
 }
 
-// currentTokens are the cluster's tokens at now: kubeadm init's, and the refresher's latest
-// when the first control-plane node runs one.
-func (c *cluster) currentTokens(now time.Time) []clusterToken {
-	return c.tokens
-}
-
-// knowsToken reports whether token is one of the cluster's, expired or not.
-func (c *cluster) knowsToken(token string, now time.Time) bool {
-	for _, t := range c.currentTokens(now) {
-		if t.secret == token {
-			return true
-		}
+// token finds secret among the cluster's tokens (kubeadm init's and the join-token timer's),
+// expired or not.
+func (c *cluster) token(secret string) (clusterToken, bool) {
+	i := slices.IndexFunc(c.tokens, func(t clusterToken) bool { return t.secret == secret })
+	if i < 0 {
+		return clusterToken{}, false
 	}
-	return false
+	return c.tokens[i], true
 }
 
 // certsVerdict is why kubeadm join --control-plane cannot download the certificates at now, ""
