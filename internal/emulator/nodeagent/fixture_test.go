@@ -175,6 +175,9 @@ type fakeKube struct {
 	mu      sync.Mutex
 	nodes   map[string]*corev1.Node
 	applied [][]Addon
+	// shutdowns counts ShutdownNode's calls by node; onShutdown, when set, runs in each.
+	shutdowns  map[string]int
+	onShutdown func(name string)
 }
 
 func newFakeKube() *fakeKube { return &fakeKube{nodes: map[string]*corev1.Node{}} }
@@ -218,9 +221,19 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 	return out
 }
 
-// ShutdownNode and PodsRunningOn: the fake runs no pods.
-func (k *fakeKube) ShutdownNode(context.Context, string, ShutdownSettings) (ShutdownReport, error) {
-	return ShutdownReport{}, nil
+// ShutdownNode and PodsRunningOn: the fake runs no pods; ShutdownNode reports the settings'
+// whole grace period.
+func (k *fakeKube) ShutdownNode(_ context.Context, name string, s ShutdownSettings) (ShutdownReport, error) {
+	if k.onShutdown != nil {
+		k.onShutdown(name)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.shutdowns == nil {
+		k.shutdowns = map[string]int{}
+	}
+	k.shutdowns[name]++
+	return ShutdownReport{ModeledSeconds: s.GracePeriod.Seconds()}, nil
 }
 
 func (k *fakeKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }

@@ -139,30 +139,54 @@ func (a *Agent) DelayShutdownWith(delay func(instanceID string, d time.Duration)
 	a.delayShutdown = delay
 }
 
-// followShutdown plays the kubelet's graceful shutdown on a node whose instance a normal
-// StopInstances signalled, once, and powers the guest off after; it forgets the shutdown when
-// the instance runs again. It answers what the shutdown did, nil when none happened.
-func (a *Agent) followShutdown(ctx context.Context, in *emulator.InstanceView, name string) *ShutdownReport {
+// nodeShutdown is a graceful node shutdown a round started, for Sync to play.
+type nodeShutdown struct {
+	id, name string
+	settings ShutdownSettings
+}
+
+// followShutdown starts the kubelet's graceful shutdown (appended to start) on a node whose
+// instance a normal StopInstances signalled, once; it forgets the shutdown when the instance runs
+// again. It answers what the shutdown did (nil: none, or not done yet) and whether it is under
+// way. Caller holds a.mu.
+func (a *Agent) followShutdown(in *emulator.InstanceView, name string, start *[]nodeShutdown) (*ShutdownReport, bool) {
 	if in.Status == "Running" {
 		delete(a.shutDown, in.ID)
-		return nil
+		return nil, false
 	}
-	rep, done := a.shutDown[in.ID]
-	if !done && in.ShutdownSignalled && a.powerOff != nil {
-		s := a.shutdownOf(a.plans[in.ID].plan)
-		var err error
-		if rep, err = a.kube.ShutdownNode(ctx, name, s); err != nil {
-			a.logf("nodeagent: graceful shutdown of node %s (%s): %v", name, in.ID, err)
-			return nil // tried again next round; the emulator ends the delay by itself at worst
-		}
-		a.shutDown[in.ID], done = rep, true
-		a.logf("nodeagent: node %s (%s) shut down gracefully: %s", name, in.ID, rep.line())
-		a.powerOff(in.ID)
+	if rep, known := a.shutDown[in.ID]; known {
+		return rep, rep == nil
 	}
-	if !done {
-		return nil
+	if !in.ShutdownSignalled || a.powerOff == nil {
+		return nil, false
 	}
-	return &rep
+	a.shutDown[in.ID] = nil
+	*start = append(*start, nodeShutdown{id: in.ID, name: name, settings: a.shutdownOf(a.plans[in.ID].plan)})
+	return nil, true
+}
+
+// shutdown plays a graceful node shutdown followShutdown started and powers the guest off after.
+// It runs without a.mu: waiting for the not-ready taint and terminating the pods takes the API
+// up to half a minute, during which /_emulator/nodes still answers.
+func (a *Agent) shutdown(ctx context.Context, sd nodeShutdown) {
+	rep, err := a.kube.ShutdownNode(ctx, sd.name, sd.settings)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.logf("nodeagent: graceful shutdown of node %s (%s): %v", sd.name, sd.id, err)
+		delete(a.shutDown, sd.id) // tried again next round; the emulator ends the delay by itself at worst
+		return
+	}
+	if a.registered[sd.id] == "" {
+		return // released meanwhile
+	}
+	a.shutDown[sd.id] = &rep
+	a.logf("nodeagent: node %s (%s) shut down gracefully: %s", sd.name, sd.id, rep.line())
+	a.powerOff(sd.id)
+	if st, ok := a.statuses[sd.id]; ok {
+		st.Shutdown = &rep
+		a.statuses[sd.id] = st
+	}
 }
 
 func (r ShutdownReport) line() string {
