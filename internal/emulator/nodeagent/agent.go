@@ -141,10 +141,8 @@ type Agent struct {
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time
-	// writeObject plays the control plane's join-token timer's puts; tokenSeq numbers the
-	// tokens it creates (tokens.go).
+	// writeObject plays the control plane's join-token timer's puts (tokens.go).
 	writeObject ObjectWriter
-	tokenSeq    int
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).

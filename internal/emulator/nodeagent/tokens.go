@@ -270,8 +270,9 @@ func (a *Agent) refreshTokens() {
 	}
 	r.ticks = tick
 	created := r.since.Add(time.Duration(tick) * r.pub.Period)
-	a.tokenSeq++
-	token := fmt.Sprintf("%06x.%016x", a.tokenSeq, created.UnixNano()) // a fresh token, as kubeadm token create makes one
+	// A fresh token, as kubeadm token create makes one: its id numbers it among the cluster's
+	// tokens, which only grow.
+	token := fmt.Sprintf("%06x.%016x", len(c.tokens), created.UnixNano())
 	ct := clusterToken{secret: token}
 	if r.pub.TTL > 0 {
 		ct.expires = created.Add(r.pub.TTL)
