@@ -178,6 +178,9 @@ type fakeKube struct {
 	// shutdowns counts ShutdownNode's calls by node; onShutdown, when set, runs in each.
 	shutdowns  map[string]int
 	onShutdown func(name string)
+	// running are the pods PodsRunningOn lists by node; deleteErr fails DeleteNode.
+	running   map[string][]string
+	deleteErr error
 }
 
 func newFakeKube() *fakeKube { return &fakeKube{nodes: map[string]*corev1.Node{}} }
@@ -192,6 +195,9 @@ func (k *fakeKube) RegisterNode(_ context.Context, n *corev1.Node) error {
 func (k *fakeKube) DeleteNode(_ context.Context, name string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.deleteErr != nil {
+		return k.deleteErr
+	}
 	delete(k.nodes, name)
 	return nil
 }
@@ -221,7 +227,7 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 	return out
 }
 
-// ShutdownNode and PodsRunningOn: the fake runs no pods; ShutdownNode reports the settings'
+// ShutdownNode and PodsRunningOn: the fake runs the pods of running; ShutdownNode reports the settings'
 // whole grace period.
 func (k *fakeKube) ShutdownNode(_ context.Context, name string, s ShutdownSettings) (ShutdownReport, error) {
 	if k.onShutdown != nil {
@@ -236,7 +242,11 @@ func (k *fakeKube) ShutdownNode(_ context.Context, name string, s ShutdownSettin
 	return ShutdownReport{ModeledSeconds: s.GracePeriod.Seconds()}, nil
 }
 
-func (k *fakeKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }
+func (k *fakeKube) PodsRunningOn(_ context.Context, name string) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.running[name], nil
+}
 
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {

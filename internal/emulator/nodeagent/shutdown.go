@@ -195,7 +195,11 @@ func (r ShutdownReport) line() string {
 
 // checkReleased records a failure when a released instance's node still ran pods: they were
 // killed without eviction. DaemonSet pods and the node's own (mirror) pods go with any node.
+// Once per instance: forgetGone checks again in every round until it deletes the Node.
 func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
+	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id }) {
+		return nil
+	}
 	pods, err := a.kube.PodsRunningOn(ctx, name)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -126,5 +127,33 @@ func TestShutdownPlayedOnceOutsideTheLock(t *testing.T) {
 	a.Sync(ctx)
 	if st := statusOf(a, "i-gpu1"); st.Shutdown != nil {
 		t.Fatalf("the shutdown is still reported once the instance runs again: %+v", st.Shutdown)
+	}
+}
+
+// TestReleasedWithPodsCountedOnce: a node released while it runs pods is one failure, however
+// many rounds the agent takes to delete its Node.
+func TestReleasedWithPodsCountedOnce(t *testing.T) {
+	v := goodView(t)
+	kube := newFakeKube()
+	a := New(func() emulator.View { return v }, kube, t.Logf)
+	ctx := context.Background()
+	a.Sync(ctx)
+	node := statusOf(a, "i-gpu1").Node
+	if node == "" {
+		t.Fatalf("i-gpu1 did not register: %s", statusOf(a, "i-gpu1").Reason)
+	}
+	kube.running = map[string][]string{node: {"default/train"}}
+	kube.deleteErr = errors.New("the API server is restarting")
+	v.Instances = v.Instances[:1]
+	a.Sync(ctx)
+	a.Sync(ctx)
+	kube.deleteErr = nil
+	a.Sync(ctx)
+	if _, left := kube.nodes[node]; left {
+		t.Fatalf("node %s not deleted once the API server answers", node)
+	}
+	f := a.Failures()
+	if len(f) != 1 || f[0].InstanceID != "i-gpu1" || !strings.Contains(f[0].Reason, "default/train") {
+		t.Fatalf("failures %+v, want one, of i-gpu1 running default/train", f)
 	}
 }
