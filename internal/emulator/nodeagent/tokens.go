@@ -17,18 +17,10 @@ import (
 //     An expired token's Secret is deleted by the TokenCleaner and its signature leaves the
 //     cluster-info ConfigMap (https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/),
 //     so kubeadm join's discovery fails with it.
-//   - The control-plane certificates kubeadm init --upload-certs (or kubeadm init phase
-//     upload-certs --upload-certs) stores in the kubeadm-certs Secret: "The kubeadm-certs
-//     Secret and decryption key expire after two hours"
-//     (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#uploading-control-plane-certificates-to-the-cluster),
-//     so a control-plane join more than two hours after the last upload fails to download them.
+//   - The control-plane certificates in the kubeadm-certs Secret (certs.go).
 //
 // The agent plays what the first control-plane node's files do about it, never what they mean
-// to do: an upload timer (the unit and its OnUnitActiveSec) uploads again with the same key; a
-// token refresher (bootstrap's gpucluster-join-token timer) creates a token of its ttl.
-
-// certsLifetime is how long the kubeadm-certs Secret and its key live after an upload.
-const certsLifetime = 2 * time.Hour
+// to do: a token refresher (bootstrap's gpucluster-join-token timer) creates a token of its ttl.
 
 // defaultTokenTTL is kubeadm's ttl of a bootstrap token that sets none.
 const defaultTokenTTL = 24 * time.Hour
@@ -93,37 +85,6 @@ func (c *cluster) token(secret string) (clusterToken, bool) {
 		return clusterToken{}, false
 	}
 	return c.tokens[i], true
-}
-
-// certsVerdict is why kubeadm join --control-plane cannot download the certificates at now, ""
-// when it can: kubeadm init uploaded them at formed; an upload timer of the first node uploads
-// them again every reupload after that (0: none), while that node is in the cluster.
-func (c *cluster) certsVerdict(now time.Time) string {
-	if c.certs != nil {
-		return c.conditionalCertsVerdict(now)
-	}
-	last := c.formed
-	if c.reupload > 0 && now.After(c.formed) {
-		last = c.formed.Add(now.Sub(c.formed).Truncate(c.reupload)) // the last tick of the timer
-	}
-	if now.Sub(last) < certsLifetime {
-		return ""
-	}
-	return fmt.Sprintf("kubeadm join --control-plane fails to download the certificates: the kubeadm-certs Secret %s uploaded at %s expired two hours later "+
-		"(kubeadm deletes it with its key); upload them again with kubeadm init phase upload-certs --upload-certs while a control-plane join is pending",
-		c.initID, last.UTC().Format(time.RFC3339))
-}
-
-// certsReupload reads the first node's certificate upload timer: an enabled timer whose service
-// runs kubeadm init phase upload-certs --upload-certs itself; its OnUnitActiveSec (systemd's time
-// span, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html). 0: no such timer.
-func certsReupload(files map[string]string, script string) time.Duration {
-	for _, t := range enabledTimers(files, script) {
-		if strings.Contains(t.exec, "upload-certs --upload-certs") && t.period > 0 {
-			return t.period
-		}
-	}
-	return 0
 }
 
 // systemdSpan reads a systemd time span of one unit ("1h", "30min", "90s").
