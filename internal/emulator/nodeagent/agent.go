@@ -136,15 +136,13 @@ type Agent struct {
 	// agent plays no graceful node shutdown), shutDown what each node's shutdown did, failures
 	// the nodes deleted while they still ran pods.
 	delayShutdown func(instanceID string, d time.Duration)
-	shutDown      map[string]ShutdownReport
+	shutDown      map[string]*ShutdownReport // nil: under way
 	failures      []Failure
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time
-	// writeObject plays the control plane's join-token timer's puts; tokenSeq numbers the
-	// tokens it creates (tokens.go).
+	// writeObject plays the control plane's join-token timer's puts (tokens.go).
 	writeObject ObjectWriter
-	tokenSeq    int
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -162,7 +160,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 		logf = func(string, ...any) {}
 	}
 	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, holds: map[string]imageHolds{}, registered: map[string]string{},
-		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]ShutdownReport{}}
+		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]*ShutdownReport{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -183,9 +181,13 @@ func (a *Agent) Run(ctx context.Context, interval time.Duration) {
 // Sync looks at every instance once: first control-plane nodes first (in creation order), then
 // joins until no more register in the round, so a worker that boots with its control plane
 // registers in the same round. Once the first control-plane node is registered, its add-ons are
-// applied (once), without holding up /_emulator/nodes meanwhile.
+// applied (once), and the graceful shutdowns the round started are played, without holding up
+// /_emulator/nodes meanwhile.
 func (a *Agent) Sync(ctx context.Context) {
-	initID, addons := a.round(ctx)
+	initID, addons, shutdowns := a.round(ctx)
+	for _, sd := range shutdowns {
+		a.shutdown(ctx, sd)
+	}
 	if initID == "" {
 		return
 	}
@@ -206,8 +208,8 @@ func (a *Agent) Sync(ctx context.Context) {
 }
 
 // round registers what can register now, and returns the first control-plane node and its
-// add-ons when they are to be applied.
-func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
+// add-ons when they are to be applied, and the graceful node shutdowns to play.
+func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutdowns []nodeShutdown) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.view()
@@ -225,8 +227,11 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 		if name, ok := a.registered[in.ID]; ok {
 			st = a.statuses[in.ID]
 			st.Status, st.Node = in.Status, name
-			st.Shutdown = a.followShutdown(ctx, in, name)
-			if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
+			var underWay bool
+			if st.Shutdown, underWay = a.followShutdown(in, name, &shutdowns); underWay {
+				// Its kubelet runs until its pods are terminated; followPower stops it after.
+				st.Reason = "instance " + in.Status + ": the kubelet's graceful node shutdown is terminating its pods"
+			} else if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
 				st.Reason = a.notReady[in.ID]
 			}
 			statuses[in.ID] = st
@@ -299,9 +304,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon) {
 	a.powerOffBaked()
 	if c := a.cluster; c != nil && !a.addonsDone && a.registered[c.initID] != "" {
 		a.addonsDone = true
-		return c.initID, a.plans[c.initID].plan.Addons
+		return c.initID, a.plans[c.initID].plan.Addons, shutdowns
 	}
-	return "", nil
+	return "", nil, shutdowns
 }
 
 // settle records a decision and registers the node when it has no reason not to. It reports

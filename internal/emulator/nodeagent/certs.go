@@ -8,17 +8,22 @@ import (
 	"time"
 )
 
-// The conditional certificate upload (bootstrap's uploadcerts.go, issue #31): every
-// control-plane node's timer uploads the control-plane certificates (kubeadm init phase
-// upload-certs --upload-certs) only while fewer control-plane Nodes are Ready than the control
-// plane's size, and otherwise deletes the kubeadm-certs Secret. An upload lives two hours ("The
-// kubeadm-certs Secret and decryption key expire after two hours",
-// https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#uploading-control-plane-certificates-to-the-cluster);
-// a deleted Secret is no upload at all. The agent plays the timer's runs from the files the
-// nodes carry: its period (OnUnitActiveSec) and the size its script compares with, never what
-// the files mean to do.
+// The control-plane certificates kubeadm init --upload-certs stores in the kubeadm-certs Secret
+// (issue #31): "The kubeadm-certs Secret and decryption key expire after two hours"
+// (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#uploading-control-plane-certificates-to-the-cluster),
+// so a control-plane join more than two hours after the last upload fails to download them. A
+// timer may upload them again (kubeadm init phase upload-certs --upload-certs): the first node's
+// hourly timer on every run; bootstrap's conditional one (uploadcerts.go), on every
+// control-plane node, only while fewer control-plane Nodes are Ready than the control plane's
+// size, otherwise deleting the Secret (a deleted Secret is no upload at all). The agent plays the
+// timer's runs from the files the nodes carry: its period (OnUnitActiveSec) and the size its
+// script compares with, never what the files mean to do.
 
-// CertsUploader is a control-plane node's conditional upload timer, read from its files.
+// certsLifetime is how long the kubeadm-certs Secret and its key live after an upload.
+const certsLifetime = 2 * time.Hour
+
+// CertsUploader is a control-plane node's certificate upload timer, read from its files: its
+// period, and the control plane's size its script compares with (0: it uploads on every run).
 type CertsUploader struct {
 	Period time.Duration
 	Size   int
@@ -26,22 +31,27 @@ type CertsUploader struct {
 
 var controlPlaneSizeRE = regexp.MustCompile(`(?m)^control_plane_size=(\d+)$`)
 
-// certsUploader reads the conditional upload timer: a unit whose ExecStart script runs kubeadm
-// init phase upload-certs --upload-certs under a control_plane_size condition, with a timer the
-// bootstrap enables. nil: none.
+// certsUploader reads the upload timer: a unit that runs kubeadm init phase upload-certs
+// --upload-certs itself (the first node's hourly timer), or whose ExecStart script does under a
+// control_plane_size condition, with a timer the bootstrap enables. nil: none.
 func certsUploader(files map[string]string, script string) *CertsUploader {
 	for _, t := range enabledTimers(files, script) {
-		m := controlPlaneSizeRE.FindStringSubmatch(t.body)
-		if m == nil || !strings.Contains(t.body, "upload-certs --upload-certs") || t.period <= 0 {
+		if t.period <= 0 {
 			continue
 		}
-		size, _ := strconv.Atoi(m[1])
-		return &CertsUploader{Period: t.period, Size: size}
+		if strings.Contains(t.exec, "upload-certs --upload-certs") {
+			return &CertsUploader{Period: t.period}
+		}
+		if m := controlPlaneSizeRE.FindStringSubmatch(t.body); m != nil && strings.Contains(t.body, "upload-certs --upload-certs") {
+			size, _ := strconv.Atoi(m[1])
+			return &CertsUploader{Period: t.period, Size: size}
+		}
 	}
 	return nil
 }
 
-// certsState is the kubeadm-certs Secret under a conditional upload timer.
+// certsState is the kubeadm-certs Secret: kubeadm init uploads it when the cluster forms; the
+// first node's upload timer (uploader; Period 0: none) uploads or deletes it after.
 type certsState struct {
 	uploader CertsUploader
 	uploaded time.Time // the last upload; zero: the Secret was deleted (the control plane was full)
@@ -68,10 +78,10 @@ func (a *Agent) readyControlPlane() (ready int, withTimer bool) {
 // the timer.
 func (a *Agent) playCertsUploads() {
 	c := a.cluster
-	if c == nil || c.certs == nil {
+	if c == nil || c.certs.uploader.Period <= 0 {
 		return
 	}
-	s := c.certs
+	s := &c.certs
 	tick := int64(a.now.Sub(c.formed) / s.uploader.Period)
 	if tick <= s.ticks {
 		return
@@ -82,7 +92,7 @@ func (a *Agent) playCertsUploads() {
 	}
 	s.ticks = tick
 	at := c.formed.Add(time.Duration(tick) * s.uploader.Period)
-	if ready < s.uploader.Size {
+	if s.uploader.Size == 0 || ready < s.uploader.Size {
 		s.uploaded, s.full = at, ""
 		return
 	}
@@ -94,9 +104,10 @@ func (a *Agent) playCertsUploads() {
 		at.UTC().Format(time.RFC3339), ready, s.uploader.Size)
 }
 
-// conditionalCertsVerdict is certsVerdict under a conditional upload timer.
-func (c *cluster) conditionalCertsVerdict(now time.Time) string {
-	s := c.certs
+// certsVerdict is why kubeadm join --control-plane cannot download the certificates at now, ""
+// when it can.
+func (c *cluster) certsVerdict(now time.Time) string {
+	s := &c.certs
 	if s.uploaded.IsZero() {
 		return "kubeadm join --control-plane fails to download the certificates: no kubeadm-certs Secret (" + s.full +
 			"); a control-plane node that replaces a lost one finds them after the timer's next run, within " + s.uploader.Period.String()
@@ -104,8 +115,12 @@ func (c *cluster) conditionalCertsVerdict(now time.Time) string {
 	if now.Sub(s.uploaded) < certsLifetime {
 		return ""
 	}
+	hint := "; upload them again with kubeadm init phase upload-certs --upload-certs while a control-plane join is pending"
+	if s.uploader.Period > 0 {
+		hint = ", and no control-plane node's upload timer has run since"
+	}
 	return fmt.Sprintf("kubeadm join --control-plane fails to download the certificates: the kubeadm-certs Secret %s uploaded at %s expired two hours later "+
-		"(kubeadm deletes it with its key), and no control-plane node's upload timer has run since", c.initID, s.uploaded.UTC().Format(time.RFC3339))
+		"(kubeadm deletes it with its key)%s", c.initID, s.uploaded.UTC().Format(time.RFC3339), hint)
 }
 
 // CertsVerdict reports whether a control-plane join could download the certificates now: ""

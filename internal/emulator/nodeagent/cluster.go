@@ -18,11 +18,10 @@ type cluster struct {
 	initID, initHost string
 	endpoint         string // controlPlaneEndpoint, or the init node's address:6443
 	tokens           []clusterToken
-	formed           time.Time     // when kubeadm init ran, by the emulator's clock
-	reupload         time.Duration // the first node's certificate upload timer (tokens.go); 0: none
-	refresher        *refresher    // the control plane's join-token timer (tokens.go); nil: none
-	certs            *certsState   // the conditional upload timer (certs.go); nil: none
-	caHash           string        // "" = kubeadm made the CA at boot: no hash pinned in advance matches
+	formed           time.Time  // when kubeadm init ran, by the emulator's clock
+	refresher        *refresher // the control plane's join-token timer (tokens.go); nil: none
+	certs            certsState // the kubeadm-certs Secret and its upload timer (certs.go)
+	caHash           string     // "" = kubeadm made the CA at boot: no hash pinned in advance matches
 	certificateKey   string
 	members          map[string]string // control-plane instance id -> its address (in the API server certificate's SANs)
 	endpointIsOwnIP  bool              // no controlPlaneEndpoint: the init node serves at its address
@@ -100,11 +99,12 @@ func (a *Agent) initialise(net *network, in *emulator.InstanceView, p NodePlan) 
 	if rv.fatal != "" {
 		return decision{role: RoleInit, reason: rv.fatal}
 	}
-	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: tokensAt(p.Tokens, a.now), formed: a.now, reupload: p.CertsReupload, caHash: p.CAHash,
+	a.cluster = &cluster{initID: in.ID, initHost: p.NodeName, endpoint: endpoint, tokens: tokensAt(p.Tokens, a.now), formed: a.now, caHash: p.CAHash,
 		certificateKey: p.CertificateKey, members: map[string]string{in.ID: in.PrivateIP}, endpointIsOwnIP: p.InitEndpoint == "",
-		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs, etcd: []EtcdMember{{Name: p.NodeName, InstanceID: in.ID}}}
+		images: ci, maxProvision: maxProvisionOf(p.Addons), certSANs: p.CertSANs, etcd: []EtcdMember{{Name: p.NodeName, InstanceID: in.ID}},
+		certs: certsState{uploaded: a.now}}
 	if p.CertsUploader != nil {
-		a.cluster.certs = &certsState{uploader: *p.CertsUploader, uploaded: a.now}
+		a.cluster.certs.uploader = *p.CertsUploader
 	}
 	return decision{role: RoleInit}.withRegion(rv)
 }
@@ -144,7 +144,7 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 			return d
 		}
 	}
-	if !c.knowsToken(token, a.now) {
+	if _, ok := c.token(token); !ok {
 		d.reason = fmt.Sprintf("the join token is not a bootstrap token of the cluster at %s (set by %s's InitConfiguration): kubeadm join fails discovery; "+
 			"pass the same join_token to every pool", j.Endpoint, c.initID)
 		return d

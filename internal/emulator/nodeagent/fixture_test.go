@@ -175,6 +175,12 @@ type fakeKube struct {
 	mu      sync.Mutex
 	nodes   map[string]*corev1.Node
 	applied [][]Addon
+	// shutdowns counts ShutdownNode's calls by node; onShutdown, when set, runs in each.
+	shutdowns  map[string]int
+	onShutdown func(name string)
+	// running are the pods PodsRunningOn lists by node; deleteErr fails DeleteNode.
+	running   map[string][]string
+	deleteErr error
 }
 
 func newFakeKube() *fakeKube { return &fakeKube{nodes: map[string]*corev1.Node{}} }
@@ -189,6 +195,9 @@ func (k *fakeKube) RegisterNode(_ context.Context, n *corev1.Node) error {
 func (k *fakeKube) DeleteNode(_ context.Context, name string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.deleteErr != nil {
+		return k.deleteErr
+	}
 	delete(k.nodes, name)
 	return nil
 }
@@ -218,12 +227,26 @@ func (k *fakeKube) ApplyAddons(_ context.Context, addons []Addon) []AddonResult 
 	return out
 }
 
-// ShutdownNode and PodsRunningOn: the fake runs no pods.
-func (k *fakeKube) ShutdownNode(context.Context, string, ShutdownSettings) (ShutdownReport, error) {
-	return ShutdownReport{}, nil
+// ShutdownNode and PodsRunningOn: the fake runs the pods of running; ShutdownNode reports the settings'
+// whole grace period.
+func (k *fakeKube) ShutdownNode(_ context.Context, name string, s ShutdownSettings) (ShutdownReport, error) {
+	if k.onShutdown != nil {
+		k.onShutdown(name)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.shutdowns == nil {
+		k.shutdowns = map[string]int{}
+	}
+	k.shutdowns[name]++
+	return ShutdownReport{ModeledSeconds: s.GracePeriod.Seconds()}, nil
 }
 
-func (k *fakeKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }
+func (k *fakeKube) PodsRunningOn(_ context.Context, name string) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.running[name], nil
+}
 
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {

@@ -133,19 +133,7 @@ func (k *clientKube) SetKubeletRunning(ctx context.Context, name string, running
 	if !running {
 		owner = "stopped"
 	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		cur.Annotations[KwokNodeAnnotation] = owner
-		_, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
-		return err
-	})
-	if err != nil || running {
+	if err := k.setKwokOwner(ctx, name, owner); err != nil || running {
 		return err
 	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -165,6 +153,24 @@ func (k *clientKube) SetKubeletRunning(ctx context.Context, name string, running
 			c.Status, c.Reason, c.Message = corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."
 		}
 		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
+}
+
+// setKwokOwner sets the node's KwokNodeAnnotation: "fake" hands it to kwok, any other value takes
+// it from kwok (nothing renews its Lease or posts its status then).
+func (k *clientKube) setKwokOwner(ctx context.Context, name, owner string) error {
+	nodes := k.cs.CoreV1().Nodes()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[KwokNodeAnnotation] = owner
+		_, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
 		return err
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,14 +27,11 @@ type NodePlan struct {
 	Tokens         []PlanToken
 	CAHash         string
 	CertificateKey string
-	// CertsReupload is how often a timer of the first node uploads the control-plane
-	// certificates again (0: never; tokens.go).
-	CertsReupload time.Duration
 	// TokenPublisher is a control-plane node's join-token timer; StoredToken where a joining
 	// node reads its token (nil: from its configuration). tokens.go.
 	TokenPublisher *TokenPublisher
 	StoredToken    *storeRef
-	// CertsUploader is a control-plane node's conditional certificate upload timer (certs.go).
+	// CertsUploader is a control-plane node's certificate upload timer (certs.go).
 	CertsUploader *CertsUploader
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
@@ -147,7 +143,6 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 			p.Tokens = append(p.Tokens, PlanToken{Token: t.Token, TTL: ttl})
 		}
 		p.CertificateKey = cfg.Init.CertificateKey
-		p.CertsReupload = certsReupload(ci.Files, script)
 		if cfg.Cluster != nil {
 			p.InitEndpoint = cfg.Cluster.ControlPlaneEndpoint
 			if cfg.Cluster.ImageRepository != "" {

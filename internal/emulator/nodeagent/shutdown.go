@@ -139,30 +139,54 @@ func (a *Agent) DelayShutdownWith(delay func(instanceID string, d time.Duration)
 	a.delayShutdown = delay
 }
 
-// followShutdown plays the kubelet's graceful shutdown on a node whose instance a normal
-// StopInstances signalled, once, and powers the guest off after; it forgets the shutdown when
-// the instance runs again. It answers what the shutdown did, nil when none happened.
-func (a *Agent) followShutdown(ctx context.Context, in *emulator.InstanceView, name string) *ShutdownReport {
+// nodeShutdown is a graceful node shutdown a round started, for Sync to play.
+type nodeShutdown struct {
+	id, name string
+	settings ShutdownSettings
+}
+
+// followShutdown starts the kubelet's graceful shutdown (appended to start) on a node whose
+// instance a normal StopInstances signalled, once; it forgets the shutdown when the instance runs
+// again. It answers what the shutdown did (nil: none, or not done yet) and whether it is under
+// way. Caller holds a.mu.
+func (a *Agent) followShutdown(in *emulator.InstanceView, name string, start *[]nodeShutdown) (*ShutdownReport, bool) {
 	if in.Status == "Running" {
 		delete(a.shutDown, in.ID)
-		return nil
+		return nil, false
 	}
-	rep, done := a.shutDown[in.ID]
-	if !done && in.ShutdownSignalled && a.powerOff != nil {
-		s := a.shutdownOf(a.plans[in.ID].plan)
-		var err error
-		if rep, err = a.kube.ShutdownNode(ctx, name, s); err != nil {
-			a.logf("nodeagent: graceful shutdown of node %s (%s): %v", name, in.ID, err)
-			return nil // tried again next round; the emulator ends the delay by itself at worst
-		}
-		a.shutDown[in.ID], done = rep, true
-		a.logf("nodeagent: node %s (%s) shut down gracefully: %s", name, in.ID, rep.line())
-		a.powerOff(in.ID)
+	if rep, known := a.shutDown[in.ID]; known {
+		return rep, rep == nil
 	}
-	if !done {
-		return nil
+	if !in.ShutdownSignalled || a.powerOff == nil {
+		return nil, false
 	}
-	return &rep
+	a.shutDown[in.ID] = nil
+	*start = append(*start, nodeShutdown{id: in.ID, name: name, settings: a.shutdownOf(a.plans[in.ID].plan)})
+	return nil, true
+}
+
+// shutdown plays a graceful node shutdown followShutdown started and powers the guest off after.
+// It runs without a.mu: waiting for the not-ready taint and terminating the pods takes the API
+// up to half a minute, during which /_emulator/nodes still answers.
+func (a *Agent) shutdown(ctx context.Context, sd nodeShutdown) {
+	rep, err := a.kube.ShutdownNode(ctx, sd.name, sd.settings)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.logf("nodeagent: graceful shutdown of node %s (%s): %v", sd.name, sd.id, err)
+		delete(a.shutDown, sd.id) // tried again next round; the emulator ends the delay by itself at worst
+		return
+	}
+	if a.registered[sd.id] == "" {
+		return // released meanwhile
+	}
+	a.shutDown[sd.id] = &rep
+	a.logf("nodeagent: node %s (%s) shut down gracefully: %s", sd.name, sd.id, rep.line())
+	a.powerOff(sd.id)
+	if st, ok := a.statuses[sd.id]; ok {
+		st.Shutdown = &rep
+		a.statuses[sd.id] = st
+	}
 }
 
 func (r ShutdownReport) line() string {
@@ -171,7 +195,11 @@ func (r ShutdownReport) line() string {
 
 // checkReleased records a failure when a released instance's node still ran pods: they were
 // killed without eviction. DaemonSet pods and the node's own (mirror) pods go with any node.
+// Once per instance: forgetGone checks again in every round until it deletes the Node.
 func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
+	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id }) {
+		return nil
+	}
 	pods, err := a.kube.PodsRunningOn(ctx, name)
 	if err != nil {
 		return err
@@ -198,17 +226,13 @@ func (a *Agent) Failures() []Failure {
 // once the node lifecycle controller has tainted it not-ready (the scheduler places nothing more
 // there) its pods are terminated, regular ones first, and marked as the kubelet marks them.
 func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSettings) (ShutdownReport, error) {
+	if err := k.setKwokOwner(ctx, name, "shutting-down"); err != nil {
+		return ShutdownReport{}, err
+	}
 	nodes := k.cs.CoreV1().Nodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return err
-		}
-		if cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		cur.Annotations[KwokNodeAnnotation] = "shutting-down"
-		if cur, err = nodes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 			return err
 		}
 		setCondition(&cur.Status, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
@@ -220,11 +244,11 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 		return ShutdownReport{}, err
 	}
 	k.waitNotReadyTaint(ctx, name)
-	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	pods, err := k.podsOn(ctx, name)
 	if err != nil {
 		return ShutdownReport{}, err
 	}
-	order, seconds := shutdownOrder(list.Items, s)
+	order, seconds := shutdownOrder(pods, s)
 	rep := ShutdownReport{ModeledSeconds: seconds}
 	for i := range order {
 		if err := k.terminate(ctx, &order[i]); err != nil {
@@ -243,7 +267,7 @@ func (k *clientKube) ShutdownNode(ctx context.Context, name string, s ShutdownSe
 func shutdownOrder(pods []corev1.Pod, s ShutdownSettings) (order []corev1.Pod, seconds float64) {
 	var regular, critical []corev1.Pod
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if podEnded(&p) {
 			continue
 		}
 		if p.Spec.Priority != nil && *p.Spec.Priority >= systemCriticalPriority {
@@ -330,13 +354,13 @@ func (k *clientKube) terminate(ctx context.Context, p *corev1.Pod) error {
 // PodsRunningOn lists the pods bound to the node that have not ended (namespace/name), but for
 // DaemonSet pods and the node's own mirror pods.
 func (k *clientKube) PodsRunningOn(ctx context.Context, name string) ([]string, error) {
-	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	pods, err := k.podsOn(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, p := range list.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	for _, p := range pods {
+		if podEnded(&p) {
 			continue
 		}
 		if slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" || o.Kind == "Node" }) {
@@ -346,4 +370,18 @@ func (k *clientKube) PodsRunningOn(ctx context.Context, name string) ([]string, 
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// podsOn lists the pods bound to the node.
+func (k *clientKube) podsOn(ctx context.Context, name string) ([]corev1.Pod, error) {
+	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// podEnded: the pod is Succeeded or Failed, so neither a shutdown nor a deletion stops it.
+func podEnded(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }

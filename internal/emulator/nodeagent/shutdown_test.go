@@ -2,7 +2,9 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +82,78 @@ func TestShutdownOrder(t *testing.T) {
 	}
 	if _, seconds := shutdownOrder(pods[1:2], ShutdownSettings{GracePeriod: 5 * time.Minute}); seconds != 300 {
 		t.Errorf("no critical period: %v s, want 300 (train capped at the whole period)", seconds)
+	}
+}
+
+// TestShutdownPlayedOnceOutsideTheLock: a normal stop of a node with graceful node shutdown plays
+// the shutdown once, without the agent's lock (waiting for the not-ready taint takes the real API
+// up to half a minute, and /_emulator/nodes must answer meanwhile), powers the guest off after,
+// reports it while the instance is down, and forgets it once the instance runs again.
+func TestShutdownPlayedOnceOutsideTheLock(t *testing.T) {
+	v := goodView(t)
+	kube := newFakeKube()
+	a := New(func() emulator.View { return v }, kube, t.Logf)
+	var off []string
+	a.PowerOffWith(func(id string) { off = append(off, id) })
+	a.DelayShutdownWith(func(string, time.Duration) {})
+	ctx := context.Background()
+	a.Sync(ctx)
+	node := statusOf(a, "i-gpu1").Node
+	if node == "" {
+		t.Fatalf("i-gpu1 did not register: %s", statusOf(a, "i-gpu1").Reason)
+	}
+	kube.onShutdown = func(string) {
+		if !a.mu.TryLock() {
+			t.Error("ShutdownNode ran while the agent held its lock")
+			return
+		}
+		a.mu.Unlock()
+	}
+
+	v.Instances[1].Status, v.Instances[1].ShutdownSignalled = "Stopping", true
+	a.Sync(ctx)
+	if !slices.Equal(off, []string{"i-gpu1"}) {
+		t.Fatalf("powered off %v, want i-gpu1 once its shutdown is done", off)
+	}
+	if st := statusOf(a, "i-gpu1"); st.Shutdown == nil || st.Shutdown.ModeledSeconds != 300 {
+		t.Fatalf("status after the shutdown: %+v, want the shutdown reported (300 s modeled)", st.Shutdown)
+	}
+	v.Instances[1].Status, v.Instances[1].ShutdownSignalled = "Stopped", false
+	a.Sync(ctx)
+	if st := statusOf(a, "i-gpu1"); kube.shutdowns[node] != 1 || len(off) != 1 || st.Shutdown == nil {
+		t.Fatalf("after another round: %d shutdowns, powered off %v, report %+v; want one, still reported", kube.shutdowns[node], off, st.Shutdown)
+	}
+	v.Instances[1].Status = "Running"
+	a.Sync(ctx)
+	if st := statusOf(a, "i-gpu1"); st.Shutdown != nil {
+		t.Fatalf("the shutdown is still reported once the instance runs again: %+v", st.Shutdown)
+	}
+}
+
+// TestReleasedWithPodsCountedOnce: a node released while it runs pods is one failure, however
+// many rounds the agent takes to delete its Node.
+func TestReleasedWithPodsCountedOnce(t *testing.T) {
+	v := goodView(t)
+	kube := newFakeKube()
+	a := New(func() emulator.View { return v }, kube, t.Logf)
+	ctx := context.Background()
+	a.Sync(ctx)
+	node := statusOf(a, "i-gpu1").Node
+	if node == "" {
+		t.Fatalf("i-gpu1 did not register: %s", statusOf(a, "i-gpu1").Reason)
+	}
+	kube.running = map[string][]string{node: {"default/train"}}
+	kube.deleteErr = errors.New("the API server is restarting")
+	v.Instances = v.Instances[:1]
+	a.Sync(ctx)
+	a.Sync(ctx)
+	kube.deleteErr = nil
+	a.Sync(ctx)
+	if _, left := kube.nodes[node]; left {
+		t.Fatalf("node %s not deleted once the API server answers", node)
+	}
+	f := a.Failures()
+	if len(f) != 1 || f[0].InstanceID != "i-gpu1" || !strings.Contains(f[0].Reason, "default/train") {
+		t.Fatalf("failures %+v, want one, of i-gpu1 running default/train", f)
 	}
 }

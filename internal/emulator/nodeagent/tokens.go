@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,18 +17,10 @@ import (
 //     An expired token's Secret is deleted by the TokenCleaner and its signature leaves the
 //     cluster-info ConfigMap (https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/),
 //     so kubeadm join's discovery fails with it.
-//   - The control-plane certificates kubeadm init --upload-certs (or kubeadm init phase
-//     upload-certs --upload-certs) stores in the kubeadm-certs Secret: "The kubeadm-certs
-//     Secret and decryption key expire after two hours"
-//     (https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-init/#uploading-control-plane-certificates-to-the-cluster),
-//     so a control-plane join more than two hours after the last upload fails to download them.
+//   - The control-plane certificates in the kubeadm-certs Secret (certs.go).
 //
 // The agent plays what the first control-plane node's files do about it, never what they mean
-// to do: an upload timer (the unit and its OnUnitActiveSec) uploads again with the same key; a
-// token refresher (bootstrap's gpucluster-join-token timer) creates a token of its ttl.
-
-// certsLifetime is how long the kubeadm-certs Secret and its key live after an upload.
-const certsLifetime = 2 * time.Hour
+// to do: a token refresher (bootstrap's gpucluster-join-token timer) creates a token of its ttl.
 
 // defaultTokenTTL is kubeadm's ttl of a bootstrap token that sets none.
 const defaultTokenTTL = 24 * time.Hour
@@ -70,83 +63,28 @@ func tokensAt(tokens []PlanToken, formed time.Time) []clusterToken {
 	return out
 }
 
-// tokenVerdict is why kubeadm join's discovery fails with token at now, "" when it passes.
-// The words are kubeadm's own (cmd/kubeadm/app/discovery/token/token.go: no JWS signature for
-// the token id in cluster-info).
+// tokenVerdict is why kubeadm join's discovery fails with token at now, "" when it passes or is
+// not one of the cluster's (join says that first). The words are kubeadm's own
+// (cmd/kubeadm/app/discovery/token/token.go: no JWS signature for the token id in cluster-info).
 func (c *cluster) tokenVerdict(token, endpoint string, now time.Time) string {
+	t, ok := c.token(token)
+	if !ok || t.expires.IsZero() || now.Before(t.expires) {
+		return ""
+	}
 	id, _, _ := strings.Cut(token, ".")
-	for _, t := range c.currentTokens(now) {
-		if t.secret != token {
-			continue
-		}
-		if !t.expires.IsZero() && !now.Before(t.expires) {
-			return fmt.Sprintf("kubeadm join fails discovery at %s: token id %q is invalid for this cluster or it has expired "+
-				"(it expired at %s, its ttl after %s's kubeadm init); a node that joins later needs a token the control plane keeps fresh",
-				endpoint, id, t.expires.UTC().Format(time.RFC3339), c.initID)
-		}
-		return ""
-	}
-	return ""
+	return fmt.Sprintf("kubeadm join fails discovery at %s: token id %q is invalid for this cluster or it has expired "+
+		"(it expired at %s, its ttl after %s's kubeadm init); a node that joins later needs a token the control plane keeps fresh",
+		endpoint, id, t.expires.UTC().Format(time.RFC3339), c.initID)
 }
 
-// currentTokens are the cluster's tokens at now: kubeadm init's, and the refresher's latest
-// when the first control-plane node runs one.
-func (c *cluster) currentTokens(now time.Time) []clusterToken {
-	return c.tokens
-}
-
-// knowsToken reports whether token is one of the cluster's, expired or not.
-func (c *cluster) knowsToken(token string, now time.Time) bool {
-	for _, t := range c.currentTokens(now) {
-		if t.secret == token {
-			return true
-		}
+// token finds secret among the cluster's tokens (kubeadm init's and the join-token timer's),
+// expired or not.
+func (c *cluster) token(secret string) (clusterToken, bool) {
+	i := slices.IndexFunc(c.tokens, func(t clusterToken) bool { return t.secret == secret })
+	if i < 0 {
+		return clusterToken{}, false
 	}
-	return false
-}
-
-// certsVerdict is why kubeadm join --control-plane cannot download the certificates at now, ""
-// when it can: kubeadm init uploaded them at formed; an upload timer of the first node uploads
-// them again every reupload after that (0: none), while that node is in the cluster.
-func (c *cluster) certsVerdict(now time.Time) string {
-	if c.certs != nil {
-		return c.conditionalCertsVerdict(now)
-	}
-	last := c.formed
-	if c.reupload > 0 && now.After(c.formed) {
-		last = c.formed.Add(now.Sub(c.formed).Truncate(c.reupload)) // the last tick of the timer
-	}
-	if now.Sub(last) < certsLifetime {
-		return ""
-	}
-	return fmt.Sprintf("kubeadm join --control-plane fails to download the certificates: the kubeadm-certs Secret %s uploaded at %s expired two hours later "+
-		"(kubeadm deletes it with its key); upload them again with kubeadm init phase upload-certs --upload-certs while a control-plane join is pending",
-		c.initID, last.UTC().Format(time.RFC3339))
-}
-
-// certsReupload reads the first node's certificate upload timer: a unit under /etc/systemd/system
-// whose service runs kubeadm init phase upload-certs --upload-certs, with a timer the script
-// enables; its OnUnitActiveSec (systemd's time span, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html).
-// 0: no such timer.
-func certsReupload(files map[string]string, script string) time.Duration {
-	for path, unit := range files {
-		name, ok := strings.CutSuffix(path, ".service")
-		if !ok || !strings.HasPrefix(path, "/etc/systemd/system/") || !strings.Contains(unit, "upload-certs --upload-certs") {
-			continue
-		}
-		timer, ok := files[name+".timer"]
-		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
-			continue
-		}
-		for line := range strings.Lines(timer) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
-				if d, err := systemdSpan(v); err == nil {
-					return d
-				}
-			}
-		}
-	}
-	return 0
+	return c.tokens[i], true
 }
 
 // systemdSpan reads a systemd time span of one unit ("1h", "30min", "90s").
@@ -209,15 +147,15 @@ func tokenPublisher(files map[string]string, script string) *TokenPublisher {
 	return nil
 }
 
-// enabledTimer is a service under /etc/systemd/system whose ExecStart is a script the node's
-// files hold, with a timer the bootstrap script enables: the script's content and the timer's
-// OnUnitActiveSec (systemd's time span; 0 when it has none).
+// enabledTimer is a service under /etc/systemd/system with a timer the bootstrap script enables:
+// its ExecStart command, the content of the script that command names when the node's files hold
+// it ("" otherwise), and the timer's OnUnitActiveSec (systemd's time span; 0 when it has none).
 type enabledTimer struct {
-	body   string
-	period time.Duration
+	exec, body string
+	period     time.Duration
 }
 
-// enabledTimers are the node's enabled timers whose service runs a script of its files.
+// enabledTimers are the node's enabled timers.
 func enabledTimers(files map[string]string, script string) []enabledTimer {
 	var out []enabledTimer
 	for path, unit := range files {
@@ -226,12 +164,12 @@ func enabledTimers(files map[string]string, script string) []enabledTimer {
 			continue
 		}
 		_, exec, ok := strings.Cut(unit, "ExecStart=")
-		exec, _, _ = strings.Cut(exec, "\n")
-		body, found := files[strings.TrimSpace(exec)]
-		if !ok || !found || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
 			continue
 		}
-		t := enabledTimer{body: body}
+		exec, _, _ = strings.Cut(exec, "\n")
+		t := enabledTimer{exec: strings.TrimSpace(exec)}
+		t.body = files[t.exec]
 		for line := range strings.Lines(files[name+".timer"]) {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
 				t.period, _ = systemdSpan(v)
@@ -293,8 +231,9 @@ func (a *Agent) refreshTokens() {
 	}
 	r.ticks = tick
 	created := r.since.Add(time.Duration(tick) * r.pub.Period)
-	a.tokenSeq++
-	token := fmt.Sprintf("%06x.%016x", a.tokenSeq, created.UnixNano()) // a fresh token, as kubeadm token create makes one
+	// A fresh token, as kubeadm token create makes one: its id numbers it among the cluster's
+	// tokens, which only grow.
+	token := fmt.Sprintf("%06x.%016x", len(c.tokens), created.UnixNano())
 	ct := clusterToken{secret: token}
 	if r.pub.TTL > 0 {
 		ct.expires = created.Add(r.pub.TTL)

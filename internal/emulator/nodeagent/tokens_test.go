@@ -78,10 +78,9 @@ func TestJoinTokenExpires(t *testing.T) {
 }
 
 // TestCertificateKeyExpires: the control-plane certificates kubeadm init uploads expire after two
-// hours; a control-plane node that joins later finds them only if the first node uploads them
-// again.
+// hours; a control-plane node that joins later finds them only if the first node's timer uploads
+// them again (played at the join's round, as the agent plays it every round).
 func TestCertificateKeyExpires(t *testing.T) {
-	c := &cluster{initID: "i-cp", formed: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, tc := range []struct {
 		reupload, after time.Duration
 		expired         bool
@@ -89,8 +88,13 @@ func TestCertificateKeyExpires(t *testing.T) {
 		{0, time.Hour, false}, {0, 2 * time.Hour, true}, {0, 25 * time.Hour, true},
 		{time.Hour, 25*time.Hour + 59*time.Minute, false}, {3 * time.Hour, 2*time.Hour + time.Minute, true},
 	} {
-		c.reupload = tc.reupload
-		got := c.certsVerdict(c.formed.Add(tc.after))
+		formed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		c := &cluster{initID: "i-cp", formed: formed, certs: certsState{uploader: CertsUploader{Period: tc.reupload}, uploaded: formed}}
+		a := New(func() emulator.View { return emulator.View{} }, newFakeKube(), t.Logf)
+		a.cluster, a.registered["i-cp"], a.now = c, "cp", formed.Add(tc.after)
+		a.plans["i-cp"] = planEntry{plan: NodePlan{Init: true, CertsUploader: &c.certs.uploader}}
+		a.playCertsUploads()
+		got := c.certsVerdict(a.now)
 		if (got != "") != tc.expired || (tc.expired && !strings.Contains(got, "kubeadm-certs Secret")) {
 			t.Errorf("reupload %v, join %v after init: %q; want expired %v", tc.reupload, tc.after, got, tc.expired)
 		}
