@@ -111,6 +111,18 @@ func TestESSConformance(t *testing.T) {
 			}
 			return out, out, err
 		}},
+		{"EnterStandby", func() (responses.AcsResponse, any, error) {
+			r := ess.CreateEnterStandbyRequest()
+			r.RegionId, r.ScalingGroupId, r.InstanceId = testRegion, f.group, &[]string{instance}
+			out, err := c.EnterStandby(r)
+			return out, out, err
+		}},
+		{"ExitStandby", func() (responses.AcsResponse, any, error) {
+			r := ess.CreateExitStandbyRequest()
+			r.RegionId, r.ScalingGroupId, r.InstanceId = testRegion, f.group, &[]string{instance}
+			out, err := c.ExitStandby(r)
+			return out, out, err
+		}},
 		{"RemoveInstances", func() (responses.AcsResponse, any, error) {
 			r := ess.CreateRemoveInstancesRequest()
 			r.RegionId, r.ScalingGroupId, r.InstanceId = testRegion, f.group, &[]string{instance}

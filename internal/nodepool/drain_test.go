@@ -98,3 +98,76 @@ func TestStopThatTimesOutIsNamed(t *testing.T) {
 		t.Fatalf("the other node: %+v (%v), want Stopped", got, err)
 	}
 }
+
+// TestScalingRollStopsNodesBeforeRemoving: a roll of an autoscaled pool drains the nodes it
+// replaces the way a fixed pool's shrink does: each outdated node is stopped normally (its guest
+// is signalled, so the kubelet's graceful node shutdown terminates its pods) before the group
+// removes it. The nodes stand by first, or the group's health check would take the stopped
+// nodes out and launch replacements of its own: removing them would then fail.
+func TestScalingRollStopsNodesBeforeRemoving(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, 2, 3)
+	first, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	old := InstanceIDs(first.Nodes)
+	gctx, stop := context.WithCancel(ctx)
+	seen := guests(gctx, t, c, old)
+	spec.SpecHash = "spec-v2"
+	res, err := ApplyAutoscaling(ctx, c.Client, spec)
+	stop()
+	if err != nil {
+		t.Fatalf("roll: %v", err)
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings %q, want none: every node stopped in time", res.Warnings)
+	}
+	if got := seen(); !slices.Equal(got, slices.Sorted(slices.Values(old))) {
+		t.Fatalf("guests signalled to shut down: %v, want every replaced node %v", got, old)
+	}
+	if n := c.Calls("EnterStandby"); n != 2 {
+		t.Errorf("%d EnterStandby calls, want 2 (one per wave of max_unavailable 1)", n)
+	}
+	for _, n := range poolNodes(ctx, t, c, spec.PoolID) {
+		if slices.Contains(old, n.ID) {
+			t.Errorf("replaced node %s is still there", n.ID)
+		}
+	}
+	if len(res.Nodes) != 2 {
+		t.Errorf("%d nodes after the roll, want the group's 2", len(res.Nodes))
+	}
+}
+
+// TestLowerMaxSizeDrainsTheExcess: a max_size below the nodes the group holds removes the excess
+// drained (stopped normally first), before Auto Scaling would remove them itself, unstopped;
+// min_size comes down with it, so the removal is not refused.
+func TestLowerMaxSizeDrainsTheExcess(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, 3, 3)
+	first, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	all := InstanceIDs(first.Nodes)
+	gctx, stop := context.WithCancel(ctx)
+	seen := guests(gctx, t, c, all)
+	spec = autoscaled(spec, 1, 1)
+	res, err := ApplyAutoscaling(ctx, c.Client, spec)
+	stop()
+	if err != nil {
+		t.Fatalf("lowering max_size: %v", err)
+	}
+	left := InstanceIDs(res.Nodes)
+	if len(left) != 1 || !slices.Contains(all, left[0]) {
+		t.Fatalf("nodes after lowering max_size: %v, want one of %v", left, all)
+	}
+	removed := slices.DeleteFunc(slices.Clone(all), func(id string) bool { return id == left[0] })
+	slices.Sort(removed)
+	if got := seen(); !slices.Equal(got, removed) {
+		t.Fatalf("guests signalled to shut down: %v, want the 2 removed nodes %v", got, removed)
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings %q, want none", res.Warnings)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -30,6 +31,8 @@ type AutoscaleResult struct {
 	GroupID   string
 	Nodes     []cloud.Instance
 	NodesRead bool
+	// Warnings name the nodes a roll removed without a graceful stop (they did not stop in time).
+	Warnings []string
 }
 
 // ApplyAutoscaling creates or updates the pool's scaling group: the group, its configuration,
@@ -50,19 +53,66 @@ func ApplyAutoscaling(ctx context.Context, c *cloud.Client, spec Spec) (Autoscal
 	if err != nil {
 		return res, fmt.Errorf("creating the scaling configuration: %w", err)
 	}
+	drained, err := drainAboveMax(ctx, c, g, spec)
+	res.Warnings = drained
+	if err != nil {
+		return res, err
+	}
 	if err := setGroup(ctx, c, g, cfgID, spec); err != nil {
 		return res, err
 	}
 	var errs []error
 	if g.State == cloud.ScalingGroupActive {
 		// New launch settings: nodes of older ones are replaced, max_unavailable at a time.
-		errs = append(errs, rollAutoscaled(ctx, c, g.ID, cfgID, spec))
+		warnings, err := rollAutoscaled(ctx, c, g.ID, cfgID, spec)
+		res.Warnings = append(res.Warnings, warnings...)
+		errs = append(errs, err)
 	}
 	dropOldConfigurations(ctx, c, g.ID, cfgID)
 	nodes, err := waitMinimum(ctx, c, g.ID, spec)
 	errs = append(errs, err, Retag(ctx, c, spec, nodes))
 	res.Nodes, res.NodesRead = nodes, true
 	return res, errors.Join(errs...)
+}
+
+// drainAboveMax removes, drained (removeDrained), the nodes a lower max_size leaves no room for,
+// before the new bounds are set: Auto Scaling would otherwise remove them itself at once,
+// without stopping them first (ModifyScalingGroup: "If the number of instances in the scaling
+// group is greater than the value of MaxSize, Auto Scaling removes instances",
+// https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2022-02-22-modifyscalinggroup).
+// It takes the ones the group would: those of older configurations first, then the oldest. The
+// group's min_size is lowered first when it would refuse the removal.
+func drainAboveMax(ctx context.Context, c *cloud.Client, g *cloud.ScalingGroup, spec Spec) (warnings []string, err error) {
+	if g.State != cloud.ScalingGroupActive || g.TotalCapacity <= spec.Autoscale.Max {
+		return nil, nil
+	}
+	inst, err := c.ScalingInstances(ctx, g.ID)
+	if err != nil || len(inst) <= spec.Autoscale.Max {
+		return nil, err
+	}
+	slices.SortStableFunc(inst, func(a, b cloud.ScalingInstance) int {
+		aOld, bOld := a.ConfigurationID != g.ActiveConfigurationID, b.ConfigurationID != g.ActiveConfigurationID
+		if aOld != bOld {
+			if aOld {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Added, b.Added)
+	})
+	excess := inst[:len(inst)-spec.Autoscale.Max]
+	if g.MinSize > len(inst)-len(excess) {
+		minSize := spec.Autoscale.Min
+		if err := c.ModifyScalingGroup(ctx, g.ID, cloud.ScalingGroupUpdate{MinSize: &minSize}); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]string, len(excess))
+	for i, in := range excess {
+		ids[i] = in.InstanceID
+	}
+	tflog.Info(ctx, fmt.Sprintf("scaling group %s holds %d nodes, above max_size %d: draining and removing %d", g.ID, len(inst), spec.Autoscale.Max, len(ids)))
+	return removeDrained(ctx, c, g.ID, ids)
 }
 
 // setGroup brings the group's bounds, vSwitches, spot mix, active configuration and tags to the

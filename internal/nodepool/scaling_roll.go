@@ -14,12 +14,13 @@ import (
 // max_unavailable at a time: the group first grows by a wave (its new nodes come from the active
 // configuration) and, once they run, the wave's outdated nodes are removed, so the capacity the
 // autoscaler asked for never drops. At max_size there is no room to grow: the wave is removed
-// first and the group brought back to its size (down to min_size, never below).
-func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string, spec Spec) error {
+// first and the group brought back to its size (down to min_size, never below). Each removed
+// node is drained first (removeDrained); the warnings name those that did not stop in time.
+func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string, spec Spec) (warnings []string, err error) {
 	for wave := 1; ; wave++ {
 		inst, err := c.ScalingInstances(ctx, groupID)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		var outdated []string
 		for _, in := range inst {
@@ -28,7 +29,7 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 			}
 		}
 		if len(outdated) == 0 {
-			return nil
+			return warnings, nil
 		}
 		total := len(inst)
 		k := min(spec.MaxUnavail, len(outdated))
@@ -36,30 +37,51 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 		token := func(step string, n int) string {
 			return cloud.ClientToken(0, "asg-roll", groupID, cfgID, step, strconv.Itoa(wave), strconv.Itoa(n))
 		}
+		remove := func() error {
+			late, err := removeDrained(ctx, c, groupID, outdated[:k])
+			warnings = append(warnings, late...)
+			return err
+		}
 		switch {
 		case total+k <= spec.Autoscale.Max:
 			if _, err := c.ScaleTo(ctx, groupID, total+k, token("grow", total+k)); err != nil {
-				return err
+				return warnings, err
 			}
 			if err := c.WaitScalingGroupSettled(ctx, groupID, total+k); err != nil {
-				return err
+				return warnings, err
 			}
-			if _, err := c.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
-				return err
+			if err := remove(); err != nil {
+				return warnings, err
 			}
 		case total-k >= spec.Autoscale.Min:
-			if _, err := c.RemoveScalingInstances(ctx, groupID, outdated[:k]); err != nil {
-				return err
+			if err := remove(); err != nil {
+				return warnings, err
 			}
 			if _, err := c.ScaleTo(ctx, groupID, total, token("refill", total)); err != nil {
-				return err
+				return warnings, err
 			}
 			if err := c.WaitScalingGroupSettled(ctx, groupID, total); err != nil {
-				return err
+				return warnings, err
 			}
 		default:
-			return fmt.Errorf("scaling group %s holds %d nodes with min_size = max_size = %d: no room to replace the %d outdated nodes. "+
+			return warnings, fmt.Errorf("scaling group %s holds %d nodes with min_size = max_size = %d: no room to replace the %d outdated nodes. "+
 				"Raise autoscaling.max_size by update_strategy.max_unavailable for the roll", groupID, total, spec.Autoscale.Max, len(outdated))
 		}
 	}
+}
+
+// removeDrained takes nodes out of a scaling group the way RemoveNodes takes them out of a fixed
+// pool: a normal stop first, so each node's kubelet terminates its pods gracefully, then the
+// removal, which releases them. The nodes enter Standby before they stop: a stopped instance is
+// unhealthy to Auto Scaling, which would otherwise remove it and launch a replacement on its own
+// while the stop runs (see internal/emulator/ess/health.go for the vendor's rules).
+func removeDrained(ctx context.Context, c *cloud.Client, groupID string, ids []string) (warnings []string, err error) {
+	if err := c.EnterStandby(ctx, groupID, ids); err != nil {
+		return nil, err
+	}
+	if warnings, err = stopFirst(ctx, c, ids); err != nil {
+		return warnings, err
+	}
+	_, err = c.RemoveScalingInstances(ctx, groupID, ids)
+	return warnings, err
 }

@@ -145,6 +145,9 @@ func (r *nodePoolResource) applyAutoscaling(ctx context.Context, spec nodepool.S
 		plan.ID, plan.ScalingGroupID = types.StringValue(res.PoolID), types.StringValue(res.GroupID)
 	}
 	addJoinedErrors(summary, err, diags)
+	for _, w := range res.Warnings {
+		diags.AddWarning(summary, w)
+	}
 	if res.NodesRead {
 		r.recordAutoscaled(ctx, spec, plan, res.Nodes, diags)
 	}

@@ -31,9 +31,11 @@ func (c *call) startActivity(g *scalingGroup, target int, cause string) *scaling
 	a := c.newActivity(g, cause)
 	members := c.liveMembers(g)
 	if target < len(members) {
-		a.Want = len(members) - target
+		// Scale-in never takes a Standby instance (standby.go).
+		candidates := slices.DeleteFunc(slices.Clone(members), func(m *scalingMember) bool { return m.Standby })
+		a.Want = min(len(members)-target, len(candidates))
 		a.Desc = fmt.Sprintf("Remove %d ECS instance(s)", a.Want)
-		for _, m := range c.removalOrder(g, members)[:a.Want] {
+		for _, m := range c.removalOrder(g, candidates)[:a.Want] {
 			c.releaseMember(g, m)
 			a.Destroyed = append(a.Destroyed, m.Instance)
 		}

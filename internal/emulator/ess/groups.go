@@ -72,8 +72,10 @@ func (c *call) writableGroup() (*scalingGroup, *core.Error) {
 }
 
 // purgeESS drops groups whose deletion has settled, with their configurations, rules and
-// activities. Called by every ESS write.
+// activities, and runs the health check of the groups left (health.go). Called by every ESS
+// write: the emulator settles ESS's background work when it is next asked to change something.
 func (c *call) purgeESS() {
+	defer c.checkHealth()
 	st := c.st
 	for id, g := range st.Groups {
 		if !c.groupGone(g) {
@@ -395,11 +397,13 @@ func describeScalingGroups(c *call) (any, *core.Error) {
 
 // vendorGroup builds the SDK's ScalingGroup: capacities are counted from the members' status.
 func (c *call) vendorGroup(g *scalingGroup) esssdk.ScalingGroup {
-	pending, active, spot := 0, 0, 0
+	pending, active, standby, spot := 0, 0, 0, 0
 	members := c.liveMembers(g)
 	for _, m := range members {
 		in, _ := c.instance(m.Instance)
-		if in.Status == "Running" {
+		if m.Standby {
+			standby++
+		} else if in.Status == "Running" {
 			active++
 		} else {
 			pending++
@@ -418,7 +422,7 @@ func (c *call) vendorGroup(g *scalingGroup) esssdk.ScalingGroup {
 		CreationTime:     time.Unix(0, g.Created).UTC().Format("2006-01-02T15:04Z"),
 		ModificationTime: time.Unix(0, g.Modified).UTC().Format("2006-01-02T15:04Z"),
 		TotalCapacity:    len(members), TotalInstanceCount: len(members), ActiveCapacity: active, PendingCapacity: pending,
-		SpotCapacity: spot, EnableDesiredCapacity: g.Desired >= 0,
+		StandbyCapacity: standby, SpotCapacity: spot, EnableDesiredCapacity: g.Desired >= 0,
 	}
 	if g.Desired >= 0 {
 		out.DesiredCapacity = g.Desired

@@ -65,8 +65,12 @@ func describeScalingInstances(c *call) (any, *core.Error) {
 	return resp, nil
 }
 
-// memberState is a member's LifecycleState: Pending until its instance runs, then InService.
+// memberState is a member's LifecycleState: Standby once EnterStandby took it out of service,
+// else Pending until its instance runs, then InService.
 func (c *call) memberState(m *scalingMember) string {
+	if m.Standby {
+		return "Standby"
+	}
 	if in, ok := c.instance(m.Instance); ok && in.Status == "Running" {
 		return "InService"
 	}

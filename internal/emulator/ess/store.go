@@ -74,6 +74,9 @@ type scalingMember struct {
 	Activity string `json:"activity"`
 	Creation string `json:"creation"` // AutoCreated or Attached
 	Added    int64  `json:"added"`
+	// Standby: EnterStandby took the instance out of service (standby.go); the health check
+	// leaves it alone until ExitStandby.
+	Standby bool `json:"standby,omitempty"`
 }
 
 // scalingConfig is a launch specification: the RunInstances parameters ESS passes on.
