@@ -152,6 +152,10 @@ resource "gpucluster_node_pool" "control_plane" {
 # balancer.
 resource "gpucluster_node_pool" "control_plane_join" {
   count = var.control_plane.enabled && var.control_plane.size > 1 ? 1 : 0
+  # After the first node's pool: a change to both (instance type, image, Kubernetes release) then
+  # rolls the control plane one node at a time, the first node before the others, so no two etcd
+  # members are replaced at once.
+  depends_on = [gpucluster_node_pool.control_plane]
 
   name           = "${var.name}-cp-join"
   network_id     = var.network_id
