@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/gpuhealthagent"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/health"
 )
 
@@ -85,6 +86,19 @@ func TestDCGMText(t *testing.T) {
 		if strings.Join(seen, " ") != values {
 			t.Errorf("%s per GPU = %v, want %s", name, seen, values)
 		}
+	}
+	// The product's health agent reads this exposition as it reads dcgm-exporter's: GPU 1's row
+	// remap failure and GPU 3's XID 79 are the two GPUs it takes out of service.
+	readings, err := gpuhealthagent.ParseDCGM(got)
+	if err != nil {
+		t.Fatalf("the health agent cannot read the exposition: %v", err)
+	}
+	var out []string
+	for _, f := range gpuhealthagent.Assess(readings) {
+		out = append(out, fmt.Sprintf("%s:%d:%s", f.GPU, f.XID, f.Action))
+	}
+	if strings.Join(out, " ") != "1:64:replace 3:79:replace" {
+		t.Errorf("the health agent finds %v, want GPU 1 (XID 64) and GPU 3 (XID 79) to replace", out)
 	}
 	if gpuUUID("i-1", 0) == gpuUUID("i-1", 1) || gpuUUID("i-1", 0) == gpuUUID("i-2", 0) || len(gpuUUID("i-1", 0)) != len("GPU-")+36 {
 		t.Errorf("UUIDs %s %s", gpuUUID("i-1", 0), gpuUUID("i-1", 1))

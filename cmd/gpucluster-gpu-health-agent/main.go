@@ -1,0 +1,90 @@
+// Command gpucluster-gpu-health-agent runs internal/gpuhealthagent on one GPU node: every
+// interval it reads the node's dcgm-exporter metrics and sets the node's GPUUnhealthy condition,
+// its gpucluster.io/gpu-unhealthy taint and replacement request, and evicts the node's GPU pods
+// while a GPU is out of service.
+//
+// It is meant to run as a DaemonSet pod on the GPU nodes, with NODE_NAME from the downward API and
+// a service account that may get, update and update the status of nodes, list pods and create
+// pods/eviction. -kubeconfig runs it from outside the cluster instead.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/gpuhealthagent"
+)
+
+func main() {
+	node := flag.String("node", os.Getenv("NODE_NAME"), "the node this agent acts for (default $NODE_NAME)")
+	// dcgm-exporter serves its metrics on :9400 at /metrics by default
+	// (https://github.com/NVIDIA/dcgm-exporter, its --address flag).
+	metricsURL := flag.String("metrics-url", "http://localhost:9400/metrics", "dcgm-exporter's metrics on this node")
+	interval := flag.Duration("interval", 30*time.Second, "how often the GPUs are read")
+	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig file; empty: the pod's service account")
+	flag.Parse()
+	if *node == "" {
+		log.Fatal("no node: set -node or NODE_NAME")
+	}
+	config, err := restConfig(*kubeconfig)
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	httpClient := &http.Client{Timeout: 10 * time.Second}
+	agent := &gpuhealthagent.Agent{Client: client, Node: *node, Metrics: func(ctx context.Context) (string, error) {
+		return fetch(ctx, httpClient, *metricsURL)
+	}}
+	agent.Run(ctx, *interval, func(res gpuhealthagent.Result, err error) {
+		switch {
+		case err != nil:
+			log.Printf("round failed, nothing changed: %v", err)
+		case len(res.Findings) > 0:
+			log.Printf("GPUs out of service: %+v; evicted %v; held by a PodDisruptionBudget %v", res.Findings, res.Evicted, res.Blocked)
+		}
+	})
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return rest.InClusterConfig()
+}
+
+func fetch(ctx context.Context, c *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(body), nil
+}
