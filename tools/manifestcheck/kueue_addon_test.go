@@ -1,7 +1,6 @@
 package manifestcheck
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -20,29 +19,13 @@ import (
 // own for Kueue's kinds; every Kueue kind the queues use has its CRD in the same file, serving
 // v1beta2; and the webhooks the release registers call the manager's Service in kueue-system.
 func TestKueueAddonDecodesStrictly(t *testing.T) {
-	cmd := exec.Command("go", "run", "./tools/mpirender", "addon")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go run ./tools/mpirender addon: %v", err)
-	}
 	served := map[string]bool{} // kind -> a CRD of kueue.x-k8s.io serves it at v1beta2
 	used := map[string]bool{}
 	webhookServices := map[string]bool{}
 	count := 0
-	for _, y := range strings.Split(string(out), "---\n") {
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal([]byte(y), &head); err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range mpirender(t, "addon") {
 		var obj any
-		switch head.Kind {
+		switch d.Kind {
 		case "CustomResourceDefinition":
 			obj = &apiextv1.CustomResourceDefinition{}
 		case "ResourceFlavor":
@@ -55,10 +38,10 @@ func TestKueueAddonDecodesStrictly(t *testing.T) {
 			obj = &appsv1.Deployment{}
 		case "Namespace", "Service", "ServiceAccount", "ConfigMap", "Secret":
 			obj = map[string]any{"Namespace": &corev1.Namespace{}, "Service": &corev1.Service{}, "ServiceAccount": &corev1.ServiceAccount{},
-				"ConfigMap": &corev1.ConfigMap{}, "Secret": &corev1.Secret{}}[head.Kind]
+				"ConfigMap": &corev1.ConfigMap{}, "Secret": &corev1.Secret{}}[d.Kind]
 		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			obj = map[string]any{"ClusterRole": &rbacv1.ClusterRole{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBinding{},
-				"Role": &rbacv1.Role{}, "RoleBinding": &rbacv1.RoleBinding{}}[head.Kind]
+				"Role": &rbacv1.Role{}, "RoleBinding": &rbacv1.RoleBinding{}}[d.Kind]
 		case "MutatingWebhookConfiguration":
 			obj = &admissionv1.MutatingWebhookConfiguration{}
 		case "ValidatingWebhookConfiguration":
@@ -66,15 +49,15 @@ func TestKueueAddonDecodesStrictly(t *testing.T) {
 		case "APIService":
 			obj = &apiregv1.APIService{}
 		default:
-			t.Fatalf("no Go type for %s %s in the Kueue add-on", head.Kind, head.Metadata.Name)
+			t.Fatalf("no Go type for %s %s in the Kueue add-on", d.Kind, d.Name)
 		}
-		if err := yaml.UnmarshalStrict([]byte(y), obj); err != nil {
-			t.Errorf("%s %s: %v", head.Kind, head.Metadata.Name, err)
+		if err := yaml.UnmarshalStrict([]byte(d.YAML), obj); err != nil {
+			t.Errorf("%s %s: %v", d.Kind, d.Name, err)
 			continue
 		}
 		count++
-		if strings.HasPrefix(head.APIVersion, "kueue.x-k8s.io/") {
-			used[head.Kind] = true
+		if strings.HasPrefix(d.APIVersion, "kueue.x-k8s.io/") {
+			used[d.Kind] = true
 		}
 		switch o := obj.(type) {
 		case *apiextv1.CustomResourceDefinition:
