@@ -67,6 +67,11 @@ func (s *stack) checkMPIOperator(t *testing.T, want bool) {
 	}
 	var mpi []string
 	for _, r := range applied {
+		// Kueue is opt-in (apply_kueue): its webhooks would refuse every Job here, where no
+		// manager answers them (ARCHITECTURE.md), so the modules' defaults must not bring it.
+		if r.File == manifests.AddonKueue {
+			t.Errorf("%s was applied on the module's defaults: %s", manifests.AddonKueue, r.Object)
+		}
 		if r.File != manifests.AddonMPIOperator {
 			continue
 		}

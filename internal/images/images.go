@@ -40,6 +40,8 @@ const (
 	LAMMPS      = "lammps"
 	OpenFOAM    = "openfoam"
 	Horovod     = "horovod"
+	// Kueue's manager, in the Kueue add-on (internal/manifests AddonKueue).
+	Kueue = "kueue"
 )
 
 // What puts an image on the cluster (Image.By).
@@ -209,6 +211,10 @@ var table = []Image{
 	// Horovod with PyTorch, NCCL and OpenMPI for the synthetic Horovod job template.
 	{Name: Horovod, By: ByMPI, Registry: "docker.io", Repository: "horovod/horovod", Tag: "0.28.1",
 		Purpose: "Runs the Horovod synthetic-benchmark MPIJob template."},
+	// Kueue at manifests.KueueVersion: the image the release's manifests.yaml names
+	// (https://github.com/kubernetes-sigs/kueue/releases/tag/v0.17.0).
+	{Name: Kueue, By: ByMPI, Registry: "registry.k8s.io", Repository: "kueue/kueue", Tag: "v0.17.0",
+		Purpose: "Runs Kueue's manager: admits MPIJobs and Jobs whole against the teams' GPU quotas (gang admission) and serves Kueue's webhooks."},
 }
 
 // All returns every pinned image, in the guide's order.

@@ -38,6 +38,9 @@ type AddonOptions struct {
 	// MPIOperator adds AddonMPIOperator, the MPI Operator with its CRD (mpi_addon.go): for a
 	// cluster whose add-ons travel in a bootstrap bundle, since it does not fit in user data.
 	MPIOperator bool
+	// Kueue adds AddonKueue, Kueue with the queues of these pools and teams (kueue_addon.go; only
+	// Pools and Teams are read): for a bundled cluster, like MPIOperator.
+	Kueue *MPIOptions
 }
 
 // AddonFile is one file of the add-on set: a name and its objects in apply order.
@@ -116,7 +119,14 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, AddonFile{Name: AddonMPIOperator, Docs: docs}) // the last name in order
+		out = append(out, AddonFile{Name: AddonMPIOperator, Docs: docs})
+	}
+	if a.Kueue != nil {
+		docs, err := kueueAddon(o, *a.Kueue)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, AddonFile{Name: AddonKueue, Docs: docs}) // the last name in order
 	}
 	return out, nil
 }

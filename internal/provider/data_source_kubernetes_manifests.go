@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -158,13 +159,17 @@ func manifestsOutputAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Include the MPI Operator with its MPIJob CRD (" + manifests.MPIOperatorVersion + ") in `addons` (file `" + manifests.AddonMPIOperator + "`), " +
 				"so MPIJobs run once the cluster is up. For a control-plane pool with a `bootstrap_bundle` only: the CRD alone is 219 KB of YAML, " +
 				"and with it the add-ons do not fit in the 32 KB of user data ECS accepts. Default `false`."},
+		"addons_kueue": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Include Kueue (" + manifests.KueueVersion + ") in `addons` (file `" + manifests.AddonKueue + "`, after the validation jobs and the MPI Operator): " +
+				"its release manifest (CRDs, manager, webhooks), the manager configuration of `mpi.queues_yaml` in place of the release's, and the queues of `mpi.pools` and `mpi.teams`; needs `mpi`. " +
+				"For a control-plane pool with a `bootstrap_bundle` only (the release is 627 KB of YAML). Kueue's webhooks refuse Jobs until its manager runs. Default `false`."},
 		"addons": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "Everything the cluster needs after `kubeadm init`, as file name -> multi-document YAML, for the node pool's `kubernetes.addons` " +
 				"(the init control-plane node applies the files in name order with `kubectl apply --server-side`): `" + manifests.AddonNamespaces + "` (this data source's namespaces and `" +
 				manifests.MonitoringNamespace + "`), `" + manifests.AddonDevicePlugin + "`, `" + manifests.AddonDCGMExporter + "`, `" + manifests.AddonMonitoring +
 				"` (Prometheus with the scenario's alert rules, Alertmanager with its routing, Grafana with its dashboard and anonymous read-only access, node-exporter, " +
 				"prometheus-adapter serving the HPA's metric), with `cluster_autoscaler` `" + manifests.AddonClusterAutoscaler + "` (the Cluster Autoscaler), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA), with `addons_validation` `" +
-				manifests.AddonValidation + "` and, with `addons_mpi_operator`, `" + manifests.AddonMPIOperator + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
+				manifests.AddonValidation + "`, with `addons_mpi_operator` `" + manifests.AddonMPIOperator + "` and, with `addons_kueue`, `" + manifests.AddonKueue + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
 	}
 }
 
@@ -190,6 +195,7 @@ type kubernetesManifestsModel struct {
 	AllReduceYAML      types.String        `tfsdk:"validation_all_reduce_yaml"`
 	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
 	AddonsMPIOperator  types.Bool          `tfsdk:"addons_mpi_operator"`
+	AddonsKueue        types.Bool          `tfsdk:"addons_kueue"`
 	Addons             map[string]string   `tfsdk:"addons"`
 	MPI                *manifestsMPI       `tfsdk:"mpi"`
 	ClusterAutoscaler  *manifestsScaler    `tfsdk:"cluster_autoscaler"`
@@ -257,14 +263,15 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 	if err == nil {
 		err = renderClusterAutoscaler(m.ClusterAutoscaler, autoscaler)
 	}
-	if err != nil {
+	kueue, kerr := kueueAddon(&m)
+	if err = errors.Join(err, kerr); err != nil {
 		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler,
-		MPIOperator: m.AddonsMPIOperator.ValueBool()})
+		MPIOperator: m.AddonsMPIOperator.ValueBool(), Kueue: kueue})
 	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+		addPlanError(&resp.Diagnostics, err, summary)
 		return
 	}
 	if err := renderMPI(o, m.MPI); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
 )
 
 // The `mpi` attribute of gpucluster_kubernetes_manifests: MPI jobs, gang scheduling and team
@@ -129,17 +130,8 @@ func renderMPI(o manifests.Options, m *manifestsMPI) error {
 	if m == nil {
 		return nil
 	}
-	in := manifests.MPIOptions{JobTeam: m.JobTeam.ValueString(), JobPool: m.JobPool.ValueString(), MinParallelEfficiencyPercent: m.MinEfficiency.ValueFloat64()}
-	for _, name := range slices.Sorted(maps.Keys(m.Pools)) {
-		p := m.Pools[name]
-		in.Pools = append(in.Pools, manifests.Pool{Name: name, Nodes: int(p.NodeCount.ValueInt64()), GPUsPerNode: int(p.GPUsPerNode.ValueInt64())})
-	}
-	if len(m.Teams) > 0 {
-		in.Teams = map[string]manifests.Team{}
-		for name, t := range m.Teams {
-			in.Teams[name] = manifests.Team{GPUs: int(t.GPUs.ValueInt64()), Namespace: t.Namespace.ValueString(), Pool: t.Pool.ValueString()}
-		}
-	}
+	in := m.queueOptions()
+	in.JobTeam, in.JobPool, in.MinParallelEfficiencyPercent = m.JobTeam.ValueString(), m.JobPool.ValueString(), m.MinEfficiency.ValueFloat64()
 	if im := m.Images; im != nil {
 		in.Images = manifests.MPIImages{Operator: im.Operator.ValueString(), LAMMPS: im.LAMMPS.ValueString(), OpenFOAM: im.OpenFOAM.ValueString(), Horovod: im.Horovod.ValueString()}
 	}
@@ -159,4 +151,34 @@ func renderMPI(o manifests.Options, m *manifestsMPI) error {
 	}
 	m.Ranks, m.Workers, m.SlotsPerWorker = types.Int64Value(int64(r.Ranks)), types.Int64Value(int64(r.Workers)), types.Int64Value(int64(r.SlotsPerWorker))
 	return nil
+}
+
+// queueOptions are the pools and teams: what Kueue's queues are rendered from.
+func (m *manifestsMPI) queueOptions() manifests.MPIOptions {
+	var in manifests.MPIOptions
+	for _, name := range slices.Sorted(maps.Keys(m.Pools)) {
+		p := m.Pools[name]
+		in.Pools = append(in.Pools, manifests.Pool{Name: name, Nodes: int(p.NodeCount.ValueInt64()), GPUsPerNode: int(p.GPUsPerNode.ValueInt64())})
+	}
+	if len(m.Teams) > 0 {
+		in.Teams = map[string]manifests.Team{}
+		for name, t := range m.Teams {
+			in.Teams[name] = manifests.Team{GPUs: int(t.GPUs.ValueInt64()), Namespace: t.Namespace.ValueString(), Pool: t.Pool.ValueString()}
+		}
+	}
+	return in
+}
+
+// kueueAddon is the Kueue add-on's queues when addons_kueue is true: those of mpi, which must be
+// set then.
+func kueueAddon(m *kubernetesManifestsModel) (*manifests.MPIOptions, error) {
+	if !m.AddonsKueue.ValueBool() {
+		return nil, nil
+	}
+	if m.MPI == nil {
+		return nil, planerr.Input("addons_kueue", "true", "needs mpi: Kueue's queues are rendered from mpi.pools and mpi.teams",
+			"set mpi = { pools = { <pool name> = { node_count = 2, gpus_per_node = 8 } } }, or addons_kueue = false")
+	}
+	in := m.MPI.queueOptions()
+	return &in, nil
 }

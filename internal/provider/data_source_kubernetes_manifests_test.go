@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -145,7 +146,7 @@ func addonsDecoder(t *testing.T) runtime.Decoder {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, rbacv1.AddToScheme,
-		autoscalingv2.AddToScheme, apiregv1.AddToScheme} {
+		autoscalingv2.AddToScheme, apiregv1.AddToScheme, admissionv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -175,6 +176,10 @@ func checkAddons(t *testing.T, ds string, want []string) resource.TestCheckFunc 
 				if strings.Contains(doc, "\nkind: CustomResourceDefinition\n") {
 					continue
 				}
+				// Kueue's own kinds: decoded into Kueue's types by tools/manifestcheck.
+				if strings.HasPrefix(doc, "apiVersion: kueue.x-k8s.io/") {
+					continue
+				}
 				if _, gvk, err := dec.Decode([]byte(doc), nil, nil); err != nil {
 					return fmt.Errorf("addons[%q] document %d (%v): %w", name, i, gvk, err)
 				}
@@ -199,6 +204,9 @@ func TestAccKubernetesManifests_addons(t *testing.T) {
 		{"addons_validation = true", append(slices.Clone(base), "50-validation.yaml")},
 		// For a bundled control-plane pool: the MPI Operator with its CRD, last.
 		{"addons_mpi_operator = true", append(slices.Clone(base), "60-mpi-operator.yaml")},
+		// Kueue with the queues of mpi's pools and teams, last.
+		{"addons_kueue = true\n  mpi = { pools = { md = { node_count = 2, gpus_per_node = 8 } }, teams = { chem = { gpus = 8 } } }",
+			append(slices.Clone(base), "65-kueue.yaml")},
 	} {
 		ds := "data.gpucluster_kubernetes_manifests.md"
 		resource.Test(t, resource.TestCase{
@@ -223,6 +231,27 @@ data "gpucluster_kubernetes_manifests" "md" {
 			}},
 		})
 	}
+}
+
+// TestAccKubernetesManifests_kueueNeedsMPI: Kueue's queues come from mpi; without it the plan
+// fails on addons_kueue with what to set.
+func TestAccKubernetesManifests_kueueNeedsMPI(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + `
+data "gpucluster_kubernetes_manifests" "k" {
+  scenario      = "molecular_dynamics"
+  node_count    = 2
+  gpus_per_node = 8
+  addons_kueue  = true
+}
+`,
+			ExpectError: regexp.MustCompile(`(?s)addons_kueue.*needs mpi.*set mpi = `),
+		}},
+	})
 }
 
 // TestAccKubernetesManifests_imageRegistry: the mainland default warns with what to create and

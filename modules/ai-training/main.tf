@@ -17,4 +17,6 @@ locals {
   scenario = "ai_training"
   # The tier this scenario has no input for.
   warm_storage = null
+  # No MPI jobs, so no team queues (the simulation modules set it in mpi_jobs.tf).
+  kueue = null
 }

@@ -322,6 +322,21 @@ data "gpucluster_scenario" "worker" {
   node_count    = each.value.size != null ? each.value.size : each.value.autoscaling.max_size
 }
 
+# GPUs per instance type, to size pinned-type pools for the queues.
+data "gpucluster_gpu_catalog" "pools" {}
+
+locals {
+  # The worker pools by the name their nodes carry in the gpucluster.io/pool label, sized from the
+  # inputs rather than from the pools' gpu_count, which is unknown until the nodes exist: so team
+  # quotas that do not fit fail the plan, before anything is created. An autoscaling pool's quota
+  # may use the GPUs of every node it can grow to.
+  pool_type_gpus = { for t in data.gpucluster_gpu_catalog.pools.instance_types : t.name => t.gpus }
+  mpi_pools = { for k, p in var.worker_pools : "${var.name}-${k}" => {
+    node_count    = p.size != null ? p.size : p.autoscaling.max_size
+    gpus_per_node = p.instance_type != null ? try(local.pool_type_gpus[p.instance_type], null) : p.gpus_per_node
+  } }
+}
+
 data "gpucluster_kubernetes_manifests" "cluster" {
   scenario = var.scenario
   # An autoscaling pool counts at min_size (at least one node): the validation jobs run one pod
@@ -340,6 +355,17 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   addons_validation = var.validation_jobs
   # The MPI Operator with its CRD: in the bundle only (var.mpi_operator's validation).
   addons_mpi_operator = var.mpi_operator
+  # Kueue and the team queues, on the pools by the names their nodes carry: the pool names are
+  # this module's own, so the teams come in by worker_pools key and no caller passes names back.
+  addons_kueue = var.kueue != null
+  mpi = var.kueue == null ? null : {
+    pools = local.mpi_pools
+    teams = length(var.kueue.teams) == 0 ? null : { for k, t in var.kueue.teams : k => {
+      gpus      = t.gpus
+      namespace = t.namespace
+      pool      = t.pool == null ? null : "${var.name}-${t.pool}"
+    } }
+  }
 
   # The Cluster Autoscaler of the autoscaling pools, in the add-ons the first control-plane node
   # applies (35-cluster-autoscaler.yaml). It authenticates with the control-plane nodes' RAM role.

@@ -29,6 +29,16 @@ output "worker_pools" {
   } }
 }
 
+output "addon_files" {
+  description = "The add-on files the first control-plane node applies, in apply (name) order: 00-namespaces.yaml ... and, with mpi_operator, 60-mpi-operator.yaml, with kueue, 65-kueue.yaml."
+  value       = sort(keys(local.addons))
+}
+
+output "mpi_pools" {
+  description = "Each worker pool by the name its nodes carry in the gpucluster.io/pool label: node_count (size, or autoscaling.max_size) and gpus_per_node, from the inputs, so known at plan. The pools gpucluster_kubernetes_manifests mpi takes, and those the kueue queues are on."
+  value       = local.mpi_pools
+}
+
 output "scaling_group_ids" {
   description = "The Auto Scaling group id of each autoscaling worker pool, keyed as in worker_pools: the Cluster Autoscaler's node groups."
   value       = { for k, p in local.autoscaling_workers : k => p.scaling_group_id }

@@ -372,3 +372,28 @@ variable "mpi_operator" {
     error_message = "mpi_operator = true needs bootstrap_bundle.enabled = true: the MPI Operator's CRD (219 KB of YAML) with the other add-ons does not fit in the 32 KB of user data ECS accepts, so the add-ons must travel in the bootstrap bundle. Turn bundles on (and name the two RAM roles), or set mpi_operator = false and apply the MPI Operator yourself."
   }
 }
+
+variable "kueue" {
+  description = "Apply Kueue (gpucluster_kubernetes_manifests addons_kueue, 65-kueue.yaml) with the add-ons: its release manifest, the manager configuration with gang admission, a ResourceFlavor per worker pool and per team a namespace, ClusterQueue and LocalQueue. teams: such as { chem = { gpus = 32 }, cfd = { gpus = 16, pool = \"b\" } }, pool a worker_pools key (default the first pool by name), namespace default the team's name; empty: one team \"default\" with every GPU. Needs bootstrap_bundle.enabled (the release is 627 KB of YAML) and, per pool, instance_type or gpus_per_node. Kueue's webhooks refuse Jobs until its manager runs. null: no Kueue."
+  type = object({
+    teams = optional(map(object({
+      gpus      = number
+      namespace = optional(string)
+      pool      = optional(string)
+    })), {})
+  })
+  default = null
+
+  validation {
+    condition     = var.kueue == null || var.bootstrap_bundle.enabled
+    error_message = "kueue needs bootstrap_bundle.enabled = true: Kueue's release manifest (627 KB of YAML) does not fit in the 32 KB of user data ECS accepts, so the add-ons must travel in the bootstrap bundle. Turn bundles on (and name the two RAM roles), or set kueue = null and apply Kueue yourself."
+  }
+  validation {
+    condition     = var.kueue == null || alltrue([for t in try(var.kueue.teams, {}) : t.pool == null || contains(keys(var.worker_pools), coalesce(t.pool, "-"))])
+    error_message = "kueue.teams: each pool must be a key of worker_pools, such as { chem = { gpus = 16, pool = \"a\" } } for worker_pools.a."
+  }
+  validation {
+    condition     = var.kueue == null || alltrue([for p in var.worker_pools : p.instance_type != null || p.gpus_per_node != null])
+    error_message = "kueue sizes each worker pool's quota from its GPUs per node: give every worker pool instance_type or gpus_per_node."
+  }
+}

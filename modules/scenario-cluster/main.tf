@@ -126,6 +126,7 @@ module "cluster" {
   # The scenarios whose modules render MPI jobs and team queues (shared/mpi_jobs.tf) get the MPI
   # Operator with its CRD among the add-ons, when they travel in a bundle (they exceed user data).
   mpi_operator = var.bootstrap_bundle.enabled && contains(["molecular_dynamics", "engineering_simulation"], var.scenario)
+  kueue        = var.kueue
   monitoring   = var.monitoring
   hpa          = var.hpa
   tags         = var.tags

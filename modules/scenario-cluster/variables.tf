@@ -162,3 +162,15 @@ variable "hpa" {
   default = null
 }
 
+
+variable "kueue" {
+  description = "Kueue with the add-ons and the team queues (teams by worker_pools key); see cluster-core's kueue. The simulation modules set it from teams when apply_kueue is true. Null: no Kueue."
+  type = object({
+    teams = optional(map(object({
+      gpus      = number
+      namespace = optional(string)
+      pool      = optional(string)
+    })), {})
+  })
+  default = null
+}

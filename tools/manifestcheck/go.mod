@@ -4,6 +4,8 @@ go 1.26.8
 
 require (
 	k8s.io/api v0.35.3
+	k8s.io/apiextensions-apiserver v0.35.3
+	k8s.io/kube-aggregator v0.35.3
 	sigs.k8s.io/kueue v0.17.0
 	sigs.k8s.io/yaml v1.6.0
 )

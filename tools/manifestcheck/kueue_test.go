@@ -18,29 +18,33 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
-// kueueDoc is one rendered object: its kind, name and YAML.
-type kueueDoc struct{ Kind, Name, YAML string }
+// kueueDoc is one rendered object: its apiVersion, kind, name and YAML.
+type kueueDoc struct{ APIVersion, Kind, Name, YAML string }
 
-func renderQueues(t *testing.T) []kueueDoc {
+func renderQueues(t *testing.T) []kueueDoc { return mpirender(t) }
+
+// mpirender runs tools/mpirender with args in the provider's module and splits its output.
+func mpirender(t *testing.T, args ...string) []kueueDoc {
 	t.Helper()
-	cmd := exec.Command("go", "run", "./tools/mpirender")
+	cmd := exec.Command("go", append([]string{"run", "./tools/mpirender"}, args...)...)
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go run ./tools/mpirender: %v", err)
+		t.Fatalf("go run ./tools/mpirender %v: %v", args, err)
 	}
 	var docs []kueueDoc
 	for _, y := range strings.Split(string(out), "---\n") {
 		var head struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
 				Name string `json:"name"`
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(y), &head); err != nil {
 			t.Fatal(err)
 		}
-		docs = append(docs, kueueDoc{head.Kind, head.Metadata.Name, y})
+		docs = append(docs, kueueDoc{head.APIVersion, head.Kind, head.Metadata.Name, y})
 	}
 	return docs
 }

@@ -43,6 +43,29 @@ run "mpi_operator_needs_bundles" {
   expect_failures = [var.mpi_operator]
 }
 
+# Kueue's release is 627 KB of YAML: without bundles the plan stops at the variable too.
+run "kueue_needs_bundles" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    bootstrap_bundle = { enabled = false }
+    kueue            = {}
+  }
+  expect_failures = [var.kueue]
+}
+
+# A team's pool is a worker_pools key; a pool name is refused before anything is planned.
+run "kueue_team_pool_is_a_key" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+    kueue            = { teams = { chem = { gpus = 8, pool = "cc-bundle-gpu" } } }
+  }
+  expect_failures = [var.kueue]
+}
+
 run "needs_a_control_plane_role" {
   command = plan
   variables {
@@ -68,6 +91,18 @@ run "bundled" {
     control_plane    = { size = 3, ram_role_name = "cc-bundle-cp" }
     bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
     mpi_operator     = true
+    kueue            = { teams = { chem = { gpus = 8 } } }
+  }
+
+  # Kueue after the MPI Operator: its release, then the team's queue on the pool by the name its
+  # nodes carry, which the module gives the pool itself (no name comes back in from outside).
+  assert {
+    condition     = output.addon_files[length(output.addon_files) - 1] == "65-kueue.yaml" && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "name: kueue-controller-manager") && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "kind: ClusterQueue")
+    error_message = "with kueue the first control-plane pool's add-ons must end with Kueue's release and queues: ${jsonencode(output.addon_files)}"
+  }
+  assert {
+    condition     = strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "gpucluster.io/pool: ${gpucluster_node_pool.worker["gpu"].name}")
+    error_message = "the ResourceFlavor must select the worker pool's nodes by its name ${gpucluster_node_pool.worker["gpu"].name}"
   }
 
   # The add-ons travel in the first control-plane node's bundle, so they may hold the MPI Operator

@@ -132,6 +132,25 @@ run "mpi_teams" {
   }
 }
 
+# Kueue in the add-ons: the teams go into the cluster by worker_pools key, and the first
+# control-plane node applies Kueue's release and their queues after the MPI Operator.
+run "kueue_addon" {
+  command = plan
+  variables {
+    teams       = { chem = { gpus = 10, pool = "gpu" }, bio = { gpus = 6 } }
+    apply_kueue = true
+  }
+
+  assert {
+    condition     = output.addon_files[length(output.addon_files) - 1] == "65-kueue.yaml" && contains(output.addon_files, "60-mpi-operator.yaml")
+    error_message = "with apply_kueue the add-ons must end with Kueue after the MPI Operator: ${jsonencode(output.addon_files)}"
+  }
+  assert {
+    condition     = output.mpi.teams["chem"].pool == output.worker_pools["gpu"].name && strcontains(output.mpi.queues_yaml, "name: ${output.worker_pools["gpu"].name}")
+    error_message = "the queues must name the pool as its nodes carry it: ${jsonencode(output.mpi.teams)}"
+  }
+}
+
 run "matrix_budget_option" {
   command = plan
 

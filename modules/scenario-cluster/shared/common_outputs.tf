@@ -32,6 +32,11 @@ output "cluster_autoscaler_yaml" {
   value       = module.scenario.cluster.cluster_autoscaler_yaml
 }
 
+output "addon_files" {
+  description = "The add-on files the first control-plane node applies, in apply (name) order; with bundles the simulation modules add 60-mpi-operator.yaml and, with apply_kueue, 65-kueue.yaml."
+  value       = module.scenario.cluster.addon_files
+}
+
 output "instance_types" {
   description = "Instance type of each worker pool."
   value       = module.scenario.cluster.instance_types

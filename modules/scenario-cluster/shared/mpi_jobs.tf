@@ -1,7 +1,8 @@
 # Multi-node MPI for the simulation scenarios, written once and linked into molecular-dynamics and
 # engineering-simulation: the MPI Operator, Kueue team queues with gang admission, MPIJob
 # templates (LAMMPS, OpenFOAM, Horovod) and the scaling-efficiency validation, rendered by
-# gpucluster_kubernetes_manifests for the module's worker pools. See the guide Running MPI jobs.
+# gpucluster_kubernetes_manifests for the module's worker pools. With apply_kueue the cluster
+# applies Kueue and the teams' queues itself (cluster-core's kueue). See the guide Running MPI jobs.
 
 terraform {
   required_providers {
@@ -44,19 +45,24 @@ variable "mpi_min_parallel_efficiency_percent" {
   }
 }
 
-# GPUs per instance type, to size pinned-type pools.
-data "gpucluster_gpu_catalog" "mpi" {}
+variable "apply_kueue" {
+  description = "Apply Kueue (v0.17.0) with the cluster's add-ons: its release manifest, then mpi.queues_yaml's configuration and the teams' queues, so the cluster comes up with gang admission and no kubectl step. Needs bootstrap_bundle.enabled (the release is 627 KB of YAML, far over user data). Kueue's webhooks refuse every Job while its manager is not running. false: apply Kueue's release manifest and then mpi.queues_yaml yourself."
+  type        = bool
+  default     = false
+  nullable    = false
+
+  validation {
+    condition     = !var.apply_kueue || var.bootstrap_bundle.enabled
+    error_message = "apply_kueue = true needs bootstrap_bundle.enabled = true: Kueue's release manifest (627 KB of YAML) does not fit in the 32 KB of user data ECS accepts. Turn bundles on (and name the two RAM roles), or set apply_kueue = false and apply Kueue and mpi.queues_yaml yourself."
+  }
+}
 
 locals {
-  mpi_type_gpus = { for t in data.gpucluster_gpu_catalog.mpi.instance_types : t.name => t.gpus }
-  # Pools by the name their nodes carry in the gpucluster.io/pool label, sized from the inputs
-  # (as scenario-cluster fills them) rather than from the pools' gpu_count, which is unknown until
-  # the nodes exist: so team quotas that do not fit fail the plan, before anything is created.
-  mpi_pools = { for k, p in var.worker_pools : module.scenario.cluster.worker_pools[k].name => {
-    # An autoscaling pool's quota may use the GPUs of every node it can grow to.
-    node_count    = try(p.size, null) != null ? p.size : p.autoscaling.max_size
-    gpus_per_node = try(p.instance_type, null) != null ? local.mpi_type_gpus[p.instance_type] : coalesce(try(p.gpus_per_node, null), var.gpus_per_node)
-  } }
+  # The teams by worker_pools key: cluster-core names the pools and renders the queues itself.
+  kueue = var.apply_kueue ? { teams = var.teams } : null
+  # The pools by the name their nodes carry in the gpucluster.io/pool label, sized from the inputs
+  # (cluster-core's mpi_pools), so team quotas that do not fit fail the plan.
+  mpi_pools = module.scenario.cluster.mpi_pools
 }
 
 data "gpucluster_kubernetes_manifests" "mpi" {
@@ -81,7 +87,7 @@ data "gpucluster_kubernetes_manifests" "mpi" {
 }
 
 output "mpi" {
-  description = "MPI on the cluster, in apply order: operator_yaml (the MPI Operator, after its CRD), queues_yaml (Kueue's configuration, after Kueue's release manifest), then the MPIJob templates molecular_dynamics_yaml, cfd_yaml and horovod_yaml and the validation validation_scaling_yaml, which run on the first pool with ranks = workers x slots_per_worker; teams are the teams with their defaults (gpus, namespace, pool)."
+  description = "MPI on the cluster, in apply order: operator_yaml (the MPI Operator, after its CRD), queues_yaml (Kueue's configuration, after Kueue's release manifest; with apply_kueue the cluster applies both itself), then the MPIJob templates molecular_dynamics_yaml, cfd_yaml and horovod_yaml and the validation validation_scaling_yaml, which run on the first pool with ranks = workers x slots_per_worker; teams are the teams with their defaults (gpus, namespace, pool)."
   value = {
     operator_yaml           = data.gpucluster_kubernetes_manifests.mpi.mpi.operator_yaml
     queues_yaml             = data.gpucluster_kubernetes_manifests.mpi.mpi.queues_yaml

@@ -36,6 +36,10 @@ module "scenario" {
   ca_seed_version    = var.ca_seed_version
   ca_cert_hash       = var.ca_cert_hash
   tags               = var.tags
+
+  # Kueue and the team queues in the add-ons: set by mpi_jobs.tf in the simulation modules, null
+  # in the others (their main.tf).
+  kueue = local.kueue
 }
 
 # Before the shared module, these lived in each scenario module itself: existing states move
