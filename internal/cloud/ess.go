@@ -624,3 +624,17 @@ func (c *Client) EnterStandby(ctx context.Context, groupID string, ids []string)
 	}
 	return nil
 }
+
+// SetInstanceUnhealthy tells Auto Scaling that an instance of a group is unhealthy: the group
+// removes it (releasing it when it created it) and launches a replacement
+// (https://www.alibabacloud.com/help/doc-detail/146592.htm).
+func (c *Client) SetInstanceUnhealthy(ctx context.Context, instanceID string) error {
+	req := ess.CreateSetInstanceHealthRequest()
+	req.RegionId = c.region
+	req.InstanceId = instanceID
+	req.HealthStatus = "Unhealthy"
+	if err := c.Call(ctx, req, ess.CreateSetInstanceHealthResponse()); err != nil {
+		return fmt.Errorf("marking instance %s unhealthy in its scaling group: %w", instanceID, err)
+	}
+	return nil
+}

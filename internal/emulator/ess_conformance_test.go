@@ -123,6 +123,12 @@ func TestESSConformance(t *testing.T) {
 			out, err := c.ExitStandby(r)
 			return out, out, err
 		}},
+		{"SetInstanceHealth", func() (responses.AcsResponse, any, error) {
+			r := ess.CreateSetInstanceHealthRequest()
+			r.RegionId, r.InstanceId, r.HealthStatus = testRegion, instance, "Healthy"
+			out, err := c.SetInstanceHealth(r)
+			return out, out, err
+		}},
 		{"RemoveInstances", func() (responses.AcsResponse, any, error) {
 			r := ess.CreateRemoveInstancesRequest()
 			r.RegionId, r.ScalingGroupId, r.InstanceId = testRegion, f.group, &[]string{instance}

@@ -28,6 +28,7 @@ var essResponseShapes = map[string]string{
 	"2014-08-28/ModifyScalingRule":             "{RequestId}",
 	"2014-08-28/RemoveInstances":               "{RequestId,ScalingActivityId}",
 	"2014-08-28/ScaleWithAdjustment":           "{ActivityType,RequestId,ScalingActivityId}",
+	"2014-08-28/SetInstanceHealth":             "{RequestId}",
 	"2014-08-28/TagResources":                  "{RequestId}",
 	"2014-08-28/UntagResources":                "{RequestId}",
 }

@@ -38,6 +38,9 @@ type Agent struct {
 	Metrics func(ctx context.Context) (string, error)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Replacer, when set, is asked for a new instance once a GPU that needs one has no GPU pod
+	// left on the node; nil leaves the request annotation to the node's pool.
+	Replacer Replacer
 }
 
 // Result is what one round did.
@@ -45,6 +48,8 @@ type Result struct {
 	Findings []Finding
 	Evicted  []string // namespace/name of the GPU pods whose eviction was accepted
 	Blocked  []string // ... whose eviction a PodDisruptionBudget refused, tried again next round
+	// Replaced: the Replacer accepted the request (the instance goes, a new one comes).
+	Replaced bool
 }
 
 // Reconcile reads the GPUs and brings the node's condition, taint, annotation and GPU pods in
@@ -66,10 +71,26 @@ func (a *Agent) Reconcile(ctx context.Context) (Result, error) {
 	if err := a.markNode(ctx, res.Findings); err != nil {
 		return res, err
 	}
-	if len(res.Findings) > 0 {
-		res.Evicted, res.Blocked, err = a.evictGPUPods(ctx)
+	if len(res.Findings) == 0 {
+		return res, nil
 	}
-	return res, err
+	var left int
+	res.Evicted, res.Blocked, left, err = a.evictGPUPods(ctx)
+	if err != nil || left > 0 || a.Replacer == nil {
+		return res, err
+	}
+	if action, _ := worst(res.Findings); action != health.ActionReplace {
+		return res, nil
+	}
+	node, err := a.Client.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+	if err != nil {
+		return res, err
+	}
+	if err := a.Replacer.Replace(ctx, node); err != nil {
+		return res, fmt.Errorf("asking for a new instance for node %s: %w", a.Node, err)
+	}
+	res.Replaced = true
+	return res, nil
 }
 
 // Run reconciles every interval until ctx ends, reporting each round's error to report (nil:
@@ -177,16 +198,20 @@ func (a *Agent) markNode(ctx context.Context, findings []Finding) error {
 }
 
 // evictGPUPods asks the Eviction API to evict each pod on the node that holds a GPU and is not
-// ending already. A DaemonSet's pod is left: its controller would put it straight back, and the
-// device plugin and dcgm-exporter are what report the GPU.
-func (a *Agent) evictGPUPods(ctx context.Context) (evicted, blocked []string, err error) {
+// ending already, and answers how many GPU pods are still on the node (running or ending). A
+// DaemonSet's pod is left: its controller would put it straight back, and the device plugin and
+// dcgm-exporter are what report the GPU.
+func (a *Agent) evictGPUPods(ctx context.Context) (evicted, blocked []string, left int, err error) {
 	pods, err := a.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.Node})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
-			!holdsGPU(&p) || ownedByDaemonSet(&p) {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || !holdsGPU(&p) || ownedByDaemonSet(&p) {
+			continue
+		}
+		left++
+		if p.DeletionTimestamp != nil {
 			continue
 		}
 		name := p.Namespace + "/" + p.Name
@@ -199,11 +224,12 @@ func (a *Agent) evictGPUPods(ctx context.Context) (evicted, blocked []string, er
 			// 429 Too Many Requests); the next round asks again.
 			blocked = append(blocked, name)
 		case apierrors.IsNotFound(err):
+			left--
 		default:
-			return evicted, blocked, fmt.Errorf("evicting %s: %w", name, err)
+			return evicted, blocked, left, fmt.Errorf("evicting %s: %w", name, err)
 		}
 	}
-	return evicted, blocked, nil
+	return evicted, blocked, left, nil
 }
 
 func holdsGPU(p *corev1.Pod) bool {

@@ -25,7 +25,7 @@ DCGM_FI_DEV_ROW_REMAP_FAILURE{gpu="2",UUID="GPU-a"} 1
 		t.Errorf("Assess = %+v, want GPU 2 replace (row remap failure), GPU 10 reset (XID 48)", findings)
 	}
 	for _, bad := range []string{
-		"DCGM_FI_DEV_XID_ERRORS{UUID=\"GPU-a\"} 79",  // no gpu label
+		"DCGM_FI_DEV_XID_ERRORS{UUID=\"GPU-a\"} 79", // no gpu label
 		"DCGM_FI_DEV_XID_ERRORS{gpu=\"0\"} seventy", // not a number
 		"DCGM_FI_DEV_XID_ERRORS{gpu=\"0} 79",        // unterminated value
 	} {

@@ -55,6 +55,7 @@ var Uncovered = []string{
 	"2014-08-28/ModifyScalingRule",
 	"2014-08-28/RemoveInstances",
 	"2014-08-28/ScaleWithAdjustment",
+	"2014-08-28/SetInstanceHealth",
 	"2014-08-28/TagResources",
 	"2014-08-28/UntagResources",
 	"2015-06-12/DescribeEndpoints",

@@ -55,3 +55,29 @@ func TestHealthCheckSparesStandby(t *testing.T) {
 		t.Fatalf("RemoveInstances of the Standby instance did not release it: released %v", f.released)
 	}
 }
+
+// SetInstanceHealth Unhealthy has the group remove and release the instance at once and launch
+// its replacement; an unknown instance and a status other than Healthy/Unhealthy are refused.
+func TestSetInstanceHealthReplaces(t *testing.T) {
+	w := producttest.NewWorld()
+	f := useFakeECS(t, w, 10)
+	g := enabledGroup(t, w, 2, 4)
+	var members []string
+	for id := range f.instances {
+		members = append(members, id)
+	}
+	slices.Sort(members)
+	do(t, w, setInstanceHealth, core.Params{"InstanceId": members[0], "HealthStatus": "Unhealthy"})
+	if !slices.Equal(f.released, members[:1]) {
+		t.Fatalf("released %v, want the unhealthy %s", f.released, members[0])
+	}
+	out := do(t, w, describeScalingInstances, core.Params{"ScalingGroupId": g}).(*esssdk.DescribeScalingInstancesResponse)
+	if n := len(out.ScalingInstances.ScalingInstance); n != 2 || len(f.instances) != 2 {
+		t.Fatalf("group holds %d instances (ECS %d), want 2: the unhealthy one replaced", n, len(f.instances))
+	}
+	for _, p := range []core.Params{{"InstanceId": "i-none", "HealthStatus": "Unhealthy"}, {"InstanceId": members[1], "HealthStatus": "Sick"}} {
+		if _, e := w.Call(handle(setInstanceHealth), Version, p); e == nil {
+			t.Errorf("SetInstanceHealth %v: accepted", p)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func describeScalingInstances(c *call) (any, *core.Error) {
 		in, _ := c.instance(r.m.Instance)
 		resp.ScalingInstances.ScalingInstance = append(resp.ScalingInstances.ScalingInstance, esssdk.ScalingInstance{
 			InstanceId: in.ID, ScalingGroupId: r.g.ID, ScalingConfigurationId: r.m.Config, ScalingActivityId: r.m.Activity,
-			CreationType: r.m.Creation, LifecycleState: c.memberState(r.m), HealthStatus: "Healthy", ZoneId: in.Zone,
+			CreationType: r.m.Creation, LifecycleState: c.memberState(r.m), HealthStatus: healthStatus(r.m), ZoneId: in.Zone,
 			InstanceType: in.Type, PrivateIpAddress: in.IP, SpotStrategy: cmp.Or(in.Spot, "NoSpot"),
 			CreationTime: core.FormatTime(r.m.Added), CreatedTime: core.FormatTime(in.Created), WeightedCapacity: 1, WarmupState: "NoNeedWarmup",
 		})
@@ -128,4 +128,13 @@ func removeScalingInstances(c *call) (any, *core.Error) {
 		g.Desired = max(g.Desired-len(out), g.Min)
 	}
 	return &esssdk.RemoveInstancesResponse{RequestId: c.ReqID, ScalingActivityId: a.ID}, nil
+}
+
+// healthStatus is a member's HealthStatus: Unhealthy once SetInstanceHealth said so (the health
+// check removes it at once, so a listing rarely shows it), else Healthy.
+func healthStatus(m *scalingMember) string {
+	if m.Unhealthy {
+		return "Unhealthy"
+	}
+	return "Healthy"
 }

@@ -77,6 +77,8 @@ type scalingMember struct {
 	// Standby: EnterStandby took the instance out of service (standby.go); the health check
 	// leaves it alone until ExitStandby.
 	Standby bool `json:"standby,omitempty"`
+	// Unhealthy: SetInstanceHealth marked it so; the health check removes it (health.go).
+	Unhealthy bool `json:"unhealthy,omitempty"`
 }
 
 // scalingConfig is a launch specification: the RunInstances parameters ESS passes on.
