@@ -143,6 +143,8 @@ type Agent struct {
 	now time.Time
 	// writeObject plays the control plane's join-token timer's puts (tokens.go).
 	writeObject ObjectWriter
+	// certs are the registered nodes' certificates of a year (certexpiry.go).
+	certs map[string]*nodeCerts
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -160,7 +162,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 		logf = func(string, ...any) {}
 	}
 	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, holds: map[string]imageHolds{}, registered: map[string]string{},
-		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]*ShutdownReport{}}
+		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]*ShutdownReport{}, certs: map[string]*nodeCerts{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -220,6 +222,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 	statuses := map[string]NodeStatus{}
 	a.refused, a.fetchFailed = map[string]bool{}, map[string]string{}
 	a.forgetGoneBuilders(v)
+	a.playCertRenewals()
 	var pending []*emulator.InstanceView
 	for i := range v.Instances {
 		in := &v.Instances[i]
@@ -233,6 +236,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 				st.Reason = "instance " + in.Status + ": the kubelet's graceful node shutdown is terminating its pods"
 			} else if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
 				st.Reason = a.notReady[in.ID]
+			}
+			if lapsed := a.certsLapsed(in.ID, name); st.Reason == "" {
+				st.Reason = lapsed
 			}
 			statuses[in.ID] = st
 			continue
@@ -341,6 +347,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	a.registered[in.ID] = node.Name
 	a.holdShutdown(in.ID, p)
+	a.issueCerts(in.ID, p, d.role != RoleWorker)
 	if d.notReady != "" {
 		a.notReady[in.ID] = d.notReady
 	}
@@ -490,6 +497,7 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 		delete(a.stopped, id)
 		delete(a.notReady, id)
 		delete(a.plans, id)
+		delete(a.certs, id)
 		if c := a.cluster; c != nil {
 			delete(c.members, id)
 		}
