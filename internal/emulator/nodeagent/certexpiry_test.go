@@ -2,6 +2,8 @@ package nodeagent
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +12,18 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/alerting"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
 // editedUserData is o's user data with the file at path changed by edit, written back
 // unencoded, as a node whose bootstrap lacked something would carry it.
 func editedUserData(t *testing.T, o bootstrap.Options, path string, edit func(string) string) string {
+	t.Helper()
+	return base64.StdEncoding.EncodeToString([]byte(editedDoc(t, o, path, edit)))
+}
+
+// editedDoc is editedUserData before Base64.
+func editedDoc(t *testing.T, o bootstrap.Options, path string, edit func(string) string) string {
 	t.Helper()
 	doc, err := bootstrap.UnpackUserData(renderDoc(t, o))
 	if err != nil {
@@ -50,13 +59,17 @@ func editedUserData(t *testing.T, o bootstrap.Options, path string, edit func(st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base64.StdEncoding.EncodeToString(append([]byte("#cloud-config\n"), b...))
+	return "#cloud-config\n" + string(b)
 }
 
 // withoutRenewal is a control-plane node's user data whose bootstrap does not enable the renewal
 // timer (its files still there), as a bootstrap without it would leave the node.
 func withoutRenewal(t *testing.T, o bootstrap.Options) string {
-	return editedUserData(t, o, bootstrap.ScriptPath, func(s string) string { return strings.ReplaceAll(s, " gpucluster-cert-renew.timer", "") })
+	return base64.StdEncoding.EncodeToString([]byte(withoutRenewalDoc(t, o)))
+}
+
+func withoutRenewalDoc(t *testing.T, o bootstrap.Options) string {
+	return editedDoc(t, o, bootstrap.ScriptPath, func(s string) string { return strings.ReplaceAll(s, " gpucluster-cert-renew.timer", "") })
 }
 
 const day = 24 * time.Hour
@@ -179,4 +192,72 @@ func countControlPlaneLapses(fs []Failure) int {
 		}
 	}
 	return n
+}
+
+// advanceClock moves the emulator's clock as a test or an operator does: POST /_emulator/clock.
+func (s *cloudScenario) advanceClock(t *testing.T, d time.Duration) {
+	t.Helper()
+	resp, err := http.Post(s.url+emulator.ClockPath, "application/json", strings.NewReader(`{"advance":"`+d.String()+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", emulator.ClockPath, resp.Status)
+	}
+}
+
+// failures answers the failures of GET /_emulator/nodes.
+func (s *cloudScenario) failures(t *testing.T) []Failure {
+	t.Helper()
+	resp, err := http.Get(s.url + emulator.NodesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Failures []Failure }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Failures
+}
+
+// TestCertsThroughTheClock: a first control-plane node created through the SDK path, played by
+// the agent over the real emulator whose clock POST /_emulator/clock moves: with the bootstrap's
+// renewal timer nothing lapses across 400 days; with its enabling removed, the node's
+// certificates lapse in the 366th day, a failure /_emulator/nodes reports.
+func TestCertsThroughTheClock(t *testing.T) {
+	ca := testCAs(t)[0]
+	for _, tc := range []struct {
+		name  string
+		doc   func(bootstrap.Options) string
+		lapse bool
+	}{
+		{"with the renewal timer", func(o bootstrap.Options) string { return renderDoc(t, o) }, false},
+		{"without the renewal timer", func(o bootstrap.Options) string { return withoutRenewalDoc(t, o) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startCloud(t, true)
+			cp := s.run(t, "ecs.g7.xlarge", "cp-0", tc.doc(s.behind(firstControlPlane(ca))))
+			s.backends(t, cp)
+			a := s.startAgent(t, newFakeKube())
+			s.settle(t, a, []string{cp}, registered)
+			s.advanceClock(t, 364*day)
+			a.Sync(t.Context())
+			if f := s.failures(t); len(f) != 0 {
+				t.Fatalf("day 364: failures %+v", f)
+			}
+			s.advanceClock(t, 2*day)
+			a.Sync(t.Context())
+			s.advanceClock(t, 34*day)
+			a.Sync(t.Context())
+			f := s.failures(t)
+			if lapsed := len(f) == 1 && f[0].InstanceID == cp && strings.Contains(f[0].Reason, "certificates kubeadm made expired"); lapsed != tc.lapse || len(f) > 1 {
+				t.Errorf("day 400: failures %+v, want a lapse of %s: %v", f, cp, tc.lapse)
+			}
+			if st := s.nodes(t)[cp]; strings.Contains(st.Reason, "x509") != tc.lapse {
+				t.Errorf("day 400: %s's status %q, want its certificates expired: %v", cp, st.Reason, tc.lapse)
+			}
+		})
+	}
 }
