@@ -360,6 +360,9 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)
+	if note := a.certsNote(in.ID); note != "" {
+		st.Notes = append(st.Notes, note)
+	}
 	st.PodsReachMetadata = p.PodsReachMetadata
 	if p.PodsReachMetadata {
 		st.Notes = append(st.Notes, podsReachMetadataNote)

@@ -205,6 +205,23 @@ func (a *Agent) certsLapsed(id, name string) string {
 	return ""
 }
 
+// certsNote is what a node that registers now will suffer of its certificates, said on day one:
+// a kubelet that does not rotate, a control-plane node without a renewal timer. Caller holds a.mu.
+func (a *Agent) certsNote(id string) string {
+	nc := a.certs[id]
+	switch {
+	case nc == nil:
+		return ""
+	case !nc.kubeletExpires.IsZero():
+		return "the kubelet does not rotate its client certificate (rotateCertificates: false): the API server will refuse it at " +
+			nc.kubeletExpires.UTC().Format(time.RFC3339) + ", a year after it joined"
+	case nc.controlPlane && nc.renewer == nil:
+		return "no timer renews the control-plane certificates kubeadm made: they expire at " + nc.expires.UTC().Format(time.RFC3339) +
+			" unless kubeadm certs renew all runs before"
+	}
+	return ""
+}
+
 // CertsExpire answers when a registered node's control-plane certificates end (zero for a worker
 // or an unknown instance), after the renewals played so far.
 func (a *Agent) CertsExpire(instanceID string) time.Time {

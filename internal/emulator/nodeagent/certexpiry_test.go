@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,9 @@ func TestControlPlaneCertsRenewedBeforeTheyLapse(t *testing.T) {
 		if r := c.a.plans["i-cp"].plan.CertRenewer; r != nil {
 			t.Fatalf("renewal timer read without its enabling: %+v", r)
 		}
+		if notes := statusOf(c.a, "i-cp2").Notes; !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "no timer renews") }) {
+			t.Errorf("i-cp2's notes on day one %q do not say nothing renews its certificates", notes)
+		}
 		c.at(364 * day)
 		if f := c.a.Failures(); len(f) != 0 {
 			t.Fatalf("day 364: failures %+v", f)
@@ -161,6 +165,12 @@ func TestKubeletWithoutRotationLapses(t *testing.T) {
 	})
 	wantJoin(t, c.boot(0, instance("i-gpu1", "10.0.1.11", noRotation, true)), "")
 	wantJoin(t, c.boot(0, instance("i-gpu2", "10.0.1.16", userData(t, gpuWorker(ca)), true)), "")
+	for id, want := range map[string]bool{"i-gpu1": true, "i-gpu2": false, "i-cp": false} {
+		notes := statusOf(c.a, id).Notes
+		if got := slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "does not rotate") }); got != want {
+			t.Errorf("%s's notes on day one %q: a note that the kubelet does not rotate %v, want %v", id, notes, got, want)
+		}
+	}
 	c.at(364 * day)
 	c.at(2 * day)
 	var kubelet []Failure
