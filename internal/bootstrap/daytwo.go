@@ -61,7 +61,11 @@ const (
 // rotateCertificates: the kubelet requests a new client certificate from the API server as the
 // current one nears its end, so a node outlives the one year of the certificate kubeadm join gave
 // it (https://kubernetes.io/docs/tasks/tls/certificate-rotation/). kubeadm sets it by default too;
-// written so that it does not rest on a default.
+// written so that it does not rest on a default. The new certificates last the
+// controller-manager's --cluster-signing-duration, left at its default of a year
+// (https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/):
+// a shorter one only makes the kubelets ask more often, and CertificateExpiringSoon watches the
+// kubelet-client certificate either way.
 //
 // serverTLSBootstrap is not set: it would have the kubelet request its serving certificate as a
 // kubernetes.io/kubelet-serving CSR, which no built-in controller approves, so until someone (or
