@@ -86,19 +86,10 @@ func readRotation(files ...string) (*bool, error) {
 	return rotate, nil
 }
 
-// rotatesKubeletCert is whether the node's kubelet rotates its client certificate: its own
-// files' setting, else its cluster's (the kubelet-config the first node uploaded), else
-// kubeadm's default, true.
+// rotatesKubeletCert is whether the node's kubelet rotates its client certificate
+// (kubeletSetting), by default kubeadm's true.
 func (a *Agent) rotatesKubeletCert(p NodePlan) bool {
-	if p.RotateCertificates != nil {
-		return *p.RotateCertificates
-	}
-	if c := a.cluster; c != nil {
-		if r := a.plans[c.initID].plan.RotateCertificates; r != nil {
-			return *r
-		}
-	}
-	return true
+	return kubeletSetting(a, p, func(p NodePlan) *bool { return p.RotateCertificates }, true)
 }
 
 // nodeCerts are one registered node's certificates of a year.
