@@ -271,3 +271,26 @@ func TestCertsThroughTheClock(t *testing.T) {
 		})
 	}
 }
+
+// TestTimerReading: a timer is enabled wherever it stands in a systemctl enable --now line, and
+// not by a word after the unit list ends; its period is OnUnitActiveSec, else an OnCalendar
+// shorthand, else unknown (0), as the agent cannot play a calendar expression.
+func TestTimerReading(t *testing.T) {
+	script := "systemctl enable --now a.timer b.timer && echo c.timer\nsystemctl enable --now d.service\n"
+	for timer, want := range map[string]bool{"a.timer": true, "b.timer": true, "c.timer": false, "d.timer": false} {
+		if got := enablesTimer(script, timer); got != want {
+			t.Errorf("enablesTimer(%s) = %v, want %v", timer, got, want)
+		}
+	}
+	for unit, want := range map[string]time.Duration{
+		"[Timer]\nOnCalendar=daily\n":                        day,
+		"[Timer]\nOnCalendar=monthly\nPersistent=true\n":     31 * day,
+		"[Timer]\nOnBootSec=2min\nOnUnitActiveSec=1h\n":      time.Hour,
+		"[Timer]\nOnCalendar=daily\nOnUnitActiveSec=30min\n": 30 * time.Minute,
+		"[Timer]\nOnCalendar=Mon *-*-* 03:00:00\n":           0,
+	} {
+		if got := timerPeriod(unit); got != want {
+			t.Errorf("timerPeriod(%q) = %s, want %s", unit, got, want)
+		}
+	}
+}
