@@ -237,8 +237,8 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 			} else if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
 				st.Reason = a.notReady[in.ID]
 			}
-			if lapsed := a.certsLapsed(in.ID, name); st.Reason == "" {
-				st.Reason = lapsed
+			if st.Reason == "" {
+				st.Reason = a.certsLapsed(in.ID)
 			}
 			statuses[in.ID] = st
 			continue
@@ -445,11 +445,12 @@ func (a *Agent) imageHoldsOf(images []emulator.ImageView, id string) imageHolds 
 }
 
 // followPower stops a registered node's kubelet when its instance leaves Running (stopped,
-// stopping, or starting again) and starts it when the instance runs again, and says why the node
-// is not Ready meanwhile; the first control-plane node applies its add-ons again when it boots
+// stopping, or starting again) or the API server refuses its expired client certificate, and
+// starts it when the instance runs again, and says why the node is not Ready meanwhile; the first control-plane node applies its add-ons again when it boots
 // again. A failed call is tried again next round.
 func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name string) string {
-	down := in.Status != "Running"
+	refused := a.kubeletRefused(in.ID, name) // its client certificate expired: down as well (certexpiry.go)
+	down := in.Status != "Running" || refused != ""
 	if !down && a.stopped[in.ID] && a.notReady[in.ID] != "" {
 		// Its kubelet runs again but still has no pod network: the node stays NotReady, so it
 		// is not handed back to kwok.
@@ -471,8 +472,11 @@ func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name
 			}
 		}
 	}
-	if down {
+	switch {
+	case in.Status != "Running":
 		return "instance " + in.Status + ": its kubelet posts no status, so the node is NotReady until the instance runs again"
+	case refused != "":
+		return refused
 	}
 	return ""
 }

@@ -179,21 +179,25 @@ func lapseReason(which string, end time.Time) string {
 		"or give the node a renewal timer"
 }
 
-// certsLapsed is why a registered node's certificates leave it failing now, "" when they do not,
-// counting a kubelet's lapse as it is seen. Caller holds a.mu, after playCertRenewals.
-func (a *Agent) certsLapsed(id, name string) string {
-	nc := a.certs[id]
-	if nc == nil {
-		return ""
-	}
-	if nc.controlPlane && !a.now.Before(nc.expires) {
+// certsLapsed is why a registered control-plane node's certificates leave its API failing now,
+// "" when they do not. Caller holds a.mu, after playCertRenewals.
+func (a *Agent) certsLapsed(id string) string {
+	if nc := a.certs[id]; nc != nil && nc.controlPlane && !a.now.Before(nc.expires) {
 		return lapseReason("control-plane", nc.expires)
 	}
-	if !nc.kubeletExpires.IsZero() && !a.now.Before(nc.kubeletExpires) {
-		a.countLapse(id, name, nc, nc.kubeletExpires, "kubelet")
-		return lapseReason("kubelet", nc.kubeletExpires)
-	}
 	return ""
+}
+
+// kubeletRefused is why the API server refuses the node's kubelet now (its client certificate
+// expired and it did not rotate it), counted as a failure once; "" when it does not. Caller holds
+// a.mu.
+func (a *Agent) kubeletRefused(id, name string) string {
+	nc := a.certs[id]
+	if nc == nil || nc.kubeletExpires.IsZero() || a.now.Before(nc.kubeletExpires) {
+		return ""
+	}
+	a.countLapse(id, name, nc, nc.kubeletExpires, "kubelet")
+	return lapseReason("kubelet", nc.kubeletExpires)
 }
 
 // certsNote is what a node that registers now will suffer of its certificates, said on day one:

@@ -155,7 +155,8 @@ func TestControlPlaneCertsRenewedBeforeTheyLapse(t *testing.T) {
 }
 
 // TestKubeletWithoutRotationLapses: a worker whose kubelet patch sets rotateCertificates: false
-// is refused by the API server a year after it joined (one failure, its status NotReady's why);
+// is refused by the API server a year after it joined (one failure, its Node NotReady and its
+// status saying why);
 // the bootstrap's own worker, which rotates, is not.
 func TestKubeletWithoutRotationLapses(t *testing.T) {
 	ca := testCAs(t)[0]
@@ -188,6 +189,12 @@ func TestKubeletWithoutRotationLapses(t *testing.T) {
 	}
 	if st := statusOf(c.a, "i-gpu1"); !strings.Contains(st.Reason, "refuses the kubelet") {
 		t.Errorf("i-gpu1's status %q does not say its kubelet is refused", st.Reason)
+	}
+	kube := c.a.kube.(*fakeKube)
+	for name, want := range map[string]string{statusOf(c.a, "i-gpu1").Node: "stopped", statusOf(c.a, "i-gpu2").Node: "fake"} {
+		if got := kube.nodes[name].Annotations[KwokNodeAnnotation]; got != want {
+			t.Errorf("node %s is left to kwok as %q, want %q (stopped: its kubelet posts no status, so it is NotReady)", name, got, want)
+		}
 	}
 	if st := statusOf(c.a, "i-gpu2"); st.Reason != "" {
 		t.Errorf("the rotating worker i-gpu2: %q", st.Reason)
