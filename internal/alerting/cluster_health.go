@@ -30,13 +30,15 @@ const (
 	APIServerLatencyFor = 10 * time.Minute
 
 	// MetricCertificateExpiry is a certificate's notAfter in Unix seconds, label certificate
-	// (kubeadm's name: apiserver, etcd-server, ...; kubelet-client), written on every node by
+	// (kubeadm's name: apiserver, etcd-server, ..., admin.conf for a kubeconfig's; kubelet-client), written on every node by
 	// internal/bootstrap's certificate script into node-exporter's textfile directory.
 	MetricCertificateExpiry = "gpucluster_certificate_expiry_timestamp_seconds"
-	// CertificateExpiryWarning: kubeadm's certificates last a year and the control plane renews
-	// them monthly, the kubelet rotates its own
+	// CertificateExpiryWarning: kubeadm's certificates last a year and each control-plane node
+	// renews them once they have under twice this left (internal/bootstrap CertRenewBefore,
+	// daily), the kubelet rotates its own
 	// (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-certs/), so one with
-	// under 30 days left means a renewal or rotation failed, with a month left to mend it.
+	// under 30 days left means a renewal or rotation failed for a month, with a month left to
+	// mend it.
 	CertificateExpiryWarning = 30 * 24 * time.Hour
 )
 

@@ -369,8 +369,10 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 // checkNodeAgentVerdicts reads what the node agent found on each node that the Kubernetes API does
 // not show: every node keeps its pods from the instance metadata service (its user data and its
 // role's credentials) and nothing the cluster runs is cut off from it, and every node, the
-// control plane's included, booted from an image holding its install phases (node_image.bake), and
-// no node was deleted while it still ran pods (a roll or shrink that did not stop it first).
+// control plane's included, booted from an image holding its install phases (node_image.bake), its
+// certificates renewed or rotated before they end (no note that a kubelet does not rotate or that
+// no timer renews a control-plane node's), and no node was deleted while it still ran pods (a roll
+// or shrink that did not stop it first).
 func (s *stack) checkNodeAgentVerdicts() error {
 	if f := s.agent.Failures(); len(f) > 0 {
 		return fmt.Errorf("node %s (%s): %s", f[0].Node, f[0].InstanceID, f[0].Reason)
@@ -383,7 +385,7 @@ func (s *stack) checkNodeAgentVerdicts() error {
 			return fmt.Errorf("node %s (%s): its pods reach the instance metadata service: %q", st.Node, st.InstanceID, st.Notes)
 		}
 		for _, note := range st.Notes {
-			if strings.Contains(note, "metadata service") {
+			if strings.Contains(note, "metadata service") || strings.Contains(note, "certificate") {
 				return fmt.Errorf("node %s (%s): %s", st.Node, st.InstanceID, note)
 			}
 		}

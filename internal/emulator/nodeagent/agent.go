@@ -143,6 +143,8 @@ type Agent struct {
 	now time.Time
 	// writeObject plays the control plane's join-token timer's puts (tokens.go).
 	writeObject ObjectWriter
+	// certs are the registered nodes' certificates of a year (certexpiry.go).
+	certs map[string]*nodeCerts
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -160,7 +162,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 		logf = func(string, ...any) {}
 	}
 	return &Agent{view: view, kube: kube, logf: logf, plans: map[string]planEntry{}, decoded: map[string]planEntry{}, holds: map[string]imageHolds{}, registered: map[string]string{},
-		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]*ShutdownReport{}}
+		stopped: map[string]bool{}, notReady: map[string]string{}, statuses: map[string]NodeStatus{}, shutDown: map[string]*ShutdownReport{}, certs: map[string]*nodeCerts{}}
 }
 
 // Run calls Sync every interval until ctx ends. Instances become Running lazily in the
@@ -220,6 +222,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 	statuses := map[string]NodeStatus{}
 	a.refused, a.fetchFailed = map[string]bool{}, map[string]string{}
 	a.forgetGoneBuilders(v)
+	a.playCertRenewals()
 	var pending []*emulator.InstanceView
 	for i := range v.Instances {
 		in := &v.Instances[i]
@@ -233,6 +236,9 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 				st.Reason = "instance " + in.Status + ": the kubelet's graceful node shutdown is terminating its pods"
 			} else if st.Reason = a.followPower(ctx, in, name); st.Reason == "" {
 				st.Reason = a.notReady[in.ID]
+			}
+			if st.Reason == "" {
+				st.Reason = a.certsLapsed(in.ID)
 			}
 			statuses[in.ID] = st
 			continue
@@ -341,6 +347,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	a.registered[in.ID] = node.Name
 	a.holdShutdown(in.ID, p)
+	a.issueCerts(in.ID, p, d.role != RoleWorker)
 	if d.notReady != "" {
 		a.notReady[in.ID] = d.notReady
 	}
@@ -353,6 +360,9 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)
+	if note := a.certsNote(in.ID); note != "" {
+		st.Notes = append(st.Notes, note)
+	}
 	st.PodsReachMetadata = p.PodsReachMetadata
 	if p.PodsReachMetadata {
 		st.Notes = append(st.Notes, podsReachMetadataNote)
@@ -435,11 +445,12 @@ func (a *Agent) imageHoldsOf(images []emulator.ImageView, id string) imageHolds 
 }
 
 // followPower stops a registered node's kubelet when its instance leaves Running (stopped,
-// stopping, or starting again) and starts it when the instance runs again, and says why the node
-// is not Ready meanwhile; the first control-plane node applies its add-ons again when it boots
+// stopping, or starting again) or the API server refuses its expired client certificate, and
+// starts it when the instance runs again, and says why the node is not Ready meanwhile; the first control-plane node applies its add-ons again when it boots
 // again. A failed call is tried again next round.
 func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name string) string {
-	down := in.Status != "Running"
+	refused := a.kubeletRefused(in.ID, name) // its client certificate expired: down as well (certexpiry.go)
+	down := in.Status != "Running" || refused != ""
 	if !down && a.stopped[in.ID] && a.notReady[in.ID] != "" {
 		// Its kubelet runs again but still has no pod network: the node stays NotReady, so it
 		// is not handed back to kwok.
@@ -461,8 +472,11 @@ func (a *Agent) followPower(ctx context.Context, in *emulator.InstanceView, name
 			}
 		}
 	}
-	if down {
+	switch {
+	case in.Status != "Running":
 		return "instance " + in.Status + ": its kubelet posts no status, so the node is NotReady until the instance runs again"
+	case refused != "":
+		return refused
 	}
 	return ""
 }
@@ -490,6 +504,7 @@ func (a *Agent) forgetGone(ctx context.Context, v emulator.View) {
 		delete(a.stopped, id)
 		delete(a.notReady, id)
 		delete(a.plans, id)
+		delete(a.certs, id)
 		if c := a.cluster; c != nil {
 			delete(c.members, id)
 		}

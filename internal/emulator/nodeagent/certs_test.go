@@ -22,9 +22,15 @@ func sized(o bootstrap.Options, size int) bootstrap.Options {
 // first, the two others from join; with store, the bucket they keep the join token in.
 func clockedControlPlane(t *testing.T, first, join bootstrap.Options, store ...*cpStore) *clockedAgent {
 	t.Helper()
+	return clockedControlPlaneOf(t, userData(t, first), userData(t, join), store...)
+}
+
+// clockedControlPlaneOf is clockedControlPlane from the nodes' user data.
+func clockedControlPlaneOf(t *testing.T, first, join string, store ...*cpStore) *clockedAgent {
+	t.Helper()
 	v := goodView(t)
-	v.Instances = []emulator.InstanceView{instance("i-cp", "10.0.1.10", userData(t, first), false),
-		instance("i-cp2", "10.0.1.12", userData(t, join), false), instance("i-cp3", "10.0.1.13", userData(t, join), false)}
+	v.Instances = []emulator.InstanceView{instance("i-cp", "10.0.1.10", first, false),
+		instance("i-cp2", "10.0.1.12", join, false), instance("i-cp3", "10.0.1.13", join, false)}
 	v.LoadBalancers[0].BackendIDs = []string{"i-cp", "i-cp2", "i-cp3", "i-cp4", "i-cp1b"} // the pools' backend attachments
 	c := newClockedAgent(t, v)
 	q := &commandQueue{finished: map[string]string{}, codes: map[string]int{}}

@@ -31,8 +31,10 @@ type NodePlan struct {
 	// node reads its token (nil: from its configuration). tokens.go.
 	TokenPublisher *TokenPublisher
 	StoredToken    *storeRef
-	// CertsUploader is a control-plane node's certificate upload timer (certs.go).
+	// CertsUploader is a control-plane node's certificate upload timer (certs.go), CertRenewer
+	// its certificate renewal timer (certexpiry.go).
 	CertsUploader *CertsUploader
+	CertRenewer   *CertRenewer
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
 	Join *JoinPlan
@@ -74,6 +76,9 @@ type NodePlan struct {
 	// Shutdown is the kubelet's graceful node shutdown as the node's files set it (nil: they do
 	// not; a joining node then has its cluster's, shutdown.go).
 	Shutdown *ShutdownSettings
+	// RotateCertificates is the kubelet's rotateCertificates as the node's files set it (nil:
+	// they do not; the cluster's, else kubeadm's default, certexpiry.go).
+	RotateCertificates *bool
 }
 
 // JoinPlan is one kubeadm JoinConfiguration.
@@ -180,6 +185,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.StoredToken = storedTokenRef(script)
 	p.TokenPublisher = tokenPublisher(ci.Files, script)
 	p.CertsUploader = certsUploader(ci.Files, script)
+	p.CertRenewer = certRenewer(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {
@@ -196,6 +202,9 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 		return p, err
 	} else if ok {
 		p.Shutdown = &s
+	}
+	if p.RotateCertificates, err = readRotation(main, ci.Files[bootstrap.KubeletPatchPath]); err != nil {
+		return p, err
 	}
 	for _, path := range slices.Sorted(maps.Keys(ci.Files)) {
 		if name, ok := strings.CutPrefix(path, bootstrap.AddonsDir+"/"); ok && !strings.Contains(name, "/") {

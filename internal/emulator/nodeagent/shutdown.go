@@ -106,19 +106,25 @@ func readShutdown(files ...string) (s ShutdownSettings, ok bool, err error) {
 	return s, ok, nil
 }
 
-// shutdownOf is the node's settings: its own files', else its cluster's (a joining node without
-// a patch takes the kubelet-config its cluster's first node uploaded), else the kubelet's
-// defaults (0: no graceful shutdown).
+// shutdownOf is the node's settings (kubeletSetting), by default the kubelet's (0: no graceful
+// shutdown).
 func (a *Agent) shutdownOf(p NodePlan) ShutdownSettings {
-	if p.Shutdown != nil {
-		return *p.Shutdown
+	return kubeletSetting(a, p, func(p NodePlan) *ShutdownSettings { return p.Shutdown }, ShutdownSettings{})
+}
+
+// kubeletSetting is one of a node's kubelet settings: its own files', else its cluster's (a
+// joining node without a patch takes the kubelet-config its cluster's first node uploaded), else
+// def.
+func kubeletSetting[T any](a *Agent, p NodePlan, of func(NodePlan) *T, def T) T {
+	if v := of(p); v != nil {
+		return *v
 	}
 	if c := a.cluster; c != nil {
-		if init := a.plans[c.initID].plan.Shutdown; init != nil {
-			return *init
+		if v := of(a.plans[c.initID].plan); v != nil {
+			return *v
 		}
 	}
-	return ShutdownSettings{}
+	return def
 }
 
 // holdShutdown tells the emulator that the registered node's guest delays a normal shutdown by

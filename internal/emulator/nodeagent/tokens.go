@@ -149,10 +149,11 @@ func tokenPublisher(files map[string]string, script string) *TokenPublisher {
 
 // enabledTimer is a service under /etc/systemd/system with a timer the bootstrap script enables:
 // its ExecStart command, the content of the script that command names when the node's files hold
-// it ("" otherwise), and the timer's OnUnitActiveSec (systemd's time span; 0 when it has none).
+// it ("" otherwise) and the arguments it passes, and the time between the timer's runs
+// (timerPeriod; 0 when the agent cannot tell).
 type enabledTimer struct {
-	exec, body string
-	period     time.Duration
+	exec, body, args string
+	period           time.Duration
 }
 
 // enabledTimers are the node's enabled timers.
@@ -164,20 +165,59 @@ func enabledTimers(files map[string]string, script string) []enabledTimer {
 			continue
 		}
 		_, exec, ok := strings.Cut(unit, "ExecStart=")
-		if !ok || !strings.Contains(script, "enable --now "+strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
+		if !ok || !enablesTimer(script, strings.TrimPrefix(name, "/etc/systemd/system/")+".timer") {
 			continue
 		}
 		exec, _, _ = strings.Cut(exec, "\n")
 		t := enabledTimer{exec: strings.TrimSpace(exec)}
-		t.body = files[t.exec]
-		for line := range strings.Lines(files[name+".timer"]) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OnUnitActiveSec="); ok {
-				t.period, _ = systemdSpan(v)
-			}
-		}
+		program, args, _ := strings.Cut(t.exec, " ")
+		t.body, t.args = files[program], strings.TrimSpace(args)
+		t.period = timerPeriod(files[name+".timer"])
 		out = append(out, t)
 	}
 	return out
+}
+
+// enablesTimer reports whether the script runs systemctl enable --now with timer among its units.
+func enablesTimer(script, timer string) bool {
+	for line := range strings.Lines(script) {
+		_, units, ok := strings.Cut(line, "enable --now ")
+		if !ok {
+			continue
+		}
+		for _, u := range strings.Fields(units) {
+			if u == timer {
+				return true
+			}
+			if strings.HasPrefix(u, "-") || !strings.Contains(u, ".") {
+				break // the end of the unit list: a shell operator or a word that is no unit
+			}
+		}
+	}
+	return false
+}
+
+// calendarPeriods are the OnCalendar shorthands of a fixed period, as systemd expands them
+// ("daily" is *-*-* 00:00:00, https://www.freedesktop.org/software/systemd/man/latest/systemd.time.html#Calendar%20Events);
+// a month is played as its longest, 31 days, the longest wait between two runs.
+var calendarPeriods = map[string]time.Duration{"hourly": time.Hour, "daily": 24 * time.Hour, "weekly": 7 * 24 * time.Hour, "monthly": 31 * 24 * time.Hour}
+
+// timerPeriod reads a timer unit's period: its OnUnitActiveSec, else an OnCalendar shorthand.
+func timerPeriod(timer string) time.Duration {
+	var active, calendar time.Duration
+	for line := range strings.Lines(timer) {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "OnUnitActiveSec="); ok {
+			active, _ = systemdSpan(v)
+		}
+		if v, ok := strings.CutPrefix(line, "OnCalendar="); ok {
+			calendar = calendarPeriods[strings.TrimSpace(v)]
+		}
+	}
+	if active > 0 {
+		return active
+	}
+	return calendar
 }
 
 // storedTokenRef is where a joining node's script reads its token (bootstrap's stored_token), nil
