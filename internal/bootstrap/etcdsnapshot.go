@@ -67,19 +67,20 @@ func validateEtcdBackup(o Options) error {
 		return nil
 	}
 	if o.Role != RoleControlPlane {
-		return planerr.Input("etcd_backup", b.KeyPrefix, "is only for control-plane nodes, which run etcd", "remove etcd_backup from this pool")
+		return planerr.Input("bootstrap_bundle.etcd_backup", b.KeyPrefix, "is only for control-plane nodes, which run etcd", "remove etcd_backup from this pool")
 	}
+	// The attribute names are the node pool's (bootstrap_bundle), where the backup comes from.
 	for _, f := range []struct{ name, v string }{{"bucket", b.Bucket}, {"region", b.Region}, {"ram_role_name", b.RoleName},
 		{"metadata_endpoint", b.MetadataEndpoint}, {"oss_endpoint", b.OSSEndpoint}, {"etcd_backup.key_prefix", b.KeyPrefix}} {
 		if !storeFieldRE.MatchString(f.v) {
-			return planerr.Input(f.name, f.v, "is empty or has characters a node's script cannot take", "use letters, digits and '._/:-'")
+			return planerr.Input("bootstrap_bundle."+f.name, f.v, "is empty or has characters a node's script cannot take", "use letters, digits and '._/:-'")
 		}
 	}
 	if strings.HasSuffix(b.KeyPrefix, "/") || strings.Contains(b.KeyPrefix, "//") {
-		return planerr.Input("etcd_backup.key_prefix", b.KeyPrefix, "ends in '/' or has an empty segment", "give segments joined by single '/', such as etcd-snapshots/prod")
+		return planerr.Input("bootstrap_bundle.etcd_backup.key_prefix", b.KeyPrefix, "ends in '/' or has an empty segment", "give segments joined by single '/', such as etcd-snapshots/prod")
 	}
 	if !etcdSnapshotEveryRE.MatchString(b.every()) {
-		return planerr.Input("etcd_backup.every", b.Every, "is not a period of whole minutes or hours", `give one such as "6h" or "90min"`)
+		return planerr.Input("bootstrap_bundle.etcd_backup.every", b.Every, "is not a period of whole minutes or hours", `give one such as "6h" or "90min"`)
 	}
 	return nil
 }

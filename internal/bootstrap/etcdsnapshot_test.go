@@ -70,13 +70,13 @@ func TestEtcdBackupRefused(t *testing.T) {
 	cases := map[string]struct {
 		o    Options
 		path string
-	}{"worker": {w, "etcd_backup"}}
+	}{"worker": {w, "bootstrap_bundle.etcd_backup"}}
 	for name, b := range map[string]*EtcdBackup{"trailing slash": slash, "space": space, "days": every} {
 		o := controlPlane()
 		o.Kubernetes.EtcdBackup = b
-		path := "etcd_backup.key_prefix"
+		path := "bootstrap_bundle.etcd_backup.key_prefix"
 		if b == every {
-			path = "etcd_backup.every"
+			path = "bootstrap_bundle.etcd_backup.every"
 		}
 		cases[name] = struct {
 			o    Options

@@ -132,6 +132,11 @@ func validateBootstrapBucket(ctx context.Context, m *bootstrapBucketModel, diags
 					"existing RAM role.", r.KeyPrefix, r.RoleName, msg))
 		}
 	}
+	if msg := bucket.CheckWriters(readers, m.writers(ctx, diags)); msg != "" {
+		diags.AddAttributeError(path.Root("writers"), "Bootstrap bucket writer overlaps the bundles",
+			msg+": the role could replace bundles, which nodes run as root.\nFix: put the writer's prefix outside every reader's "+
+				"key_prefix, such as \"etcd-snapshots/<cluster>/*\".")
+	}
 	for _, o := range bucket.Overlaps(readers) {
 		diags.AddAttributeError(at, "Bootstrap bucket readers overlap",
 			fmt.Sprintf("Role %q reads key_prefix %q, which holds key_prefix %q of role %q: %q could read the other role's "+

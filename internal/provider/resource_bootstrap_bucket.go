@@ -85,10 +85,12 @@ func (r *bootstrapBucketResource) Schema(_ context.Context, _ resource.SchemaReq
 				Optional: true, Computed: true,
 				MarkdownDescription: "Which objects a role may `oss:PutObject`, each by its exact key: the control-plane pool's " +
 					"`bootstrap_bundle.publish_join_token_keys`, where its nodes store fresh join tokens for the pools that read " +
-					"them (`join_token_key`, under those pools' reader prefixes). No prefix, so a writer can replace no bundle. " +
-					"Changed in place.",
+					"them (`join_token_key`, under those pools' reader prefixes); or every key under a prefix, as `<prefix>/*`, " +
+					"for the control-plane pool's `bootstrap_bundle.etcd_backup` snapshots. A prefix may not overlap any reader's, " +
+					"so a writer can replace no bundle. Changed in place.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":           schema.StringAttribute{Required: true, MarkdownDescription: "The object key, such as `gpucluster-bundles/workers/join-token`."},
+					"key": schema.StringAttribute{Required: true, MarkdownDescription: "The object key, such as " +
+						"`gpucluster-bundles/workers/join-token`, or a prefix's keys, such as `etcd-snapshots/prod/*`."},
 					"ram_role_name": schema.StringAttribute{Required: true, MarkdownDescription: "The control-plane pool's `ram_role_name`."},
 				}},
 			},

@@ -96,6 +96,13 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 					`"gpucluster-bundles/train".*Fix:`),
 			},
 			{
+				// A prefix writer (etcd snapshots) inside a reader's prefix could replace its bundles.
+				Config: emu.Config() + strings.Replace(bootstrapBucketConfig(own, false), "  readers = [",
+					`  writers = [{ key = "gpucluster-bundles/train/snapshots/*", ram_role_name = "gpucluster-cp" }]
+  readers = [`, 1), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)writer overlaps the bundles.*"gpucluster-bundles/train/snapshots/\*".*Fix:`),
+			},
+			{
 				Config: emu.Config() + bootstrapBucketConfig(own, true),
 				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkStubbed(emu, c, 1), checkAgent(emu, ""),
 					checkBundleKeyNamed(emu),

@@ -88,7 +88,10 @@ func resource(owner, bucket, prefix string) string {
 
 // Writer is one role that may write one object: the control-plane role writes the join
 // material (a fresh bootstrap token, a certificate key) where joining nodes read it (issue #31,
-// bootstrap's JoinStore). An exact key, never a prefix, so the writer can replace no bundle.
+// bootstrap's JoinStore). An exact key, so the writer can replace no bundle; or, for the etcd
+// snapshots (issue #34, bootstrap's EtcdBackup), every key under a prefix, Key "<prefix>/*" (the
+// policy's resource wildcard, https://www.alibabacloud.com/help/en/oss/user-guide/tutorial-use-ram-policy-editor-to-generate-ram-policies),
+// which CheckWriters keeps apart from every reader's prefix.
 type Writer struct {
 	Key      string
 	RoleName string
@@ -151,7 +154,7 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 func WritersIn(doc, bucket, owner string) []Writer {
 	out := []Writer{}
 	for _, g := range grantsIn(doc, bucket, owner, "oss:PutObject") {
-		if !strings.Contains(g.object, "*") {
+		if prefix, _ := strings.CutSuffix(g.object, "/*"); !strings.Contains(prefix, "*") {
 			out = append(out, Writer{Key: g.object, RoleName: g.role})
 		}
 	}
@@ -317,6 +320,23 @@ func Delete(ctx context.Context, c *cloud.Client, name string) error {
 		return err
 	}
 	return nil
+}
+
+// CheckWriters says why a prefix writer ("<prefix>/*") could replace bundles: its prefix is a
+// reader's, holds one, or lies under one. "" when none could.
+func CheckWriters(readers []Reader, writers []Writer) string {
+	for _, w := range writers {
+		prefix, ok := strings.CutSuffix(w.Key, "/*")
+		if !ok {
+			continue
+		}
+		for _, r := range readers {
+			if prefix == r.KeyPrefix || strings.HasPrefix(r.KeyPrefix, prefix+"/") || strings.HasPrefix(prefix, r.KeyPrefix+"/") {
+				return fmt.Sprintf("writer %q of role %q may put under %q, which overlaps reader prefix %q of role %q", w.Key, w.RoleName, prefix, r.KeyPrefix, r.RoleName)
+			}
+		}
+	}
+	return ""
 }
 
 // Overlap is a reader whose prefix covers another role's: Outer's role could read Inner's
