@@ -224,7 +224,44 @@ type Spec struct {
 	Encryption string
 	Readers    []Reader
 	Writers    []Writer // the objects a role may put: join material (Policy)
+	Expiries   []Expiry // what OSS deletes after some days: old etcd snapshots
 	UserTags   map[string]string
+}
+
+// Expiry keeps what is under KeyPrefix for Days: OSS's lifecycle deletes an object Days after it
+// was written and each earlier version Days after it was replaced (cloud.PrefixExpiry). For the
+// etcd snapshots (issue #34): the bucket is versioned, so a snapshot deleted or overwritten
+// before then is still there as a version until then.
+type Expiry struct {
+	KeyPrefix string
+	Days      int
+}
+
+// expiryRuleID names the lifecycle rule of a prefix.
+func expiryRuleID(prefix string) string { return "gpucluster-expire:" + prefix }
+
+// putExpiries replaces the bucket's lifecycle with spec's expiries (none removes it).
+func putExpiries(ctx context.Context, c *cloud.Client, spec Spec) error {
+	rules := make([]cloud.PrefixExpiry, 0, len(spec.Expiries))
+	for _, e := range spec.Expiries {
+		rules = append(rules, cloud.PrefixExpiry{ID: expiryRuleID(e.KeyPrefix), Prefix: e.KeyPrefix + "/", Days: e.Days})
+	}
+	return c.PutPrefixExpiries(ctx, spec.Name, rules)
+}
+
+// expiriesOf reads back what putExpiries put: the rules it names, sorted by prefix.
+func expiriesOf(ctx context.Context, c *cloud.Client, name string) ([]Expiry, error) {
+	rules, err := c.PrefixExpiries(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := []Expiry{}
+	for _, r := range rules {
+		if prefix, ok := strings.CutSuffix(r.Prefix, "/"); ok && r.ID == expiryRuleID(prefix) {
+			out = append(out, Expiry{KeyPrefix: prefix, Days: r.Days})
+		}
+	}
+	return out, nil
 }
 
 // Tags are what the bucket carries: the user's and the provider's.
@@ -250,7 +287,7 @@ func Create(ctx context.Context, c *cloud.Client, spec Spec) (state State, exist
 	return state, true, err
 }
 
-// Update brings the bucket's policy to spec and, with settings, its ACL, versioning, public
+// Update brings the bucket's policy and expiries to spec and, with settings, its ACL, versioning, public
 // access block and encryption (changed outside, or a new encryption).
 func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) error {
 	if settings {
@@ -268,6 +305,9 @@ func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) erro
 	if info.OwnerID == "" {
 		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
 	}
+	if err := putExpiries(ctx, c, spec); err != nil {
+		return err
+	}
 	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
 }
 
@@ -280,9 +320,10 @@ func SetTags(ctx context.Context, c *cloud.Client, name string, user map[string]
 type State struct {
 	Settings cloud.Bucket
 	// Policy is the policy document, "" without one; Readers are what it grants.
-	Policy  string
-	Readers []Reader
-	Writers []Writer
+	Policy   string
+	Readers  []Reader
+	Writers  []Writer
+	Expiries []Expiry
 }
 
 // Read reads the bucket's settings and policy. A bucket that is gone answers an error matching
@@ -293,6 +334,9 @@ func Read(ctx context.Context, c *cloud.Client, name string) (State, error) {
 		return State{}, err
 	}
 	st := State{Settings: *info, Readers: []Reader{}}
+	if st.Expiries, err = expiriesOf(ctx, c, name); err != nil {
+		return st, err
+	}
 	doc, err := c.BucketPolicy(ctx, name)
 	switch {
 	case cloud.IsNotFound(err):
