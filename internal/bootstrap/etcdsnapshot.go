@@ -100,14 +100,8 @@ func etcdSnapshotFiles(o Options) []writeFile {
 	// the fetch script's default /run, a tmpfs a database of gigabytes would fill.
 	fmt.Fprintf(&s, "TMPDIR=/var/lib/etcd %s put %s/\"$(date -u +%%Y%%m%%dT%%H%%M%%SZ)-$(hostname).db\" %s <\"$snap\"\n",
 		FetchScriptPath, strings.Join([]string{b.MetadataEndpoint, b.OSSEndpoint, b.Region, b.Bucket, b.KeyPrefix}, " "), b.RoleName)
-	return []writeFile{
-		{Path: EtcdSnapshotScriptPath, Permissions: "0700", Owner: "root:root", Content: s.String()},
-		{Path: systemdDir + etcdSnapshotUnit + ".service", Permissions: "0644", Owner: "root:root",
-			Content: "[Unit]\nDescription=Store a snapshot of etcd in OSS\nConditionPathExists=/etc/kubernetes/manifests/etcd.yaml\n\n" +
-				"[Service]\nType=oneshot\nExecStart=" + EtcdSnapshotScriptPath + "\nRestart=on-failure\nRestartSec=5min\n"},
-		{Path: systemdDir + etcdSnapshotUnit + ".timer", Permissions: "0644", Owner: "root:root",
-			Content: "[Timer]\nOnUnitActiveSec=" + b.every() + "\n\n[Install]\nWantedBy=timers.target\n"},
-	}
+	return storeTimerFiles(timerUnit{name: etcdSnapshotUnit, description: "Store a snapshot of etcd in OSS",
+		condition: "/etc/kubernetes/manifests/etcd.yaml", script: EtcdSnapshotScriptPath, body: s.String(), restartSec: "5min", every: b.every()})
 }
 
 // etcdSnapshotLines start the timer and take a first snapshot at once, once the node's etcd

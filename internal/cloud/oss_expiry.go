@@ -44,19 +44,9 @@ func (c *Client) PutPrefixExpiries(ctx context.Context, bucket string, rules []P
 // PrefixExpiries are the bucket's enabled lifecycle rules that are PrefixExpiry's: a prefix, an
 // expiry in days and the same for noncurrent versions, nothing else. Sorted by prefix.
 func (c *Client) PrefixExpiries(ctx context.Context, bucket string) ([]PrefixExpiry, error) {
-	var rules []oss.LifecycleRule
-	err := c.OSS(ctx, "GetBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
-		res, err := cl.GetBucketLifecycle(ctx, &oss.GetBucketLifecycleRequest{Bucket: oss.Ptr(bucket)})
-		if err == nil && res.LifecycleConfiguration != nil {
-			rules = res.LifecycleConfiguration.Rules
-		}
-		return err
-	})
-	if IsCode(err, "NoSuchLifecycle") {
-		return nil, nil
-	}
+	rules, err := c.lifecycleRules(ctx, bucket)
 	if err != nil {
-		return nil, fmt.Errorf("reading the lifecycle of bucket %s: %w", bucket, err)
+		return nil, err
 	}
 	var out []PrefixExpiry
 	for _, r := range rules {
