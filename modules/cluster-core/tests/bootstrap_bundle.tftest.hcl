@@ -105,6 +105,10 @@ run "bundled" {
     condition     = contains([for w in gpucluster_bootstrap_bucket.bundles[0].writers : "${w.key} ${w.ram_role_name}"], "etcd-snapshots/cc-bundle/* cc-bundle-cp") && !anytrue([for r in output.bootstrap_bundle.readers : startswith("etcd-snapshots/cc-bundle", r.key_prefix)])
     error_message = "the control-plane role must write under etcd-snapshots/cc-bundle/ and nobody read it: ${jsonencode(gpucluster_bootstrap_bucket.bundles[0].writers)}"
   }
+  assert {
+    condition     = [for e in gpucluster_bootstrap_bucket.bundles[0].expirations : "${e.key_prefix} ${e.days}"] == ["etcd-snapshots/cc-bundle 30"]
+    error_message = "the bucket must expire the snapshots after 30 days, the default retention: ${jsonencode(gpucluster_bootstrap_bucket.bundles[0].expirations)}"
+  }
 
   # The add-ons travel in the first control-plane node's bundle, so they may hold the MPI Operator
   # with its CRD, which user data could not.
