@@ -21,6 +21,18 @@ import (
 // certificate kubeadm writes for exactly this kind of client
 // (https://kubernetes.io/docs/setup/best-practices/certificates/#all-certificates).
 
+// findEtcdContainer sets ctr to the node's running etcd container, or fails (sh and bash).
+const findEtcdContainer = `ctr=$(crictl ps --name '^etcd$' --state running -q | head -n 1)
+if [ -z "$ctr" ]; then echo "no etcd container runs on this node" >&2; exit 1; fi`
+
+// etcdctlInContainer runs etcdctl in the container $ctr against the member on the loopback
+// address, with the etcd CA and the health-check client certificate kubeadm writes; the
+// subcommand follows.
+const etcdctlInContainer = `crictl exec "$ctr" etcdctl --endpoints=https://127.0.0.1:2379 \
+    --cacert=/etc/kubernetes/pki/etcd/ca.crt \
+    --cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt \
+    --key=/etc/kubernetes/pki/etcd/healthcheck-client.key`
+
 // etcdMemberNameRE: a member is named after its node, a DNS subdomain (what a host name gives).
 var etcdMemberNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 
@@ -39,13 +51,9 @@ func EtcdMemberRemoveScript(names []string) (string, error) {
 	return `#!/bin/sh
 # gpucluster: remove the etcd members of replaced control-plane nodes.
 set -eu
-ctr=$(crictl ps --name '^etcd$' --state running -q | head -n 1)
-if [ -z "$ctr" ]; then echo "no etcd container runs on this node" >&2; exit 1; fi
+` + findEtcdContainer + `
 ectl() {
-  crictl exec "$ctr" etcdctl --endpoints=https://127.0.0.1:2379 \
-    --cacert=/etc/kubernetes/pki/etcd/ca.crt \
-    --cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt \
-    --key=/etc/kubernetes/pki/etcd/healthcheck-client.key "$@"
+  ` + etcdctlInContainer + ` "$@"
 }
 for name in ` + strings.Join(names, " ") + `; do
   id=$(ectl member list | awk -F', ' -v n="$name" '$3 == n { print $1 }')

@@ -158,13 +158,25 @@ func joinTokenFiles(o Options) []writeFile {
 	for _, key := range s.PublishKeys {
 		fmt.Fprintf(&b, "printf '%%s' \"$t\" | %s put %s\n", FetchScriptPath, s.storeArgs(key))
 	}
+	return storeTimerFiles(timerUnit{name: joinTokenUnit, description: "Store a fresh join token for nodes that join later",
+		condition: "/etc/kubernetes/admin.conf", script: JoinTokenScriptPath, body: b.String(), restartSec: "1min", every: JoinTokenRefresh})
+}
+
+// timerUnit is a oneshot service that runs a script on a timer, tried again after restartSec
+// when it fails, and only on a node where the condition path exists.
+type timerUnit struct {
+	name, description, condition, script, body, restartSec, every string
+}
+
+// storeTimerFiles are a timerUnit's files: the script, its service and timer.
+func storeTimerFiles(u timerUnit) []writeFile {
 	return []writeFile{
-		{Path: JoinTokenScriptPath, Permissions: "0700", Owner: "root:root", Content: b.String()},
-		{Path: systemdDir + joinTokenUnit + ".service", Permissions: "0644", Owner: "root:root",
-			Content: "[Unit]\nDescription=Store a fresh join token for nodes that join later\nConditionPathExists=/etc/kubernetes/admin.conf\n\n" +
-				"[Service]\nType=oneshot\nExecStart=" + JoinTokenScriptPath + "\nRestart=on-failure\nRestartSec=1min\n"},
-		{Path: systemdDir + joinTokenUnit + ".timer", Permissions: "0644", Owner: "root:root",
-			Content: "[Timer]\nOnUnitActiveSec=" + JoinTokenRefresh + "\n\n[Install]\nWantedBy=timers.target\n"},
+		{Path: u.script, Permissions: "0700", Owner: "root:root", Content: u.body},
+		{Path: systemdDir + u.name + ".service", Permissions: "0644", Owner: "root:root",
+			Content: "[Unit]\nDescription=" + u.description + "\nConditionPathExists=" + u.condition + "\n\n" +
+				"[Service]\nType=oneshot\nExecStart=" + u.script + "\nRestart=on-failure\nRestartSec=" + u.restartSec + "\n"},
+		{Path: systemdDir + u.name + ".timer", Permissions: "0644", Owner: "root:root",
+			Content: "[Timer]\nOnUnitActiveSec=" + u.every + "\n\n[Install]\nWantedBy=timers.target\n"},
 	}
 }
 

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -205,8 +206,8 @@ func joinPhases(o Options, add func(string, ...string)) {
 	case !o.initNode():
 		join = append(append(join, "wait_for_api"), o.storedTokenLines()...)
 		join = append(append(append(join, "join "+KubeadmPath), admin...), o.certTimersLine())
-		// The token and upload timers' units are new to systemd: one daemon-reload for both.
-		if timers := append(o.joinTokenLines(), o.uploadCertsLines()...); len(timers) > 0 {
+		// The token, upload and snapshot timers' units are new to systemd: one daemon-reload for all.
+		if timers := slices.Concat(o.joinTokenLines(), o.uploadCertsLines(), o.etcdSnapshotLines()); len(timers) > 0 {
 			join = append(append(join, "systemctl daemon-reload"), timers...)
 		}
 		add(PhaseJoin, join...)
@@ -217,7 +218,7 @@ func joinPhases(o Options, add func(string, ...string)) {
 			// kubeadm deletes the uploaded certificates after 2 hours: the timer uploads them again.
 			addons = append(addons, "systemctl enable --now "+uploadCertsTimer)
 		}
-		addons = append(addons, o.joinTokenLines()...)
+		addons = append(append(addons, o.joinTokenLines()...), o.etcdSnapshotLines()...)
 		add(PhaseAddons, append(addons, o.certTimersLine(), "systemctl enable "+addonsService, "systemctl start --no-block "+addonsService)...)
 	}
 }

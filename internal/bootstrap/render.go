@@ -96,6 +96,9 @@ type Kubernetes struct {
 	// JoinStore keeps a valid join token in OSS for nodes that join later (joinstore.go); nil:
 	// the node joins with JoinToken, valid for JoinTokenTTL after kubeadm init.
 	JoinStore *JoinStore
+	// EtcdBackup stores etcd snapshots in OSS on a timer (control-plane nodes,
+	// etcdsnapshot.go); nil: none.
+	EtcdBackup *EtcdBackup
 	// ControlPlaneSize is the control plane's intended number of nodes (1, 3, 5 or 7; 0: not
 	// given). With it every control-plane node of a highly available control plane uploads the
 	// certificates only while fewer control-plane Nodes are Ready (uploadcerts.go).
@@ -238,6 +241,9 @@ func Validate(o Options) (warnings []string, err error) {
 		return nil, err
 	}
 	if err := validateJoinStore(o); err != nil {
+		return nil, err
+	}
+	if err := validateEtcdBackup(o); err != nil {
 		return nil, err
 	}
 	if k.APIEndpoint != "" && !endpointRE.MatchString(k.APIEndpoint) {
@@ -396,6 +402,7 @@ func Render(o Options) (string, error) {
 	}
 	cc.WriteFiles = append(cc.WriteFiles, dayTwo...)
 	cc.WriteFiles = append(cc.WriteFiles, joinTokenFiles(o)...)
+	cc.WriteFiles = append(cc.WriteFiles, etcdSnapshotFiles(o)...)
 	return cc.document()
 }
 

@@ -101,13 +101,19 @@ fetch() {
   # the canonical request signs the x-oss-* headers; the key needs no escaping (StubSpec).
   now=$(date -u +%Y%m%dT%H%M%SZ)
   scope=${now:0:8}/$region/oss/aliyun_v4_request
-  c=$(printf '%s\n/%s/%s\n\nx-oss-content-sha256:UNSIGNED-PAYLOAD\nx-oss-date:%s\nx-oss-security-token:%s\n\n\nUNSIGNED-PAYLOAD' \
-    "$m" "$bucket" "$key" "$now" "$tok" | sha256sum)
+  # A put asks for KMS encryption itself (x-oss-server-side-encryption, signed as an x-oss-*
+  # header), whatever the bucket's default is:
+  # https://www.alibabacloud.com/help/en/oss/developer-reference/putobject
+  local e='' eh=''
+  [[ $m != PUT ]] || e=$'x-oss-server-side-encryption:KMS\n' eh='x-oss-server-side-encryption: KMS'
+  c=$(printf '%s\n/%s/%s\n\nx-oss-content-sha256:UNSIGNED-PAYLOAD\nx-oss-date:%s\nx-oss-security-token:%s\n%s\n\nUNSIGNED-PAYLOAD' \
+    "$m" "$bucket" "$key" "$now" "$tok" "$e" | sha256sum)
   sig=$(sign "$sk" "OSS4-HMAC-SHA256"$'\n'"$now"$'\n'"$scope"$'\n'"${c:0:64}")
   get "$m" "$oss/$key" "${up[@]}" <<EOF
 x-oss-date: $now
 x-oss-content-sha256: UNSIGNED-PAYLOAD
 x-oss-security-token: $tok
+$eh
 Authorization: OSS4-HMAC-SHA256 Credential=$ak/$scope,Signature=$sig
 EOF
   if [[ $s != 200 ]]; then

@@ -36,10 +36,10 @@ func (e *fetchEnv) object(t *testing.T, instance, mode, bucketName, key, role, s
 }
 
 // TestJoinStoreObjects: with the policy Policy writes, the control-plane role's node puts the
-// join token where the workers' role reads it (the object is KMS-encrypted by the bucket's
-// default, as any object), and no other grant follows: the workers' role cannot write it, the
-// control-plane role can write no other key, and another pool's role cannot read it. The token
-// travels on stdin and stdout, never on a command line or in the script's messages.
+// join token where the workers' role reads it (the put asks for KMS encryption), and no other
+// grant follows: the workers' role cannot write it, the control-plane role can write no other
+// key, and another pool's role cannot read it. The token travels on stdin and stdout, never on a
+// command line or in the script's messages.
 func TestJoinStoreObjects(t *testing.T) {
 	e := newFetchEnv(t)
 	ctx := cloudtest.Context(t)
@@ -61,6 +61,12 @@ func TestJoinStoreObjects(t *testing.T) {
 	got, stderr, err := e.object(t, wk, "get", name, tokenKey, "wk", "")
 	if err != nil || got != token {
 		t.Fatalf("workers' role's get: %v, %d bytes (want the token)\n%s", err, len(got), stderr)
+	}
+	// The bucket has no default encryption: the put itself asks for KMS.
+	if h, err := e.oss.HeadObject(ctx, &oss.HeadObjectRequest{Bucket: oss.Ptr(name), Key: oss.Ptr(tokenKey)}); err != nil {
+		t.Errorf("HeadObject of the stored token: %v", err)
+	} else if sse := oss.ToString(h.ServerSideEncryption); sse != "KMS" {
+		t.Errorf("the stored token's encryption is %q; want KMS, asked for by the put", sse)
 	}
 	for _, c := range []struct{ what, instance, mode, key, role, want string }{
 		{"workers' role writes the token", wk, "put", tokenKey, "wk", "HTTP 403 AccessDenied"},

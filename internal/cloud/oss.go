@@ -183,19 +183,9 @@ type LifecycleRule struct {
 
 // FindLifecycleRule returns the bucket's lifecycle rule with this id, or nil when there is none.
 func (c *Client) FindLifecycleRule(ctx context.Context, bucket, id string) (*LifecycleRule, error) {
-	var rules []oss.LifecycleRule
-	err := c.OSS(ctx, "GetBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
-		res, err := cl.GetBucketLifecycle(ctx, &oss.GetBucketLifecycleRequest{Bucket: oss.Ptr(bucket)})
-		if err == nil && res.LifecycleConfiguration != nil {
-			rules = res.LifecycleConfiguration.Rules
-		}
-		return err
-	})
-	if IsCode(err, "NoSuchLifecycle") {
-		return nil, nil
-	}
+	rules, err := c.lifecycleRules(ctx, bucket)
 	if err != nil {
-		return nil, fmt.Errorf("reading the lifecycle of bucket %s: %w", bucket, err)
+		return nil, err
 	}
 	for _, r := range rules {
 		if oss.ToString(r.ID) != id || oss.ToString(r.Status) != "Enabled" {
@@ -213,6 +203,25 @@ func (c *Client) FindLifecycleRule(ctx context.Context, bucket, id string) (*Lif
 		return out, nil
 	}
 	return nil, nil
+}
+
+// lifecycleRules are the bucket's lifecycle rules, none without a configuration.
+func (c *Client) lifecycleRules(ctx context.Context, bucket string) ([]oss.LifecycleRule, error) {
+	var rules []oss.LifecycleRule
+	err := c.OSS(ctx, "GetBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
+		res, err := cl.GetBucketLifecycle(ctx, &oss.GetBucketLifecycleRequest{Bucket: oss.Ptr(bucket)})
+		if err == nil && res.LifecycleConfiguration != nil {
+			rules = res.LifecycleConfiguration.Rules
+		}
+		return err
+	})
+	if IsCode(err, "NoSuchLifecycle") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lifecycle of bucket %s: %w", bucket, err)
+	}
+	return rules, nil
 }
 
 // PutLifecycleRule replaces the bucket's lifecycle configuration with this one rule; nil removes

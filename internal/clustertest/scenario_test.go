@@ -31,11 +31,16 @@ import (
 // Every scenario's nodes boot from their bootstrap bundles (bootstrap_bundle, issue #31, on by
 // default: the test names the two RAM roles): each user data is the stub, with no key or token,
 // and a node joins only if it fetched its bundle as its pool's RAM role (testScenario).
+// With etcd_backup (issue #34): the control-plane nodes store snapshots of the real etcd in the
+// bundle bucket, and one restored into a new control plane has the cluster's objects
+// (checkEtcdRestore).
 func TestAccClusterScenario_aiTraining(t *testing.T) {
-	testScenario(t, "ai-training", "ait-kube", `cold_storage = {
+	s := testScenario(t, "ai-training", "ait-kube", `cold_storage = {
     bucket_name   = "ait-kube-cold-0001"
     force_destroy = true
-  }`)
+  }
+  etcd_backup = { enabled = true, every = "1min" }`)
+	s.checkEtcdRestore(t, "etcd-snapshots/ait-kube")
 }
 
 // With a seeded cluster CA: the CA key, the certificate key and the join token reach the nodes

@@ -175,7 +175,8 @@ var bootstrapTokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}\n?$`)
 
 // auditBucket: the bundle bucket holds no object the nodes' stubs do not name, so every object
 // in it was audited above, except the join-token objects the control plane stores, each named by
-// a node's bundle and holding one bootstrap token; with a node that reads one, there is one.
+// a node's bundle and holding one bootstrap token (with a node that reads one, there is one), and
+// the etcd snapshots, which hold every Secret and are audited as such (auditSnapshot).
 func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	t.Helper()
 	named := map[string]bool{}
@@ -189,6 +190,9 @@ func (s *stack) auditBucket(t *testing.T, nodes []nodeBundle) {
 	tokens := 0
 	for _, k := range keys {
 		if named[k] {
+			continue
+		}
+		if s.auditSnapshot(t, nodes, k) {
 			continue
 		}
 		// Not a bundle: it must be a join-token object (bootstrap_bundle.join_token_key) a node's

@@ -51,7 +51,9 @@ func startStack(t *testing.T) *stack {
 		fmt.Fprintf(&s.agentLogText, format+"\n", args...)
 	})
 	agent.ReadObjectsWith(emu.ReadObjectAsInstance)   // a bootstrap bundle's node fetches it as its RAM role would
-	agent.WriteObjectsWith(emu.WriteObjectAsInstance) // the control plane's join-token timer stores tokens as its role would
+	agent.WriteObjectsWith(emu.WriteObjectAsInstance) // the control plane's join-token and etcd snapshot timers store as its role would
+	// The etcd snapshot timer saves the offline cluster's real etcd.
+	agent.SnapshotEtcdWith(func() ([]byte, error) { return cluster.SnapshotEtcd(t.Context()) })
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	agent.WriteConsoles(emu.SetConsoleOutput)                  // what ECS GetInstanceConsoleOutput answers
 	agent.PowerOffWith(emu.PowerOffFromGuest)                  // image builders power themselves off once baked

@@ -64,11 +64,14 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 // etcdArgs: a single member (tools/testkube/cmd/etcd), its data in the work directory.
 func (l *layout) etcdArgs() []string {
 	return []string{
-		"--data-dir=" + filepath.Join(l.workDir, "etcd"),
+		"--data-dir=" + l.etcdDataDir(),
 		"--listen-client-url=" + l.etcdURL,
 		"--listen-peer-url=" + l.etcdPeerURL,
 	}
 }
+
+// etcdDataDir is etcd's data directory (stopForRetry removes it).
+func (l *layout) etcdDataDir() string { return filepath.Join(l.workDir, "etcd") }
 
 func (l *layout) apiServerArgs() []string {
 	return []string{

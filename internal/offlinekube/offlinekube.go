@@ -56,6 +56,10 @@ type Options struct {
 	// the CA the provider generated, so that the CA hash in its nodes' user data is this
 	// cluster's. The key may be PKCS#8, PKCS#1 (RSA) or SEC 1 (EC) PEM.
 	CACertPEM, CAKeyPEM []byte
+	// RestoreEtcdFrom, when set, is an etcd snapshot file (etcdctl snapshot save, SnapshotEtcd)
+	// that etcd's data directory is restored from before etcd starts (etcdsnapshot.go): the
+	// control plane comes up on the snapshot's objects.
+	RestoreEtcdFrom string
 }
 
 // Cluster is a running control plane. Its methods are safe to call from several goroutines.
@@ -63,6 +67,7 @@ type Cluster struct {
 	workDir       string
 	removeWorkDir bool
 	kubeconfig    string
+	etcdURL       string
 	caCertPEM     []byte
 	restConfig    *rest.Config
 	client        kubernetes.Interface
@@ -124,7 +129,7 @@ const portAttempts = 3
 
 // stopForRetry ends the components of a failed attempt and moves its logs to logs-attempt-N (the
 // next attempt's errors quote only its own logs) and its etcd data away (etcd would keep the old
-// peer URL). It returns where the logs went.
+// peer URL; with Options.RestoreEtcdFrom the next attempt restores the snapshot again). It returns where the logs went.
 func (c *Cluster) stopForRetry(attempt int) string {
 	c.mu.Lock()
 	processes := c.processes
@@ -143,7 +148,12 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	if err != nil {
 		return err
 	}
-	c.kubeconfig = l.kubeconfigs["admin"]
+	c.kubeconfig, c.etcdURL = l.kubeconfigs["admin"], l.etcdURL
+	if opts.RestoreEtcdFrom != "" {
+		if err := restoreEtcd(opts.RestoreEtcdFrom, l.etcdDataDir(), l.etcdPeerURL); err != nil {
+			return err
+		}
+	}
 	c.caCertPEM = l.certs.caCertPEM
 	c.restConfig = &rest.Config{
 		Host: l.apiURL,

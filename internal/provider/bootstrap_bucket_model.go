@@ -5,6 +5,9 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -21,6 +24,7 @@ type bootstrapBucketModel struct {
 	Encryption types.String `tfsdk:"encryption"`
 	Readers    types.Set    `tfsdk:"readers"`
 	Writers    types.Set    `tfsdk:"writers"`
+	Expiries   types.Set    `tfsdk:"expirations"`
 	Policy     types.String `tfsdk:"policy"`
 	// The settings the bucket is held to; changed outside Terraform, they show in the plan.
 	BucketACL         types.String `tfsdk:"bucket_acl"`
@@ -84,9 +88,37 @@ func (m *bootstrapBucketModel) writers(ctx context.Context, diags *diag.Diagnost
 	return out
 }
 
+// expiryPrefixPattern is an expiration's key_prefix: segments of letters, digits and ._- joined
+// by '/', without a leading or trailing one (the rule's prefix is it with '/' after it).
+var expiryPrefixPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
+
+var bucketExpiryAttrTypes = map[string]attr.Type{"key_prefix": types.StringType, "days": types.Int64Type}
+
+type bucketExpiryModel struct {
+	KeyPrefix types.String `tfsdk:"key_prefix"`
+	Days      types.Int64  `tfsdk:"days"`
+}
+
+// expiries is the model's expirations (none when null or unknown).
+func (m *bootstrapBucketModel) expiries(ctx context.Context, diags *diag.Diagnostics) []bucket.Expiry {
+	var es []bucketExpiryModel
+	if m.Expiries.IsNull() || m.Expiries.IsUnknown() {
+		return nil
+	}
+	if diags.Append(m.Expiries.ElementsAs(ctx, &es, false)...); diags.HasError() {
+		return nil
+	}
+	out := make([]bucket.Expiry, 0, len(es))
+	for _, e := range es {
+		out = append(out, bucket.Expiry{KeyPrefix: e.KeyPrefix.ValueString(), Days: int(e.Days.ValueInt64())})
+	}
+	return out
+}
+
 func (m *bootstrapBucketModel) spec(ctx context.Context, diags *diag.Diagnostics) bucket.Spec {
 	readers, _ := m.readers(ctx, diags)
-	return bucket.Spec{Name: m.Name.ValueString(), Encryption: m.Encryption.ValueString(), Readers: readers, Writers: m.writers(ctx, diags)}
+	return bucket.Spec{Name: m.Name.ValueString(), Encryption: m.Encryption.ValueString(), Readers: readers, Writers: m.writers(ctx, diags),
+		Expiries: m.expiries(ctx, diags)}
 }
 
 // setState takes what OSS has: the encryption, the policy and the readers it grants.
@@ -114,6 +146,14 @@ func (m *bootstrapBucketModel) setState(st bucket.State, diags *diag.Diagnostics
 	set, d = types.SetValue(types.ObjectType{AttrTypes: bucketWriterAttrTypes}, elems)
 	diags.Append(d...)
 	m.Writers = set
+	elems = make([]attr.Value, 0, len(st.Expiries))
+	for _, e := range st.Expiries {
+		elems = append(elems, types.ObjectValueMust(bucketExpiryAttrTypes, map[string]attr.Value{
+			"key_prefix": types.StringValue(e.KeyPrefix), "days": types.Int64Value(int64(e.Days))}))
+	}
+	set, d = types.SetValue(types.ObjectType{AttrTypes: bucketExpiryAttrTypes}, elems)
+	diags.Append(d...)
+	m.Expiries = set
 }
 
 // validateBootstrapBucket refuses, at plan time, readers the policy could not express or that
@@ -130,6 +170,21 @@ func validateBootstrapBucket(ctx context.Context, m *bootstrapBucketModel, diags
 				fmt.Sprintf("Reader {key_prefix = %q, ram_role_name = %q}: %s; the bucket policy names the role's sessions and "+
 					"the objects under the prefix.\nFix: a prefix such as \"gpucluster-bundles/<pool name>\" and the name of an "+
 					"existing RAM role.", r.KeyPrefix, r.RoleName, msg))
+		}
+	}
+	if msg := bucket.CheckWriters(readers, m.writers(ctx, diags)); msg != "" {
+		diags.AddAttributeError(path.Root("writers"), "Bootstrap bucket writer overlaps the bundles",
+			msg+": the role could replace bundles, which nodes run as root.\nFix: put the writer's prefix outside every reader's "+
+				"key_prefix, such as \"etcd-snapshots/<cluster>/*\".")
+	}
+	for _, e := range m.expiries(ctx, diags) {
+		if i := slices.IndexFunc(readers, func(r bucket.Reader) bool {
+			return r.KeyPrefix == e.KeyPrefix || strings.HasPrefix(r.KeyPrefix, e.KeyPrefix+"/") || strings.HasPrefix(e.KeyPrefix, r.KeyPrefix+"/")
+		}); i >= 0 {
+			diags.AddAttributeError(path.Root("expirations"), "Bootstrap bucket expiration overlaps the bundles",
+				fmt.Sprintf("Expiration of key_prefix %q after %d days overlaps reader prefix %q: OSS would delete bundles that nodes still "+
+					"boot from.\nFix: expire only prefixes outside every reader's, such as the etcd snapshots' \"etcd-snapshots/<cluster>\".",
+					e.KeyPrefix, e.Days, readers[i].KeyPrefix))
 		}
 	}
 	for _, o := range bucket.Overlaps(readers) {

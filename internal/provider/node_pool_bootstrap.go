@@ -67,6 +67,8 @@ func renderBootstrap(ctx context.Context, spec *nodepool.Spec, plan *nodePoolMod
 	diags.Append(d...)
 	opts.Kubernetes.JoinStore, d = joinStoreOf(ctx, plan, loc)
 	diags.Append(d...)
+	opts.Kubernetes.EtcdBackup, d = etcdBackupOf(ctx, plan, loc)
+	diags.Append(d...)
 	warnings, err := bootstrap.Validate(opts)
 	if err != nil {
 		diags.AddAttributeError(bootstrapErrorPath(err), "Invalid node bootstrap", err.Error())

@@ -28,13 +28,22 @@ import (
 const defaultBundlePrefix = "gpucluster-bundles"
 
 var bundleAttrTypes = map[string]attr.Type{"bucket": types.StringType, "key_prefix": types.StringType,
-	"join_token_key": types.StringType, "publish_join_token_keys": types.ListType{ElemType: types.StringType}}
+	"join_token_key": types.StringType, "publish_join_token_keys": types.ListType{ElemType: types.StringType},
+	"etcd_backup": types.ObjectType{AttrTypes: etcdBackupAttrTypes}}
+
+var etcdBackupAttrTypes = map[string]attr.Type{"key_prefix": types.StringType, "every": types.StringType}
 
 type bundleModel struct {
 	Bucket               types.String `tfsdk:"bucket"`
 	KeyPrefix            types.String `tfsdk:"key_prefix"`
 	JoinTokenKey         types.String `tfsdk:"join_token_key"`
 	PublishJoinTokenKeys types.List   `tfsdk:"publish_join_token_keys"`
+	EtcdBackup           types.Object `tfsdk:"etcd_backup"`
+}
+
+type etcdBackupModel struct {
+	KeyPrefix types.String `tfsdk:"key_prefix"`
+	Every     types.String `tfsdk:"every"`
 }
 
 func bootstrapBundleSchema() schema.Attribute {
@@ -75,6 +84,22 @@ func bootstrapBundleSchema() schema.Attribute {
 					"for the pools whose `join_token_key` names them. The bucket's policy must let this pool's role " +
 					"`oss:PutObject` them (`gpucluster_bootstrap_bucket` `writers`).",
 			},
+			"etcd_backup": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Control-plane pools: every node runs a timer that saves a snapshot of its etcd member " +
+					"(`etcdctl snapshot save` in the etcd container) and stores it in `bucket` at " +
+					"`<key_prefix>/<UTC time>-<host name>.db` with the pool's RAM role, asking for KMS encryption. The bucket's " +
+					"policy must let this pool's role `oss:PutObject` under `key_prefix` (`gpucluster_bootstrap_bucket` `writers`, " +
+					"key `<key_prefix>/*`); its `expirations` keep the snapshots for a number of days. The guide \"etcd backup and " +
+					"restore\" has the restore.",
+				Attributes: map[string]schema.Attribute{
+					"key_prefix": schema.StringAttribute{Required: true, MarkdownDescription: "Where the snapshots go, such as " +
+						"`etcd-snapshots/<cluster>`: letters, digits and `._-/`, without a leading or trailing `/`. Outside every " +
+						"pool's bundle prefix, so no reader of bundles reads the snapshots."},
+					"every": schema.StringAttribute{Optional: true, MarkdownDescription: fmt.Sprintf("How often, in whole minutes "+
+						"or hours (`90min`, `6h`). Default `%s`.", bootstrap.DefaultEtcdSnapshotEvery)},
+				},
+			},
 		},
 	}
 }
@@ -90,7 +115,8 @@ func bundleLocation(ctx context.Context, m *nodePoolModel, region string) (*uplo
 	if diags.Append(m.BootstrapBundle.As(ctx, &b, basetypes.ObjectAsOptions{})...); diags.HasError() {
 		return nil, diags
 	}
-	if b.Bucket.IsUnknown() || b.KeyPrefix.IsUnknown() || b.JoinTokenKey.IsUnknown() || b.PublishJoinTokenKeys.IsUnknown() || m.Name.IsUnknown() || m.RAMRoleName.IsUnknown() {
+	if b.Bucket.IsUnknown() || b.KeyPrefix.IsUnknown() || b.JoinTokenKey.IsUnknown() || b.PublishJoinTokenKeys.IsUnknown() || b.EtcdBackup.IsUnknown() ||
+		m.Name.IsUnknown() || m.RAMRoleName.IsUnknown() {
 		return nil, diags
 	}
 	prefix := b.KeyPrefix.ValueString()
@@ -121,6 +147,26 @@ func joinStoreOf(ctx context.Context, m *nodePoolModel, loc *upload.Location) (*
 	md, oss := bundle.Endpoints(loc.Region, loc.Bucket)
 	return &bootstrap.JoinStore{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss,
 		TokenKey: b.JoinTokenKey.ValueString(), PublishKeys: publish}, diags
+}
+
+// etcdBackupOf is the bootstrap's etcd backup of a pool with bootstrap_bundle.etcd_backup: nil
+// without one.
+func etcdBackupOf(ctx context.Context, m *nodePoolModel, loc *upload.Location) (*bootstrap.EtcdBackup, diag.Diagnostics) {
+	var b bundleModel
+	var diags diag.Diagnostics
+	if loc == nil {
+		return nil, diags
+	}
+	if diags.Append(m.BootstrapBundle.As(ctx, &b, basetypes.ObjectAsOptions{})...); diags.HasError() || b.EtcdBackup.IsNull() || b.EtcdBackup.IsUnknown() {
+		return nil, diags
+	}
+	var e etcdBackupModel
+	if diags.Append(b.EtcdBackup.As(ctx, &e, basetypes.ObjectAsOptions{})...); diags.HasError() || e.KeyPrefix.IsUnknown() || e.Every.IsUnknown() {
+		return nil, diags
+	}
+	md, oss := bundle.Endpoints(loc.Region, loc.Bucket)
+	return &bootstrap.EtcdBackup{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss,
+		KeyPrefix: e.KeyPrefix.ValueString(), Every: e.Every.ValueString()}, diags
 }
 
 // validateBundle refuses, at plan time, a bootstrap_bundle the nodes could not fetch: no RAM role

@@ -300,8 +300,8 @@ func checkBundleReadsStoredToken(emu *acctest.Emulator, c *cloud.Client, key str
 }
 
 // A worker pool with bootstrap_bundle.join_token_key: its bundle holds no join token and its
-// script reads the stored one; publish_join_token_keys, a control plane's, is refused at plan on
-// a worker pool, naming the attribute.
+// script reads the stored one; publish_join_token_keys and etcd_backup, a control plane's, are
+// refused at plan on a worker pool, naming the attribute.
 func TestAccNodePool_joinTokenKey(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	c := bundleClient(t, emu)
@@ -314,6 +314,11 @@ func TestAccNodePool_joinTokenKey(t *testing.T) {
 			{
 				Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `publish_join_token_keys = ["`+key+`"]`), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)bootstrap_bundle.publish_join_token_keys.*only for control-plane nodes`),
+			},
+			{
+				// etcd snapshots are a control plane's (issue #34).
+				Config: emu.Config() + withBundleAttr(bundlePool(bundleRole, "a"), `etcd_backup = { key_prefix = "etcd-snapshots/a" }`), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)bootstrap_bundle.etcd_backup "etcd-snapshots/a" is only for control-plane\s+nodes`),
 			},
 			{
 				// The control plane's size is for control-plane pools only (issue #31).

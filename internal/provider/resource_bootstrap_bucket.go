@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -85,11 +86,28 @@ func (r *bootstrapBucketResource) Schema(_ context.Context, _ resource.SchemaReq
 				Optional: true, Computed: true,
 				MarkdownDescription: "Which objects a role may `oss:PutObject`, each by its exact key: the control-plane pool's " +
 					"`bootstrap_bundle.publish_join_token_keys`, where its nodes store fresh join tokens for the pools that read " +
-					"them (`join_token_key`, under those pools' reader prefixes). No prefix, so a writer can replace no bundle. " +
-					"Changed in place.",
+					"them (`join_token_key`, under those pools' reader prefixes); or every key under a prefix, as `<prefix>/*`, " +
+					"for the control-plane pool's `bootstrap_bundle.etcd_backup` snapshots. A prefix may not overlap any reader's, " +
+					"so a writer can replace no bundle. Changed in place.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":           schema.StringAttribute{Required: true, MarkdownDescription: "The object key, such as `gpucluster-bundles/workers/join-token`."},
+					"key": schema.StringAttribute{Required: true, MarkdownDescription: "The object key, such as " +
+						"`gpucluster-bundles/workers/join-token`, or a prefix's keys, such as `etcd-snapshots/prod/*`."},
 					"ram_role_name": schema.StringAttribute{Required: true, MarkdownDescription: "The control-plane pool's `ram_role_name`."},
+				}},
+			},
+			"expirations": schema.SetNestedAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "What OSS deletes after some days, by key prefix: the etcd snapshots of a control-plane pool's " +
+					"`bootstrap_bundle.etcd_backup`. An object goes `days` after it was written, and each earlier version (the bucket " +
+					"is versioned) `days` after it was replaced. One lifecycle rule per prefix; the bucket's lifecycle is this " +
+					"attribute's alone. A prefix may not overlap any reader's. Changed in place.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"key_prefix": schema.StringAttribute{Required: true, MarkdownDescription: "Such as `etcd-snapshots/prod`, without " +
+						"a trailing `/`.",
+						Validators: []validator.String{stringvalidator.RegexMatches(expiryPrefixPattern,
+							"must be segments of letters, digits and ._- joined by /, without a leading or trailing /")}},
+					"days": schema.Int64Attribute{Required: true, MarkdownDescription: "Days to keep, 1 or more.",
+						Validators: []validator.Int64{int64validator.AtLeast(1)}},
 				}},
 			},
 			"policy": schema.StringAttribute{Computed: true, MarkdownDescription: "The bucket policy document as OSS holds it."},

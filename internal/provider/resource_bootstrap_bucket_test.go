@@ -33,10 +33,24 @@ resource "gpucluster_bootstrap_bucket" "b" {
 	return cfg
 }
 
-// withWriters lets the control-plane role write the join token under the swapped readers' prefix.
+// withWriters lets the control-plane role write the join token under the swapped readers' prefix,
+// and expires the etcd snapshots after 30 days.
 func withWriters(cfg string) string {
 	return strings.Replace(cfg, "  readers = [", `  writers = [{ key = "gpucluster-bundles/else/join-token", ram_role_name = "gpucluster-cp" }]
+  expirations = [{ key_prefix = "etcd-snapshots/train", days = 30 }]
   readers = [`, 1)
+}
+
+// checkSnapshotExpiry: OSS holds the expiration as one lifecycle rule on the prefix, for current
+// and noncurrent versions.
+func checkSnapshotExpiry(c *cloud.Client) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		rules, err := c.PrefixExpiries(context.Background(), bundleBucket)
+		if err != nil || len(rules) != 1 || rules[0].Prefix != "etcd-snapshots/train/" || rules[0].Days != 30 {
+			return fmt.Errorf("lifecycle rules %+v (%v); want one expiring etcd-snapshots/train/ after 30 days", rules, err)
+		}
+		return nil
+	}
 }
 
 // checkBootstrapBucket: the bucket is private, versioned, public access blocked and KMS-encrypted.
@@ -96,6 +110,20 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 					`"gpucluster-bundles/train".*Fix:`),
 			},
 			{
+				// An expiration inside a reader's prefix would delete bundles.
+				Config: emu.Config() + strings.Replace(bootstrapBucketConfig(own, false), "  readers = [",
+					`  expirations = [{ key_prefix = "gpucluster-bundles", days = 7 }]
+  readers = [`, 1), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)expiration overlaps the bundles.*"gpucluster-bundles".*Fix:`),
+			},
+			{
+				// A prefix writer (etcd snapshots) inside a reader's prefix could replace its bundles.
+				Config: emu.Config() + strings.Replace(bootstrapBucketConfig(own, false), "  readers = [",
+					`  writers = [{ key = "gpucluster-bundles/train/snapshots/*", ram_role_name = "gpucluster-cp" }]
+  readers = [`, 1), PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)writer overlaps the bundles.*"gpucluster-bundles/train/snapshots/\*".*Fix:`),
+			},
+			{
 				Config: emu.Config() + bootstrapBucketConfig(own, true),
 				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkStubbed(emu, c, 1), checkAgent(emu, ""),
 					checkBundleKeyNamed(emu),
@@ -109,7 +137,8 @@ func TestAccBootstrapBucket_readers(t *testing.T) {
 					plancheck.ExpectResourceAction("gpucluster_bootstrap_bucket.b", plancheck.ResourceActionUpdate),
 					plancheck.ExpectResourceAction("gpucluster_node_pool.train", plancheck.ResourceActionNoop),
 				}},
-				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkAgent(emu, "AccessDenied"),
+				Check: resource.ComposeTestCheckFunc(checkBootstrapBucket(c), checkAgent(emu, "AccessDenied"), checkSnapshotExpiry(c),
+					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "expirations.#", "1"),
 					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "readers.#", "2"),
 					// The control-plane role puts exactly the join token's key, nothing under a prefix.
 					resource.TestCheckResourceAttr("gpucluster_bootstrap_bucket.b", "writers.#", "1"),

@@ -39,6 +39,17 @@ locals {
     [local.bundle_token_key.workers],
     var.control_plane.size > 1 ? [local.bundle_token_key.control_plane_join] : [],
   ) : []
+
+  # etcd snapshots (etcd_backup): every control-plane node stores one every etcd_backup.every
+  # under this prefix with its role, outside every bundle prefix (the writer's grant covers the
+  # prefix, and no reader reads it: a snapshot holds every Secret of the cluster); the bucket's
+  # lifecycle deletes them after etcd_backup.retention_days.
+  etcd_backup_on     = local.bundle_on && var.control_plane.enabled && var.etcd_backup.enabled
+  etcd_backup_prefix = "etcd-snapshots/${var.name}"
+  etcd_backup = local.etcd_backup_on ? {
+    key_prefix = local.etcd_backup_prefix
+    every      = var.etcd_backup.every
+  } : null
 }
 
 resource "gpucluster_bootstrap_bucket" "bundles" {
@@ -46,5 +57,9 @@ resource "gpucluster_bootstrap_bucket" "bundles" {
 
   name    = local.bundle_bucket
   readers = concat(local.bundle_cp_readers, local.bundle_worker_readers)
-  writers = [for k in local.bundle_token_keys : { key = k, ram_role_name = var.control_plane.ram_role_name }]
+  writers = concat(
+    [for k in local.bundle_token_keys : { key = k, ram_role_name = var.control_plane.ram_role_name }],
+    local.etcd_backup_on ? [{ key = "${local.etcd_backup_prefix}/*", ram_role_name = var.control_plane.ram_role_name }] : [],
+  )
+  expirations = local.etcd_backup_on ? [{ key_prefix = local.etcd_backup_prefix, days = var.etcd_backup.retention_days }] : []
 }

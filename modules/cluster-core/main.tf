@@ -114,6 +114,7 @@ resource "gpucluster_node_pool" "control_plane" {
     # control-plane-join prefix, which the control-plane role reads.
     join_token_key          = var.control_plane.size > 1 ? local.bundle_token_key.control_plane_join : null
     publish_join_token_keys = local.bundle_token_keys
+    etcd_backup             = local.etcd_backup
   } : null
 
   kubernetes = {
@@ -171,6 +172,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
     key_prefix              = local.bundle_prefix.control_plane_join
     join_token_key          = local.bundle_token_key.control_plane_join
     publish_join_token_keys = local.bundle_token_keys
+    etcd_backup             = local.etcd_backup
   } : null
 
   kubernetes = {

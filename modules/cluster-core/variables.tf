@@ -361,6 +361,30 @@ variable "bootstrap_bundle" {
   }
 }
 
+variable "etcd_backup" {
+  description = "etcd snapshots to the bootstrap bundle's bucket (needs bootstrap_bundle.enabled): every control-plane node runs a timer that saves a snapshot of its etcd member (etcdctl snapshot save in the etcd container) every `every` (whole minutes or hours, such as 6h or 90min) and stores it, KMS-encrypted, at etcd-snapshots/<name>/<UTC time>-<host name>.db with control_plane.ram_role_name; the bucket policy lets that role put under the prefix and nothing reads it but the account's own credentials. The bucket is versioned; a lifecycle rule deletes a snapshot retention_days (30 by default) after it was written, and an earlier version as long after it was replaced. Off by default: turning it on changes the control-plane bundles, which nodes created from then on fetch. The guide \"etcd backup and restore\" has the restore."
+  type = object({
+    enabled        = optional(bool, false)
+    every          = optional(string, "6h")
+    retention_days = optional(number, 30)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !var.etcd_backup.enabled || var.bootstrap_bundle.enabled
+    error_message = "etcd_backup.enabled needs bootstrap_bundle.enabled: the snapshots go to the bootstrap bundle's bucket, with the role the control-plane nodes fetch their bundle with. Turn bootstrap_bundle on, or etcd_backup off."
+  }
+  validation {
+    condition     = var.etcd_backup.retention_days >= 1 && floor(var.etcd_backup.retention_days) == var.etcd_backup.retention_days
+    error_message = "etcd_backup.retention_days must be a whole number of days, 1 or more."
+  }
+  validation {
+    condition     = can(regex("^[1-9][0-9]{0,4}(min|h)$", var.etcd_backup.every))
+    error_message = "etcd_backup.every must be whole minutes or hours, such as \"6h\" or \"90min\" (a systemd time span the node's timer takes)."
+  }
+}
+
 variable "mpi_operator" {
   description = "Apply the MPI Operator with its MPIJob CRD with the add-ons (gpucluster_kubernetes_manifests addons_mpi_operator), so MPIJobs run once the cluster is up. Needs bootstrap_bundle.enabled: the CRD does not fit in the first control-plane node's user data. The simulation scenario modules set it."
   type        = bool

@@ -123,6 +123,7 @@ module "cluster" {
   package_mirror     = var.package_mirror
   node_image         = var.node_image
   bootstrap_bundle   = var.bootstrap_bundle
+  etcd_backup        = var.etcd_backup
   # The scenarios whose modules render MPI jobs and team queues (shared/mpi_jobs.tf) get the MPI
   # Operator with its CRD among the add-ons, when they travel in a bundle (they exceed user data).
   mpi_operator = var.bootstrap_bundle.enabled && contains(["molecular_dynamics", "engineering_simulation"], var.scenario)

@@ -88,7 +88,10 @@ func resource(owner, bucket, prefix string) string {
 
 // Writer is one role that may write one object: the control-plane role writes the join
 // material (a fresh bootstrap token, a certificate key) where joining nodes read it (issue #31,
-// bootstrap's JoinStore). An exact key, never a prefix, so the writer can replace no bundle.
+// bootstrap's JoinStore). An exact key, so the writer can replace no bundle; or, for the etcd
+// snapshots (issue #34, bootstrap's EtcdBackup), every key under a prefix, Key "<prefix>/*" (the
+// policy's resource wildcard, https://www.alibabacloud.com/help/en/oss/user-guide/tutorial-use-ram-policy-editor-to-generate-ram-policies),
+// which CheckWriters keeps apart from every reader's prefix.
 type Writer struct {
 	Key      string
 	RoleName string
@@ -151,7 +154,7 @@ func ReadersIn(doc, bucket, owner string) []Reader {
 func WritersIn(doc, bucket, owner string) []Writer {
 	out := []Writer{}
 	for _, g := range grantsIn(doc, bucket, owner, "oss:PutObject") {
-		if !strings.Contains(g.object, "*") {
+		if prefix, _ := strings.CutSuffix(g.object, "/*"); !strings.Contains(prefix, "*") {
 			out = append(out, Writer{Key: g.object, RoleName: g.role})
 		}
 	}
@@ -221,7 +224,44 @@ type Spec struct {
 	Encryption string
 	Readers    []Reader
 	Writers    []Writer // the objects a role may put: join material (Policy)
+	Expiries   []Expiry // what OSS deletes after some days: old etcd snapshots
 	UserTags   map[string]string
+}
+
+// Expiry keeps what is under KeyPrefix for Days: OSS's lifecycle deletes an object Days after it
+// was written and each earlier version Days after it was replaced (cloud.PrefixExpiry). For the
+// etcd snapshots (issue #34): the bucket is versioned, so a snapshot deleted or overwritten
+// before then is still there as a version until then.
+type Expiry struct {
+	KeyPrefix string
+	Days      int
+}
+
+// expiryRuleID names the lifecycle rule of a prefix.
+func expiryRuleID(prefix string) string { return "gpucluster-expire:" + prefix }
+
+// putExpiries replaces the bucket's lifecycle with spec's expiries (none removes it).
+func putExpiries(ctx context.Context, c *cloud.Client, spec Spec) error {
+	rules := make([]cloud.PrefixExpiry, 0, len(spec.Expiries))
+	for _, e := range spec.Expiries {
+		rules = append(rules, cloud.PrefixExpiry{ID: expiryRuleID(e.KeyPrefix), Prefix: e.KeyPrefix + "/", Days: e.Days})
+	}
+	return c.PutPrefixExpiries(ctx, spec.Name, rules)
+}
+
+// expiriesOf reads back what putExpiries put: the rules it names, sorted by prefix.
+func expiriesOf(ctx context.Context, c *cloud.Client, name string) ([]Expiry, error) {
+	rules, err := c.PrefixExpiries(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := []Expiry{}
+	for _, r := range rules {
+		if prefix, ok := strings.CutSuffix(r.Prefix, "/"); ok && r.ID == expiryRuleID(prefix) {
+			out = append(out, Expiry{KeyPrefix: prefix, Days: r.Days})
+		}
+	}
+	return out, nil
 }
 
 // Tags are what the bucket carries: the user's and the provider's.
@@ -247,7 +287,7 @@ func Create(ctx context.Context, c *cloud.Client, spec Spec) (state State, exist
 	return state, true, err
 }
 
-// Update brings the bucket's policy to spec and, with settings, its ACL, versioning, public
+// Update brings the bucket's policy and expiries to spec and, with settings, its ACL, versioning, public
 // access block and encryption (changed outside, or a new encryption).
 func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) error {
 	if settings {
@@ -265,6 +305,9 @@ func Update(ctx context.Context, c *cloud.Client, spec Spec, settings bool) erro
 	if info.OwnerID == "" {
 		return fmt.Errorf("bucket %s: GetBucketInfo named no owner, so the policy cannot name the account's roles", spec.Name)
 	}
+	if err := putExpiries(ctx, c, spec); err != nil {
+		return err
+	}
 	return c.PutBucketPolicy(ctx, spec.Name, Policy(spec.Name, info.OwnerID, spec.Readers, spec.Writers))
 }
 
@@ -277,9 +320,10 @@ func SetTags(ctx context.Context, c *cloud.Client, name string, user map[string]
 type State struct {
 	Settings cloud.Bucket
 	// Policy is the policy document, "" without one; Readers are what it grants.
-	Policy  string
-	Readers []Reader
-	Writers []Writer
+	Policy   string
+	Readers  []Reader
+	Writers  []Writer
+	Expiries []Expiry
 }
 
 // Read reads the bucket's settings and policy. A bucket that is gone answers an error matching
@@ -290,6 +334,9 @@ func Read(ctx context.Context, c *cloud.Client, name string) (State, error) {
 		return State{}, err
 	}
 	st := State{Settings: *info, Readers: []Reader{}}
+	if st.Expiries, err = expiriesOf(ctx, c, name); err != nil {
+		return st, err
+	}
 	doc, err := c.BucketPolicy(ctx, name)
 	switch {
 	case cloud.IsNotFound(err):
@@ -317,6 +364,23 @@ func Delete(ctx context.Context, c *cloud.Client, name string) error {
 		return err
 	}
 	return nil
+}
+
+// CheckWriters says why a prefix writer ("<prefix>/*") could replace bundles: its prefix is a
+// reader's, holds one, or lies under one. "" when none could.
+func CheckWriters(readers []Reader, writers []Writer) string {
+	for _, w := range writers {
+		prefix, ok := strings.CutSuffix(w.Key, "/*")
+		if !ok {
+			continue
+		}
+		for _, r := range readers {
+			if prefix == r.KeyPrefix || strings.HasPrefix(r.KeyPrefix, prefix+"/") || strings.HasPrefix(prefix, r.KeyPrefix+"/") {
+				return fmt.Sprintf("writer %q of role %q may put under %q, which overlaps reader prefix %q of role %q", w.Key, w.RoleName, prefix, r.KeyPrefix, r.RoleName)
+			}
+		}
+	}
+	return ""
 }
 
 // Overlap is a reader whose prefix covers another role's: Outer's role could read Inner's

@@ -73,12 +73,24 @@ func TestPolicyWithWriters(t *testing.T) {
 }
 
 func TestWritersRoundTrip(t *testing.T) {
-	writers := []Writer{{Key: "b/cp-join/join-token", RoleName: "cp"}, {Key: "b/workers/join-token", RoleName: "cp"}}
+	writers := []Writer{{Key: "b/cp-join/join-token", RoleName: "cp"}, {Key: "b/workers/join-token", RoleName: "cp"}, {Key: "etcd-snapshots/c/*", RoleName: "cp"}}
 	doc := Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, writers)
 	if got := WritersIn(doc, "bb", "1234"); !reflect.DeepEqual(got, writers) {
 		t.Fatalf("WritersIn = %v, want %v", got, writers)
 	}
 	if got := WritersIn(Policy("bb", "1234", []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}}, nil), "bb", "1234"); len(got) != 0 {
 		t.Fatalf("WritersIn of a readers-only policy = %v", got)
+	}
+}
+
+// A prefix writer may put under a prefix outside every reader's: one that is a reader's, holds
+// one or lies under one could replace bundles.
+func TestCheckWriters(t *testing.T) {
+	readers := []Reader{{KeyPrefix: "b/workers", RoleName: "wk"}, {KeyPrefix: "b/cp", RoleName: "cp"}}
+	for key, bad := range map[string]bool{"etcd-snapshots/c/*": false, "b/workers/join-token": false, "b/workers/*": true, "b/*": true,
+		"b/cp/snap/*": true, "b/cpx/*": false} {
+		if msg := CheckWriters(readers, []Writer{{Key: key, RoleName: "cp"}}); (msg != "") != bad {
+			t.Errorf("writer %q: %q; want refused %v", key, msg, bad)
+		}
 	}
 }

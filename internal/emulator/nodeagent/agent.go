@@ -141,10 +141,16 @@ type Agent struct {
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time
-	// writeObject plays the control plane's join-token timer's puts (tokens.go).
+	// writeObject plays the control plane's join-token and etcd snapshot timers' puts
+	// (tokens.go, etcdsnapshot.go).
 	writeObject ObjectWriter
 	// certs are the registered nodes' certificates of a year (certexpiry.go).
 	certs map[string]*nodeCerts
+	// snapshotEtcd takes a snapshot of the cluster's etcd; snapshotTimers are the control-plane
+	// nodes' snapshot timers by instance id, snapshotRuns what their runs did (etcdsnapshot.go).
+	snapshotEtcd   func() ([]byte, error)
+	snapshotTimers map[string]*snapshotTimer
+	snapshotRuns   []EtcdSnapshotRun
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -282,6 +288,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 	}
 	a.refreshTokens()
 	a.playCertsUploads()
+	a.playSnapshots()
 	for _, in := range pending {
 		if p := a.plans[in.ID].plan; p.Init {
 			a.settle(ctx, in, p, a.initialise(net, in, p), statuses)
@@ -357,6 +364,7 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 	}
 	if d.role != RoleWorker {
 		a.startRefresher(in.ID, p)
+		a.startSnapshotTimer(in.ID, p)
 	}
 	// A node without a pod network registers, and says why it is NotReady.
 	st.Node, st.Reason, st.Notes = node.Name, d.notReady, slices.Clone(d.notes)

@@ -109,6 +109,24 @@ var (
 	pkiPathRE = regexp.MustCompile(`/etc/kubernetes/pki/[a-z0-9./-]+`)
 )
 
+// etcdctlProblem is why the etcdctl a script runs fails on a kubeadm control-plane node, with
+// its exit code: etcdctl not run in the etcd container, a PKI path kubeadm does not write, or
+// an endpoint other than the TLS one on loopback. "" when it works.
+func etcdctlProblem(script string) (exitCode int, output string) {
+	if !etcdctlExecRE.MatchString(script) {
+		return 127, "etcdctl: command not found (kubeadm installs no etcdctl on the host: run it in the etcd container with crictl exec)\n"
+	}
+	for _, p := range pkiPathRE.FindAllString(script, -1) {
+		if !slices.Contains(kubeadmEtcdPKI, p) {
+			return 1, fmt.Sprintf("Error: open %s: no such file or directory (kubeadm writes no such file on a control-plane node)\n", p)
+		}
+	}
+	if !strings.Contains(script, "https://127.0.0.1:2379") {
+		return 1, "Error: context deadline exceeded (etcdctl's default endpoint 127.0.0.1:2379 speaks TLS on a kubeadm node: pass --endpoints=https://127.0.0.1:2379)\n"
+	}
+	return 0, ""
+}
+
 // runEtcdRemove plays the member-removal script on instance id: its exit code and output.
 // handled is false for a script that is not one (the agent runs no other command).
 func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, handled bool) {
@@ -120,16 +138,8 @@ func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, h
 	if c == nil || !slices.ContainsFunc(c.etcd, func(e EtcdMember) bool { return e.InstanceID == id }) || a.stopped[id] {
 		return 1, "no etcd container runs on this node: run the command on a control-plane node of the cluster\n", true
 	}
-	if !etcdctlExecRE.MatchString(script) {
-		return 127, "etcdctl: command not found (kubeadm installs no etcdctl on the host: run it in the etcd container with crictl exec)\n", true
-	}
-	for _, p := range pkiPathRE.FindAllString(script, -1) {
-		if !slices.Contains(kubeadmEtcdPKI, p) {
-			return 1, fmt.Sprintf("Error: open %s: no such file or directory (kubeadm writes no such file on a control-plane node)\n", p), true
-		}
-	}
-	if !strings.Contains(script, "https://127.0.0.1:2379") {
-		return 1, "Error: context deadline exceeded (etcdctl's default endpoint 127.0.0.1:2379 speaks TLS on a kubeadm node: pass --endpoints=https://127.0.0.1:2379)\n", true
+	if code, problem := etcdctlProblem(script); problem != "" {
+		return code, problem, true
 	}
 	var out strings.Builder
 	for _, name := range strings.Fields(m[1]) {

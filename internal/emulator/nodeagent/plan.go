@@ -35,6 +35,8 @@ type NodePlan struct {
 	// its certificate renewal timer (certexpiry.go).
 	CertsUploader *CertsUploader
 	CertRenewer   *CertRenewer
+	// EtcdSnapshotter is a control-plane node's etcd snapshot timer (etcdsnapshot.go).
+	EtcdSnapshotter *EtcdSnapshotter
 	// Join is the kubeadm join of a worker or a control-plane node; on a highly available
 	// first node, the join its script runs instead of init when the API already answers.
 	Join *JoinPlan
@@ -186,6 +188,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.TokenPublisher = tokenPublisher(ci.Files, script)
 	p.CertsUploader = certsUploader(ci.Files, script)
 	p.CertRenewer = certRenewer(ci.Files, script)
+	p.EtcdSnapshotter = etcdSnapshotter(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {

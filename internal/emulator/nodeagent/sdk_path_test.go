@@ -102,10 +102,16 @@ func (s *cloudScenario) behind(o bootstrap.Options) bootstrap.Options {
 // returns its id.
 func (s *cloudScenario) run(t *testing.T, typ, host, doc string) string {
 	t.Helper()
+	return s.runAs(t, typ, host, doc, "")
+}
+
+// runAs is run with the instance RAM role role ("" for none).
+func (s *cloudScenario) runAs(t *testing.T, typ, host, doc, role string) string {
+	t.Helper()
 	s.seq++
 	ids, err := s.c.RunInstances(t.Context(), cloud.RunInstancesInput{ClientToken: "agent-" + host, InstanceType: typ, ZoneID: testZone,
 		ImageID: testImage, SecurityGroupID: s.sgID, VSwitchID: s.vswID, Amount: 1, MinAmount: 1, InstanceName: host, HostName: host,
-		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}, UserData: bootstrap.PackUserData(doc)})
+		SystemDisk: cloud.Disk{Category: "cloud_essd", SizeGiB: 100}, UserData: bootstrap.PackUserData(doc), RAMRoleName: role})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,29 @@ run "refuses_one_role_for_both" {
   expect_failures = [var.bootstrap_bundle]
 }
 
+# etcd snapshots go to the bundle's bucket: without bundles, or with a period a node's timer
+# cannot take, the plan stops at the variable.
+run "etcd_backup_needs_bundles" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    bootstrap_bundle = { enabled = false }
+    etcd_backup      = { enabled = true }
+  }
+  expect_failures = [var.etcd_backup]
+}
+
+run "etcd_backup_period" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+    etcd_backup      = { enabled = true, every = "1d" }
+  }
+  expect_failures = [var.etcd_backup]
+}
+
 run "bundled" {
   variables {
     network_id       = run.network.network_id
@@ -92,6 +115,7 @@ run "bundled" {
     bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
     mpi_operator     = true
     kueue            = { teams = { chem = { gpus = 8 } } }
+    etcd_backup      = { enabled = true, every = "4h" }
   }
 
   # Kueue after the MPI Operator: its release, then the team's queue on the pool by the name its
@@ -103,6 +127,22 @@ run "bundled" {
   assert {
     condition     = strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "gpucluster.io/pool: ${gpucluster_node_pool.worker["gpu"].name}")
     error_message = "the ResourceFlavor must select the worker pool's nodes by its name ${gpucluster_node_pool.worker["gpu"].name}"
+  }
+
+  # Both control-plane pools store etcd snapshots under the cluster's prefix, which the
+  # control-plane role may write and no role reads; the workers store none.
+  assert {
+    condition = alltrue([for p in [gpucluster_node_pool.control_plane[0], gpucluster_node_pool.control_plane_join[0]] :
+    p.bootstrap_bundle.etcd_backup.key_prefix == "etcd-snapshots/cc-bundle" && p.bootstrap_bundle.etcd_backup.every == "4h"]) && gpucluster_node_pool.worker["gpu"].bootstrap_bundle.etcd_backup == null
+    error_message = "the control-plane pools must store etcd snapshots under etcd-snapshots/cc-bundle every 4h, the workers none: ${jsonencode(gpucluster_node_pool.control_plane[0].bootstrap_bundle)}"
+  }
+  assert {
+    condition     = contains([for w in gpucluster_bootstrap_bucket.bundles[0].writers : "${w.key} ${w.ram_role_name}"], "etcd-snapshots/cc-bundle/* cc-bundle-cp") && !anytrue([for r in output.bootstrap_bundle.readers : startswith("etcd-snapshots/cc-bundle", r.key_prefix)])
+    error_message = "the control-plane role must write under etcd-snapshots/cc-bundle/ and nobody read it: ${jsonencode(gpucluster_bootstrap_bucket.bundles[0].writers)}"
+  }
+  assert {
+    condition     = [for e in gpucluster_bootstrap_bucket.bundles[0].expirations : "${e.key_prefix} ${e.days}"] == ["etcd-snapshots/cc-bundle 30"]
+    error_message = "the bucket must expire the snapshots after 30 days, the default retention: ${jsonencode(gpucluster_bootstrap_bucket.bundles[0].expirations)}"
   }
 
   # The add-ons travel in the first control-plane node's bundle, so they may hold the MPI Operator

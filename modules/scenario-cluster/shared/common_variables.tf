@@ -92,6 +92,17 @@ variable "bootstrap_bundle" {
   nullable = false
 }
 
+variable "etcd_backup" {
+  description = "etcd snapshots to the bootstrap bundle's bucket (enabled, off by default; needs bootstrap_bundle.enabled): every control-plane node stores one every `every` (6h) at etcd-snapshots/<name>/, KMS-encrypted, with control_plane.ram_role_name, and the bucket deletes them after retention_days (30). See modules/cluster-core and the guide \"etcd backup and restore\"."
+  type = object({
+    enabled        = optional(bool, false)
+    every          = optional(string, "6h")
+    retention_days = optional(number, 30)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "nccl_env" {
   description = "NCCL variables that override the network's defaults in workload pods, such as { NCCL_DEBUG = \"INFO\" }."
   type        = map(string)

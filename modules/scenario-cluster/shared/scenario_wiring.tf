@@ -27,6 +27,7 @@ module "scenario" {
   package_mirror     = var.package_mirror
   node_image         = var.node_image
   bootstrap_bundle   = var.bootstrap_bundle
+  etcd_backup        = var.etcd_backup
   monitoring         = var.monitoring
   nccl_env           = var.nccl_env
   hpa                = var.hpa
