@@ -70,3 +70,32 @@ func TestQuotaCenterAdminRefusesUnknownCode(t *testing.T) {
 		t.Fatalf("PUT of an unknown code: %d %s; want 400 naming the served codes", resp.StatusCode, b)
 	}
 }
+
+// natgw_quota_nat_num_per_vpc answers the vendor's default of 5 until the admin endpoint sets
+// another, and as usage the NAT gateways of the region's fullest VPC.
+func TestQuotaCenterNATGatewaysPerVPC(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.quotasClient()
+	natQuota := func() quotas.QuotasItemInListProductQuotas {
+		t.Helper()
+		r := quotas.CreateListProductQuotasRequest()
+		r.ProductCode, r.QuotaActionCode = "nat", "natgw_quota_nat_num_per_vpc"
+		out, err := c.ListProductQuotas(r)
+		must(t, err)
+		if len(out.Quotas) != 1 {
+			t.Fatalf("nat quotas: %+v; want natgw_quota_nat_num_per_vpc only", out.Quotas)
+		}
+		return out.Quotas[0]
+	}
+	if q := natQuota(); q.TotalQuota != 5 || q.TotalUsage != 0 {
+		t.Fatalf("default: quota %v usage %v; want 5 and 0", q.TotalQuota, q.TotalUsage)
+	}
+	a, b := e.netNetwork(), e.netNetwork()
+	e.createNat(a, "nat-a1")
+	e.createNat(a, "nat-a2")
+	e.createNat(b, "nat-b1")
+	put(t, e.srv.URL+"/_emulator/quota_center", `{"natgw_quota_nat_num_per_vpc": 2}`)
+	if q := natQuota(); q.TotalQuota != 2 || q.TotalUsage != 2 {
+		t.Fatalf("after PUT and 2+1 gateways in two VPCs: quota %v usage %v; want 2 and 2 (the fullest VPC)", q.TotalQuota, q.TotalUsage)
+	}
+}

@@ -116,7 +116,8 @@ type Quota struct {
 	Why string
 }
 
-func (q Quota) known() bool { return q.Max > 0 }
+// Known is whether the quota was read: an unknown one is not checked.
+func (q Quota) Known() bool { return q.Max > 0 }
 func (q Quota) left() int   { return max(q.Max-q.Used, 0) }
 
 // VPCInstanceCapacity is the instances one VPC holds (see Account.VPCInstances).
@@ -147,6 +148,10 @@ type Account struct {
 	FreeAddresses map[string]int
 	// EIPs, NATGateways, LoadBalancers and ScalingGroups are the region's quotas of each.
 	EIPs, NATGateways, LoadBalancers, ScalingGroups Quota
+	// NATVPC is the existing VPC the stack's NAT gateways go in, whose gateways are
+	// NATGateways.Used ("" for a VPC the stack creates: none in use). The NAT gateway quota
+	// counts per VPC (QuotaNATGateways).
+	NATVPC string
 	// VPCInstances is how many instances the stack's VPC holds: "The number of instances in a
 	// vSwitch cannot exceed the remaining capacity of the VPC. The remaining capacity is the
 	// difference between 15,000 and the current number of instances" (CreateVSwitch,

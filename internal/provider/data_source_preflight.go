@@ -48,13 +48,16 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"(`max_size` above `size`) against the scaling group quota and the largest `max_size` (`DescribeLimitation`, with " +
 			"the region's groups counted by `DescribeScalingGroups`), and the API calls of the create at the provider's `rate_limit`. " +
 			"`eips` and `load_balancers` against the Quota Center's `eip_quota_instances_num` and `slb_quota_instances_num` " +
-			"(`ListProductQuotas`: the quota and its usage in the region). " +
+			"(`ListProductQuotas`: the quota and its usage in the region), and `nat_gateways` against " +
+			"`natgw_quota_nat_num_per_vpc`, which counts per VPC: the NAT gateways go in the VPC of the pools' vSwitches, whose " +
+			"gateways (`DescribeNatGateways`) are the usage; pools in several VPCs are held to the fullest one, pools without " +
+			"existing vSwitches to a new VPC (none in use). " +
 			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region (one more with spot " +
-			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips` or `load_balancers`), two calls per " +
+			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips`, `load_balancers` or `nat_gateways`, " +
+			"and with `nat_gateways` one `DescribeNatGateways` per VPC of the pools), two calls per " +
 			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
 			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
-			"estimate. The NAT gateway quota (the Quota Center's counts per VPC) and a GPU instance quota (no Quota Center code " +
-			"found) are not read: the summary names them as not checked, and why.",
+			"estimate. A GPU instance quota is not read: the summary names it as not checked, and why.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,
@@ -65,7 +68,7 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"load_balancers":         count("Load balancers the stack creates (a control plane's is one)."),
 			"load_balancer_backends": count("Servers the load balancers put behind them in all (the control plane's nodes), for the estimate."),
 			"eips":                   count("EIPs the stack allocates."),
-			"nat_gateways":           count("NAT gateways the stack creates."),
+			"nat_gateways":           count("NAT gateways the stack creates, in the VPC of its pools (a `gpucluster_rdma_network` with `egress.mode = \"nat\"` makes one)."),
 			"enforce": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "`true` or unset: each shortfall is an error, so the plan stops. `false`: a warning, with `fits` false and the shortfalls listed."},
 			"region":  schema.StringAttribute{Computed: true, MarkdownDescription: "The region read (the provider's)."},
@@ -121,7 +124,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	account, err := readPreflightAccount(ctx, d.client, m, &stack)
 	if err != nil {
 		resp.Diagnostics.AddError("Preflight: reading the account of region "+region,
-			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips or load_balancers quotas:ListProductQuotas.", err))
+			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips, load_balancers or nat_gateways quotas:ListProductQuotas (and vpc:DescribeNatGateways with nat_gateways).", err))
 		return
 	}
 	r := preflight.Check(stack, account, d.client.RateLimit())

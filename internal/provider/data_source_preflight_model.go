@@ -105,6 +105,7 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 	if err := readCenterQuotas(ctx, c, *s, &a); err != nil {
 		return a, err
 	}
+	var vpcs []string // the VPCs of the pools' vSwitches, in order met
 	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
 	for i, p := range m.Pools {
 		var mine []cloud.VSwitch
@@ -128,9 +129,36 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 			}
 			mine = append(mine, byID[id])
 		}
+		for _, sw := range mine {
+			if !slices.Contains(vpcs, sw.VPCID) {
+				vpcs = append(vpcs, sw.VPCID)
+			}
+		}
 		placePool(&s.Pools[i], mine, a)
 	}
-	return a, nil
+	return a, countNATGateways(ctx, c, s.NATGateways, vpcs, &a)
+}
+
+// countNATGateways is the usage of the per-VPC NAT gateway quota: the gateways already in the
+// VPC the stack's NAT gateways go in, one DescribeNatGateways (paged) per VPC of the pools'
+// vSwitches, only for a stack with nat_gateways whose quota was read. The stack's NAT gateways
+// go in its pools' VPC; pools in several VPCs are held to the fullest one, so the check errs on
+// the side of a shortfall. Pools without existing vSwitches go in a VPC the stack creates: none
+// in use.
+func countNATGateways(ctx context.Context, c *cloud.Client, want int, vpcs []string, a *preflight.Account) error {
+	if want <= 0 || !a.NATGateways.Known() {
+		return nil
+	}
+	for _, id := range vpcs {
+		nats, err := c.FindNATGateways(ctx, id, nil)
+		if err != nil {
+			return fmt.Errorf("DescribeNatGateways in %s: %w", id, err)
+		}
+		if a.NATVPC == "" || len(nats) > a.NATGateways.Used {
+			a.NATVPC, a.NATGateways.Used = id, len(nats)
+		}
+	}
+	return nil
 }
 
 // readQuotasAndStock reads the vCPU quotas (DescribeAccountAttributes) and the region's stock
@@ -167,11 +195,12 @@ func readScalingQuota(ctx context.Context, c *cloud.Client, a *preflight.Account
 	return nil
 }
 
-// readCenterQuotas reads the Quota Center's EIP and CLB instance quotas, one ListProductQuotas
-// each and only for a stack that creates EIPs or load balancers; it names why the NAT gateway
-// and GPU quotas are not read.
+// readCenterQuotas reads the Quota Center's EIP, CLB instance and per-VPC NAT gateway quotas,
+// one ListProductQuotas each and only for a stack that creates EIPs, load balancers or NAT
+// gateways; it names why the GPU quota is not read. The NAT gateway quota's usage is the
+// stack's VPC's (countNATGateways), not the answer's.
 func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a *preflight.Account) error {
-	a.NATGateways.Why, a.GPUs.Why = preflight.WhyNATNotChecked, preflight.WhyGPUNotChecked
+	a.GPUs.Why = preflight.WhyGPUNotChecked
 	for _, q := range []struct {
 		n             int
 		product, code string
@@ -181,6 +210,8 @@ func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a
 		// (https://quotas.console.alibabacloud.com/products/slb/quotas?query=slb_quota_instances_num).
 		{s.EIPs, "eip", preflight.QuotaEIPs, &a.EIPs},
 		{s.LoadBalancers, "slb", preflight.QuotaCLBs, &a.LoadBalancers},
+		// NAT Gateway's product in the Quota Center (see internal/emulator/quotas).
+		{s.NATGateways, "nat", preflight.QuotaNATGateways, &a.NATGateways},
 	} {
 		if q.n <= 0 {
 			continue
@@ -195,6 +226,7 @@ func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a
 		}
 		*q.into = preflight.Quota{Max: got.Max, Used: got.Used}
 	}
+	a.NATGateways.Used = 0 // counted in the stack's VPC
 	return nil
 }
 
