@@ -44,6 +44,12 @@ type Pool struct {
 	// pay-as-you-go nodes (ESS CompensateWithOnDemand): its nodes are placed by the pay-as-you-go
 	// stock, as spot sold out does not stop it.
 	SpotFallback bool
+	// Fallbacks are the instance types the pool launches, in order, where InstanceType has no
+	// stock: with instance_type_fallback, the catalog's next candidates (gpucluster_node_pool's
+	// create tries every zone with one type before the next: poolplan.Tries). A zone where
+	// InstanceType is out but a fallback is in stock still places nodes; the summary names
+	// them. The quotas count the nodes at InstanceType's vCPUs and GPUs.
+	Fallbacks []string
 	// Zones are the zones the pool may use, in the order it fills them.
 	Zones []string
 	// VSwitches are the pool's vSwitch per zone.
@@ -72,6 +78,17 @@ func (p Pool) attr(name, def string) string {
 func (p Pool) sizeAttr() string    { return p.attr(p.Attrs.Size, "size") }
 func (p Pool) zonesAttr() string   { return p.attr(p.Attrs.Zones, "zone_ids") }
 func (p Pool) vswitchAttr() string { return p.attr(p.Attrs.VSwitches, "vswitch_ids") }
+
+// types are the instance types p may launch, in the order it tries them.
+func (p Pool) types() []string { return append([]string{p.InstanceType}, p.Fallbacks...) }
+
+// typesWord names p's type and, with fallbacks, them too: "ecs.a or its fallbacks ecs.b, ecs.c".
+func (p Pool) typesWord() string {
+	if len(p.Fallbacks) == 0 {
+		return p.InstanceType
+	}
+	return p.InstanceType + " or its fallbacks " + strings.Join(p.Fallbacks, ", ")
+}
 
 func (p Pool) addressesPerNode() int { return max(p.AddressesPerNode, 1) }
 

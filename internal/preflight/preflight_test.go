@@ -142,3 +142,40 @@ func TestEstimate(t *testing.T) {
 		t.Fatal("no rate limit should give no time")
 	}
 }
+
+// A pool with fallback types (instance_type_fallback) is placed as its create tries: its type
+// over its zones, then each fallback over them. Where its type is out and a fallback is in
+// stock it fits, and the summary says how many nodes the fallback takes where; where neither
+// is, the shortfall names both.
+func TestFallbackStock(t *testing.T) {
+	const fb = "ecs.gn7e-c16g1.16xlarge"
+	s, a := fitting()
+	s.Pools[0].Fallbacks = []string{fb}
+	a.Stock[zoneB][gpu8] = SoldOut
+	a.Stock[zoneB][fb] = Available
+	r := Check(s, a, 20)
+	if !r.Fits() {
+		t.Fatalf("type in zone a, fallback in zone b: shortfalls %v", r.Shortfalls)
+	}
+	// vsw-a's 11 free addresses take 11 of the type; zone b's 9 are the fallback's.
+	if want := "pools[0].size: " + gpu8 + " out of stock, nodes on fallback " + fb + " (9 in " + zoneB + ")"; !strings.Contains(r.Summary, want) {
+		t.Errorf("summary lacks %q: %s", want, r.Summary)
+	}
+
+	s.Pools[0].Fallbacks = nil
+	if r := Check(s, a, 20); r.Fits() {
+		t.Fatalf("without the fallback, zone b has no stock and vsw-a holds 11 of 20: want a shortfall, got %s", r.Summary)
+	}
+
+	s.Pools[0].Fallbacks = []string{fb}
+	a.Stock[zoneA][gpu8], a.Stock[zoneB][fb] = SoldOut, SoldOut
+	a.Stock[zoneC][gpu8] = SoldOut
+	r = Check(s, a, 20)
+	if r.Fits() || len(r.Shortfalls) != 1 {
+		t.Fatalf("neither type in stock anywhere: want one shortfall, got %v (%s)", r.Shortfalls, r.Summary)
+	}
+	e := r.Shortfalls[0]
+	if e.Path != "pools[0].zone_ids" || !strings.Contains(e.Error(), "has no zone with "+gpu8+" or its fallbacks "+fb+" in stock") {
+		t.Errorf("shortfall %s: %v; want it on pools[0].zone_ids naming the type and its fallback", e.Path, e)
+	}
+}

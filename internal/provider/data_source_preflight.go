@@ -92,6 +92,11 @@ func preflightPoolAttributes(count func(string) schema.Attribute) map[string]sch
 		"instance_type": schema.StringAttribute{Required: true, MarkdownDescription: "The pool's instance type (its vCPUs and GPUs come from the provider's catalog)."},
 		"size": schema.Int64Attribute{Required: true, MarkdownDescription: "Nodes the pool creates.",
 			Validators: []validator.Int64{int64validator.AtLeast(0)}},
+		"fallback_instance_types": list("The types the pool launches, in order, where `instance_type` has no stock: for a `gpucluster_node_pool` " +
+			"with `instance_type_fallback = true`, the catalog's next candidates (`gpucluster_scenario`'s `candidates` after the first). " +
+			"A zone where `instance_type` is out but one of these is in stock places nodes too (each type over the zones in order, as " +
+			"the create tries them), and the summary says how many nodes a fallback takes where. The quotas count the nodes at " +
+			"`instance_type`'s vCPUs and GPUs. No call is added: the region's stock answer holds them."),
 		"max_size": count("For an autoscaling pool, the nodes it may grow to: the quotas must hold them all. Unset: `size`."),
 		"spot":     schema.BoolAttribute{Optional: true, MarkdownDescription: "`true`: the nodes count against the spot vCPU quota, else the pay-as-you-go one."},
 		"zone_ids": list("Zones the pool may use, in the order it fills them. Unset: its vSwitches' zones, or without any, every zone of the region."),

@@ -35,6 +35,7 @@ type preflightModel struct {
 type preflightPoolModel struct {
 	Name             types.String `tfsdk:"name"`
 	InstanceType     types.String `tfsdk:"instance_type"`
+	FallbackTypes    []string     `tfsdk:"fallback_instance_types"`
 	Size             types.Int64  `tfsdk:"size"`
 	MaxSize          types.Int64  `tfsdk:"max_size"`
 	Spot             types.Bool   `tfsdk:"spot"`
@@ -63,6 +64,10 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		} else if err != nil {
 			return s, err
 		}
+		fallbacks, err := preflightFallbacks(at, p.FallbackTypes)
+		if err != nil {
+			return s, err
+		}
 		size, maxSize := int(p.Size.ValueInt64()), int(p.MaxSize.ValueInt64())
 		if !p.MaxSize.IsNull() && maxSize < size {
 			return s, planerr.Input(planerr.Join(at, "max_size"), fmt.Sprint(maxSize),
@@ -71,7 +76,7 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		}
 		pool := preflight.Pool{Path: at, InstanceType: t.Name, VCPUs: t.VCPU, GPUs: t.GPUs, Count: size,
 			Spot: p.Spot.ValueBool(), Zones: slices.Clone(p.ZoneIDs), VSwitches: map[string]preflight.VSwitch{},
-			AddressesPerNode: int(p.AddressesPerNode.ValueInt64())}
+			AddressesPerNode: int(p.AddressesPerNode.ValueInt64()), Fallbacks: fallbacks}
 		s.Pools = append(s.Pools, pool)
 		// What the autoscaler may add beyond size is held to the quotas like a scaling group.
 		if maxSize > size {
@@ -80,6 +85,22 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		}
 	}
 	return s, nil
+}
+
+// preflightFallbacks are a pool's fallback_instance_types by the catalog's names; a type the
+// catalog does not know is a planerr.Error on its element.
+func preflightFallbacks(at string, names []string) ([]string, error) {
+	out := make([]string, 0, len(names))
+	for j, name := range names {
+		t, err := catalog.ParseInstanceType(name)
+		if pe, ok := planerr.As(err); ok {
+			return nil, planerr.Input(planerr.Index(planerr.Join(at, "fallback_instance_types"), j), pe.Value, pe.Why, pe.Fix)
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, t.Name)
+	}
+	return out, nil
 }
 
 // readPreflightAccount reads what the account gives, batched: DescribeAccountAttributes once,

@@ -238,3 +238,40 @@ data "gpucluster_preflight" "stack" {
 	expectPreflightError(t, emu, preflightConfig(1, "max_size = 150"), phrases(
 		`pools[0].max_size "150" is above the largest max size a scaling group may have here, 100`, "lower it to 100 or split the pool"))
 }
+
+// A pool with fallback_instance_types fits where its type is out but a fallback is in stock,
+// and the summary says which fallback takes how many nodes where; where neither is, the
+// shortfall names both. Zone a has no gpu8Type left but has the 4-GPU size, zone b does not
+// sell gpu8Type; then neither zone has either.
+func TestAccPreflight_fallbackStock(t *testing.T) {
+	const fallback = "ecs.gn7e-c16g1.16xlarge"
+	emu := acctest.StartEmulator(t)
+	zone := func(s string) string { return acctest.Region + "-" + s }
+	emu.SetCapacity(map[string]map[string]int{zone("a"): {gpu8Type: 0}})
+	if err := emu.SetUnavailable(map[string]map[string]string{zone("b"): {gpu8Type: "Zone.NotOnSale"}}); err != nil {
+		t.Fatal(err)
+	}
+	pool := fmt.Sprintf("zone_ids = [%q, %q]\n    fallback_instance_types = [%q]", zone("a"), zone("b"), fallback)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + preflightConfig(4, pool),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("fits"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
+					fmt.Sprintf("pools[0].size: %s out of stock, nodes on fallback %s (4 in %s)", gpu8Type, fallback, zone("a"))))),
+			},
+		}, {
+			PreConfig: func() {
+				emu.SetCapacity(map[string]map[string]int{zone("a"): {gpu8Type: 0, fallback: 0}})
+				if err := emu.SetUnavailable(map[string]map[string]string{zone("b"): {gpu8Type: "Zone.NotOnSale", fallback: "Zone.NotOnSale"}}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: emu.Config() + preflightConfig(4, pool),
+			ExpectError: phrases(fmt.Sprintf(`pools[0].zone_ids "%s,%s" has no zone with %s or its fallbacks %s in stock`, zone("a"), zone("b"), gpu8Type, fallback),
+				"4 of 4 nodes have no place", fmt.Sprintf("add zone %s (it has %s or its fallbacks %s in stock) to zone_ids", zone("c"), gpu8Type, fallback)),
+		}},
+	})
+}
