@@ -31,11 +31,16 @@ const (
 	QuotaNATGateways = "natgw_quota_nat_num_per_vpc"
 )
 
-// Why the quotas not read are not: no Quota Center code for them was found on a vendor page
-// that fits the check, and the preflight does not guess one.
-const (
-	WhyGPUNotChecked = "no Quota Center code for a GPU instance quota was found on a vendor page"
-)
+// WhyGPUNotChecked is why the GPU quota is not read. The vendor's GPU quotas are the Quota
+// Center's "ECS Quotas by Instance Type", product ecs-spec, one quota per instance type
+// (QuotaActionCode ecs.g5.2xlarge in the ListProductQuotas example,
+// https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas),
+// "the maximum number of GPUs ... per account per region, broken down by billing method"
+// (https://www.alibabacloud.com/help/doc-detail/25412.htm, "GPU and vGPU quotas"); instance
+// quotas are "allocated based on zones, instance types, billing methods, and network types"
+// (https://www.alibabacloud.com/help/doc-detail/163120.htm). No vendor page found gives the
+// dimension keys and values a per-zone, per-billing-method read needs, so it is not read yet.
+const WhyGPUNotChecked = "the Quota Center's GPU quotas (product ecs-spec, per instance type, zone and billing method) are not read yet"
 
 // use is one attribute's share of a quota: n units of per each.
 type use struct {

@@ -57,7 +57,8 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"and with `nat_gateways` one `DescribeNatGateways` per VPC of the pools), two calls per " +
 			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
 			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
-			"estimate. A GPU instance quota is not read: the summary names it as not checked, and why.",
+			"estimate. The GPU quota is not read yet (the Quota Center's `ecs-spec` quotas, one per instance type, zone and " +
+			"billing method): the summary names it as not checked, and why.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,

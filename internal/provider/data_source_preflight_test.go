@@ -65,7 +65,7 @@ func TestAccPreflight_fits(t *testing.T) {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
 					"fits: 1280 of 200000 vCPUs left under max-postpaid-instance-vcpu-count",
-					"the GPU quota not checked (no Quota Center code", "10 nodes placed",
+					"the GPU quota not checked (the Quota Center's GPU quotas (product ecs-spec", "10 nodes placed",
 					"1 of 30 load balancers left under the CLB instance quota (slb_quota_instances_num)", "about 8 API calls, 0s at 20 requests/s"))),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("api_calls"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(1)),
