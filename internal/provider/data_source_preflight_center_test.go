@@ -1,7 +1,6 @@
 package provider_test
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -53,14 +52,7 @@ func TestAccPreflight_centerQuotas(t *testing.T) {
 // egress NAT gateway) as the usage. At a quota of 1 the plan stops; at 2 the summary says so.
 func TestAccPreflight_natGatewaysPerVPC(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	network := fmt.Sprintf(`
-resource "gpucluster_rdma_network" "net" {
-  name          = "preflight-nat"
-  cidr_block    = "10.41.0.0/16"
-  zone_ids      = [%q]
-  vswitch_cidrs = { %q = "10.41.0.0/24" }
-}
-`, acctest.Region+"-a", acctest.Region+"-a")
+	network := preflightNetwork("preflight-nat", "10.41.0.0/16", "10.41.0.0/24")
 	stack := strings.Replace(preflightConfig(1, "network_id = gpucluster_rdma_network.net.id"), "load_balancers ", "nat_gateways = 1\n  load_balancers ", 1)
 	setNAT := func(n int) func() {
 		return func() {

@@ -156,17 +156,23 @@ func TestAccPreflight_stock(t *testing.T) {
 		"4 of 4 nodes have no place", fmt.Sprintf("add zone %s (it has %s in stock) to zone_ids", zone("c"), gpu8Type)))
 }
 
+// preflightNetwork is a gpucluster_rdma_network "net" in zone a with one vSwitch of vswitchCIDR
+// in the VPC cidr (with the default egress: one NAT gateway).
+func preflightNetwork(name, cidr, vswitchCIDR string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_rdma_network" "net" {
+  name          = %q
+  cidr_block    = %q
+  zone_ids      = [%q]
+  vswitch_cidrs = { %q = %q }
+}
+`, name, cidr, acctest.Region+"-a", acctest.Region+"-a", vswitchCIDR)
+}
+
 // A vSwitch too small for the pool: a /28 hands out 10 addresses, the pool needs 12.
 func TestAccPreflight_vswitchAddresses(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	network := fmt.Sprintf(`
-resource "gpucluster_rdma_network" "net" {
-  name          = "preflight"
-  cidr_block    = "10.40.0.0/16"
-  zone_ids      = [%q]
-  vswitch_cidrs = { %q = "10.40.0.0/28" }
-}
-`, acctest.Region+"-a", acctest.Region+"-a")
+	network := preflightNetwork("preflight", "10.40.0.0/16", "10.40.0.0/28")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
