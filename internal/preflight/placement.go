@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
@@ -26,6 +27,8 @@ const (
 type placer struct {
 	a     Account
 	taken map[string]int // vSwitch id -> addresses the pools before took
+	// gpus is zone -> instance type -> the GPUs of its ecs-spec quota the pools before took.
+	gpus map[string]map[string]int
 }
 
 // checkPlacement places every pool, and names for each that does not fit the zones or the
@@ -43,7 +46,9 @@ func checkPlacement(s Stack, a Account, notes *[]string) []*planerr.Error {
 		if pp.left == 0 {
 			continue
 		}
-		if e := pl.shortfall(p, pp.left, pp.stockless, pp.full); e != nil {
+		if len(pp.specShort) > 0 {
+			out = append(out, pl.specShortfall(p, pp))
+		} else if e := pl.shortfall(p, pp.left, pp.stockless, pp.full); e != nil {
 			out = append(out, e)
 		}
 	}
@@ -64,6 +69,8 @@ type placement struct {
 	full      []VSwitch
 	// onFallback is fallback type -> zone -> the nodes placed there with it.
 	onFallback map[string]map[string]int
+	// specShort are the zones whose ecs-spec GPU quota of the pool's type stopped it.
+	specShort []string
 }
 
 // fallbackNote says, for a pool placed partly on fallback types, which and where.
@@ -99,7 +106,17 @@ func (pl *placer) place(p Pool) placement {
 			if !ok || !pl.inStock(z, typ, p) {
 				continue
 			}
-			n := pl.take(vsw, pp.left, p.addressesPerNode())
+			want := pp.left
+			if ti == 0 {
+				want = pl.specLeft(p, z, want)
+			}
+			n := pl.take(vsw, want, p.addressesPerNode())
+			if ti == 0 {
+				pl.takeGPUs(p, z, n)
+			}
+			if want < pp.left && n == want {
+				pp.specShort = append(pp.specShort, z)
+			}
 			pp.left -= n
 			if ti > 0 && n > 0 {
 				if pp.onFallback == nil {
@@ -110,7 +127,7 @@ func (pl *placer) place(p Pool) placement {
 				}
 				pp.onFallback[typ][z] += n
 			}
-			if pp.left > 0 && !isFull[vsw.ID] {
+			if n < want && !isFull[vsw.ID] {
 				isFull[vsw.ID] = true
 				pp.full = append(pp.full, vsw)
 			}
@@ -122,6 +139,57 @@ func (pl *placer) place(p Pool) placement {
 		}
 	}
 	return pp
+}
+
+// spec is the ecs-spec GPU quota of p's type in zone, when p is held to one: a pay-as-you-go
+// GPU pool whose type's quota there was read.
+func (pl *placer) spec(p Pool, zone string) (Quota, bool) {
+	if p.Spot || p.GPUs <= 0 {
+		return Quota{}, false
+	}
+	q, ok := pl.a.SpecGPUs[zone][p.InstanceType]
+	return q, ok
+}
+
+// specLeft caps want nodes of p in zone by what its ecs-spec GPU quota there leaves.
+func (pl *placer) specLeft(p Pool, zone string, want int) int {
+	q, ok := pl.spec(p, zone)
+	if !ok {
+		return want
+	}
+	return min(want, max(q.left()-pl.gpus[zone][p.InstanceType], 0)/p.GPUs)
+}
+
+// takeGPUs records n nodes of p in zone against its ecs-spec GPU quota there.
+func (pl *placer) takeGPUs(p Pool, zone string, n int) {
+	if _, ok := pl.spec(p, zone); !ok || n == 0 {
+		return
+	}
+	if pl.gpus == nil {
+		pl.gpus = map[string]map[string]int{}
+	}
+	if pl.gpus[zone] == nil {
+		pl.gpus[zone] = map[string]int{}
+	}
+	pl.gpus[zone][p.InstanceType] += n * p.GPUs
+}
+
+// specShortfall explains the nodes of p that the ecs-spec GPU quotas of its zones left without a
+// place: each zone's quota, and the fix.
+func (pl *placer) specShortfall(p Pool, pp placement) *planerr.Error {
+	var zones []string
+	need := pp.left * p.GPUs
+	for _, z := range pp.specShort {
+		q, _ := pl.spec(p, z)
+		zones = append(zones, fmt.Sprintf("%s: %d with %d in use", z, q.Max, q.Used))
+	}
+	first := pp.specShort[0]
+	q, _ := pl.spec(p, first)
+	why := fmt.Sprintf("needs %d more GPUs of %s pay-as-you-go than the Quota Center's %s quotas of its zones leave (%s); %d of %d nodes have no place",
+		need, p.InstanceType, QuotaSpec, strings.Join(zones, "; "), pp.left, p.Count)
+	fix := fmt.Sprintf("raise the %s quota of %s (pay-as-you-go) in zone %s to at least %d in the Quota Center (%s), add a zone with quota to %s, or lower %s by %d",
+		QuotaSpec, p.InstanceType, first, q.Max+need, QuotaCenter, cmp.Or(p.Attrs.Zones, "zone_ids"), p.sizeAttr(), pp.left)
+	return planerr.Input(p.sizeAttr(), strconv.Itoa(p.Count), why, fix).WithSupported(fmt.Sprintf("at most %d nodes", p.Count-pp.left))
 }
 
 // take places up to want nodes of per addresses each in vsw and answers how many: all of them

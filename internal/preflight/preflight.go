@@ -160,6 +160,10 @@ type Account struct {
 	// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource,
 	// SpotStrategy). Nil while no pool is spot: unknown, spot pools are then placed by Stock.
 	SpotStock map[string]map[string]string
+	// SpecGPUs is zone -> instance type -> the Quota Center's pay-as-you-go ecs-spec quota of the
+	// type there, in GPUs (QuotaSpec). A pay-as-you-go pool's planned type places no more nodes in
+	// a zone than its quota leaves; a zone or type not listed is unknown: not checked.
+	SpecGPUs map[string]map[string]Quota
 	// FreeAddresses is vSwitch id -> its free private addresses (DescribeVSwitches
 	// AvailableIpAddressCount). A vSwitch not listed is unknown: not checked.
 	FreeAddresses map[string]int

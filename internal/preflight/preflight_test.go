@@ -179,3 +179,36 @@ func TestFallbackStock(t *testing.T) {
 		t.Errorf("shortfall %s: %v; want it on pools[0].zone_ids naming the type and its fallback", e.Path, e)
 	}
 }
+
+// A pay-as-you-go GPU pool places no more nodes in a zone than the ecs-spec GPU quota of its type
+// there leaves; with a zone without a read quota beside it, the nodes go there; with none, the
+// shortfall is on size, naming each zone's quota and the fix.
+func TestSpecGPUQuota(t *testing.T) {
+	s, a := fitting()
+	a.SpecGPUs = map[string]map[string]Quota{zoneA: {gpu8: {Max: 64, Used: 8}}, zoneB: {gpu8: {Max: 80}}}
+	// zone a: 56 GPUs left, 7 nodes (vsw-a would take 11); zone b: 10 nodes: 17 of 20.
+	r := Check(s, a, 20)
+	if r.Fits() || len(r.Shortfalls) != 1 {
+		t.Fatalf("want one shortfall, got %v (%s)", r.Shortfalls, r.Summary)
+	}
+	e := r.Shortfalls[0]
+	for _, want := range []string{"needs 24 more GPUs of " + gpu8 + " pay-as-you-go", zoneA + ": 64 with 8 in use", zoneB + ": 80 with 0 in use",
+		"3 of 20 nodes have no place", "raise the ecs-spec quota of " + gpu8 + " (pay-as-you-go) in zone " + zoneA + " to at least 88", "lower pools[0].size by 3"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("shortfall lacks %q: %v", want, e)
+		}
+	}
+	if e.Path != "pools[0].size" {
+		t.Errorf("shortfall on %s, want pools[0].size", e.Path)
+	}
+	delete(a.SpecGPUs, zoneB) // zone b's quota unknown: not checked, it takes the rest
+	if r := Check(s, a, 20); !r.Fits() {
+		t.Fatalf("zone b unchecked: shortfalls %v", r.Shortfalls)
+	}
+	s.Pools[0].Spot = true // spot nodes are not held to the pay-as-you-go quota
+	a.SpotVCPUs.Max = 10_000
+	a.SpecGPUs[zoneB] = map[string]Quota{gpu8: {Max: 8}}
+	if r := Check(s, a, 20); !r.Fits() {
+		t.Fatalf("spot pool: shortfalls %v", r.Shortfalls)
+	}
+}

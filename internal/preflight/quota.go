@@ -29,18 +29,25 @@ const (
 	// It counts per VPC: the stack's NAT gateways are held to it in the VPC they go in
 	// (Account.NATVPC), with the gateways already there as its usage.
 	QuotaNATGateways = "natgw_quota_nat_num_per_vpc"
+	// QuotaSpec is the Quota Center's product of "ECS Quotas by Instance Type": one quota per
+	// instance type, GPUs for a GPU type, by zone and billing method (see the sources above WhyGPUPerType
+	// sources and internal/emulator/quotas).
+	QuotaSpec = "ecs-spec"
 )
 
-// WhyGPUNotChecked is why the GPU quota is not read. The vendor's GPU quotas are the Quota
-// Center's "ECS Quotas by Instance Type", product ecs-spec, one quota per instance type
-// (QuotaActionCode ecs.g5.2xlarge in the ListProductQuotas example,
-// https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas),
+// The vendor has no account-wide GPU quota: its GPU quotas are the Quota Center's "ECS Quotas by
+// Instance Type", product ecs-spec, one quota per instance type
+// (https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas),
 // "the maximum number of GPUs ... per account per region, broken down by billing method"
-// (https://www.alibabacloud.com/help/doc-detail/25412.htm, "GPU and vGPU quotas"); instance
-// quotas are "allocated based on zones, instance types, billing methods, and network types"
-// (https://www.alibabacloud.com/help/doc-detail/163120.htm). No vendor page found gives the
-// dimension keys and values a per-zone, per-billing-method read needs, so it is not read yet.
-const WhyGPUNotChecked = "the Quota Center's GPU quotas (product ecs-spec, per instance type, zone and billing method) are not read yet"
+// (https://www.alibabacloud.com/help/doc-detail/25412.htm, "GPU and vGPU quotas"), "allocated
+// based on zones, instance types, billing methods, and network types"
+// (https://www.alibabacloud.com/help/doc-detail/163120.htm). Account.SpecGPUs holds them, and the
+// placement holds each pay-as-you-go pool to its type's quota zone by zone; Account.GPUs stays
+// unknown, its Why one of these.
+const (
+	WhyGPUNotChecked = "the Quota Center's GPU quotas (product ecs-spec, per instance type, zone and billing method) were not read"
+	WhyGPUPerType    = "no account-wide GPU quota: the pay-as-you-go pools are held to the Quota Center's ecs-spec quota of their type, zone by zone"
+)
 
 // use is one attribute's share of a quota: n units of per each.
 type use struct {

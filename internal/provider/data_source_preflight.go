@@ -53,12 +53,15 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"gateways (`DescribeNatGateways`) are the usage; pools in several VPCs are held to the fullest one, pools without " +
 			"existing vSwitches to a new VPC (none in use). " +
 			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region (one more with spot " +
-			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips`, `load_balancers` or `nat_gateways`, " +
+			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips`, `load_balancers`, `nat_gateways` or a pay-as-you-go GPU pool, " +
 			"and with `nat_gateways` one `DescribeNatGateways` per VPC of the pools), two calls per " +
 			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
 			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
-			"estimate. The GPU quota is not read yet (the Quota Center's `ecs-spec` quotas, one per instance type, zone and " +
-			"billing method): the summary names it as not checked, and why.",
+			"estimate. GPUs: the vendor has no account-wide GPU quota but the Quota Center's `ecs-spec` quotas, one per instance " +
+			"type, zone and billing method (in GPUs for a GPU type); with a pay-as-you-go GPU pool they are read in one more " +
+			"`ListProductQuotas` (dimensions `regionId` and `chargeType = PostPaid`), and each such pool's `instance_type` places " +
+			"no more nodes in a zone than its quota there leaves (a zone or type the Quota Center does not list is not checked; " +
+			"spot pools and fallback types are not held to it). A shortfall is an error on the pool's `size`.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,
@@ -130,7 +133,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	account, err := readPreflightAccount(ctx, d.client, m, &stack)
 	if err != nil {
 		resp.Diagnostics.AddError("Preflight: reading the account of region "+region,
-			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips, load_balancers or nat_gateways quotas:ListProductQuotas (and vpc:DescribeNatGateways with nat_gateways).", err))
+			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips, load_balancers, nat_gateways or a pay-as-you-go GPU pool quotas:ListProductQuotas (and vpc:DescribeNatGateways with nat_gateways).", err))
 		return
 	}
 	r := preflight.Check(stack, account, d.client.RateLimit())

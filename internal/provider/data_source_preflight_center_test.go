@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,6 +79,32 @@ func TestAccPreflight_natGatewaysPerVPC(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
 					"1 of 1 NAT gateways left under the NAT gateway quota per VPC (natgw_quota_nat_num_per_vpc) in vpc-"))),
+			},
+		}},
+	})
+}
+
+// A pay-as-you-go GPU pool is held to the Quota Center's ecs-spec quota of its type, zone by
+// zone: 16 GPUs of gpu8Type in zone a hold 2 of its 4 nodes, and the plan stops on size naming
+// the quota and the fix; with zone b (no quota read there) beside it, the rest go there.
+func TestAccPreflight_specGPUQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	zone := func(s string) string { return acctest.Region + "-" + s }
+	if err := emu.SetQuotaCenter(map[string]int{gpu8Type + "@" + zone("a"): 16}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(4, fmt.Sprintf("zone_ids = [%q]", zone("a"))), phrases(
+		"Preflight: the stack does not fit", `pools[0].size "4" needs 16 more GPUs of `+gpu8Type+` pay-as-you-go`,
+		"the Quota Center's ecs-spec quotas of its zones leave ("+zone("a")+": 16 with 0 in use); 2 of 4 nodes have no place",
+		"raise the ecs-spec quota of "+gpu8Type+" (pay-as-you-go) in zone "+zone("a")+" to at least 32 in the Quota Center",
+		"or lower pools[0].size by 2"))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + preflightConfig(4, fmt.Sprintf("zone_ids = [%q, %q]", zone("a"), zone("b"))),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("fits"), knownvalue.Bool(true)),
 			},
 		}},
 	})

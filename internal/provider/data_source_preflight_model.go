@@ -248,6 +248,28 @@ func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a
 		*q.into = preflight.Quota{Max: got.Max, Used: got.Used}
 	}
 	a.NATGateways.Used = 0 // counted in the stack's VPC
+	return readSpecQuotas(ctx, c, s, a)
+}
+
+// readSpecQuotas reads the region's pay-as-you-go ecs-spec GPU quotas (one ListProductQuotas,
+// paged), only for a stack with a pay-as-you-go GPU pool: each such pool's type is held to them
+// zone by zone as it is placed.
+func readSpecQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a *preflight.Account) error {
+	if !slices.ContainsFunc(s.Pools, func(p preflight.Pool) bool { return !p.Spot && p.GPUs > 0 }) {
+		return nil
+	}
+	qs, err := c.PayAsYouGoSpecQuotas(ctx)
+	if err != nil {
+		return err
+	}
+	a.SpecGPUs = map[string]map[string]preflight.Quota{}
+	for _, q := range qs {
+		if a.SpecGPUs[q.ZoneID] == nil {
+			a.SpecGPUs[q.ZoneID] = map[string]preflight.Quota{}
+		}
+		a.SpecGPUs[q.ZoneID][normalizeTypeName(q.InstanceType)] = preflight.Quota{Max: q.Max, Used: q.Used}
+	}
+	a.GPUs.Why = preflight.WhyGPUPerType
 	return nil
 }
 

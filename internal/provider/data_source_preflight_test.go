@@ -65,7 +65,7 @@ func TestAccPreflight_fits(t *testing.T) {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
 					"fits: 1280 of 200000 vCPUs left under max-postpaid-instance-vcpu-count",
-					"the GPU quota not checked (the Quota Center's GPU quotas (product ecs-spec", "10 nodes placed",
+					"the GPU quota not checked (no account-wide GPU quota: the pay-as-you-go pools are held to the Quota Center's ecs-spec quota", "10 nodes placed",
 					"1 of 30 load balancers left under the CLB instance quota (slb_quota_instances_num)", "about 8 API calls, 0s at 20 requests/s"))),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("api_calls"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(1)),
@@ -88,9 +88,10 @@ func TestAccPreflight_fits(t *testing.T) {
 	if got := stats.Total - callsAt10; got > callsAt10 {
 		t.Fatalf("the 1,000-node step made %d calls, the 10-node one %d: the preflight is not batched", got, callsAt10)
 	}
-	// load_balancers = 1: one ListProductQuotas (slb) per read too.
-	if a, r, q := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"], stats.Calls["ListProductQuotas"]; a == 0 || a != r || a != q || stats.Total != a+r+q {
-		t.Fatalf("want one DescribeAccountAttributes, one DescribeAvailableResource and one ListProductQuotas per read and nothing else, got %v", stats.Calls)
+	// load_balancers = 1 and a pay-as-you-go GPU pool: two ListProductQuotas (slb, ecs-spec) per
+	// read too.
+	if a, r, q := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"], stats.Calls["ListProductQuotas"]; a == 0 || a != r || 2*a != q || stats.Total != a+r+q {
+		t.Fatalf("want one DescribeAccountAttributes, one DescribeAvailableResource and two ListProductQuotas per read and nothing else, got %v", stats.Calls)
 	}
 }
 

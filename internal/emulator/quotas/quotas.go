@@ -6,6 +6,7 @@
 package quotas
 
 import (
+	"fmt"
 	"sort"
 
 	quotasdk "github.com/aliyun/alibaba-cloud-sdk-go/services/quotas"
@@ -100,7 +101,8 @@ func Codes() []string {
 }
 
 // listProductQuotas answers the product's served quotas (one, when QuotaActionCode names it),
-// each for the call's region, usage counted now. An unknown product answers an empty list.
+// each for the call's region, usage counted now, and only those whose dimensions hold every
+// Dimensions.N.Key = Dimensions.N.Value the call names. An unknown product answers an empty list.
 func listProductQuotas(c *core.Call) (any, *core.Error) {
 	product := c.P["ProductCode"]
 	if product == "" {
@@ -108,11 +110,22 @@ func listProductQuotas(c *core.Call) (any, *core.Error) {
 	}
 	st := StoreIn(c.Stores)
 	resp := &quotasdk.ListProductQuotasResponse{RequestId: c.ReqID, Quotas: []quotasdk.QuotasItemInListProductQuotas{}}
+	keep := func(item quotasdk.QuotasItemInListProductQuotas) {
+		if c.P["QuotaActionCode"] != "" && c.P["QuotaActionCode"] != item.QuotaActionCode {
+			return
+		}
+		for i := 1; c.P[fmt.Sprintf("Dimensions.%d.Key", i)] != ""; i++ {
+			if item.Dimensions[c.P[fmt.Sprintf("Dimensions.%d.Key", i)]] != c.P[fmt.Sprintf("Dimensions.%d.Value", i)] {
+				return
+			}
+		}
+		resp.Quotas = append(resp.Quotas, item)
+	}
 	for _, q := range served {
-		if q.product != product || (c.P["QuotaActionCode"] != "" && c.P["QuotaActionCode"] != q.code) {
+		if q.product != product {
 			continue
 		}
-		resp.Quotas = append(resp.Quotas, quotasdk.QuotasItemInListProductQuotas{
+		keep(quotasdk.QuotasItemInListProductQuotas{
 			ProductCode: q.product, QuotaActionCode: q.code, QuotaName: q.name,
 			// The quotas are general quotas the vendor lists as adjustable (pages above).
 			QuotaCategory: "CommonQuota", Adjustable: true, Consumable: true,
@@ -120,6 +133,11 @@ func listProductQuotas(c *core.Call) (any, *core.Error) {
 			TotalUsage: float64(q.usage(c.Stores, c.Region)),
 			Dimensions: map[string]any{"regionId": c.Region},
 		})
+	}
+	if product == specProduct {
+		for _, q := range st.specQuotas(c.Region) {
+			keep(specItem(c.Stores, c.Region, q))
+		}
 	}
 	resp.TotalCount = len(resp.Quotas)
 	resp.MaxResults = len(resp.Quotas)
