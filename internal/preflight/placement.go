@@ -85,7 +85,7 @@ func (pp placement) fallbackNote(p Pool) []string {
 			}
 		}
 		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("%s: %s out of stock, nodes on fallback %s (%s)", p.sizeAttr(), p.InstanceType, t, strings.Join(parts, ", ")))
+			out = append(out, fmt.Sprintf("%s: %s out of stock or quota, nodes on fallback %s (%s)", p.sizeAttr(), p.InstanceType, t, strings.Join(parts, ", ")))
 		}
 	}
 	return out

@@ -158,7 +158,7 @@ func TestFallbackStock(t *testing.T) {
 		t.Fatalf("type in zone a, fallback in zone b: shortfalls %v", r.Shortfalls)
 	}
 	// vsw-a's 11 free addresses take 11 of the type; zone b's 9 are the fallback's.
-	if want := "pools[0].size: " + gpu8 + " out of stock, nodes on fallback " + fb + " (9 in " + zoneB + ")"; !strings.Contains(r.Summary, want) {
+	if want := "pools[0].size: " + gpu8 + " out of stock or quota, nodes on fallback " + fb + " (9 in " + zoneB + ")"; !strings.Contains(r.Summary, want) {
 		t.Errorf("summary lacks %q: %s", want, r.Summary)
 	}
 

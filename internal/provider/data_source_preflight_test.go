@@ -267,7 +267,7 @@ func TestAccPreflight_fallbackStock(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("fits"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
-					fmt.Sprintf("pools[0].size: %s out of stock, nodes on fallback %s (4 in %s)", gpu8Type, fallback, zone("a"))))),
+					fmt.Sprintf("pools[0].size: %s out of stock or quota, nodes on fallback %s (4 in %s)", gpu8Type, fallback, zone("a"))))),
 			},
 		}, {
 			PreConfig: func() {
