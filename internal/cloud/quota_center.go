@@ -42,3 +42,43 @@ func (c *Client) QuotaCenterQuota(ctx context.Context, product, code string) (q 
 	}
 	return q, false, nil
 }
+
+// SpecQuota is one Quota Center "ECS Quotas by Instance Type" (ecs-spec) quota of a zone of the
+// client's region: how many GPUs of InstanceType the account may hold there pay-as-you-go, and
+// how many it does.
+type SpecQuota struct {
+	InstanceType, ZoneID string
+	Max, Used            int
+}
+
+// PayAsYouGoSpecQuotas reads the region's pay-as-you-go ecs-spec quotas in one ListProductQuotas
+// (paged by NextToken): ProductCode ecs-spec with the regionId and chargeType dimensions
+// (https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas;
+// the dimension keys and PostPaid as the vendor's Terraform provider sets them on an ecs-spec
+// quota). A quota without a zoneId dimension is left out: the check places nodes by zone.
+func (c *Client) PayAsYouGoSpecQuotas(ctx context.Context) ([]SpecQuota, error) {
+	var out []SpecQuota
+	token := ""
+	for {
+		req := quotas.CreateListProductQuotasRequest()
+		req.ProductCode = "ecs-spec"
+		req.RegionId = c.region
+		req.Dimensions = &[]quotas.ListProductQuotasDimensions{{Key: "regionId", Value: c.region}, {Key: "chargeType", Value: "PostPaid"}}
+		req.NextToken = token
+		resp := quotas.CreateListProductQuotasResponse()
+		if err := c.Call(ctx, req, resp); err != nil {
+			return nil, fmt.Errorf("ListProductQuotas ecs-spec: %w", err)
+		}
+		for _, item := range resp.Quotas {
+			zone, _ := item.Dimensions["zoneId"].(string)
+			if charge, _ := item.Dimensions["chargeType"].(string); zone == "" || charge != "PostPaid" {
+				continue
+			}
+			out = append(out, SpecQuota{InstanceType: item.QuotaActionCode, ZoneID: zone, Max: int(item.TotalQuota), Used: int(item.TotalUsage)})
+		}
+		if resp.NextToken == "" || resp.NextToken == token || len(resp.Quotas) == 0 {
+			return out, nil
+		}
+		token = resp.NextToken
+	}
+}

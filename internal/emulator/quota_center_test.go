@@ -70,3 +70,60 @@ func TestQuotaCenterAdminRefusesUnknownCode(t *testing.T) {
 		t.Fatalf("PUT of an unknown code: %d %s; want 400 naming the served codes", resp.StatusCode, b)
 	}
 }
+
+// natgw_quota_nat_num_per_vpc answers the vendor's default of 5 until the admin endpoint sets
+// another, and as usage the NAT gateways of the region's fullest VPC.
+func TestQuotaCenterNATGatewaysPerVPC(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.quotasClient()
+	natQuota := func() quotas.QuotasItemInListProductQuotas {
+		t.Helper()
+		r := quotas.CreateListProductQuotasRequest()
+		r.ProductCode, r.QuotaActionCode = "nat", "natgw_quota_nat_num_per_vpc"
+		out, err := c.ListProductQuotas(r)
+		must(t, err)
+		if len(out.Quotas) != 1 {
+			t.Fatalf("nat quotas: %+v; want natgw_quota_nat_num_per_vpc only", out.Quotas)
+		}
+		return out.Quotas[0]
+	}
+	if q := natQuota(); q.TotalQuota != 5 || q.TotalUsage != 0 {
+		t.Fatalf("default: quota %v usage %v; want 5 and 0", q.TotalQuota, q.TotalUsage)
+	}
+	a, b := e.netNetwork(), e.netNetwork()
+	e.createNat(a, "nat-a1")
+	e.createNat(a, "nat-a2")
+	e.createNat(b, "nat-b1")
+	put(t, e.srv.URL+"/_emulator/quota_center", `{"natgw_quota_nat_num_per_vpc": 2}`)
+	if q := natQuota(); q.TotalQuota != 2 || q.TotalUsage != 2 {
+		t.Fatalf("after PUT and 2+1 gateways in two VPCs: quota %v usage %v; want 2 and 2 (the fullest VPC)", q.TotalQuota, q.TotalUsage)
+	}
+}
+
+// An ecs-spec GPU quota set as "<type>@<zone>" is answered for that zone with the dimensions the
+// vendor's ecs-spec quotas carry, its usage the GPUs of the zone's pay-as-you-go instances of the
+// type; a Dimensions filter the quota does not hold leaves it out.
+func TestQuotaCenterSpecGPUs(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.quotasClient()
+	const typ = "ecs.gn7i-c8g1.2xlarge" // 1 GPU
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	_, err := e.ecs.RunInstances(e.runReq(f, typ, 3))
+	must(t, err)
+	put(t, e.srv.URL+"/_emulator/quota_center", `{"`+typ+`@`+f.zone+`": 10}`)
+	list := func(charge string) []quotas.QuotasItemInListProductQuotas {
+		r := quotas.CreateListProductQuotasRequest()
+		r.ProductCode = "ecs-spec"
+		r.Dimensions = &[]quotas.ListProductQuotasDimensions{{Key: "regionId", Value: testRegion}, {Key: "chargeType", Value: charge}}
+		out, err := c.ListProductQuotas(r)
+		must(t, err)
+		return out.Quotas
+	}
+	got := list("PostPaid")
+	if len(got) != 1 || got[0].QuotaActionCode != typ || got[0].TotalQuota != 10 || got[0].TotalUsage != 3 || got[0].Dimensions["zoneId"] != f.zone {
+		t.Fatalf("ecs-spec quotas: %+v; want %s in %s at 10 GPUs with 3 in use", got, typ, f.zone)
+	}
+	if got := list("PrePaid"); len(got) != 0 {
+		t.Fatalf("chargeType PrePaid: %+v; want none", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
@@ -26,57 +27,181 @@ const (
 type placer struct {
 	a     Account
 	taken map[string]int // vSwitch id -> addresses the pools before took
+	// gpus is zone -> instance type -> the GPUs of its ecs-spec quota the pools before took.
+	gpus map[string]map[string]int
 }
 
 // checkPlacement places every pool, and names for each that does not fit the zones or the
-// vSwitches that stop it.
+// vSwitches that stop it, and for each that does only with fallback types, how many nodes those
+// take.
 func checkPlacement(s Stack, a Account, notes *[]string) []*planerr.Error {
 	pl := placer{a: a, taken: make(map[string]int, len(s.Pools))}
 	var out []*planerr.Error
+	var onFallbacks []string
 	placed := 0
 	for _, p := range s.Pools {
-		left, stockless, full := pl.place(p)
-		placed += p.Count - left
-		if left == 0 {
+		pp := pl.place(p)
+		placed += p.Count - pp.left
+		onFallbacks = append(onFallbacks, pp.fallbackNote(p)...)
+		if pp.left == 0 {
 			continue
 		}
-		if e := pl.shortfall(p, left, stockless, full); e != nil {
+		if len(pp.specShort) > 0 {
+			out = append(out, pl.specShortfall(p, pp))
+		} else if e := pl.shortfall(p, pp.left, pp.stockless, pp.full); e != nil {
 			out = append(out, e)
 		}
 	}
 	if placed > 0 {
 		*notes = append(*notes, fmt.Sprintf("%d nodes placed in zones with stock and vSwitches with free addresses", placed))
 	}
+	*notes = append(*notes, onFallbacks...)
 	return out
 }
 
-// place takes p's nodes zone by zone; it answers how many found no place, the zones without
-// stock of the type (or without a vSwitch) and the vSwitches that ran out of addresses.
-func (pl *placer) place(p Pool) (left int, stockless []string, full []VSwitch) {
-	left = p.Count
-	for _, z := range p.Zones {
-		if left == 0 {
-			break
+// placement is where one pool's nodes went.
+type placement struct {
+	// left is how many nodes found no place.
+	left int
+	// stockless are the zones without stock of any of the pool's types (or without a vSwitch),
+	// full the vSwitches that ran out of addresses.
+	stockless []string
+	full      []VSwitch
+	// onFallback is fallback type -> zone -> the nodes placed there with it.
+	onFallback map[string]map[string]int
+	// specShort are the zones whose ecs-spec GPU quota of the pool's type stopped it.
+	specShort []string
+}
+
+// fallbackNote says, for a pool placed partly on fallback types, which and where.
+func (pp placement) fallbackNote(p Pool) []string {
+	var out []string
+	for _, t := range p.Fallbacks {
+		byZone := pp.onFallback[t]
+		var parts []string
+		for _, z := range p.Zones {
+			if n := byZone[z]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d in %s", n, z))
+			}
 		}
-		vsw, ok := p.VSwitches[z]
-		if !ok || !pl.inStock(z, p) {
-			stockless = append(stockless, z)
-			continue
-		}
-		free, known := pl.a.FreeAddresses[vsw.ID]
-		if !known {
-			left = 0
-			break
-		}
-		per := p.addressesPerNode()
-		n := min(left, max(free-pl.taken[vsw.ID], 0)/per)
-		pl.taken[vsw.ID] += n * per
-		left -= n
-		if left > 0 {
-			full = append(full, vsw)
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%s: %s out of stock or quota, nodes on fallback %s (%s)", p.sizeAttr(), p.InstanceType, t, strings.Join(parts, ", ")))
 		}
 	}
-	return left, stockless, full
+	return out
+}
+
+// place takes p's nodes as a create would: its instance type over its zones in order, then each
+// fallback type over them (poolplan.Tries), each zone as far as its vSwitch's free addresses go.
+func (pl *placer) place(p Pool) placement {
+	pp := placement{left: p.Count}
+	types := p.types()
+	isFull := map[string]bool{}
+	for ti, typ := range types {
+		for _, z := range p.Zones {
+			if pp.left == 0 {
+				return pp
+			}
+			vsw, ok := p.VSwitches[z]
+			if !ok || !pl.inStock(z, typ, p) {
+				continue
+			}
+			want := pp.left
+			if ti == 0 {
+				want = pl.specLeft(p, z, want)
+			}
+			n := pl.take(vsw, want, p.addressesPerNode())
+			if ti == 0 {
+				pl.takeGPUs(p, z, n)
+			}
+			if want < pp.left && n == want {
+				pp.specShort = append(pp.specShort, z)
+			}
+			pp.left -= n
+			if ti > 0 && n > 0 {
+				if pp.onFallback == nil {
+					pp.onFallback = map[string]map[string]int{}
+				}
+				if pp.onFallback[typ] == nil {
+					pp.onFallback[typ] = map[string]int{}
+				}
+				pp.onFallback[typ][z] += n
+			}
+			if n < want && !isFull[vsw.ID] {
+				isFull[vsw.ID] = true
+				pp.full = append(pp.full, vsw)
+			}
+		}
+	}
+	for _, z := range p.Zones {
+		if _, ok := p.VSwitches[z]; !ok || !slices.ContainsFunc(types, func(t string) bool { return pl.inStock(z, t, p) }) {
+			pp.stockless = append(pp.stockless, z)
+		}
+	}
+	return pp
+}
+
+// spec is the ecs-spec GPU quota of p's type in zone, when p is held to one: a pay-as-you-go
+// GPU pool whose type's quota there was read.
+func (pl *placer) spec(p Pool, zone string) (Quota, bool) {
+	if p.Spot || p.GPUs <= 0 {
+		return Quota{}, false
+	}
+	q, ok := pl.a.SpecGPUs[zone][p.InstanceType]
+	return q, ok
+}
+
+// specLeft caps want nodes of p in zone by what its ecs-spec GPU quota there leaves.
+func (pl *placer) specLeft(p Pool, zone string, want int) int {
+	q, ok := pl.spec(p, zone)
+	if !ok {
+		return want
+	}
+	return min(want, max(q.left()-pl.gpus[zone][p.InstanceType], 0)/p.GPUs)
+}
+
+// takeGPUs records n nodes of p in zone against its ecs-spec GPU quota there.
+func (pl *placer) takeGPUs(p Pool, zone string, n int) {
+	if _, ok := pl.spec(p, zone); !ok || n == 0 {
+		return
+	}
+	if pl.gpus == nil {
+		pl.gpus = map[string]map[string]int{}
+	}
+	if pl.gpus[zone] == nil {
+		pl.gpus[zone] = map[string]int{}
+	}
+	pl.gpus[zone][p.InstanceType] += n * p.GPUs
+}
+
+// specShortfall explains the nodes of p that the ecs-spec GPU quotas of its zones left without a
+// place: each zone's quota, and the fix.
+func (pl *placer) specShortfall(p Pool, pp placement) *planerr.Error {
+	var zones []string
+	need := pp.left * p.GPUs
+	for _, z := range pp.specShort {
+		q, _ := pl.spec(p, z)
+		zones = append(zones, fmt.Sprintf("%s: %d with %d in use", z, q.Max, q.Used))
+	}
+	first := pp.specShort[0]
+	q, _ := pl.spec(p, first)
+	why := fmt.Sprintf("needs %d more GPUs of %s pay-as-you-go than the Quota Center's %s quotas of its zones leave (%s); %d of %d nodes have no place",
+		need, p.InstanceType, QuotaSpec, strings.Join(zones, "; "), pp.left, p.Count)
+	fix := fmt.Sprintf("raise the %s quota of %s (pay-as-you-go) in zone %s to at least %d in the Quota Center (%s), add a zone with quota to %s, or lower %s by %d",
+		QuotaSpec, p.InstanceType, first, q.Max+need, QuotaCenter, cmp.Or(p.Attrs.Zones, "zone_ids"), p.sizeAttr(), pp.left)
+	return planerr.Input(p.sizeAttr(), strconv.Itoa(p.Count), why, fix).WithSupported(fmt.Sprintf("at most %d nodes", p.Count-pp.left))
+}
+
+// take places up to want nodes of per addresses each in vsw and answers how many: all of them
+// where its free addresses are unknown.
+func (pl *placer) take(vsw VSwitch, want, per int) int {
+	free, known := pl.a.FreeAddresses[vsw.ID]
+	if !known {
+		return want
+	}
+	n := min(want, max(free-pl.taken[vsw.ID], 0)/per)
+	pl.taken[vsw.ID] += n * per
+	return n
 }
 
 // stock is the table p's nodes are placed by: the spot one for a spot pool, when read.
@@ -87,19 +212,20 @@ func (pl *placer) stock(p Pool) map[string]map[string]string {
 	return pl.a.Stock
 }
 
-func (pl *placer) inStock(zone string, p Pool) bool {
+func (pl *placer) inStock(zone, typ string, p Pool) bool {
 	st := pl.stock(p)
 	if st == nil {
 		return true
 	}
-	return st[zone][p.InstanceType] == Available
+	return st[zone][typ] == Available
 }
 
-// otherZones are the region's zones with stock of typ that p does not use, for the fix.
+// otherZones are the region's zones with stock of p's type (or a fallback) that p does not use,
+// for the fix.
 func (pl *placer) otherZones(p Pool) []string {
 	var out []string
-	for z, types := range pl.stock(p) {
-		if types[p.InstanceType] == Available && !slices.Contains(p.Zones, z) {
+	for z := range pl.stock(p) {
+		if !slices.Contains(p.Zones, z) && slices.ContainsFunc(p.types(), func(t string) bool { return pl.inStock(z, t, p) }) {
 			out = append(out, z)
 		}
 	}
@@ -112,14 +238,14 @@ func (pl *placer) otherZones(p Pool) []string {
 func (pl *placer) shortfall(p Pool, left int, stockless []string, full []VSwitch) *planerr.Error {
 	addZone := ""
 	if zs := pl.otherZones(p); len(zs) > 0 {
-		addZone = fmt.Sprintf("add zone %s (it has %s%s in stock) to %s", strings.Join(zs, " or "), p.InstanceType, spotWord(p), cmp.Or(p.Attrs.Zones, "zone_ids"))
+		addZone = fmt.Sprintf("add zone %s (it has %s%s in stock) to %s", strings.Join(zs, " or "), p.typesWord(), spotWord(p), cmp.Or(p.Attrs.Zones, "zone_ids"))
 	}
 	if len(full) == 0 {
 		why := fmt.Sprintf("has no zone with %s%s in stock and a vSwitch: %s sold out, not sold%s or without a vSwitch; %d of %d nodes have no place",
-			p.InstanceType, spotWord(p), strings.Join(stockless, ", "), spotWord(p), left, p.Count)
+			p.typesWord(), spotWord(p), strings.Join(stockless, ", "), spotWord(p), left, p.Count)
 		fix := addZone
 		if fix == "" {
-			fix = "choose another instance_type: no zone of the region has " + p.InstanceType + spotWord(p) + " in stock"
+			fix = "choose another instance_type: no zone of the region has " + p.typesWord() + spotWord(p) + " in stock"
 			if spotWord(p) != "" {
 				fix += ", or drop spot"
 			}

@@ -44,6 +44,12 @@ type Pool struct {
 	// pay-as-you-go nodes (ESS CompensateWithOnDemand): its nodes are placed by the pay-as-you-go
 	// stock, as spot sold out does not stop it.
 	SpotFallback bool
+	// Fallbacks are the instance types the pool launches, in order, where InstanceType has no
+	// stock: with instance_type_fallback, the catalog's next candidates (gpucluster_node_pool's
+	// create tries every zone with one type before the next: poolplan.Tries). A zone where
+	// InstanceType is out but a fallback is in stock still places nodes; the summary names
+	// them. The quotas count the nodes at InstanceType's vCPUs and GPUs.
+	Fallbacks []string
 	// Zones are the zones the pool may use, in the order it fills them.
 	Zones []string
 	// VSwitches are the pool's vSwitch per zone.
@@ -72,6 +78,17 @@ func (p Pool) attr(name, def string) string {
 func (p Pool) sizeAttr() string    { return p.attr(p.Attrs.Size, "size") }
 func (p Pool) zonesAttr() string   { return p.attr(p.Attrs.Zones, "zone_ids") }
 func (p Pool) vswitchAttr() string { return p.attr(p.Attrs.VSwitches, "vswitch_ids") }
+
+// types are the instance types p may launch, in the order it tries them.
+func (p Pool) types() []string { return append([]string{p.InstanceType}, p.Fallbacks...) }
+
+// typesWord names p's type and, with fallbacks, them too: "ecs.a or its fallbacks ecs.b, ecs.c".
+func (p Pool) typesWord() string {
+	if len(p.Fallbacks) == 0 {
+		return p.InstanceType
+	}
+	return p.InstanceType + " or its fallbacks " + strings.Join(p.Fallbacks, ", ")
+}
 
 func (p Pool) addressesPerNode() int { return max(p.AddressesPerNode, 1) }
 
@@ -116,7 +133,8 @@ type Quota struct {
 	Why string
 }
 
-func (q Quota) known() bool { return q.Max > 0 }
+// Known is whether the quota was read: an unknown one is not checked.
+func (q Quota) Known() bool { return q.Max > 0 }
 func (q Quota) left() int   { return max(q.Max-q.Used, 0) }
 
 // VPCInstanceCapacity is the instances one VPC holds (see Account.VPCInstances).
@@ -142,11 +160,19 @@ type Account struct {
 	// (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeavailableresource,
 	// SpotStrategy). Nil while no pool is spot: unknown, spot pools are then placed by Stock.
 	SpotStock map[string]map[string]string
+	// SpecGPUs is zone -> instance type -> the Quota Center's pay-as-you-go ecs-spec quota of the
+	// type there, in GPUs (QuotaSpec). A pay-as-you-go pool's planned type places no more nodes in
+	// a zone than its quota leaves; a zone or type not listed is unknown: not checked.
+	SpecGPUs map[string]map[string]Quota
 	// FreeAddresses is vSwitch id -> its free private addresses (DescribeVSwitches
 	// AvailableIpAddressCount). A vSwitch not listed is unknown: not checked.
 	FreeAddresses map[string]int
 	// EIPs, NATGateways, LoadBalancers and ScalingGroups are the region's quotas of each.
 	EIPs, NATGateways, LoadBalancers, ScalingGroups Quota
+	// NATVPC is the existing VPC the stack's NAT gateways go in, whose gateways are
+	// NATGateways.Used ("" for a VPC the stack creates: none in use). The NAT gateway quota
+	// counts per VPC (QuotaNATGateways).
+	NATVPC string
 	// VPCInstances is how many instances the stack's VPC holds: "The number of instances in a
 	// vSwitch cannot exceed the remaining capacity of the VPC. The remaining capacity is the
 	// difference between 15,000 and the current number of instances" (CreateVSwitch,

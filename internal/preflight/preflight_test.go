@@ -142,3 +142,73 @@ func TestEstimate(t *testing.T) {
 		t.Fatal("no rate limit should give no time")
 	}
 }
+
+// A pool with fallback types (instance_type_fallback) is placed as its create tries: its type
+// over its zones, then each fallback over them. Where its type is out and a fallback is in
+// stock it fits, and the summary says how many nodes the fallback takes where; where neither
+// is, the shortfall names both.
+func TestFallbackStock(t *testing.T) {
+	const fb = "ecs.gn7e-c16g1.16xlarge"
+	s, a := fitting()
+	s.Pools[0].Fallbacks = []string{fb}
+	a.Stock[zoneB][gpu8] = SoldOut
+	a.Stock[zoneB][fb] = Available
+	r := Check(s, a, 20)
+	if !r.Fits() {
+		t.Fatalf("type in zone a, fallback in zone b: shortfalls %v", r.Shortfalls)
+	}
+	// vsw-a's 11 free addresses take 11 of the type; zone b's 9 are the fallback's.
+	if want := "pools[0].size: " + gpu8 + " out of stock or quota, nodes on fallback " + fb + " (9 in " + zoneB + ")"; !strings.Contains(r.Summary, want) {
+		t.Errorf("summary lacks %q: %s", want, r.Summary)
+	}
+
+	s.Pools[0].Fallbacks = nil
+	if r := Check(s, a, 20); r.Fits() {
+		t.Fatalf("without the fallback, zone b has no stock and vsw-a holds 11 of 20: want a shortfall, got %s", r.Summary)
+	}
+
+	s.Pools[0].Fallbacks = []string{fb}
+	a.Stock[zoneA][gpu8], a.Stock[zoneB][fb] = SoldOut, SoldOut
+	a.Stock[zoneC][gpu8] = SoldOut
+	r = Check(s, a, 20)
+	if r.Fits() || len(r.Shortfalls) != 1 {
+		t.Fatalf("neither type in stock anywhere: want one shortfall, got %v (%s)", r.Shortfalls, r.Summary)
+	}
+	e := r.Shortfalls[0]
+	if e.Path != "pools[0].zone_ids" || !strings.Contains(e.Error(), "has no zone with "+gpu8+" or its fallbacks "+fb+" in stock") {
+		t.Errorf("shortfall %s: %v; want it on pools[0].zone_ids naming the type and its fallback", e.Path, e)
+	}
+}
+
+// A pay-as-you-go GPU pool places no more nodes in a zone than the ecs-spec GPU quota of its type
+// there leaves; with a zone without a read quota beside it, the nodes go there; with none, the
+// shortfall is on size, naming each zone's quota and the fix.
+func TestSpecGPUQuota(t *testing.T) {
+	s, a := fitting()
+	a.SpecGPUs = map[string]map[string]Quota{zoneA: {gpu8: {Max: 64, Used: 8}}, zoneB: {gpu8: {Max: 80}}}
+	// zone a: 56 GPUs left, 7 nodes (vsw-a would take 11); zone b: 10 nodes: 17 of 20.
+	r := Check(s, a, 20)
+	if r.Fits() || len(r.Shortfalls) != 1 {
+		t.Fatalf("want one shortfall, got %v (%s)", r.Shortfalls, r.Summary)
+	}
+	e := r.Shortfalls[0]
+	for _, want := range []string{"needs 24 more GPUs of " + gpu8 + " pay-as-you-go", zoneA + ": 64 with 8 in use", zoneB + ": 80 with 0 in use",
+		"3 of 20 nodes have no place", "raise the ecs-spec quota of " + gpu8 + " (pay-as-you-go) in zone " + zoneA + " to at least 88", "lower pools[0].size by 3"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("shortfall lacks %q: %v", want, e)
+		}
+	}
+	if e.Path != "pools[0].size" {
+		t.Errorf("shortfall on %s, want pools[0].size", e.Path)
+	}
+	delete(a.SpecGPUs, zoneB) // zone b's quota unknown: not checked, it takes the rest
+	if r := Check(s, a, 20); !r.Fits() {
+		t.Fatalf("zone b unchecked: shortfalls %v", r.Shortfalls)
+	}
+	s.Pools[0].Spot = true // spot nodes are not held to the pay-as-you-go quota
+	a.SpotVCPUs.Max = 10_000
+	a.SpecGPUs[zoneB] = map[string]Quota{gpu8: {Max: 8}}
+	if r := Check(s, a, 20); !r.Fits() {
+		t.Fatalf("spot pool: shortfalls %v", r.Shortfalls)
+	}
+}

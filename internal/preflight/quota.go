@@ -24,13 +24,29 @@ const (
 	// created within an Alibaba Cloud account"
 	// (https://www.alibabacloud.com/help/en/slb/classic-load-balancer/user-guide/quotas).
 	QuotaCLBs = "slb_quota_instances_num"
+	// QuotaNATGateways: "natgw_quota_nat_num_per_vpc: Maximum number of NAT gateways that can
+	// be created in each VPC" (https://www.alibabacloud.com/help/en/nat-gateway/user-guide/quotas).
+	// It counts per VPC: the stack's NAT gateways are held to it in the VPC they go in
+	// (Account.NATVPC), with the gateways already there as its usage.
+	QuotaNATGateways = "natgw_quota_nat_num_per_vpc"
+	// QuotaSpec is the Quota Center's product of "ECS Quotas by Instance Type": one quota per
+	// instance type, GPUs for a GPU type, by zone and billing method (see the sources above WhyGPUPerType
+	// sources and internal/emulator/quotas).
+	QuotaSpec = "ecs-spec"
 )
 
-// Why the quotas not read are not: no Quota Center code for them was found on a vendor page
-// that fits the check, and the preflight does not guess one.
+// The vendor has no account-wide GPU quota: its GPU quotas are the Quota Center's "ECS Quotas by
+// Instance Type", product ecs-spec, one quota per instance type
+// (https://www.alibabacloud.com/help/en/quota-center/developer-reference/api-quotas-2020-05-10-listproductquotas),
+// "the maximum number of GPUs ... per account per region, broken down by billing method"
+// (https://www.alibabacloud.com/help/doc-detail/25412.htm, "GPU and vGPU quotas"), "allocated
+// based on zones, instance types, billing methods, and network types"
+// (https://www.alibabacloud.com/help/doc-detail/163120.htm). Account.SpecGPUs holds them, and the
+// placement holds each pay-as-you-go pool to its type's quota zone by zone; Account.GPUs stays
+// unknown, its Why one of these.
 const (
-	WhyNATNotChecked = "the Quota Center's NAT gateway quota, natgw_quota_nat_num_per_vpc, counts per VPC, and the stack's NAT gateways are not known per VPC at plan"
-	WhyGPUNotChecked = "no Quota Center code for a GPU instance quota was found on a vendor page"
+	WhyGPUNotChecked = "the Quota Center's GPU quotas (product ecs-spec, per instance type, zone and billing method) were not read"
+	WhyGPUPerType    = "no account-wide GPU quota: the pay-as-you-go pools are held to the Quota Center's ecs-spec quota of their type, zone by zone"
 )
 
 // use is one attribute's share of a quota: n units of per each.
@@ -137,7 +153,7 @@ func (d demand) fits(q Quota, notes *[]string) bool {
 	switch {
 	case need == 0:
 		return true
-	case !q.known():
+	case !q.Known():
 		why := q.Why
 		if why == "" {
 			why = "quota unknown"
@@ -172,7 +188,7 @@ func checkNetworkQuotas(s Stack, a Account, notes *[]string) []*planerr.Error {
 		q                 Quota
 	}{
 		{"eips", "the EIP quota (" + QuotaEIPs + ")", "EIPs", s.EIPs, a.EIPs},
-		{"nat_gateways", "the NAT gateway quota", "NAT gateways", s.NATGateways, a.NATGateways},
+		{"nat_gateways", natQuotaName(a.NATVPC), "NAT gateways", s.NATGateways, a.NATGateways},
 		{"load_balancers", "the CLB instance quota (" + QuotaCLBs + ")", "load balancers", s.LoadBalancers, a.LoadBalancers},
 	} {
 		d := demand{quota: c.quota, unit: c.unit, uses: []use{{c.path, c.n, 1}}}
@@ -213,4 +229,13 @@ func checkGroupCount(groups []ScalingGroup, q Quota, notes *[]string) *planerr.E
 		fmt.Sprintf("raise the scaling group quota (Auto Scaling, MaxNumberOfScalingGroups) to at least %d in the Quota Center (%s), delete %d unused scaling group(s), or make %d pool(s) fixed-size (no max_size above size)",
 			q.Used+need, QuotaCenter, need-q.left(), need-q.left())).
 		WithSupported(fmt.Sprintf("at most %d new scaling groups", q.left()))
+}
+
+// natQuotaName names the per-VPC NAT gateway quota, with the VPC it is counted in when the stack
+// goes in an existing one.
+func natQuotaName(vpc string) string {
+	if vpc == "" {
+		return "the NAT gateway quota per VPC (" + QuotaNATGateways + ")"
+	}
+	return "the NAT gateway quota per VPC (" + QuotaNATGateways + ") in " + vpc
 }

@@ -48,13 +48,20 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"(`max_size` above `size`) against the scaling group quota and the largest `max_size` (`DescribeLimitation`, with " +
 			"the region's groups counted by `DescribeScalingGroups`), and the API calls of the create at the provider's `rate_limit`. " +
 			"`eips` and `load_balancers` against the Quota Center's `eip_quota_instances_num` and `slb_quota_instances_num` " +
-			"(`ListProductQuotas`: the quota and its usage in the region). " +
+			"(`ListProductQuotas`: the quota and its usage in the region), and `nat_gateways` against " +
+			"`natgw_quota_nat_num_per_vpc`, which counts per VPC: the NAT gateways go in the VPC of the pools' vSwitches, whose " +
+			"gateways (`DescribeNatGateways`) are the usage; pools in several VPCs are held to the fullest one, pools without " +
+			"existing vSwitches to a new VPC (none in use). " +
 			"Batched: one `DescribeAccountAttributes` and one `DescribeAvailableResource` for the region (one more with spot " +
-			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips` or `load_balancers`), two calls per " +
+			"pools, two more with autoscaling ones, one `ListProductQuotas` each with `eips`, `load_balancers`, `nat_gateways` or a pay-as-you-go GPU pool, " +
+			"and with `nat_gateways` one `DescribeNatGateways` per VPC of the pools), two calls per " +
 			"`network_id` and one per `vswitch_ids` entry, whatever the node count. Each shortfall is an error on the attribute " +
 			"it is about, with the need, what is available and the fix; a stack that fits gets `fits`, a `summary` and the " +
-			"estimate. The NAT gateway quota (the Quota Center's counts per VPC) and a GPU instance quota (no Quota Center code " +
-			"found) are not read: the summary names them as not checked, and why.",
+			"estimate. GPUs: the vendor has no account-wide GPU quota but the Quota Center's `ecs-spec` quotas, one per instance " +
+			"type, zone and billing method (in GPUs for a GPU type); with a pay-as-you-go GPU pool they are read in one more " +
+			"`ListProductQuotas` (dimensions `regionId` and `chargeType = PostPaid`), and each such pool's `instance_type` places " +
+			"no more nodes in a zone than its quota there leaves (a zone or type the Quota Center does not list is not checked; " +
+			"spot pools and fallback types are not held to it). A shortfall is an error on the pool's `size`.",
 		Attributes: map[string]schema.Attribute{
 			"pools": schema.ListNestedAttribute{
 				Required:            true,
@@ -65,7 +72,7 @@ func (d *preflightDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"load_balancers":         count("Load balancers the stack creates (a control plane's is one)."),
 			"load_balancer_backends": count("Servers the load balancers put behind them in all (the control plane's nodes), for the estimate."),
 			"eips":                   count("EIPs the stack allocates."),
-			"nat_gateways":           count("NAT gateways the stack creates."),
+			"nat_gateways":           count("NAT gateways the stack creates, in the VPC of its pools (a `gpucluster_rdma_network` with `egress.mode = \"nat\"` makes one)."),
 			"enforce": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "`true` or unset: each shortfall is an error, so the plan stops. `false`: a warning, with `fits` false and the shortfalls listed."},
 			"region":  schema.StringAttribute{Computed: true, MarkdownDescription: "The region read (the provider's)."},
@@ -89,6 +96,11 @@ func preflightPoolAttributes(count func(string) schema.Attribute) map[string]sch
 		"instance_type": schema.StringAttribute{Required: true, MarkdownDescription: "The pool's instance type (its vCPUs and GPUs come from the provider's catalog)."},
 		"size": schema.Int64Attribute{Required: true, MarkdownDescription: "Nodes the pool creates.",
 			Validators: []validator.Int64{int64validator.AtLeast(0)}},
+		"fallback_instance_types": list("The types the pool launches, in order, where `instance_type` has no stock: for a `gpucluster_node_pool` " +
+			"with `instance_type_fallback = true`, the catalog's next candidates (`gpucluster_scenario`'s `candidates` after the first). " +
+			"A zone where `instance_type` is out but one of these is in stock places nodes too (each type over the zones in order, as " +
+			"the create tries them), and the summary says how many nodes a fallback takes where. The quotas count the nodes at " +
+			"`instance_type`'s vCPUs and GPUs. No call is added: the region's stock answer holds them."),
 		"max_size": count("For an autoscaling pool, the nodes it may grow to: the quotas must hold them all. Unset: `size`."),
 		"spot":     schema.BoolAttribute{Optional: true, MarkdownDescription: "`true`: the nodes count against the spot vCPU quota, else the pay-as-you-go one."},
 		"zone_ids": list("Zones the pool may use, in the order it fills them. Unset: its vSwitches' zones, or without any, every zone of the region."),
@@ -121,7 +133,7 @@ func (d *preflightDataSource) Read(ctx context.Context, req datasource.ReadReque
 	account, err := readPreflightAccount(ctx, d.client, m, &stack)
 	if err != nil {
 		resp.Diagnostics.AddError("Preflight: reading the account of region "+region,
-			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips or load_balancers quotas:ListProductQuotas.", err))
+			fmt.Sprintf("%v.\nCheck the region and that the credentials may call ecs:DescribeAccountAttributes, ecs:DescribeAvailableResource, ecs:DescribeSecurityGroups, vpc:DescribeVSwitches and, with autoscaling pools, ess:DescribeLimitation and ess:DescribeScalingGroups, and with eips, load_balancers, nat_gateways or a pay-as-you-go GPU pool quotas:ListProductQuotas (and vpc:DescribeNatGateways with nat_gateways).", err))
 		return
 	}
 	r := preflight.Check(stack, account, d.client.RateLimit())

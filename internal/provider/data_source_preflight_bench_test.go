@@ -27,13 +27,14 @@ func BenchmarkPreflightRead(b *testing.B) {
 	for _, run := range []struct {
 		nodes int
 		// mixed: every other pool spot, every tenth autoscaling to twice its size, and a load
-		// balancer and an EIP (each read from the Quota Center)
+		// balancer, an EIP and a NAT gateway (each read from the Quota Center, the NAT gateways
+		// counted in the vSwitches' VPC)
 		mixed bool
 	}{{1000, false}, {10000, false}, {1000, true}, {10000, true}} {
 		nodes := run.nodes
 		var m preflightModel
 		if run.mixed {
-			m.LoadBalancers, m.EIPs = types.Int64Value(1), types.Int64Value(1)
+			m.LoadBalancers, m.EIPs, m.NATGateways = types.Int64Value(1), types.Int64Value(1), types.Int64Value(1)
 		}
 		for i := 0; i*100 < nodes; i++ {
 			size := int64(min(100, nodes-i*100))
@@ -49,7 +50,7 @@ func BenchmarkPreflightRead(b *testing.B) {
 		}
 		name := fmt.Sprintf("nodes=%d", nodes)
 		if run.mixed {
-			name += "/spot+autoscaling+lb+eip"
+			name += "/spot+autoscaling+lb+eip+nat"
 		}
 		b.Run(name, func(b *testing.B) {
 			before := c.Emulator.Stats().Total

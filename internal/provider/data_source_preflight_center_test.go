@@ -1,9 +1,15 @@
 package provider_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 )
@@ -40,4 +46,66 @@ func TestAccPreflight_centerQuotas(t *testing.T) {
 			expectPreflightError(t, emu, strings.Replace(base, tc.old, tc.new, 1), tc.want)
 		})
 	}
+}
+
+// The NAT gateway quota counts per VPC (natgw_quota_nat_num_per_vpc): the stack's nat_gateways
+// are held to it in the VPC of its pools, with the gateways already there (the network's own
+// egress NAT gateway) as the usage. At a quota of 1 the plan stops; at 2 the summary says so.
+func TestAccPreflight_natGatewaysPerVPC(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	network := preflightNetwork("preflight-nat", "10.41.0.0/16", "10.41.0.0/24")
+	stack := strings.Replace(preflightConfig(1, "network_id = gpucluster_rdma_network.net.id"), "load_balancers ", "nat_gateways = 1\n  load_balancers ", 1)
+	setNAT := func(n int) func() {
+		return func() {
+			if err := emu.SetQuotaCenter(map[string]int{"natgw_quota_nat_num_per_vpc": n}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + network,
+		}, {
+			PreConfig: setNAT(1),
+			Config:    emu.Config() + network + stack,
+			ExpectError: phrases("Preflight: the stack does not fit", `nat_gateways "1" needs 1 NAT gateways`,
+				"the NAT gateway quota per VPC (natgw_quota_nat_num_per_vpc) in vpc-", "is 1 with 1 in use: 0 available, 1 short",
+				"raise the NAT gateway quota per VPC (natgw_quota_nat_num_per_vpc) in vpc-", "to at least 2 in the Quota Center"),
+		}, {
+			PreConfig: setNAT(2),
+			Config:    emu.Config() + network + stack,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
+					"1 of 1 NAT gateways left under the NAT gateway quota per VPC (natgw_quota_nat_num_per_vpc) in vpc-"))),
+			},
+		}},
+	})
+}
+
+// A pay-as-you-go GPU pool is held to the Quota Center's ecs-spec quota of its type, zone by
+// zone: 16 GPUs of gpu8Type in zone a hold 2 of its 4 nodes, and the plan stops on size naming
+// the quota and the fix; with zone b (no quota read there) beside it, the rest go there.
+func TestAccPreflight_specGPUQuota(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	zone := func(s string) string { return acctest.Region + "-" + s }
+	if err := emu.SetQuotaCenter(map[string]int{gpu8Type + "@" + zone("a"): 16}); err != nil {
+		t.Fatal(err)
+	}
+	expectPreflightError(t, emu, preflightConfig(4, fmt.Sprintf("zone_ids = [%q]", zone("a"))), phrases(
+		"Preflight: the stack does not fit", `pools[0].size "4" needs 16 more GPUs of `+gpu8Type+` pay-as-you-go`,
+		"the Quota Center's ecs-spec quotas of its zones leave ("+zone("a")+": 16 with 0 in use); 2 of 4 nodes have no place",
+		"raise the ecs-spec quota of "+gpu8Type+" (pay-as-you-go) in zone "+zone("a")+" to at least 32 in the Quota Center",
+		"or lower pools[0].size by 2"))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + preflightConfig(4, fmt.Sprintf("zone_ids = [%q, %q]", zone("a"), zone("b"))),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("fits"), knownvalue.Bool(true)),
+			},
+		}},
+	})
 }

@@ -35,6 +35,7 @@ type preflightModel struct {
 type preflightPoolModel struct {
 	Name             types.String `tfsdk:"name"`
 	InstanceType     types.String `tfsdk:"instance_type"`
+	FallbackTypes    []string     `tfsdk:"fallback_instance_types"`
 	Size             types.Int64  `tfsdk:"size"`
 	MaxSize          types.Int64  `tfsdk:"max_size"`
 	Spot             types.Bool   `tfsdk:"spot"`
@@ -63,6 +64,10 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		} else if err != nil {
 			return s, err
 		}
+		fallbacks, err := preflightFallbacks(at, p.FallbackTypes)
+		if err != nil {
+			return s, err
+		}
 		size, maxSize := int(p.Size.ValueInt64()), int(p.MaxSize.ValueInt64())
 		if !p.MaxSize.IsNull() && maxSize < size {
 			return s, planerr.Input(planerr.Join(at, "max_size"), fmt.Sprint(maxSize),
@@ -71,7 +76,7 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		}
 		pool := preflight.Pool{Path: at, InstanceType: t.Name, VCPUs: t.VCPU, GPUs: t.GPUs, Count: size,
 			Spot: p.Spot.ValueBool(), Zones: slices.Clone(p.ZoneIDs), VSwitches: map[string]preflight.VSwitch{},
-			AddressesPerNode: int(p.AddressesPerNode.ValueInt64())}
+			AddressesPerNode: int(p.AddressesPerNode.ValueInt64()), Fallbacks: fallbacks}
 		s.Pools = append(s.Pools, pool)
 		// What the autoscaler may add beyond size is held to the quotas like a scaling group.
 		if maxSize > size {
@@ -80,6 +85,22 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 		}
 	}
 	return s, nil
+}
+
+// preflightFallbacks are a pool's fallback_instance_types by the catalog's names; a type the
+// catalog does not know is a planerr.Error on its element.
+func preflightFallbacks(at string, names []string) ([]string, error) {
+	out := make([]string, 0, len(names))
+	for j, name := range names {
+		t, err := catalog.ParseInstanceType(name)
+		if pe, ok := planerr.As(err); ok {
+			return nil, planerr.Input(planerr.Index(planerr.Join(at, "fallback_instance_types"), j), pe.Value, pe.Why, pe.Fix)
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, t.Name)
+	}
+	return out, nil
 }
 
 // readPreflightAccount reads what the account gives, batched: DescribeAccountAttributes once,
@@ -105,6 +126,7 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 	if err := readCenterQuotas(ctx, c, *s, &a); err != nil {
 		return a, err
 	}
+	var vpcs []string // the VPCs of the pools' vSwitches, in order met
 	byNetwork, byID := map[string][]cloud.VSwitch{}, map[string]cloud.VSwitch{}
 	for i, p := range m.Pools {
 		var mine []cloud.VSwitch
@@ -128,9 +150,36 @@ func readPreflightAccount(ctx context.Context, c *cloud.Client, m preflightModel
 			}
 			mine = append(mine, byID[id])
 		}
+		for _, sw := range mine {
+			if !slices.Contains(vpcs, sw.VPCID) {
+				vpcs = append(vpcs, sw.VPCID)
+			}
+		}
 		placePool(&s.Pools[i], mine, a)
 	}
-	return a, nil
+	return a, countNATGateways(ctx, c, s.NATGateways, vpcs, &a)
+}
+
+// countNATGateways is the usage of the per-VPC NAT gateway quota: the gateways already in the
+// VPC the stack's NAT gateways go in, one DescribeNatGateways (paged) per VPC of the pools'
+// vSwitches, only for a stack with nat_gateways whose quota was read. The stack's NAT gateways
+// go in its pools' VPC; pools in several VPCs are held to the fullest one, so the check errs on
+// the side of a shortfall. Pools without existing vSwitches go in a VPC the stack creates: none
+// in use.
+func countNATGateways(ctx context.Context, c *cloud.Client, want int, vpcs []string, a *preflight.Account) error {
+	if want <= 0 || !a.NATGateways.Known() {
+		return nil
+	}
+	for _, id := range vpcs {
+		nats, err := c.FindNATGateways(ctx, id, nil)
+		if err != nil {
+			return fmt.Errorf("DescribeNatGateways in %s: %w", id, err)
+		}
+		if a.NATVPC == "" || len(nats) > a.NATGateways.Used {
+			a.NATVPC, a.NATGateways.Used = id, len(nats)
+		}
+	}
+	return nil
 }
 
 // readQuotasAndStock reads the vCPU quotas (DescribeAccountAttributes) and the region's stock
@@ -167,11 +216,12 @@ func readScalingQuota(ctx context.Context, c *cloud.Client, a *preflight.Account
 	return nil
 }
 
-// readCenterQuotas reads the Quota Center's EIP and CLB instance quotas, one ListProductQuotas
-// each and only for a stack that creates EIPs or load balancers; it names why the NAT gateway
-// and GPU quotas are not read.
+// readCenterQuotas reads the Quota Center's EIP, CLB instance and per-VPC NAT gateway quotas,
+// one ListProductQuotas each and only for a stack that creates EIPs, load balancers or NAT
+// gateways; it names why the GPU quota is not read. The NAT gateway quota's usage is the
+// stack's VPC's (countNATGateways), not the answer's.
 func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a *preflight.Account) error {
-	a.NATGateways.Why, a.GPUs.Why = preflight.WhyNATNotChecked, preflight.WhyGPUNotChecked
+	a.GPUs.Why = preflight.WhyGPUNotChecked
 	for _, q := range []struct {
 		n             int
 		product, code string
@@ -181,6 +231,8 @@ func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a
 		// (https://quotas.console.alibabacloud.com/products/slb/quotas?query=slb_quota_instances_num).
 		{s.EIPs, "eip", preflight.QuotaEIPs, &a.EIPs},
 		{s.LoadBalancers, "slb", preflight.QuotaCLBs, &a.LoadBalancers},
+		// NAT Gateway's product in the Quota Center (see internal/emulator/quotas).
+		{s.NATGateways, "nat", preflight.QuotaNATGateways, &a.NATGateways},
 	} {
 		if q.n <= 0 {
 			continue
@@ -195,6 +247,29 @@ func readCenterQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a
 		}
 		*q.into = preflight.Quota{Max: got.Max, Used: got.Used}
 	}
+	a.NATGateways.Used = 0 // counted in the stack's VPC
+	return readSpecQuotas(ctx, c, s, a)
+}
+
+// readSpecQuotas reads the region's pay-as-you-go ecs-spec GPU quotas (one ListProductQuotas,
+// paged), only for a stack with a pay-as-you-go GPU pool: each such pool's type is held to them
+// zone by zone as it is placed.
+func readSpecQuotas(ctx context.Context, c *cloud.Client, s preflight.Stack, a *preflight.Account) error {
+	if !slices.ContainsFunc(s.Pools, func(p preflight.Pool) bool { return !p.Spot && p.GPUs > 0 }) {
+		return nil
+	}
+	qs, err := c.PayAsYouGoSpecQuotas(ctx)
+	if err != nil {
+		return err
+	}
+	a.SpecGPUs = map[string]map[string]preflight.Quota{}
+	for _, q := range qs {
+		if a.SpecGPUs[q.ZoneID] == nil {
+			a.SpecGPUs[q.ZoneID] = map[string]preflight.Quota{}
+		}
+		a.SpecGPUs[q.ZoneID][normalizeTypeName(q.InstanceType)] = preflight.Quota{Max: q.Max, Used: q.Used}
+	}
+	a.GPUs.Why = preflight.WhyGPUPerType
 	return nil
 }
 

@@ -65,7 +65,7 @@ func TestAccPreflight_fits(t *testing.T) {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("fits"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
 					"fits: 1280 of 200000 vCPUs left under max-postpaid-instance-vcpu-count",
-					"the GPU quota not checked (no Quota Center code", "10 nodes placed",
+					"the GPU quota not checked (no account-wide GPU quota: the pay-as-you-go pools are held to the Quota Center's ecs-spec quota", "10 nodes placed",
 					"1 of 30 load balancers left under the CLB instance quota (slb_quota_instances_num)", "about 8 API calls, 0s at 20 requests/s"))),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("api_calls"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("calls").AtMapKey("RunInstances"), knownvalue.Int64Exact(1)),
@@ -88,9 +88,10 @@ func TestAccPreflight_fits(t *testing.T) {
 	if got := stats.Total - callsAt10; got > callsAt10 {
 		t.Fatalf("the 1,000-node step made %d calls, the 10-node one %d: the preflight is not batched", got, callsAt10)
 	}
-	// load_balancers = 1: one ListProductQuotas (slb) per read too.
-	if a, r, q := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"], stats.Calls["ListProductQuotas"]; a == 0 || a != r || a != q || stats.Total != a+r+q {
-		t.Fatalf("want one DescribeAccountAttributes, one DescribeAvailableResource and one ListProductQuotas per read and nothing else, got %v", stats.Calls)
+	// load_balancers = 1 and a pay-as-you-go GPU pool: two ListProductQuotas (slb, ecs-spec) per
+	// read too.
+	if a, r, q := stats.Calls["DescribeAccountAttributes"], stats.Calls["DescribeAvailableResource"], stats.Calls["ListProductQuotas"]; a == 0 || a != r || 2*a != q || stats.Total != a+r+q {
+		t.Fatalf("want one DescribeAccountAttributes, one DescribeAvailableResource and two ListProductQuotas per read and nothing else, got %v", stats.Calls)
 	}
 }
 
@@ -156,17 +157,23 @@ func TestAccPreflight_stock(t *testing.T) {
 		"4 of 4 nodes have no place", fmt.Sprintf("add zone %s (it has %s in stock) to zone_ids", zone("c"), gpu8Type)))
 }
 
+// preflightNetwork is a gpucluster_rdma_network "net" in zone a with one vSwitch of vswitchCIDR
+// in the VPC cidr (with the default egress: one NAT gateway).
+func preflightNetwork(name, cidr, vswitchCIDR string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_rdma_network" "net" {
+  name          = %q
+  cidr_block    = %q
+  zone_ids      = [%q]
+  vswitch_cidrs = { %q = %q }
+}
+`, name, cidr, acctest.Region+"-a", acctest.Region+"-a", vswitchCIDR)
+}
+
 // A vSwitch too small for the pool: a /28 hands out 10 addresses, the pool needs 12.
 func TestAccPreflight_vswitchAddresses(t *testing.T) {
 	emu := acctest.StartEmulator(t)
-	network := fmt.Sprintf(`
-resource "gpucluster_rdma_network" "net" {
-  name          = "preflight"
-  cidr_block    = "10.40.0.0/16"
-  zone_ids      = [%q]
-  vswitch_cidrs = { %q = "10.40.0.0/28" }
-}
-`, acctest.Region+"-a", acctest.Region+"-a")
+	network := preflightNetwork("preflight", "10.40.0.0/16", "10.40.0.0/28")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -237,4 +244,41 @@ data "gpucluster_preflight" "stack" {
 		"or make 1 pool(s) fixed-size"))
 	expectPreflightError(t, emu, preflightConfig(1, "max_size = 150"), phrases(
 		`pools[0].max_size "150" is above the largest max size a scaling group may have here, 100`, "lower it to 100 or split the pool"))
+}
+
+// A pool with fallback_instance_types fits where its type is out but a fallback is in stock,
+// and the summary says which fallback takes how many nodes where; where neither is, the
+// shortfall names both. Zone a has no gpu8Type left but has the 4-GPU size, zone b does not
+// sell gpu8Type; then neither zone has either.
+func TestAccPreflight_fallbackStock(t *testing.T) {
+	const fallback = "ecs.gn7e-c16g1.16xlarge"
+	emu := acctest.StartEmulator(t)
+	zone := func(s string) string { return acctest.Region + "-" + s }
+	emu.SetCapacity(map[string]map[string]int{zone("a"): {gpu8Type: 0}})
+	if err := emu.SetUnavailable(map[string]map[string]string{zone("b"): {gpu8Type: "Zone.NotOnSale"}}); err != nil {
+		t.Fatal(err)
+	}
+	pool := fmt.Sprintf("zone_ids = [%q, %q]\n    fallback_instance_types = [%q]", zone("a"), zone("b"), fallback)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + preflightConfig(4, pool),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("fits"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("data.gpucluster_preflight.stack", tfjsonpath.New("summary"), knownvalue.StringRegexp(phrases(
+					fmt.Sprintf("pools[0].size: %s out of stock or quota, nodes on fallback %s (4 in %s)", gpu8Type, fallback, zone("a"))))),
+			},
+		}, {
+			PreConfig: func() {
+				emu.SetCapacity(map[string]map[string]int{zone("a"): {gpu8Type: 0, fallback: 0}})
+				if err := emu.SetUnavailable(map[string]map[string]string{zone("b"): {gpu8Type: "Zone.NotOnSale", fallback: "Zone.NotOnSale"}}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: emu.Config() + preflightConfig(4, pool),
+			ExpectError: phrases(fmt.Sprintf(`pools[0].zone_ids "%s,%s" has no zone with %s or its fallbacks %s in stock`, zone("a"), zone("b"), gpu8Type, fallback),
+				"4 of 4 nodes have no place", fmt.Sprintf("add zone %s (it has %s or its fallbacks %s in stock) to zone_ids", zone("c"), gpu8Type, fallback)),
+		}},
+	})
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -57,13 +58,14 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 			a.Stock, a.SpotStock = nil, nil
 		}
 	}
-	if spec.Fallback && len(spec.Types) > 1 {
-		// instance_type_fallback: where the planned type is out, the next candidates launch, so
-		// its stock alone does not stop the pool.
-		a.Stock, a.SpotStock = nil, nil
-	}
 	p := preflight.Pool{InstanceType: t.Name, VCPUs: t.VCPU, GPUs: t.GPUs, Spot: spot, Zones: spec.Zones,
 		VSwitches: map[string]preflight.VSwitch{}, Attrs: preflight.Attrs{VSwitches: "network_id"}}
+	if spec.Fallback {
+		// instance_type_fallback: where the planned type is out, the next candidates launch (the
+		// ones the create tries, or the scaling configuration lists), so a zone with stock of one
+		// of them places nodes too; the same stock answer holds them, no call is added.
+		p.Fallbacks = launchFallbacks(spec)
+	}
 	if spec.Autoscale != nil {
 		p.Attrs.Size = "autoscaling.max_size"
 		p.SpotFallback = spec.Autoscale.Mix.CompensateWithOnDemand
@@ -87,6 +89,17 @@ func (r *nodePoolResource) checkPoolPreflight(ctx context.Context, spec nodepool
 	for _, e := range rep.Shortfalls {
 		addPlanError(diags, e, "Preflight: the pool's new nodes do not fit")
 	}
+}
+
+// launchFallbacks are the types a pool with instance_type_fallback launches after its planned
+// one: every candidate for a fixed pool's create (poolplan.Tries), the ones its scaling
+// configuration lists for an autoscaling pool (nodepool.LaunchTypes).
+func launchFallbacks(spec nodepool.Spec) []string {
+	types := spec.Types
+	if spec.Autoscale != nil {
+		types = nodepool.LaunchTypes(spec)
+	}
+	return slices.Clone(types[1:])
 }
 
 // spotStockReader is how the pool's preflight reads the spot stock: not at all without spot, from

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	emuecs "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ecs"
 	emuess "github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/ess"
 )
@@ -182,4 +183,54 @@ func TestAccNodePoolPreflight_spotStockReadOnce(t *testing.T) {
 	if plans == 0 || stocks != 2*plans {
 		t.Errorf("%d plans of a new spot pool made %d DescribeAvailableResource calls, want 2 each", plans, stocks)
 	}
+}
+
+// A pool with instance_type_fallback is held to the stock of its planned type and of the
+// candidates it falls back to: with every type sold out in its zones the plan is refused on
+// zone_ids, naming the fallbacks; with only the planned type out it plans, as the create would
+// launch a fallback.
+func TestAccNodePoolPreflight_fallbackStock(t *testing.T) {
+	emu := acctest.StartEmulator(t)
+	cands, _, err := catalog.Select(catalog.SelectRequest{Scenario: "ai_training", GPUModel: "A100", GPUsPerNode: 8, Nodes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := "" // the first candidate the network (no HPC cluster) can take, as the pool plans it
+	for _, c := range cands {
+		if !c.InstanceType.RequiresHPCCluster {
+			planned = c.InstanceType.Name
+			break
+		}
+	}
+	unavailable := func(types ...string) func() {
+		return func() {
+			t.Helper()
+			per := map[string]string{}
+			for _, typ := range types {
+				per[typ] = "Zone.NotOnSale"
+			}
+			if err := emu.SetUnavailable(map[string]map[string]string{"cn-wulanchabu-a": per, "cn-wulanchabu-b": per}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pool := poolNetworkConfig("") + poolConfig(2, "instance_type_fallback = true")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: emu.Config() + poolNetworkConfig(""),
+		}, {
+			PreConfig: unavailable("*"),
+			Config:    emu.Config() + pool,
+			ExpectError: phrases("Preflight: the pool's new nodes do not fit",
+				fmt.Sprintf(`zone_ids "cn-wulanchabu-a,cn-wulanchabu-b" has no zone with %s or its fallbacks`, planned),
+				"2 of 2 nodes have no place"),
+		}, {
+			PreConfig:          unavailable(planned),
+			Config:             emu.Config() + pool,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
 }

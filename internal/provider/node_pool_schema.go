@@ -152,10 +152,11 @@ func nodePoolSizeAttributes() map[string]schema.Attribute {
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
 		},
 		"instance_type_fallback": schema.BoolAttribute{
-			Optional:            true,
-			Computed:            true,
-			Default:             booldefault.StaticBool(false),
-			MarkdownDescription: "When every zone is out of stock for the planned type, go on with the catalog's next-ranked candidate. Default false.",
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: "When every zone is out of stock for the planned type, go on with the catalog's next-ranked candidate. Default false. " +
+				"The plan's stock check then counts a zone with any of those candidates in stock (each type over the zones in order, as the create tries them).",
 		},
 	}
 }

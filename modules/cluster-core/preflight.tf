@@ -6,11 +6,18 @@
 # made in an earlier run); with a network made in the same run it is read at apply.
 
 locals {
+  # The scenario's candidates of each pool whose type the catalog picks, best first.
+  preflight_candidates = { for k, d in data.gpucluster_scenario.worker : k => d.candidates[*].instance_type }
   # An autoscaling pool counts at min_size now and max_size for the quotas; a pool whose type
-  # the catalog picks takes the scenario's first candidate, as the pool itself does.
+  # the catalog picks takes the scenario's first candidate, as the pool itself does, and with
+  # instance_type_fallback may fall back to the next ones (a scaling configuration lists at most
+  # 10 types in all), whose stock counts too.
   preflight_workers = [for k, p in var.worker_pools : {
-    name               = k
-    instance_type      = p.instance_type != null ? p.instance_type : try(data.gpucluster_scenario.worker[k].candidates[0].instance_type, null)
+    name          = k
+    instance_type = p.instance_type != null ? p.instance_type : try(local.preflight_candidates[k][0], null)
+    fallback_instance_types = (p.instance_type == null && p.instance_type_fallback && length(lookup(local.preflight_candidates, k, [])) > 1
+      ? slice(local.preflight_candidates[k], 1, p.autoscaling == null ? length(local.preflight_candidates[k]) : min(10, length(local.preflight_candidates[k])))
+    : null)
     size               = coalesce(p.size, try(p.autoscaling.min_size, null), 0)
     max_size           = p.autoscaling == null ? null : max(p.autoscaling.max_size, coalesce(p.size, p.autoscaling.min_size, 0))
     spot               = p.spot != null
@@ -20,15 +27,16 @@ locals {
     addresses_per_node = null
   }]
   preflight_control_plane = var.control_plane.enabled ? [{
-    name               = "control_plane"
-    instance_type      = var.control_plane.instance_type
-    size               = var.control_plane.size
-    max_size           = null
-    spot               = false
-    zone_ids           = null
-    network_id         = var.network_id
-    vswitch_ids        = null
-    addresses_per_node = null
+    name                    = "control_plane"
+    instance_type           = var.control_plane.instance_type
+    fallback_instance_types = null
+    size                    = var.control_plane.size
+    max_size                = null
+    spot                    = false
+    zone_ids                = null
+    network_id              = var.network_id
+    vswitch_ids             = null
+    addresses_per_node      = null
   }] : []
   preflight_pools = [for p in concat(local.preflight_control_plane, local.preflight_workers) : p if p.instance_type != null]
 }

@@ -133,3 +133,26 @@ func (c *call) vcpuFit(n, minAmount int, it *instanceTypeInfo, spot, charge stri
 	}
 	return fit, nil
 }
+
+// PayAsYouGoGPUs counts the GPUs of the live pay-as-you-go (PostPaid, not spot) instances of typ
+// in a zone: the usage of the Quota Center's ecs-spec quota of the type there (see
+// internal/emulator/quotas). typ not a GPU type counts 0.
+func (d *Store) PayAsYouGoGPUs(region, zone, typ string) int {
+	it := instanceTypes[typ]
+	if it == nil || it.GPUs == 0 {
+		return 0
+	}
+	n := 0
+	for _, in := range d.order {
+		if in.Region == region && in.Zone == zone && in.Type == typ && in.ChargeType != "PrePaid" && !isSpot(in.Spot) {
+			n += it.GPUs
+		}
+	}
+	return n
+}
+
+// IsGPUType is whether the emulator's catalog sells typ with GPUs.
+func IsGPUType(typ string) bool {
+	it := instanceTypes[typ]
+	return it != nil && it.GPUs > 0
+}

@@ -6,6 +6,7 @@
 package quotas
 
 import (
+	"fmt"
 	"sort"
 
 	quotasdk "github.com/aliyun/alibaba-cloud-sdk-go/services/quotas"
@@ -52,6 +53,30 @@ var served = []quota{
 		usage: func(s *core.Stores, region string) int {
 			return inRegion(emuslb.StoreIn(s).LoadBalancers, region, func(lb *emuslb.LoadBalancer) string { return lb.Region })
 		}},
+	// "natgw_quota_nat_num_per_vpc: Maximum number of NAT gateways that can be created in each
+	// VPC. 5. Adjustable: Yes" (https://www.alibabacloud.com/help/en/nat-gateway/user-guide/quotas).
+	// The quota is per VPC, and the vendor's pages do not say what ListProductQuotas answers as
+	// the usage of a per-VPC quota: the emulator answers the NAT gateways of the region's
+	// fullest VPC, and the provider counts the stack's own VPC with DescribeNatGateways instead
+	// of reading it. The product code "nat" is the one the Quota Center console lists NAT
+	// Gateway under ("Products > General Quotas ... click NAT Gateway in the Networking
+	// section", https://www.alibabacloud.com/help/en/nat-gateway/user-guide/manage-nat-gateway-quotas);
+	// a product code the real Quota Center does not know answers no quota, which the provider
+	// reports as not checked.
+	{product: "nat", code: "natgw_quota_nat_num_per_vpc", name: "Maximum number of NAT gateways per VPC", def: 5,
+		usage: func(s *core.Stores, region string) int {
+			perVPC := map[string]int{}
+			for _, n := range emuvpc.StoreIn(s).Nats {
+				if n.Region == region {
+					perVPC[n.VpcID]++
+				}
+			}
+			most := 0
+			for _, k := range perVPC {
+				most = max(most, k)
+			}
+			return most
+		}},
 }
 
 // inRegion counts the records of region.
@@ -76,7 +101,8 @@ func Codes() []string {
 }
 
 // listProductQuotas answers the product's served quotas (one, when QuotaActionCode names it),
-// each for the call's region, usage counted now. An unknown product answers an empty list.
+// each for the call's region, usage counted now, and only those whose dimensions hold every
+// Dimensions.N.Key = Dimensions.N.Value the call names. An unknown product answers an empty list.
 func listProductQuotas(c *core.Call) (any, *core.Error) {
 	product := c.P["ProductCode"]
 	if product == "" {
@@ -84,18 +110,34 @@ func listProductQuotas(c *core.Call) (any, *core.Error) {
 	}
 	st := StoreIn(c.Stores)
 	resp := &quotasdk.ListProductQuotasResponse{RequestId: c.ReqID, Quotas: []quotasdk.QuotasItemInListProductQuotas{}}
+	keep := func(item quotasdk.QuotasItemInListProductQuotas) {
+		if c.P["QuotaActionCode"] != "" && c.P["QuotaActionCode"] != item.QuotaActionCode {
+			return
+		}
+		for i := 1; c.P[fmt.Sprintf("Dimensions.%d.Key", i)] != ""; i++ {
+			if item.Dimensions[c.P[fmt.Sprintf("Dimensions.%d.Key", i)]] != c.P[fmt.Sprintf("Dimensions.%d.Value", i)] {
+				return
+			}
+		}
+		resp.Quotas = append(resp.Quotas, item)
+	}
 	for _, q := range served {
-		if q.product != product || (c.P["QuotaActionCode"] != "" && c.P["QuotaActionCode"] != q.code) {
+		if q.product != product {
 			continue
 		}
-		resp.Quotas = append(resp.Quotas, quotasdk.QuotasItemInListProductQuotas{
+		keep(quotasdk.QuotasItemInListProductQuotas{
 			ProductCode: q.product, QuotaActionCode: q.code, QuotaName: q.name,
-			// Both quotas are general quotas the vendor lists as adjustable (pages above).
+			// The quotas are general quotas the vendor lists as adjustable (pages above).
 			QuotaCategory: "CommonQuota", Adjustable: true, Consumable: true,
 			TotalQuota: float64(st.total(q)),
 			TotalUsage: float64(q.usage(c.Stores, c.Region)),
 			Dimensions: map[string]any{"regionId": c.Region},
 		})
+	}
+	if product == specProduct {
+		for _, q := range st.specQuotas(c.Region) {
+			keep(specItem(c.Stores, c.Region, q))
+		}
 	}
 	resp.TotalCount = len(resp.Quotas)
 	resp.MaxResults = len(resp.Quotas)

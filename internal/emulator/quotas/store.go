@@ -32,11 +32,17 @@ func (s *Store) total(q quota) int {
 	return q.def
 }
 
-// Effective answers every served quota's TotalQuota, set or default, by code.
+// Effective answers every served quota's TotalQuota, set or default, by code, and the ecs-spec
+// quotas set, by "<instance type>@<zone>".
 func (s *Store) Effective() map[string]int {
 	out := map[string]int{}
 	for _, q := range served {
 		out[q.code] = s.total(q)
+	}
+	for k, v := range s.Set {
+		if _, _, ok := specKey(k); ok {
+			out[k] = v
+		}
 	}
 	return out
 }
@@ -49,8 +55,8 @@ func (s *Store) SetQuotas(t map[string]int) error {
 		known[c] = true
 	}
 	for code, v := range t {
-		if !known[code] {
-			return fmt.Errorf("quota code %q is not served; served codes: %v", code, Codes())
+		if _, _, spec := specKey(code); !known[code] && !spec {
+			return fmt.Errorf("quota code %q is not served; served codes: %v, and ecs-spec GPU quotas as \"<GPU instance type>@<zone>\"", code, Codes())
 		}
 		if v < 0 {
 			return fmt.Errorf("quota %s is %d; quotas are 0 or more", code, v)

@@ -29,7 +29,7 @@ run "fits" {
     join_token_salt = "test-salt"
     control_plane   = { ram_role_name = "cluster-autoscaler" }
     worker_pools = {
-      gpu = { size = 2, gpu_model = "A100-80GB", gpus_per_node = 8 }
+      gpu = { size = 2, gpu_model = "A100-80GB", gpus_per_node = 8, instance_type_fallback = true }
       big = { autoscaling = { min_size = 0, max_size = 4 }, gpu_model = "A100-80GB", gpus_per_node = 8, spot = {} }
     }
   }
@@ -37,6 +37,17 @@ run "fits" {
   assert {
     condition     = can(regex("^fits: .*vCPUs left under max-postpaid-instance-vcpu-count.*vCPUs left under max-spot-instance-vcpu-count.*API calls", output.preflight_summary))
     error_message = "preflight_summary: ${coalesce(output.preflight_summary, "null")}"
+  }
+
+  # A pool with instance_type_fallback hands the preflight the scenario's next candidates, whose
+  # stock counts too; one without hands it none.
+  assert {
+    condition = (
+      length(data.gpucluster_scenario.worker["gpu"].candidates) > 1
+      && jsonencode([for p in data.gpucluster_preflight.stack[0].pools : p.fallback_instance_types if p.name == "gpu"][0]) == jsonencode(slice(data.gpucluster_scenario.worker["gpu"].candidates[*].instance_type, 1, length(data.gpucluster_scenario.worker["gpu"].candidates)))
+      && [for p in data.gpucluster_preflight.stack[0].pools : p.fallback_instance_types if p.name == "big"][0] == null
+    )
+    error_message = "preflight pools: ${jsonencode(data.gpucluster_preflight.stack[0].pools)}; gpu's candidates: ${jsonencode(data.gpucluster_scenario.worker["gpu"].candidates[*].instance_type)}"
   }
   assert {
     condition     = data.gpucluster_preflight.stack[0].fits && length(data.gpucluster_preflight.stack[0].pools) == 3
