@@ -602,6 +602,9 @@ func (c *Client) RemoveScalingInstances(ctx context.Context, groupID string, ids
 	return resp.ScalingActivityId, nil
 }
 
+// ScalingInstanceStandby is the LifecycleState of an instance EnterStandby took out of service.
+const ScalingInstanceStandby = "Standby"
+
 // standbyBatch is how many instances one EnterStandby call names. The vendor's page states no
 // limit for InstanceId.N; 20 is the limit the equivalent call of other clouds documents, kept
 // here so a large wave never depends on an undocumented maximum.

@@ -171,3 +171,38 @@ func TestLowerMaxSizeDrainsTheExcess(t *testing.T) {
 		t.Errorf("warnings %q, want none", res.Warnings)
 	}
 }
+
+// TestScalingRollResumesAfterAnInterruptedDrain: an apply that stopped after putting a node in
+// Standby (a crash, a cancelled apply) leaves it there; the next roll drains and removes it with
+// the rest instead of failing on it, and nothing is left in Standby.
+func TestScalingRollResumesAfterAnInterruptedDrain(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, 2, 3)
+	first, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	old := InstanceIDs(first.Nodes)
+	if err := c.Client.EnterStandby(ctx, first.GroupID, old[:1]); err != nil {
+		t.Fatalf("the interrupted apply's Standby: %v", err)
+	}
+	spec.SpecHash = "spec-v2"
+	res, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("the next roll: %v", err)
+	}
+	for _, n := range poolNodes(ctx, t, c, spec.PoolID) {
+		if slices.Contains(old, n.ID) {
+			t.Errorf("node %s of the old configuration is still there", n.ID)
+		}
+	}
+	inst, err := c.Client.ScalingInstances(ctx, res.GroupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inst {
+		if in.State == "Standby" {
+			t.Errorf("instance %s left in Standby", in.InstanceID)
+		}
+	}
+}

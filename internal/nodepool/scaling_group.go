@@ -107,12 +107,8 @@ func drainAboveMax(ctx context.Context, c *cloud.Client, g *cloud.ScalingGroup, 
 			return nil, err
 		}
 	}
-	ids := make([]string, len(excess))
-	for i, in := range excess {
-		ids[i] = in.InstanceID
-	}
-	tflog.Info(ctx, fmt.Sprintf("scaling group %s holds %d nodes, above max_size %d: draining and removing %d", g.ID, len(inst), spec.Autoscale.Max, len(ids)))
-	return removeDrained(ctx, c, g.ID, ids)
+	tflog.Info(ctx, fmt.Sprintf("scaling group %s holds %d nodes, above max_size %d: draining and removing %d", g.ID, len(inst), spec.Autoscale.Max, len(excess)))
+	return removeDrained(ctx, c, g.ID, excess)
 }
 
 // setGroup brings the group's bounds, vSwitches, spot mix, active configuration and tags to the

@@ -22,10 +22,10 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 		if err != nil {
 			return warnings, err
 		}
-		var outdated []string
+		var outdated []cloud.ScalingInstance
 		for _, in := range inst {
 			if in.ConfigurationID != cfgID {
-				outdated = append(outdated, in.InstanceID)
+				outdated = append(outdated, in)
 			}
 		}
 		if len(outdated) == 0 {
@@ -75,9 +75,22 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 // removal, which releases them. The nodes enter Standby before they stop: a stopped instance is
 // unhealthy to Auto Scaling, which would otherwise remove it and launch a replacement on its own
 // while the stop runs (see internal/emulator/ess/health.go for the vendor's rules).
-func removeDrained(ctx context.Context, c *cloud.Client, groupID string, ids []string) (warnings []string, err error) {
-	if err := c.EnterStandby(ctx, groupID, ids); err != nil {
-		return nil, err
+//
+// A node already in Standby (an apply that stopped half-way left it so) is not put there again,
+// which Auto Scaling would refuse; it is stopped and removed with the others.
+func removeDrained(ctx context.Context, c *cloud.Client, groupID string, nodes []cloud.ScalingInstance) (warnings []string, err error) {
+	ids := make([]string, len(nodes))
+	var inService []string
+	for i, n := range nodes {
+		ids[i] = n.InstanceID
+		if n.State != cloud.ScalingInstanceStandby {
+			inService = append(inService, n.InstanceID)
+		}
+	}
+	if len(inService) > 0 {
+		if err := c.EnterStandby(ctx, groupID, inService); err != nil {
+			return nil, err
+		}
 	}
 	if warnings, err = stopFirst(ctx, c, ids); err != nil {
 		return warnings, err
