@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
@@ -180,15 +181,25 @@ func pod(ctx context.Context, t *testing.T, client kubernetes.Interface, node, n
 
 func cordon(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
 	t.Helper()
-	mustCreate(t, "cordon", func() error {
+	updateNode(ctx, t, client, name, "cordon", func(n *corev1.Node) { n.Spec.Unschedulable = true })
+}
+
+// updateNode changes the node as change says, read again and retried on a conflict: kwok, playing
+// the kubelet, writes the Node too.
+func updateNode(ctx context.Context, t *testing.T, client kubernetes.Interface, name, what string, change func(*corev1.Node)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		n.Spec.Unschedulable = true
+		change(n)
 		_, err = client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // checkNode compares the node's condition, taint value ("" for none) and replacement request with

@@ -42,15 +42,7 @@ func TestAgentReplacesAnAutoscaledNode(t *testing.T) {
 
 	node := "gpu-0"
 	gpuNode(ctx, t, kube.Client(), node)
-	mustCreate(t, "provider id", func() error {
-		got, err := kube.Client().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		got.Spec.ProviderID = cloudtest.Region + "." + old
-		_, err = kube.Client().CoreV1().Nodes().Update(ctx, got, metav1.UpdateOptions{})
-		return err
-	})
+	updateNode(ctx, t, kube.Client(), node, "provider id", func(n *corev1.Node) { n.Spec.ProviderID = cloudtest.Region + "." + old })
 	pod(ctx, t, kube.Client(), node, "trainer", "default", 1)
 	waitFor(t, "pod trainer running", func() (bool, error) {
 		got, err := kube.Client().CoreV1().Pods("default").Get(ctx, "trainer", metav1.GetOptions{})
