@@ -33,12 +33,7 @@ func (c *call) startActivity(g *scalingGroup, target int, cause string) *scaling
 	if target < len(members) {
 		// Scale-in never takes a Standby instance (standby.go).
 		candidates := slices.DeleteFunc(slices.Clone(members), func(m *scalingMember) bool { return m.Standby })
-		a.Want = min(len(members)-target, len(candidates))
-		a.Desc = fmt.Sprintf("Remove %d ECS instance(s)", a.Want)
-		for _, m := range c.removalOrder(g, candidates)[:a.Want] {
-			c.releaseMember(g, m)
-			a.Destroyed = append(a.Destroyed, m.Instance)
-		}
+		c.removeMembers(g, a, c.removalOrder(g, candidates)[:min(len(members)-target, len(candidates))])
 	} else {
 		a.Want = target - len(members)
 		a.Desc = fmt.Sprintf("Add %d ECS instance(s)", a.Want)
@@ -66,6 +61,17 @@ func (c *call) removalOrder(g *scalingGroup, members []*scalingMember) []*scalin
 		return out[i].Added < out[j].Added
 	})
 	return out
+}
+
+// removeMembers is activity a's scale-in: the members leave the group (released when the group
+// created them), and a records them.
+func (c *call) removeMembers(g *scalingGroup, a *scalingActivity, members []*scalingMember) {
+	a.Want = len(members)
+	a.Desc = fmt.Sprintf("Remove %d ECS instance(s)", a.Want)
+	for _, m := range members {
+		c.releaseMember(g, m)
+		a.Destroyed = append(a.Destroyed, m.Instance)
+	}
 }
 
 func (c *call) releaseMember(g *scalingGroup, m *scalingMember) {

@@ -49,12 +49,7 @@ func (c *call) checkHealth() {
 			continue
 		}
 		a := c.newActivity(g, fmt.Sprintf("The health check found %d unhealthy instance(s) (not running) and removed them.", len(unhealthy)))
-		a.Want = len(unhealthy)
-		a.Desc = fmt.Sprintf("Remove %d unhealthy ECS instance(s)", a.Want)
-		for _, m := range unhealthy {
-			c.releaseMember(g, m)
-			a.Destroyed = append(a.Destroyed, m.Instance)
-		}
+		c.removeMembers(g, a, unhealthy)
 		a.Total = len(c.liveMembers(g))
 		target := len(members)
 		if g.Desired >= 0 {

@@ -88,41 +88,20 @@ func removeScalingInstances(c *call) (any, *core.Error) {
 	if !g.Active {
 		return nil, errGroupStatus(g, groupState(g))
 	}
-	ids := c.P.List("InstanceId")
-	if len(ids) == 0 {
-		return nil, core.ErrMissing("InstanceId.1")
-	}
-	if len(ids) > essMaxStep {
-		return nil, core.ErrInvalid("InstanceId", "at most %d instances, got %d", essMaxStep, len(ids))
+	out, e := c.namedMembers(g)
+	if e != nil {
+		return nil, e
 	}
 	decrease, e := c.P.Bool("DecreaseDesiredCapacity", true)
 	if e != nil {
 		return nil, e
 	}
 	members := c.liveMembers(g)
-	var out []*scalingMember
-	for _, id := range ids {
-		var found *scalingMember
-		for _, m := range members {
-			if m.Instance == id {
-				found = m
-			}
-		}
-		if found == nil {
-			return nil, core.Errf(404, "InvalidInstanceId.NotFound", "Instance %s is not in scaling group %s.", id, g.ID)
-		}
-		out = append(out, found)
-	}
 	if len(members)-len(out) < g.Min {
 		return nil, core.Errf(400, "IncorrectCapacity.MinSize", "Removing %d instance(s) would leave scaling group %s with %d, below its MinSize %d.", len(out), g.ID, len(members)-len(out), g.Min)
 	}
 	a := c.newActivity(g, fmt.Sprintf("A user removed %d instance(s).", len(out)))
-	a.Want = len(out)
-	a.Desc = fmt.Sprintf("Remove %d ECS instance(s)", a.Want)
-	for _, m := range out {
-		c.releaseMember(g, m)
-		a.Destroyed = append(a.Destroyed, m.Instance)
-	}
+	c.removeMembers(g, a, out)
 	a.Total = len(c.liveMembers(g))
 	if decrease && g.Desired >= 0 {
 		g.Desired = max(g.Desired-len(out), g.Min)
@@ -137,4 +116,26 @@ func healthStatus(m *scalingMember) string {
 		return "Unhealthy"
 	}
 	return "Healthy"
+}
+
+// namedMembers are the group's members the request names in InstanceId.N (1 to essMaxStep of
+// them), in that order; an instance that is not the group's is refused, naming it.
+func (c *call) namedMembers(g *scalingGroup) ([]*scalingMember, *core.Error) {
+	ids := c.P.List("InstanceId")
+	if len(ids) == 0 {
+		return nil, core.ErrMissing("InstanceId.1")
+	}
+	if len(ids) > essMaxStep {
+		return nil, core.ErrInvalid("InstanceId", "at most %d instances, got %d", essMaxStep, len(ids))
+	}
+	members := c.liveMembers(g)
+	out := make([]*scalingMember, 0, len(ids))
+	for _, id := range ids {
+		i := slices.IndexFunc(members, func(m *scalingMember) bool { return m.Instance == id })
+		if i < 0 {
+			return nil, core.Errf(404, "InvalidInstanceId.NotFound", "Instance %s is not in scaling group %s.", id, g.ID)
+		}
+		out = append(out, members[i])
+	}
+	return out, nil
 }

@@ -49,33 +49,18 @@ func (c *call) setStandby(standby bool) (string, *core.Error) {
 	if e != nil {
 		return "", e
 	}
-	ids := c.P.List("InstanceId")
-	if len(ids) == 0 {
-		return "", core.ErrMissing("InstanceId.1")
+	picked, e := c.namedMembers(g)
+	if e != nil {
+		return "", e
 	}
-	if len(ids) > essMaxStep {
-		return "", core.ErrInvalid("InstanceId", "at most %d instances, got %d", essMaxStep, len(ids))
+	want := "InService"
+	if !standby {
+		want = "Standby"
 	}
-	members := c.liveMembers(g)
-	var picked []*scalingMember
-	for _, id := range ids {
-		var found *scalingMember
-		for _, m := range members {
-			if m.Instance == id {
-				found = m
-			}
+	for _, m := range picked {
+		if state := c.memberState(m); state != want {
+			return "", core.Errf(400, "IncorrectInstanceStatus", "Instance %s is %s; the operation needs it %s.", m.Instance, state, want)
 		}
-		if found == nil {
-			return "", core.Errf(404, "InvalidInstanceId.NotFound", "Instance %s is not in scaling group %s.", id, g.ID)
-		}
-		want := "InService"
-		if !standby {
-			want = "Standby"
-		}
-		if state := c.memberState(found); state != want {
-			return "", core.Errf(400, "IncorrectInstanceStatus", "Instance %s is %s; the operation needs it %s.", id, state, want)
-		}
-		picked = append(picked, found)
 	}
 	for _, m := range picked {
 		m.Standby = standby
