@@ -602,8 +602,11 @@ func (c *Client) RemoveScalingInstances(ctx context.Context, groupID string, ids
 	return resp.ScalingActivityId, nil
 }
 
-// ScalingInstanceStandby is the LifecycleState of an instance EnterStandby took out of service.
-const ScalingInstanceStandby = "Standby"
+// LifecycleStates of a group's instance: EnterStandby takes InService ones out of service.
+const (
+	ScalingInstanceInService = "InService"
+	ScalingInstanceStandby   = "Standby"
+)
 
 // standbyBatch is how many instances one EnterStandby call names. The vendor's page states no
 // limit for InstanceId.N; 20 is the limit the equivalent call of other clouds documents, kept

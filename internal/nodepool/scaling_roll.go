@@ -76,14 +76,14 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 // unhealthy to Auto Scaling, which would otherwise remove it and launch a replacement on its own
 // while the stop runs (see internal/emulator/ess/health.go for the vendor's rules).
 //
-// A node already in Standby (an apply that stopped half-way left it so) is not put there again,
-// which Auto Scaling would refuse; it is stopped and removed with the others.
+// Only In Service nodes can enter Standby: one already there (an apply that stopped half-way
+// left it so) is stopped and removed with the others.
 func removeDrained(ctx context.Context, c *cloud.Client, groupID string, nodes []cloud.ScalingInstance) (warnings []string, err error) {
 	ids := make([]string, len(nodes))
 	var inService []string
 	for i, n := range nodes {
 		ids[i] = n.InstanceID
-		if n.State != cloud.ScalingInstanceStandby {
+		if n.State == cloud.ScalingInstanceInService {
 			inService = append(inService, n.InstanceID)
 		}
 	}
