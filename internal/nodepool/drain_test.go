@@ -99,43 +99,60 @@ func TestStopThatTimesOutIsNamed(t *testing.T) {
 	}
 }
 
+// reapplied is an autoscaled pool applied twice: first as created, then changed, with the first
+// nodes' guests delaying their shutdown as graceful node shutdown does.
+type reapplied struct {
+	ctx       context.Context
+	c         *cloudtest.Cloud
+	spec      Spec            // as changed
+	first     []string        // the first apply's nodes
+	res       AutoscaleResult // the second apply's
+	signalled []string        // the first nodes whose guests were asked to shut down, sorted
+}
+
+func reapplyAutoscaled(t *testing.T, minSize, maxSize int, change func(Spec) Spec) reapplied {
+	t.Helper()
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, minSize, maxSize)
+	first, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	r := reapplied{ctx: ctx, c: c, spec: change(spec), first: InstanceIDs(first.Nodes)}
+	gctx, stop := context.WithCancel(ctx)
+	seen := guests(gctx, t, c, r.first)
+	r.res, err = ApplyAutoscaling(ctx, c.Client, r.spec)
+	stop()
+	if err != nil {
+		t.Fatalf("the second apply: %v", err)
+	}
+	if len(r.res.Warnings) > 0 {
+		t.Errorf("warnings %q, want none: every node stopped in time", r.res.Warnings)
+	}
+	r.signalled = seen()
+	return r
+}
+
 // TestScalingRollStopsNodesBeforeRemoving: a roll of an autoscaled pool drains the nodes it
 // replaces the way a fixed pool's shrink does: each outdated node is stopped normally (its guest
 // is signalled, so the kubelet's graceful node shutdown terminates its pods) before the group
 // removes it. The nodes stand by first, or the group's health check would take the stopped
 // nodes out and launch replacements of its own: removing them would then fail.
 func TestScalingRollStopsNodesBeforeRemoving(t *testing.T) {
-	ctx, c, spec := startPool(t, 3, 0)
-	spec = autoscaled(spec, 2, 3)
-	first, err := ApplyAutoscaling(ctx, c.Client, spec)
-	if err != nil {
-		t.Fatalf("create: %v", err)
+	r := reapplyAutoscaled(t, 2, 3, func(s Spec) Spec { s.SpecHash = "spec-v2"; return s })
+	if want := slices.Sorted(slices.Values(r.first)); !slices.Equal(r.signalled, want) {
+		t.Fatalf("guests signalled to shut down: %v, want every replaced node %v", r.signalled, want)
 	}
-	old := InstanceIDs(first.Nodes)
-	gctx, stop := context.WithCancel(ctx)
-	seen := guests(gctx, t, c, old)
-	spec.SpecHash = "spec-v2"
-	res, err := ApplyAutoscaling(ctx, c.Client, spec)
-	stop()
-	if err != nil {
-		t.Fatalf("roll: %v", err)
-	}
-	if len(res.Warnings) > 0 {
-		t.Errorf("warnings %q, want none: every node stopped in time", res.Warnings)
-	}
-	if got := seen(); !slices.Equal(got, slices.Sorted(slices.Values(old))) {
-		t.Fatalf("guests signalled to shut down: %v, want every replaced node %v", got, old)
-	}
-	if n := c.Calls("EnterStandby"); n != 2 {
+	if n := r.c.Calls("EnterStandby"); n != 2 {
 		t.Errorf("%d EnterStandby calls, want 2 (one per wave of max_unavailable 1)", n)
 	}
-	for _, n := range poolNodes(ctx, t, c, spec.PoolID) {
-		if slices.Contains(old, n.ID) {
+	for _, n := range poolNodes(r.ctx, t, r.c, r.spec.PoolID) {
+		if slices.Contains(r.first, n.ID) {
 			t.Errorf("replaced node %s is still there", n.ID)
 		}
 	}
-	if len(res.Nodes) != 2 {
-		t.Errorf("%d nodes after the roll, want the group's 2", len(res.Nodes))
+	if len(r.res.Nodes) != 2 {
+		t.Errorf("%d nodes after the roll, want the group's 2", len(r.res.Nodes))
 	}
 }
 
@@ -143,32 +160,15 @@ func TestScalingRollStopsNodesBeforeRemoving(t *testing.T) {
 // drained (stopped normally first), before Auto Scaling would remove them itself, unstopped;
 // min_size comes down with it, so the removal is not refused.
 func TestLowerMaxSizeDrainsTheExcess(t *testing.T) {
-	ctx, c, spec := startPool(t, 3, 0)
-	spec = autoscaled(spec, 3, 3)
-	first, err := ApplyAutoscaling(ctx, c.Client, spec)
-	if err != nil {
-		t.Fatalf("create: %v", err)
+	r := reapplyAutoscaled(t, 3, 3, func(s Spec) Spec { return autoscaled(s, 1, 1) })
+	left := InstanceIDs(r.res.Nodes)
+	if len(left) != 1 || !slices.Contains(r.first, left[0]) {
+		t.Fatalf("nodes after lowering max_size: %v, want one of %v", left, r.first)
 	}
-	all := InstanceIDs(first.Nodes)
-	gctx, stop := context.WithCancel(ctx)
-	seen := guests(gctx, t, c, all)
-	spec = autoscaled(spec, 1, 1)
-	res, err := ApplyAutoscaling(ctx, c.Client, spec)
-	stop()
-	if err != nil {
-		t.Fatalf("lowering max_size: %v", err)
-	}
-	left := InstanceIDs(res.Nodes)
-	if len(left) != 1 || !slices.Contains(all, left[0]) {
-		t.Fatalf("nodes after lowering max_size: %v, want one of %v", left, all)
-	}
-	removed := slices.DeleteFunc(slices.Clone(all), func(id string) bool { return id == left[0] })
+	removed := slices.DeleteFunc(slices.Clone(r.first), func(id string) bool { return id == left[0] })
 	slices.Sort(removed)
-	if got := seen(); !slices.Equal(got, removed) {
-		t.Fatalf("guests signalled to shut down: %v, want the 2 removed nodes %v", got, removed)
-	}
-	if len(res.Warnings) > 0 {
-		t.Errorf("warnings %q, want none", res.Warnings)
+	if !slices.Equal(r.signalled, removed) {
+		t.Fatalf("guests signalled to shut down: %v, want the 2 removed nodes %v", r.signalled, removed)
 	}
 }
 
