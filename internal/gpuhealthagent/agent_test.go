@@ -105,6 +105,12 @@ func TestAgentIsolatesAndReleasesAFailingGPU(t *testing.T) {
 	if !slices.Equal(res.Evicted, []string{"train/trainer"}) || !slices.Equal(res.Blocked, []string{"train/protected"}) {
 		t.Fatalf("XID 79 round evicted %v, blocked %v; want the budget-free GPU pod evicted and the protected one blocked", res.Evicted, res.Blocked)
 	}
+	// The accepted eviction is the API server's: the pod is ending or gone, not only reported.
+	if got, err := client.CoreV1().Pods("train").Get(ctx, "trainer", metav1.GetOptions{}); err == nil && got.DeletionTimestamp == nil {
+		t.Errorf("pod trainer reported evicted but not being deleted")
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 	got := checkNode(ctx, t, client, node, corev1.ConditionTrue, "replace", true)
 	if cond := condition(got); cond.Reason != "XID79" || !strings.Contains(cond.Message, "GPU 0: XID 79") {
 		t.Errorf("condition %+v, want reason XID79 naming GPU 0", cond)
