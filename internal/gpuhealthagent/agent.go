@@ -68,7 +68,8 @@ func (a *Agent) Reconcile(ctx context.Context) (Result, error) {
 	if err := a.setCondition(ctx, res.Findings); err != nil {
 		return res, err
 	}
-	if err := a.markNode(ctx, res.Findings); err != nil {
+	node, err := a.markNode(ctx, res.Findings)
+	if err != nil {
 		return res, err
 	}
 	if len(res.Findings) == 0 {
@@ -81,10 +82,6 @@ func (a *Agent) Reconcile(ctx context.Context) (Result, error) {
 	}
 	if action, _ := worst(res.Findings); action != health.ActionReplace {
 		return res, nil
-	}
-	node, err := a.Client.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
-	if err != nil {
-		return res, err
 	}
 	if err := a.Replacer.Replace(ctx, node); err != nil {
 		return res, fmt.Errorf("asking for a new instance for node %s: %w", a.Node, err)
@@ -153,12 +150,15 @@ func (a *Agent) setCondition(ctx context.Context, findings []Finding) error {
 	})
 }
 
-// markNode sets or clears the taint and the replacement request. It touches nothing else of the
+// markNode sets or clears the taint and the replacement request, and answers the node as it
+// left it (the replacement reads its provider id from it). It touches nothing else of the
 // node's spec: spec.unschedulable (a cordon) stays as a person left it.
-func (a *Agent) markNode(ctx context.Context, findings []Finding) error {
+func (a *Agent) markNode(ctx context.Context, findings []Finding) (*corev1.Node, error) {
 	action, _ := worst(findings)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := a.Client.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+	var node *corev1.Node
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		node, err = a.Client.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -192,9 +192,10 @@ func (a *Agent) markNode(ctx context.Context, findings []Finding) error {
 		if !changed {
 			return nil
 		}
-		_, err = a.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		node, err = a.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
 		return err
 	})
+	return node, err
 }
 
 // evictGPUPods asks the Eviction API to evict each pod on the node that holds a GPU and is not
