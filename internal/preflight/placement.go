@@ -27,22 +27,25 @@ const (
 type placer struct {
 	a     Account
 	taken map[string]int // vSwitch id -> addresses the pools before took
-	// gpus is zone -> instance type -> the GPUs of its ecs-spec quota the pools before took.
-	gpus map[string]map[string]int
+	// gpus is the GPUs of a zone's ecs-spec quota of a type that the pools before took.
+	gpus map[zoneType]int
 }
+
+// zoneType keys a quota of one instance type in one zone.
+type zoneType struct{ zone, typ string }
 
 // checkPlacement places every pool, and names for each that does not fit the zones or the
 // vSwitches that stop it, and for each that does only with fallback types, how many nodes those
 // take.
 func checkPlacement(s Stack, a Account, notes *[]string) []*planerr.Error {
-	pl := placer{a: a, taken: make(map[string]int, len(s.Pools))}
+	pl := placer{a: a, taken: make(map[string]int, len(s.Pools)), gpus: map[zoneType]int{}}
 	var out []*planerr.Error
 	var onFallbacks []string
 	placed := 0
 	for _, p := range s.Pools {
 		pp := pl.place(p)
 		placed += p.Count - pp.left
-		onFallbacks = append(onFallbacks, pp.fallbackNote(p)...)
+		onFallbacks = append(onFallbacks, pp.onFallback...)
 		if pp.left == 0 {
 			continue
 		}
@@ -67,28 +70,10 @@ type placement struct {
 	// full the vSwitches that ran out of addresses.
 	stockless []string
 	full      []VSwitch
-	// onFallback is fallback type -> zone -> the nodes placed there with it.
-	onFallback map[string]map[string]int
+	// onFallback says, for each fallback type that took nodes, how many where.
+	onFallback []string
 	// specShort are the zones whose ecs-spec GPU quota of the pool's type stopped it.
 	specShort []string
-}
-
-// fallbackNote says, for a pool placed partly on fallback types, which and where.
-func (pp placement) fallbackNote(p Pool) []string {
-	var out []string
-	for _, t := range p.Fallbacks {
-		byZone := pp.onFallback[t]
-		var parts []string
-		for _, z := range p.Zones {
-			if n := byZone[z]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d in %s", n, z))
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("%s: %s out of stock or quota, nodes on fallback %s (%s)", p.sizeAttr(), p.InstanceType, t, strings.Join(parts, ", ")))
-		}
-	}
-	return out
 }
 
 // place takes p's nodes as a create would: its instance type over its zones in order, then each
@@ -98,9 +83,10 @@ func (pl *placer) place(p Pool) placement {
 	types := p.types()
 	isFull := map[string]bool{}
 	for ti, typ := range types {
+		var taken []string // "<nodes> in <zone>" of a fallback type
 		for _, z := range p.Zones {
 			if pp.left == 0 {
-				return pp
+				break
 			}
 			vsw, ok := p.VSwitches[z]
 			if !ok || !pl.inStock(z, typ, p) {
@@ -119,18 +105,19 @@ func (pl *placer) place(p Pool) placement {
 			}
 			pp.left -= n
 			if ti > 0 && n > 0 {
-				if pp.onFallback == nil {
-					pp.onFallback = map[string]map[string]int{}
-				}
-				if pp.onFallback[typ] == nil {
-					pp.onFallback[typ] = map[string]int{}
-				}
-				pp.onFallback[typ][z] += n
+				taken = append(taken, fmt.Sprintf("%d in %s", n, z))
 			}
 			if n < want && !isFull[vsw.ID] {
 				isFull[vsw.ID] = true
 				pp.full = append(pp.full, vsw)
 			}
+		}
+		if len(taken) > 0 {
+			pp.onFallback = append(pp.onFallback, fmt.Sprintf("%s: %s out of stock or quota, nodes on fallback %s (%s)",
+				p.sizeAttr(), p.InstanceType, typ, strings.Join(taken, ", ")))
+		}
+		if pp.left == 0 {
+			return pp
 		}
 	}
 	for _, z := range p.Zones {
@@ -157,21 +144,14 @@ func (pl *placer) specLeft(p Pool, zone string, want int) int {
 	if !ok {
 		return want
 	}
-	return min(want, max(q.left()-pl.gpus[zone][p.InstanceType], 0)/p.GPUs)
+	return min(want, max(q.left()-pl.gpus[zoneType{zone, p.InstanceType}], 0)/p.GPUs)
 }
 
 // takeGPUs records n nodes of p in zone against its ecs-spec GPU quota there.
 func (pl *placer) takeGPUs(p Pool, zone string, n int) {
-	if _, ok := pl.spec(p, zone); !ok || n == 0 {
-		return
+	if _, ok := pl.spec(p, zone); ok {
+		pl.gpus[zoneType{zone, p.InstanceType}] += n * p.GPUs
 	}
-	if pl.gpus == nil {
-		pl.gpus = map[string]map[string]int{}
-	}
-	if pl.gpus[zone] == nil {
-		pl.gpus[zone] = map[string]int{}
-	}
-	pl.gpus[zone][p.InstanceType] += n * p.GPUs
 }
 
 // specShortfall explains the nodes of p that the ecs-spec GPU quotas of its zones left without a

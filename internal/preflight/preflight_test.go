@@ -212,3 +212,27 @@ func TestSpecGPUQuota(t *testing.T) {
 		t.Fatalf("spot pool: shortfalls %v", r.Shortfalls)
 	}
 }
+
+// Two pay-as-you-go pools of one type share its ecs-spec GPU quota in a zone: what the first
+// takes, the second does not get.
+func TestSpecGPUQuotaSharedByPools(t *testing.T) {
+	s, a := fitting()
+	a.SpecGPUs = map[string]map[string]Quota{zoneB: {gpu8: {Max: 64}}}
+	s.Pools[0].Zones, s.Pools[0].Count = []string{zoneB}, 5 // 40 of zone b's 64 GPUs
+	second := s.Pools[0]
+	second.Path = "pools[1]" // 5 more nodes: 24 GPUs left hold 3
+	s.Pools = append(s.Pools, second)
+	r := Check(s, a, 20)
+	if r.Fits() || len(r.Shortfalls) != 1 {
+		t.Fatalf("want one shortfall, on the second pool, got %v (%s)", r.Shortfalls, r.Summary)
+	}
+	e := r.Shortfalls[0]
+	for _, want := range []string{"needs 16 more GPUs of " + gpu8, zoneB + ": 64 with 0 in use", "2 of 5 nodes have no place"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("shortfall lacks %q: %v", want, e)
+		}
+	}
+	if e.Path != "pools[1].size" {
+		t.Errorf("shortfall on %s, want pools[1].size", e.Path)
+	}
+}

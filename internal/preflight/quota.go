@@ -30,8 +30,8 @@ const (
 	// (Account.NATVPC), with the gateways already there as its usage.
 	QuotaNATGateways = "natgw_quota_nat_num_per_vpc"
 	// QuotaSpec is the Quota Center's product of "ECS Quotas by Instance Type": one quota per
-	// instance type, GPUs for a GPU type, by zone and billing method (see the sources above WhyGPUPerType
-	// sources and internal/emulator/quotas).
+	// instance type, GPUs for a GPU type, by zone and billing method (the sources are above
+	// WhyGPUPerType and in internal/emulator/quotas).
 	QuotaSpec = "ecs-spec"
 )
 

@@ -199,14 +199,23 @@ func TestAccKubernetesManifests_addons(t *testing.T) {
 	for _, tc := range []struct {
 		validation string
 		want       []string
+		// check is what else the case asks of the data source's attributes (name -> value).
+		check func(attrs map[string]string) error
 	}{
-		{"", base},
-		{"addons_validation = true", append(slices.Clone(base), "50-validation.yaml")},
+		{"", base, nil},
+		{"addons_validation = true", append(slices.Clone(base), "50-validation.yaml"), nil},
 		// For a bundled control-plane pool: the MPI Operator with its CRD, last.
-		{"addons_mpi_operator = true", append(slices.Clone(base), "60-mpi-operator.yaml")},
-		// Kueue with the queues of mpi's pools and teams, last.
+		{"addons_mpi_operator = true", append(slices.Clone(base), "60-mpi-operator.yaml"), nil},
+		// Kueue with the queues of mpi's pools and teams, last: the file ends with the very
+		// configuration and queues mpi.queues_yaml renders (team chem's, not a default team's).
 		{"addons_kueue = true\n  mpi = { pools = { md = { node_count = 2, gpus_per_node = 8 } }, teams = { chem = { gpus = 8 } } }",
-			append(slices.Clone(base), "65-kueue.yaml")},
+			append(slices.Clone(base), "65-kueue.yaml"), func(attrs map[string]string) error {
+				kueue, queues := attrs["addons.65-kueue.yaml"], attrs["mpi.queues_yaml"]
+				if !strings.Contains(queues, "name: chem\n") || !strings.HasSuffix(kueue, "---\n"+queues) {
+					return fmt.Errorf("65-kueue.yaml does not end with mpi.queues_yaml, team chem's queues:\n%s", queues)
+				}
+				return nil
+			}},
 	} {
 		ds := "data.gpucluster_kubernetes_manifests.md"
 		resource.Test(t, resource.TestCase{
@@ -223,7 +232,12 @@ data "gpucluster_kubernetes_manifests" "md" {
   ` + tc.validation + `
 }
 `,
-				Check: checkAddons(t, ds, tc.want),
+				Check: resource.ComposeTestCheckFunc(checkAddons(t, ds, tc.want), func(s *terraform.State) error {
+					if rs := s.RootModule().Resources[ds]; tc.check != nil && rs != nil {
+						return tc.check(rs.Primary.Attributes)
+					}
+					return nil
+				}),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(ds, tfjsonpath.New("addons").AtMapKey("30-monitoring.yaml"), knownvalue.StringRegexp(regexp.MustCompile(
 						`(?s)scenario: molecular_dynamics.*kind: Deployment.*image: registry.example.cn/mirror/prometheus:v2.55.1@sha256:.*name: v1beta1.custom.metrics.k8s.io`))),

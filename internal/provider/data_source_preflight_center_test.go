@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 )
 
 // The stack's EIPs and load balancers are held to the Quota Center's eip_quota_instances_num and
@@ -51,8 +53,11 @@ func TestAccPreflight_centerQuotas(t *testing.T) {
 // The NAT gateway quota counts per VPC (natgw_quota_nat_num_per_vpc): the stack's nat_gateways
 // are held to it in the VPC of its pools, with the gateways already there (the network's own
 // egress NAT gateway) as the usage. At a quota of 1 the plan stops; at 2 the summary says so.
+// Another VPC of the region holds two gateways, so a check that took the region's fullest VPC
+// (what the Quota Center's usage may be) for the stack's would stop the plan at 2 too.
 func TestAccPreflight_natGatewaysPerVPC(t *testing.T) {
 	emu := acctest.StartEmulator(t)
+	natGatewaysInOtherVPC(t, emu, 2)
 	network := preflightNetwork("preflight-nat", "10.41.0.0/16", "10.41.0.0/24")
 	stack := strings.Replace(preflightConfig(1, "network_id = gpucluster_rdma_network.net.id"), "load_balancers ", "nat_gateways = 1\n  load_balancers ", 1)
 	setNAT := func(n int) func() {
@@ -82,6 +87,31 @@ func TestAccPreflight_natGatewaysPerVPC(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// natGatewaysInOtherVPC makes n NAT gateways in a VPC of their own, as the account's owner would.
+func natGatewaysInOtherVPC(t *testing.T, emu *acctest.Emulator, n int) {
+	t.Helper()
+	ctx, c := context.Background(), bundleClient(t, emu)
+	vpcID, err := c.CreateVPC(ctx, cloud.VPCInput{Name: "other", CIDRBlock: "172.16.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitVPCAvailable(ctx, vpcID); err != nil {
+		t.Fatal(err)
+	}
+	vsw, err := c.CreateVSwitch(ctx, cloud.VSwitchInput{VPCID: vpcID, ZoneID: acctest.Region + "-a", CIDRBlock: "172.16.0.0/24", Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitVSwitchAvailable(ctx, vsw); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, _, err := c.CreateNATGateway(ctx, cloud.NATGatewayInput{VPCID: vpcID, VSwitchID: vsw, Name: fmt.Sprintf("other-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // A pay-as-you-go GPU pool is held to the Quota Center's ecs-spec quota of its type, zone by

@@ -57,11 +57,8 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 	}
 	for i, p := range m.Pools {
 		at := planerr.Index("pools", i)
-		t, err := catalog.ParseInstanceType(p.InstanceType.ValueString())
-		if pe, ok := planerr.As(err); ok {
-			// The catalog's message does not name the pool; this one does.
-			return s, planerr.Input(planerr.Join(at, pe.Path), pe.Value, pe.Why, pe.Fix)
-		} else if err != nil {
+		t, err := poolInstanceType(planerr.Join(at, "instance_type"), p.InstanceType.ValueString())
+		if err != nil {
 			return s, err
 		}
 		fallbacks, err := preflightFallbacks(at, p.FallbackTypes)
@@ -92,15 +89,23 @@ func preflightStack(m preflightModel) (preflight.Stack, error) {
 func preflightFallbacks(at string, names []string) ([]string, error) {
 	out := make([]string, 0, len(names))
 	for j, name := range names {
-		t, err := catalog.ParseInstanceType(name)
-		if pe, ok := planerr.As(err); ok {
-			return nil, planerr.Input(planerr.Index(planerr.Join(at, "fallback_instance_types"), j), pe.Value, pe.Why, pe.Fix)
-		} else if err != nil {
+		t, err := poolInstanceType(planerr.Index(planerr.Join(at, "fallback_instance_types"), j), name)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, t.Name)
 	}
 	return out, nil
+}
+
+// poolInstanceType is the catalog's type of name; one it does not know is a planerr.Error on
+// path, the attribute of the pool that names it (the catalog's message names no pool).
+func poolInstanceType(path, name string) (catalog.InstanceType, error) {
+	t, err := catalog.ParseInstanceType(name)
+	if pe, ok := planerr.As(err); ok {
+		return t, planerr.Input(path, pe.Value, pe.Why, pe.Fix)
+	}
+	return t, err
 }
 
 // readPreflightAccount reads what the account gives, batched: DescribeAccountAttributes once,

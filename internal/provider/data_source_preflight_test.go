@@ -202,13 +202,16 @@ func expectPreflightError(t *testing.T, emu *acctest.Emulator, config string, wa
 }
 
 // Bad input is a plan-time error on the pool's attribute: a type the catalog does not know (its
-// vCPUs are unknown), a max_size under size.
+// vCPUs are unknown), a max_size under size, a fallback type the catalog does not know (on its
+// element).
 func TestAccPreflight_badInput(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	expectPreflightError(t, emu, strings.Replace(preflightConfig(2, ""), gpu8Type, "ecs.gn7e-c16g1.64xlarge", 1), phrases(
 		"Preflight: invalid pool", `pools[0].instance_type "ecs.gn7e-c16g1.64xlarge" is not a size of family gn7e`, "use one of ecs.gn7e-"))
 	expectPreflightError(t, emu, preflightConfig(4, "max_size = 2"), phrases(
 		`pools[0].max_size "2" is below size (4)`, "set max_size to at least size"))
+	expectPreflightError(t, emu, preflightConfig(2, `fallback_instance_types = ["ecs.gn7e-c16g1.16xlarge", "ecs.gn7e-c16g1.64xlarge"]`), phrases(
+		"Preflight: invalid pool", `pools[0].fallback_instance_types[1] "ecs.gn7e-c16g1.64xlarge" is not a size of family gn7e`, "use one of ecs.gn7e-"))
 }
 
 // A spot pool is placed by the spot stock (DescribeAvailableResource with SpotStrategy): a type

@@ -128,6 +128,11 @@ run "bundled" {
     condition     = strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "gpucluster.io/pool: ${gpucluster_node_pool.worker["gpu"].name}")
     error_message = "the ResourceFlavor must select the worker pool's nodes by its name ${gpucluster_node_pool.worker["gpu"].name}"
   }
+  # The queues are kueue.teams' (team chem's LocalQueue), not a default team's.
+  assert {
+    condition     = strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["65-kueue.yaml"], "clusterQueue: chem\n")
+    error_message = "65-kueue.yaml must hold team chem's queues, from kueue.teams"
+  }
 
   # Both control-plane pools store etcd snapshots under the cluster's prefix, which the
   # control-plane role may write and no role reads; the workers store none.
