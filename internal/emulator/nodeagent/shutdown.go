@@ -199,11 +199,16 @@ func (r ShutdownReport) line() string {
 	return fmt.Sprintf("%d pods terminated (%s) in a modeled %.0f s", len(r.Terminated), strings.Join(r.Terminated, ", "), r.ModeledSeconds)
 }
 
+// releasedWithPods opens checkReleased's failure.
+const releasedWithPods = "deleted while running"
+
 // checkReleased records a failure when a released instance's node still ran pods: they were
 // killed without eviction. DaemonSet pods and the node's own (mirror) pods go with any node.
-// Once per instance: forgetGone checks again in every round until it deletes the Node.
+// Once per instance: forgetGone checks again in every round until it deletes the Node. Only
+// this check's own failure stands for it: an earlier one of the node (a certificate that
+// lapsed) says nothing of the pods it ran when released.
 func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
-	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id }) {
+	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id && strings.HasPrefix(f.Reason, releasedWithPods) }) {
 		return nil
 	}
 	pods, err := a.kube.PodsRunningOn(ctx, name)
@@ -211,7 +216,7 @@ func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
 		return err
 	}
 	if len(pods) > 0 {
-		f := Failure{InstanceID: id, Node: name, Reason: fmt.Sprintf("deleted while running %d pods: %s: they were killed mid-run, not evicted; "+
+		f := Failure{InstanceID: id, Node: name, Reason: fmt.Sprintf(releasedWithPods+" %d pods: %s: they were killed mid-run, not evicted; "+
 			"stop the instance normally first (StopInstances without ForceStop) so that the kubelet's graceful node shutdown terminates them, or drain the node",
 			len(pods), strings.Join(pods, ", "))}
 		a.failures = append(a.failures, f)
