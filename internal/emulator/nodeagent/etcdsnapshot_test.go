@@ -23,8 +23,7 @@ import (
 
 // etcdBackup is a control-plane pool's backup under prefix in the bucket gc-boot, written by role.
 func etcdBackup(role, prefix, every string) *bootstrap.EtcdBackup {
-	return &bootstrap.EtcdBackup{Region: testRegion, Bucket: "gc-boot", RoleName: role, MetadataEndpoint: "http://100.100.100.200",
-		OSSEndpoint: "https://gc-boot.oss-" + testRegion + "-internal.aliyuncs.com", KeyPrefix: prefix, Every: every}
+	return &bootstrap.EtcdBackup{ObjectStore: testObjectStore(role), KeyPrefix: prefix, Every: every}
 }
 
 // snapshotStore lets role cp put under etcd-snapshots/ only, as the bucket policy does.
