@@ -73,37 +73,56 @@ type Failure struct {
 }
 
 // readShutdown reads the graceful node shutdown settings from the KubeletConfiguration documents
-// of files (kubeadm's configuration of a first node, a joining node's kubeletconfiguration patch,
-// in that order: a later one overrides). ok is false when none sets them.
+// of files (kubeletConfigs). ok is false when none sets them.
 func readShutdown(files ...string) (s ShutdownSettings, ok bool, err error) {
-	for _, f := range files {
-		for _, doc := range splitYAML(f) {
-			var kc struct {
-				Kind                            string `json:"kind"`
-				ShutdownGracePeriod             string `json:"shutdownGracePeriod"`
-				ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &kc); err != nil {
-				return s, false, fmt.Errorf("kubelet configuration is not YAML: %w", err)
-			}
-			if kc.Kind != "KubeletConfiguration" {
+	kcs, err := kubeletConfigs[struct {
+		ShutdownGracePeriod             string `json:"shutdownGracePeriod"`
+		ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
+	}](files...)
+	if err != nil {
+		return s, false, err
+	}
+	for _, kc := range kcs {
+		for _, f := range []struct {
+			raw string
+			to  *time.Duration
+		}{{kc.ShutdownGracePeriod, &s.GracePeriod}, {kc.ShutdownGracePeriodCriticalPods, &s.CriticalPods}} {
+			if f.raw == "" {
 				continue
 			}
-			for _, f := range []struct {
-				raw string
-				to  *time.Duration
-			}{{kc.ShutdownGracePeriod, &s.GracePeriod}, {kc.ShutdownGracePeriodCriticalPods, &s.CriticalPods}} {
-				if f.raw == "" {
-					continue
-				}
-				if *f.to, err = time.ParseDuration(f.raw); err != nil {
-					return s, false, fmt.Errorf("KubeletConfiguration: %w", err)
-				}
-				ok = true
+			if *f.to, err = time.ParseDuration(f.raw); err != nil {
+				return s, false, fmt.Errorf("KubeletConfiguration: %w", err)
 			}
+			ok = true
 		}
 	}
 	return s, ok, nil
+}
+
+// kubeletConfigs are the KubeletConfiguration documents of files, each read into a T, in order
+// (kubeadm's configuration of a first node, then a joining node's kubeletconfiguration patch: a
+// later one overrides).
+func kubeletConfigs[T any](files ...string) ([]T, error) {
+	var out []T
+	for _, f := range files {
+		for _, doc := range splitYAML(f) {
+			var kind struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &kind); err != nil {
+				return nil, fmt.Errorf("kubelet configuration is not YAML: %w", err)
+			}
+			if kind.Kind != "KubeletConfiguration" {
+				continue
+			}
+			var v T
+			if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+				return nil, fmt.Errorf("KubeletConfiguration: %w", err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // shutdownOf is the node's settings (kubeletSetting), by default the kubelet's (0: no graceful
