@@ -38,8 +38,7 @@ const (
 // EtcdBackup is where and how often a control-plane node stores etcd snapshots: objects
 // <KeyPrefix>/<UTC time>-<host name>.db in Bucket, written with the node's RAM role.
 type EtcdBackup struct {
-	// Region, Bucket, RoleName, MetadataEndpoint and OSSEndpoint are as in JoinStore.
-	Region, Bucket, RoleName, MetadataEndpoint, OSSEndpoint string
+	ObjectStore
 	// KeyPrefix holds the snapshots (the bucket policy lets the control-plane role PutObject
 	// under it, and nothing else).
 	KeyPrefix string
@@ -69,12 +68,10 @@ func validateEtcdBackup(o Options) error {
 	if o.Role != RoleControlPlane {
 		return planerr.Input("bootstrap_bundle.etcd_backup", b.KeyPrefix, "is only for control-plane nodes, which run etcd", "remove etcd_backup from this pool")
 	}
-	// The attribute names are the node pool's (bootstrap_bundle), where the backup comes from.
-	for _, f := range []struct{ name, v string }{{"bucket", b.Bucket}, {"region", b.Region}, {"ram_role_name", b.RoleName},
-		{"metadata_endpoint", b.MetadataEndpoint}, {"oss_endpoint", b.OSSEndpoint}, {"etcd_backup.key_prefix", b.KeyPrefix}} {
-		if !storeFieldRE.MatchString(f.v) {
-			return planerr.Input("bootstrap_bundle."+f.name, f.v, "is empty or has characters a node's script cannot take", "use letters, digits and '._/:-'")
-		}
+	fields := b.fields()
+	fields["etcd_backup.key_prefix"] = b.KeyPrefix
+	if err := checkStoreFields(fields); err != nil {
+		return err
 	}
 	if strings.HasSuffix(b.KeyPrefix, "/") || strings.Contains(b.KeyPrefix, "//") {
 		return planerr.Input("bootstrap_bundle.etcd_backup.key_prefix", b.KeyPrefix, "ends in '/' or has an empty segment", "give segments joined by single '/', such as etcd-snapshots/prod")
@@ -98,8 +95,8 @@ func etcdSnapshotFiles(o Options) []writeFile {
 	s.WriteString(etcdctlInContainer + " snapshot save \"$snap\"\n")
 	// The put's temporary copy goes next to the snapshot (root-only, on disk) rather than to
 	// the fetch script's default /run, a tmpfs a database of gigabytes would fill.
-	fmt.Fprintf(&s, "TMPDIR=/var/lib/etcd %s put %s/\"$(date -u +%%Y%%m%%dT%%H%%M%%SZ)-$(hostname).db\" %s <\"$snap\"\n",
-		FetchScriptPath, strings.Join([]string{b.MetadataEndpoint, b.OSSEndpoint, b.Region, b.Bucket, b.KeyPrefix}, " "), b.RoleName)
+	fmt.Fprintf(&s, "TMPDIR=/var/lib/etcd %s put %s <\"$snap\"\n",
+		FetchScriptPath, b.storeArgs(b.KeyPrefix+`/"$(date -u +%Y%m%dT%H%M%SZ)-$(hostname).db"`))
 	return storeTimerFiles(timerUnit{name: etcdSnapshotUnit, description: "Store a snapshot of etcd in OSS",
 		condition: "/etc/kubernetes/manifests/etcd.yaml", script: EtcdSnapshotScriptPath, body: s.String(), restartSec: "5min", every: b.every()})
 }

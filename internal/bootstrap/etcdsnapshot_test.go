@@ -13,8 +13,8 @@ import (
 
 // backup is an EtcdBackup in the bootstrap bucket of the join store's tests.
 func backup() *EtcdBackup {
-	return &EtcdBackup{Region: "cn-wulanchabu", Bucket: "gc-boot", RoleName: "cp", MetadataEndpoint: "http://100.100.100.200",
-		OSSEndpoint: "https://gc-boot.oss-cn-wulanchabu-internal.aliyuncs.com", KeyPrefix: "etcd-snapshots/c"}
+	return &EtcdBackup{ObjectStore: ObjectStore{Region: "cn-wulanchabu", Bucket: "gc-boot", RoleName: "cp", MetadataEndpoint: "http://100.100.100.200",
+		OSSEndpoint: "https://gc-boot.oss-cn-wulanchabu-internal.aliyuncs.com"}, KeyPrefix: "etcd-snapshots/c"}
 }
 
 // TestEtcdSnapshotTimer: both kinds of control-plane node carry the timer, its script and

@@ -46,9 +46,9 @@ const (
 	storedTokenPlaceholder = "gpucluster.fromjoinstore"
 )
 
-// JoinStore is where the control plane keeps a valid join token for the nodes that join later:
-// one OSS object per reader, in the bootstrap bundle's bucket.
-type JoinStore struct {
+// ObjectStore is where a node's timer reads or writes objects with the fetch script: the
+// bootstrap bundle's bucket, with the node's RAM role (JoinStore, EtcdBackup).
+type ObjectStore struct {
 	// Region is the bucket's and the node's region.
 	Region string
 	// Bucket holds the objects; RoleName is the node's instance RAM role, whose keys sign the
@@ -56,6 +56,12 @@ type JoinStore struct {
 	Bucket, RoleName string
 	// MetadataEndpoint and OSSEndpoint are the fetch script's (bundle.StubSpec, filled).
 	MetadataEndpoint, OSSEndpoint string
+}
+
+// JoinStore is where the control plane keeps a valid join token for the nodes that join later:
+// one OSS object per reader, in the bootstrap bundle's bucket.
+type JoinStore struct {
+	ObjectStore
 	// TokenKey is the object a joining node reads its token from ("" on the first
 	// control-plane node, which creates the cluster).
 	TokenKey string
@@ -67,6 +73,26 @@ type JoinStore struct {
 
 var storeFieldRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:-]*$`)
 
+// fields are the store's values by the node pool's attribute names (bootstrap_bundle), where the
+// store comes from.
+func (s ObjectStore) fields() map[string]string {
+	return map[string]string{"bucket": s.Bucket, "region": s.Region, "ram_role_name": s.RoleName,
+		"metadata_endpoint": s.MetadataEndpoint, "oss_endpoint": s.OSSEndpoint}
+}
+
+// checkStoreFields checks values a script line takes unquoted, by attribute name under
+// bootstrap_bundle: each is limited to characters that need no quoting. The first bad one by
+// name is the one named.
+func checkStoreFields(fields map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if v := fields[name]; !storeFieldRE.MatchString(v) {
+			return planerr.Input("bootstrap_bundle."+name, v, "is empty or has characters a node's script cannot take",
+				"use letters, digits and '._/:-'")
+		}
+	}
+	return nil
+}
+
 // validateJoinStore checks a JoinStore: every value ends up on a script's line, so each is
 // limited to characters that need no quoting.
 func validateJoinStore(o Options) error {
@@ -74,9 +100,7 @@ func validateJoinStore(o Options) error {
 	if s == nil {
 		return nil
 	}
-	// The attribute names are the node pool's (bootstrap_bundle), where the store comes from.
-	fields := map[string]string{"bucket": s.Bucket, "region": s.Region, "ram_role_name": s.RoleName,
-		"metadata_endpoint": s.MetadataEndpoint, "oss_endpoint": s.OSSEndpoint}
+	fields := s.fields()
 	if s.TokenKey != "" {
 		fields["join_token_key"] = s.TokenKey
 	}
@@ -84,11 +108,8 @@ func validateJoinStore(o Options) error {
 	if i := slices.IndexFunc(s.PublishKeys, func(k string) bool { return !storeFieldRE.MatchString(k) }); i >= 0 {
 		fields["publish_join_token_keys"] = s.PublishKeys[i]
 	}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if v := fields[name]; !storeFieldRE.MatchString(v) {
-			return planerr.Input("bootstrap_bundle."+name, v, "is empty or has characters a node's script cannot take",
-				"use letters, digits and '._/:-'")
-		}
+	if err := checkStoreFields(fields); err != nil {
+		return err
 	}
 	if o.Role != RoleControlPlane && len(s.PublishKeys) > 0 {
 		return planerr.Input("bootstrap_bundle.publish_join_token_keys", strings.Join(s.PublishKeys, ","), "are only for control-plane nodes, which create tokens",
@@ -102,7 +123,7 @@ func validateJoinStore(o Options) error {
 }
 
 // storeArgs are the fetch script's arguments after get|put for key.
-func (s *JoinStore) storeArgs(key string) string {
+func (s ObjectStore) storeArgs(key string) string {
 	return strings.Join([]string{s.MetadataEndpoint, s.OSSEndpoint, s.Region, s.Bucket, key, s.RoleName}, " ")
 }
 

@@ -35,8 +35,8 @@ func TestJoinTokenExpiresWithinADay(t *testing.T) {
 
 // store is a JoinStore of a worker pool and the control plane that publishes its token.
 func store(tokenKey string, publish ...string) *JoinStore {
-	return &JoinStore{Region: "cn-wulanchabu", Bucket: "gc-boot", RoleName: "wk", MetadataEndpoint: "http://100.100.100.200",
-		OSSEndpoint: "https://gc-boot.oss-cn-wulanchabu-internal.aliyuncs.com", TokenKey: tokenKey, PublishKeys: publish}
+	return &JoinStore{ObjectStore: ObjectStore{Region: "cn-wulanchabu", Bucket: "gc-boot", RoleName: "wk", MetadataEndpoint: "http://100.100.100.200",
+		OSSEndpoint: "https://gc-boot.oss-cn-wulanchabu-internal.aliyuncs.com"}, TokenKey: tokenKey, PublishKeys: publish}
 }
 
 // TestJoinStore: with a join store a worker's document holds no token at all (its join reads the

@@ -228,14 +228,7 @@ func (c *Client) lifecycleRules(ctx context.Context, bucket string) ([]oss.Lifec
 // the configuration.
 func (c *Client) PutLifecycleRule(ctx context.Context, bucket string, rule *LifecycleRule) error {
 	if rule == nil {
-		err := c.OSS(ctx, "DeleteBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
-			_, err := cl.DeleteBucketLifecycle(ctx, &oss.DeleteBucketLifecycleRequest{Bucket: oss.Ptr(bucket)})
-			return err
-		})
-		if err != nil && !IsNotFound(err) {
-			return fmt.Errorf("removing the lifecycle of bucket %s: %w", bucket, err)
-		}
-		return nil
+		return c.putLifecycleRules(ctx, bucket, nil)
 	}
 	r := oss.LifecycleRule{ID: oss.Ptr(rule.ID), Prefix: oss.Ptr(""), Status: oss.Ptr("Enabled")}
 	classes := make([]string, 0, len(rule.Transitions))
@@ -250,11 +243,25 @@ func (c *Client) PutLifecycleRule(ctx context.Context, bucket string, rule *Life
 	if rule.ExpireDays > 0 {
 		r.Expiration = &oss.LifecycleRuleExpiration{Days: oss.Ptr(int32(rule.ExpireDays))}
 	}
+	return c.putLifecycleRules(ctx, bucket, []oss.LifecycleRule{r})
+}
+
+// putLifecycleRules replaces the bucket's lifecycle configuration with rules; none removes the
+// configuration (PutBucketLifecycle takes at least one rule).
+func (c *Client) putLifecycleRules(ctx context.Context, bucket string, rules []oss.LifecycleRule) error {
+	if len(rules) == 0 {
+		err := c.OSS(ctx, "DeleteBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
+			_, err := cl.DeleteBucketLifecycle(ctx, &oss.DeleteBucketLifecycleRequest{Bucket: oss.Ptr(bucket)})
+			return err
+		})
+		if err != nil && !IsNotFound(err) {
+			return fmt.Errorf("removing the lifecycle of bucket %s: %w", bucket, err)
+		}
+		return nil
+	}
 	err := c.OSS(ctx, "PutBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
 		_, err := cl.PutBucketLifecycle(ctx, &oss.PutBucketLifecycleRequest{
-			Bucket:                 oss.Ptr(bucket),
-			LifecycleConfiguration: &oss.LifecycleConfiguration{Rules: []oss.LifecycleRule{r}},
-		})
+			Bucket: oss.Ptr(bucket), LifecycleConfiguration: &oss.LifecycleConfiguration{Rules: rules}})
 		return err
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package cloud
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/aliyun/alibabacloud-oss-go-sdk-v2/oss"
@@ -22,23 +21,13 @@ type PrefixExpiry struct {
 // PutPrefixExpiries replaces the bucket's lifecycle configuration with these rules, one per
 // prefix; none removes the configuration.
 func (c *Client) PutPrefixExpiries(ctx context.Context, bucket string, rules []PrefixExpiry) error {
-	if len(rules) == 0 {
-		return c.PutLifecycleRule(ctx, bucket, nil)
-	}
-	conf := &oss.LifecycleConfiguration{}
+	out := make([]oss.LifecycleRule, 0, len(rules))
 	for _, r := range rules {
-		conf.Rules = append(conf.Rules, oss.LifecycleRule{ID: oss.Ptr(r.ID), Prefix: oss.Ptr(r.Prefix), Status: oss.Ptr("Enabled"),
+		out = append(out, oss.LifecycleRule{ID: oss.Ptr(r.ID), Prefix: oss.Ptr(r.Prefix), Status: oss.Ptr("Enabled"),
 			Expiration:                  &oss.LifecycleRuleExpiration{Days: oss.Ptr(int32(r.Days))},
 			NoncurrentVersionExpiration: &oss.NoncurrentVersionExpiration{NoncurrentDays: oss.Ptr(int32(r.Days))}})
 	}
-	err := c.OSS(ctx, "PutBucketLifecycle", func(ctx context.Context, cl *oss.Client) error {
-		_, err := cl.PutBucketLifecycle(ctx, &oss.PutBucketLifecycleRequest{Bucket: oss.Ptr(bucket), LifecycleConfiguration: conf})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("setting the lifecycle of bucket %s: %w", bucket, err)
-	}
-	return nil
+	return c.putLifecycleRules(ctx, bucket, out)
 }
 
 // PrefixExpiries are the bucket's enabled lifecycle rules that are PrefixExpiry's: a prefix, an

@@ -24,13 +24,25 @@ import (
 // snapshot of the real etcd after the add-ons were applied; the newest, read back from the
 // bucket with the account's credentials, restored into a new control plane (a new etcd data
 // directory, etcdutl snapshot restore's package) has every registered Node and the idle
-// reaper's CronJob. It fails when no snapshot reached the bucket.
+// reaper's CronJob. It fails when no timer ran after it was called, or no snapshot reached the
+// bucket.
 func (s *stack) checkEtcdRestore(t *testing.T, prefix string) {
 	t.Helper()
-	before := len(s.agent.EtcdSnapshots())
+	// The last run's time, not the number of runs: the agent keeps only the latest runs.
+	last := func() time.Time {
+		runs := s.agent.EtcdSnapshots()
+		if len(runs) == 0 {
+			return time.Time{}
+		}
+		return runs[len(runs)-1].At
+	}
+	before := last()
 	deadline := time.Now().Add(3 * time.Minute) // a bound for a hang, not a measure of speed
-	for len(s.agent.EtcdSnapshots()) <= before && time.Now().Before(deadline) {
+	for !last().After(before) && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
+	}
+	if !last().After(before) {
+		t.Fatalf("no etcd snapshot timer ran after the add-ons were applied (the last run at %s): %+v", before, s.agent.EtcdSnapshots())
 	}
 	var latest string
 	var bucket string

@@ -64,14 +64,15 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 // etcdArgs: a single member (tools/testkube/cmd/etcd), its data in the work directory.
 func (l *layout) etcdArgs() []string {
 	return []string{
-		"--data-dir=" + l.etcdDataDir(),
+		"--data-dir=" + etcdDataDir(l.workDir),
 		"--listen-client-url=" + l.etcdURL,
 		"--listen-peer-url=" + l.etcdPeerURL,
 	}
 }
 
-// etcdDataDir is etcd's data directory (stopForRetry removes it).
-func (l *layout) etcdDataDir() string { return filepath.Join(l.workDir, "etcd") }
+// etcdDataDir is etcd's data directory in the work directory (stopForRetry removes it, a
+// restore writes it).
+func etcdDataDir(workDir string) string { return filepath.Join(workDir, "etcd") }
 
 func (l *layout) apiServerArgs() []string {
 	return []string{

@@ -138,7 +138,7 @@ func (c *Cluster) stopForRetry(attempt int) string {
 	stopAll(processes)
 	kept := filepath.Join(c.workDir, fmt.Sprintf("logs-attempt-%d", attempt))
 	_ = os.Rename(filepath.Join(c.workDir, "logs"), kept)
-	_ = os.RemoveAll(filepath.Join(c.workDir, "etcd"))
+	_ = os.RemoveAll(etcdDataDir(c.workDir))
 	return kept
 }
 
@@ -150,7 +150,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	}
 	c.kubeconfig, c.etcdURL = l.kubeconfigs["admin"], l.etcdURL
 	if opts.RestoreEtcdFrom != "" {
-		if err := restoreEtcd(opts.RestoreEtcdFrom, l.etcdDataDir(), l.etcdPeerURL); err != nil {
+		if err := restoreEtcd(opts.RestoreEtcdFrom, etcdDataDir(l.workDir), l.etcdPeerURL); err != nil {
 			return err
 		}
 	}

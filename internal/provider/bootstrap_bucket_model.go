@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -178,13 +176,11 @@ func validateBootstrapBucket(ctx context.Context, m *bootstrapBucketModel, diags
 				"key_prefix, such as \"etcd-snapshots/<cluster>/*\".")
 	}
 	for _, e := range m.expiries(ctx, diags) {
-		if i := slices.IndexFunc(readers, func(r bucket.Reader) bool {
-			return r.KeyPrefix == e.KeyPrefix || strings.HasPrefix(r.KeyPrefix, e.KeyPrefix+"/") || strings.HasPrefix(e.KeyPrefix, r.KeyPrefix+"/")
-		}); i >= 0 {
+		if r, ok := bucket.OverlappingReader(readers, e.KeyPrefix); ok {
 			diags.AddAttributeError(path.Root("expirations"), "Bootstrap bucket expiration overlaps the bundles",
 				fmt.Sprintf("Expiration of key_prefix %q after %d days overlaps reader prefix %q: OSS would delete bundles that nodes still "+
 					"boot from.\nFix: expire only prefixes outside every reader's, such as the etcd snapshots' \"etcd-snapshots/<cluster>\".",
-					e.KeyPrefix, e.Days, readers[i].KeyPrefix))
+					e.KeyPrefix, e.Days, r.KeyPrefix))
 		}
 	}
 	for _, o := range bucket.Overlaps(readers) {

@@ -144,9 +144,14 @@ func joinStoreOf(ctx context.Context, m *nodePoolModel, loc *upload.Location) (*
 	if b.JoinTokenKey.ValueString() == "" && len(publish) == 0 {
 		return nil, diags
 	}
+	return &bootstrap.JoinStore{ObjectStore: objectStoreOf(loc), TokenKey: b.JoinTokenKey.ValueString(), PublishKeys: publish}, diags
+}
+
+// objectStoreOf is where a pool's nodes read and write objects beside their bundle: its bucket,
+// with its role.
+func objectStoreOf(loc *upload.Location) bootstrap.ObjectStore {
 	md, oss := bundle.Endpoints(loc.Region, loc.Bucket)
-	return &bootstrap.JoinStore{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss,
-		TokenKey: b.JoinTokenKey.ValueString(), PublishKeys: publish}, diags
+	return bootstrap.ObjectStore{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss}
 }
 
 // etcdBackupOf is the bootstrap's etcd backup of a pool with bootstrap_bundle.etcd_backup: nil
@@ -164,9 +169,7 @@ func etcdBackupOf(ctx context.Context, m *nodePoolModel, loc *upload.Location) (
 	if diags.Append(b.EtcdBackup.As(ctx, &e, basetypes.ObjectAsOptions{})...); diags.HasError() || e.KeyPrefix.IsUnknown() || e.Every.IsUnknown() {
 		return nil, diags
 	}
-	md, oss := bundle.Endpoints(loc.Region, loc.Bucket)
-	return &bootstrap.EtcdBackup{Region: loc.Region, Bucket: loc.Bucket, RoleName: loc.RoleName, MetadataEndpoint: md, OSSEndpoint: oss,
-		KeyPrefix: e.KeyPrefix.ValueString(), Every: e.Every.ValueString()}, diags
+	return &bootstrap.EtcdBackup{ObjectStore: objectStoreOf(loc), KeyPrefix: e.KeyPrefix.ValueString(), Every: e.Every.ValueString()}, diags
 }
 
 // validateBundle refuses, at plan time, a bootstrap_bundle the nodes could not fetch: no RAM role

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -374,13 +375,24 @@ func CheckWriters(readers []Reader, writers []Writer) string {
 		if !ok {
 			continue
 		}
-		for _, r := range readers {
-			if prefix == r.KeyPrefix || strings.HasPrefix(r.KeyPrefix, prefix+"/") || strings.HasPrefix(prefix, r.KeyPrefix+"/") {
-				return fmt.Sprintf("writer %q of role %q may put under %q, which overlaps reader prefix %q of role %q", w.Key, w.RoleName, prefix, r.KeyPrefix, r.RoleName)
-			}
+		if r, ok := OverlappingReader(readers, prefix); ok {
+			return fmt.Sprintf("writer %q of role %q may put under %q, which overlaps reader prefix %q of role %q", w.Key, w.RoleName, prefix, r.KeyPrefix, r.RoleName)
 		}
 	}
 	return ""
+}
+
+// OverlappingReader is the first reader whose prefix is prefix, holds it or lies under it ("a"
+// holds "a/b", not "ab"): what a role writes or OSS expires there would touch its bundles. ok is
+// false when there is none.
+func OverlappingReader(readers []Reader, prefix string) (r Reader, ok bool) {
+	i := slices.IndexFunc(readers, func(r Reader) bool {
+		return prefix == r.KeyPrefix || strings.HasPrefix(r.KeyPrefix, prefix+"/") || strings.HasPrefix(prefix, r.KeyPrefix+"/")
+	})
+	if i < 0 {
+		return Reader{}, false
+	}
+	return readers[i], true
 }
 
 // Overlap is a reader whose prefix covers another role's: Outer's role could read Inner's

@@ -1,13 +1,10 @@
 package nodeagent
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/yaml"
 )
 
 // The certificates a node holds for a year, by the emulator's clock (issue #34):
@@ -65,22 +62,19 @@ func certRenewer(files map[string]string, script string) *CertRenewer {
 	return nil
 }
 
-// readRotation reads rotateCertificates from the KubeletConfiguration documents of files, a
-// later one overriding (as readShutdown). nil: none sets it.
+// readRotation reads rotateCertificates from the KubeletConfiguration documents of files
+// (kubeletConfigs, a later one overriding). nil: none sets it.
 func readRotation(files ...string) (*bool, error) {
+	kcs, err := kubeletConfigs[struct {
+		RotateCertificates *bool `json:"rotateCertificates"`
+	}](files...)
+	if err != nil {
+		return nil, err
+	}
 	var rotate *bool
-	for _, f := range files {
-		for _, doc := range splitYAML(f) {
-			var kc struct {
-				Kind               string `json:"kind"`
-				RotateCertificates *bool  `json:"rotateCertificates"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &kc); err != nil {
-				return nil, fmt.Errorf("kubelet configuration is not YAML: %w", err)
-			}
-			if kc.Kind == "KubeletConfiguration" && kc.RotateCertificates != nil {
-				rotate = kc.RotateCertificates
-			}
+	for _, kc := range kcs {
+		if kc.RotateCertificates != nil {
+			rotate = kc.RotateCertificates
 		}
 	}
 	return rotate, nil

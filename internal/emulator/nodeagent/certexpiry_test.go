@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -198,6 +199,16 @@ func TestKubeletWithoutRotationLapses(t *testing.T) {
 	}
 	if st := statusOf(c.a, "i-gpu2"); st.Reason != "" {
 		t.Errorf("the rotating worker i-gpu2: %q", st.Reason)
+	}
+	// Released while it still runs a pod, i-gpu1 is a failure of its own: its lapse, counted
+	// before, does not stand for the pods killed without eviction.
+	kube.running = map[string][]string{statusOf(c.a, "i-gpu1").Node: {"default/train"}}
+	c.view.Instances = slices.DeleteFunc(c.view.Instances, func(in emulator.InstanceView) bool { return in.ID == "i-gpu1" })
+	c.a.Sync(context.Background())
+	if !slices.ContainsFunc(c.a.Failures(), func(f Failure) bool {
+		return f.InstanceID == "i-gpu1" && strings.Contains(f.Reason, "deleted while running 1 pods: default/train")
+	}) {
+		t.Errorf("i-gpu1 released while running default/train after its kubelet lapsed: no failure says so: %+v", c.a.Failures())
 	}
 }
 

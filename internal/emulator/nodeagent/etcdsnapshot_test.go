@@ -23,8 +23,7 @@ import (
 
 // etcdBackup is a control-plane pool's backup under prefix in the bucket gc-boot, written by role.
 func etcdBackup(role, prefix, every string) *bootstrap.EtcdBackup {
-	return &bootstrap.EtcdBackup{Region: testRegion, Bucket: "gc-boot", RoleName: role, MetadataEndpoint: "http://100.100.100.200",
-		OSSEndpoint: "https://gc-boot.oss-" + testRegion + "-internal.aliyuncs.com", KeyPrefix: prefix, Every: every}
+	return &bootstrap.EtcdBackup{ObjectStore: testObjectStore(role), KeyPrefix: prefix, Every: every}
 }
 
 // snapshotStore lets role cp put under etcd-snapshots/ only, as the bucket policy does.
@@ -40,7 +39,7 @@ func (s *snapshotStore) write(_, role, bucket, key string, body []byte) error {
 
 // TestEtcdSnapshotTimerRuns: the first control-plane node's timer stores a snapshot when the
 // node joins the cluster and then every period, at <prefix>/<UTC time>-<node>.db; a stopped
-// instance runs none; a prefix the bucket does not grant, a node without
+// instance runs none, nor one released; a prefix the bucket does not grant, a node without
 // an etcd to snapshot, and a script that writes the file outside the container's mounts fail and
 // store nothing.
 func TestEtcdSnapshotTimerRuns(t *testing.T) {
@@ -87,6 +86,15 @@ func TestEtcdSnapshotTimerRuns(t *testing.T) {
 		c.a.Sync(context.Background())
 		if n := len(c.a.EtcdSnapshots()); n != 3 {
 			t.Errorf("%d runs while the instance is stopped; want still 3", n)
+		}
+		// Released, the node has left the cluster: its timer runs no more.
+		c.view.Instances = nil
+		for range 2 {
+			c.view.Now = c.view.Now.Add(4 * time.Hour)
+			c.a.Sync(context.Background())
+		}
+		if n := len(c.a.EtcdSnapshots()); n != 3 {
+			t.Errorf("%d runs after the instance was released; want still 3", n)
 		}
 	})
 	outside := firstControlPlane(ca)

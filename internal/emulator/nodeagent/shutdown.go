@@ -73,37 +73,56 @@ type Failure struct {
 }
 
 // readShutdown reads the graceful node shutdown settings from the KubeletConfiguration documents
-// of files (kubeadm's configuration of a first node, a joining node's kubeletconfiguration patch,
-// in that order: a later one overrides). ok is false when none sets them.
+// of files (kubeletConfigs). ok is false when none sets them.
 func readShutdown(files ...string) (s ShutdownSettings, ok bool, err error) {
-	for _, f := range files {
-		for _, doc := range splitYAML(f) {
-			var kc struct {
-				Kind                            string `json:"kind"`
-				ShutdownGracePeriod             string `json:"shutdownGracePeriod"`
-				ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &kc); err != nil {
-				return s, false, fmt.Errorf("kubelet configuration is not YAML: %w", err)
-			}
-			if kc.Kind != "KubeletConfiguration" {
+	kcs, err := kubeletConfigs[struct {
+		ShutdownGracePeriod             string `json:"shutdownGracePeriod"`
+		ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
+	}](files...)
+	if err != nil {
+		return s, false, err
+	}
+	for _, kc := range kcs {
+		for _, f := range []struct {
+			raw string
+			to  *time.Duration
+		}{{kc.ShutdownGracePeriod, &s.GracePeriod}, {kc.ShutdownGracePeriodCriticalPods, &s.CriticalPods}} {
+			if f.raw == "" {
 				continue
 			}
-			for _, f := range []struct {
-				raw string
-				to  *time.Duration
-			}{{kc.ShutdownGracePeriod, &s.GracePeriod}, {kc.ShutdownGracePeriodCriticalPods, &s.CriticalPods}} {
-				if f.raw == "" {
-					continue
-				}
-				if *f.to, err = time.ParseDuration(f.raw); err != nil {
-					return s, false, fmt.Errorf("KubeletConfiguration: %w", err)
-				}
-				ok = true
+			if *f.to, err = time.ParseDuration(f.raw); err != nil {
+				return s, false, fmt.Errorf("KubeletConfiguration: %w", err)
 			}
+			ok = true
 		}
 	}
 	return s, ok, nil
+}
+
+// kubeletConfigs are the KubeletConfiguration documents of files, each read into a T, in order
+// (kubeadm's configuration of a first node, then a joining node's kubeletconfiguration patch: a
+// later one overrides).
+func kubeletConfigs[T any](files ...string) ([]T, error) {
+	var out []T
+	for _, f := range files {
+		for _, doc := range splitYAML(f) {
+			var kind struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &kind); err != nil {
+				return nil, fmt.Errorf("kubelet configuration is not YAML: %w", err)
+			}
+			if kind.Kind != "KubeletConfiguration" {
+				continue
+			}
+			var v T
+			if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+				return nil, fmt.Errorf("KubeletConfiguration: %w", err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // shutdownOf is the node's settings (kubeletSetting), by default the kubelet's (0: no graceful
@@ -199,11 +218,16 @@ func (r ShutdownReport) line() string {
 	return fmt.Sprintf("%d pods terminated (%s) in a modeled %.0f s", len(r.Terminated), strings.Join(r.Terminated, ", "), r.ModeledSeconds)
 }
 
+// releasedWithPods opens checkReleased's failure.
+const releasedWithPods = "deleted while running"
+
 // checkReleased records a failure when a released instance's node still ran pods: they were
 // killed without eviction. DaemonSet pods and the node's own (mirror) pods go with any node.
-// Once per instance: forgetGone checks again in every round until it deletes the Node.
+// Once per instance: forgetGone checks again in every round until it deletes the Node. Only
+// this check's own failure stands for it: an earlier one of the node (a certificate that
+// lapsed) says nothing of the pods it ran when released.
 func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
-	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id }) {
+	if slices.ContainsFunc(a.failures, func(f Failure) bool { return f.InstanceID == id && strings.HasPrefix(f.Reason, releasedWithPods) }) {
 		return nil
 	}
 	pods, err := a.kube.PodsRunningOn(ctx, name)
@@ -211,7 +235,7 @@ func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
 		return err
 	}
 	if len(pods) > 0 {
-		f := Failure{InstanceID: id, Node: name, Reason: fmt.Sprintf("deleted while running %d pods: %s: they were killed mid-run, not evicted; "+
+		f := Failure{InstanceID: id, Node: name, Reason: fmt.Sprintf(releasedWithPods+" %d pods: %s: they were killed mid-run, not evicted; "+
 			"stop the instance normally first (StopInstances without ForceStop) so that the kubelet's graceful node shutdown terminates them, or drain the node",
 			len(pods), strings.Join(pods, ", "))}
 		a.failures = append(a.failures, f)

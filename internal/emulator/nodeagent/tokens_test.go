@@ -125,8 +125,13 @@ func (s *fakeStore) write(_, role, bucket, key string, body []byte) error {
 }
 
 func joinStore(role, tokenKey string, publish ...string) *bootstrap.JoinStore {
-	return &bootstrap.JoinStore{Region: testRegion, Bucket: "gc-boot", RoleName: role, MetadataEndpoint: "http://100.100.100.200",
-		OSSEndpoint: "https://gc-boot.oss-" + testRegion + "-internal.aliyuncs.com", TokenKey: tokenKey, PublishKeys: publish}
+	return &bootstrap.JoinStore{ObjectStore: testObjectStore(role), TokenKey: tokenKey, PublishKeys: publish}
+}
+
+// testObjectStore is the bucket gc-boot of the join store's and the etcd backup's tests, used by role.
+func testObjectStore(role string) bootstrap.ObjectStore {
+	return bootstrap.ObjectStore{Region: testRegion, Bucket: "gc-boot", RoleName: role, MetadataEndpoint: "http://100.100.100.200",
+		OSSEndpoint: "https://gc-boot.oss-" + testRegion + "-internal.aliyuncs.com"}
 }
 
 // TestJoinAWeekLater: with the join store, the control plane's timer keeps a fresh token where the
