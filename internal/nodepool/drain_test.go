@@ -206,3 +206,32 @@ func TestScalingRollResumesAfterAnInterruptedDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteScalingGroupDrainsFirst: destroying an autoscaled pool stops each node normally (its
+// guest is signalled, so the kubelet's graceful node shutdown ends its pods) before the group and
+// its instances go, min_size notwithstanding, and with no warning when every node stops in time.
+func TestDeleteScalingGroupDrainsFirst(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, 2, 3)
+	res, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	nodes := InstanceIDs(res.Nodes)
+	gctx, stop := context.WithCancel(ctx)
+	seen := guests(gctx, t, c, nodes)
+	warnings, err := DeleteScalingGroup(ctx, c.Client, res.PoolID, res.GroupID)
+	stop()
+	if err != nil {
+		t.Fatalf("DeleteScalingGroup: %v", err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("warnings %q, want none: every node stopped in time", warnings)
+	}
+	if got, want := seen(), slices.Sorted(slices.Values(nodes)); !slices.Equal(got, want) {
+		t.Fatalf("guests signalled to shut down: %v, want every node of the group %v", got, want)
+	}
+	if left := poolNodes(ctx, t, c, res.PoolID); len(left) != 0 {
+		t.Errorf("%d nodes left after the delete", len(left))
+	}
+}

@@ -263,26 +263,61 @@ func waitMinimum(ctx context.Context, c *cloud.Client, groupID string, spec Spec
 	return c.ListInstancesByTags(ctx, map[string]string{tagging.Pool: spec.PoolID})
 }
 
-// DeleteScalingGroup deletes the group with its nodes and waits until both are gone. It counts
-// the pool's tagged instances rather than waiting for a list taken before the delete: a
-// scale-out activity running at that moment launches nodes the list would not hold. Nodes that
-// stop going (the group let go of them) are deleted directly.
-func DeleteScalingGroup(ctx context.Context, c *cloud.Client, poolID, groupID string) error {
+// DeleteScalingGroup drains the group's nodes, deletes the group with whatever it still holds and
+// waits until both are gone. Auto Scaling stops and releases the In Service instances of a group
+// it deletes, but says nothing of waiting for their guests to shut down
+// (https://www.alibabacloud.com/help/en/auto-scaling/developer-reference/api-ess-2022-02-22-deletescalinggroup),
+// so the nodes are first taken out as a roll takes them (drainGroup): each stopped normally within
+// StopTimeout, so that the kubelet's graceful node shutdown ends its pods, and the warnings name
+// those that did not stop in time. It counts the pool's
+// tagged instances rather than waiting for a list taken before the delete: a scale-out activity
+// running at that moment launches nodes the list would not hold. Nodes that stop going (the
+// group let go of them) are deleted directly.
+func DeleteScalingGroup(ctx context.Context, c *cloud.Client, poolID, groupID string) (warnings []string, err error) {
+	if warnings, err = drainGroup(ctx, c, groupID); err != nil {
+		return warnings, err
+	}
 	if err := c.DeleteScalingGroup(ctx, groupID); err != nil {
-		return err
+		return warnings, err
 	}
 	tags := map[string]string{tagging.Pool: poolID}
 	for {
 		err := c.WaitTaggedInstancesGone(ctx, tags, deleteStallRounds)
 		if !errors.Is(err, cloud.ErrInstancesStalled) {
-			return err
+			return warnings, err
 		}
 		left, err := c.ListInstancesByTags(ctx, tags)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		if err := c.DeleteInstances(ctx, InstanceIDs(left)); err != nil {
-			return err
+			return warnings, err
 		}
 	}
+}
+
+// drainGroup takes every node out of a group that is about to be deleted, drained
+// (removeDrained), after lowering min_size to 0, below which RemoveInstances refuses. A group
+// already gone, or not active (it launches nothing and was never given nodes by this provider),
+// is left to the delete.
+func drainGroup(ctx context.Context, c *cloud.Client, groupID string) (warnings []string, err error) {
+	g, err := c.FindScalingGroup(ctx, groupID)
+	if errors.Is(err, cloud.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil || g.State != cloud.ScalingGroupActive {
+		return nil, err
+	}
+	inst, err := c.ScalingInstances(ctx, groupID)
+	if err != nil || len(inst) == 0 {
+		return nil, err
+	}
+	if g.MinSize > 0 {
+		zero := 0
+		if err := c.ModifyScalingGroup(ctx, groupID, cloud.ScalingGroupUpdate{MinSize: &zero}); err != nil {
+			return nil, err
+		}
+	}
+	tflog.Info(ctx, fmt.Sprintf("deleting scaling group %s: draining and removing its %d nodes first", groupID, len(inst)))
+	return removeDrained(ctx, c, groupID, inst)
 }

@@ -114,7 +114,7 @@ func TestDeleteScalingGroupRemovesItsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := DeleteScalingGroup(ctx, c.Client, res.PoolID, res.GroupID); err != nil {
+	if _, err := DeleteScalingGroup(ctx, c.Client, res.PoolID, res.GroupID); err != nil {
 		t.Fatalf("DeleteScalingGroup: %v", err)
 	}
 	if left := poolNodes(ctx, t, c, res.PoolID); len(left) != 0 {

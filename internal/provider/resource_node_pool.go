@@ -202,7 +202,11 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	defer cancel()
 	summary := fmt.Sprintf("deleting node pool (%s)", state.ID.ValueString())
 	if !state.ScalingGroupID.IsNull() {
-		if err := nodepool.DeleteScalingGroup(ctx, r.client, state.ID.ValueString(), state.ScalingGroupID.ValueString()); err != nil {
+		warnings, err := nodepool.DeleteScalingGroup(ctx, r.client, state.ID.ValueString(), state.ScalingGroupID.ValueString())
+		for _, w := range warnings {
+			resp.Diagnostics.AddWarning(summary, w)
+		}
+		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 			return
 		}
