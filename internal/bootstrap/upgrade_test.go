@@ -36,3 +36,29 @@ func TestCheckKubernetesUpgrade(t *testing.T) {
 		t.Errorf("fix = %+v, want the minors in turn", pe)
 	}
 }
+
+// TestKubeadmUpgradeScript: the script installs exactly the release's kubeadm from the new
+// minor's repository (the mirror's when the nodes use it), upgrades to the same release, and
+// leaves a cluster already there alone; a version the nodes could not install is refused.
+func TestKubeadmUpgradeScript(t *testing.T) {
+	s, err := KubeadmUpgradeScript(Options{Versions: Versions{Kubernetes: "1.34.2"}, PackageMirror: MirrorInternet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"target=v1.34.2\n", "https://pkgs.k8s.io/core:/stable:/v1.34/deb/ /' > /etc/apt/sources.list.d/kubernetes.list",
+		"kubeadm=1.34.2-1.1\n", `kubeadm upgrade apply "$target" --yes`, `if [ "$current" = "$target" ]; then echo "cluster already at $target"; exit 0; fi`, "set -eu"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+	m, err := KubeadmUpgradeScript(Options{Versions: Versions{Kubernetes: "1.33"}, PackageMirror: MirrorAlibabaVPC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m, "kubernetes-new/core/stable/v1.33/deb/") || !strings.Contains(m, "target=v1.33.6\n") {
+		t.Errorf("mirror script does not use the mirror's v1.33 repository and the pinned release:\n%s", m)
+	}
+	if _, err := KubeadmUpgradeScript(Options{Versions: Versions{Kubernetes: "1.31"}}); err == nil {
+		t.Error("a minor without a pinned release was accepted")
+	}
+}
