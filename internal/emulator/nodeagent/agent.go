@@ -75,8 +75,8 @@ type NodeStatus struct {
 	Role       string `json:"role,omitempty"` // RoleInit, RoleControlPlane, RoleWorker
 	// KubeletVersion is the kubelet release the node's bootstrap installs ("1.33.6", upgrade.go).
 	KubeletVersion string `json:"kubelet_version,omitempty"`
-	Node       string `json:"node,omitempty"` // the registered Node's name
-	Reason     string `json:"reason,omitempty"`
+	Node           string `json:"node,omitempty"` // the registered Node's name
+	Reason         string `json:"reason,omitempty"`
 	// Notes are what slows the node's boot without failing it (the region, judgeRegion).
 	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
