@@ -228,6 +228,7 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 		r.checkPoolPreflight(ctx, spec, state, spotStocks, diags)
 	}
 	checkKubernetesUpgrade(ctx, plan, state, diags)
+	checkControlPlaneWaves(spec, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
