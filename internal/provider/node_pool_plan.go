@@ -88,6 +88,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 		}
 	}
 	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
+	checkControlPlaneWaves(nested.Kubernetes, nested.UpdateStrategy, &resp.Diagnostics)
 	checkAutoscalingConfig(&cfg, nested, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
@@ -228,7 +229,6 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 		r.checkPoolPreflight(ctx, spec, state, spotStocks, diags)
 	}
 	checkKubernetesUpgrade(ctx, plan, state, diags)
-	checkControlPlaneWaves(spec, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.

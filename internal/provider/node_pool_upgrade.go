@@ -67,11 +67,11 @@ func kubernetesChange(ctx context.Context, plan, state *nodePoolModel, diags *di
 // a time: each replaced node takes an etcd member with it, and kubeadm upgrades control-plane
 // nodes one at a time (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/),
 // so a roll (a new instance type, image or Kubernetes release) goes node by node.
-func checkControlPlaneWaves(spec nodepool.Spec, diags *diag.Diagnostics) {
-	if spec.Role != bootstrap.RoleControlPlane || spec.MaxUnavail <= 1 {
+func checkControlPlaneWaves(k *k8sModel, u *updateModel, diags *diag.Diagnostics) {
+	if k == nil || k.Role.ValueString() != bootstrap.RoleControlPlane || u == nil || u.MaxUnavailable.IsUnknown() || u.MaxUnavailable.ValueInt64() <= 1 {
 		return
 	}
-	addPlanError(diags, planerr.Input("update_strategy.max_unavailable", strconv.Itoa(spec.MaxUnavail),
+	addPlanError(diags, planerr.Input("update_strategy.max_unavailable", strconv.FormatInt(u.MaxUnavailable.ValueInt64(), 10),
 		"replaces that many control-plane nodes, and their etcd members, at once: etcd keeps its quorum and kubeadm upgrades the control plane only one node at a time",
 		"set update_strategy.max_unavailable = 1 (or leave update_strategy out) on a control-plane pool"), "Control plane rolls one node at a time")
 }
