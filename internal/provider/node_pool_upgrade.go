@@ -66,9 +66,11 @@ func kubernetesChange(ctx context.Context, plan, state *nodePoolModel, diags *di
 // checkControlPlaneWaves refuses a control-plane pool that would replace more than one node at
 // a time: each replaced node takes an etcd member with it, and kubeadm upgrades control-plane
 // nodes one at a time (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/),
-// so a roll (a new instance type, image or Kubernetes release) goes node by node.
-func checkControlPlaneWaves(k *k8sModel, u *updateModel, diags *diag.Diagnostics) {
-	if k == nil || k.Role.ValueString() != bootstrap.RoleControlPlane || u == nil || u.MaxUnavailable.IsUnknown() || u.MaxUnavailable.ValueInt64() <= 1 {
+// so a roll (a new instance type, image or Kubernetes release) goes node by node. A pool without
+// the provider's bootstrap (bootstrapped false) runs what its own image runs, etcd perhaps apart
+// from it: not checked.
+func checkControlPlaneWaves(k *k8sModel, u *updateModel, bootstrapped bool, diags *diag.Diagnostics) {
+	if !bootstrapped || k == nil || k.Role.ValueString() != bootstrap.RoleControlPlane || u == nil || u.MaxUnavailable.IsUnknown() || u.MaxUnavailable.ValueInt64() <= 1 {
 		return
 	}
 	addPlanError(diags, planerr.Input("update_strategy.max_unavailable", strconv.FormatInt(u.MaxUnavailable.ValueInt64(), 10),
