@@ -16,28 +16,13 @@ func upgradeRoot(release string) string {
 	join := strings.Replace(etcdPool("control_join", "upg-cp-join", "ecs.g7.xlarge", 2, false), "ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash",
 		"ca_cert_hash       = gpucluster_cluster_ca.ca.ca_cert_hash"+versions, 1)
 	join = strings.Replace(join, "  name          = \"upg-cp-join\"", "  depends_on    = [gpucluster_node_pool.control]\n  name          = \"upg-cp-join\"", 1)
-	return endpointRootHead("upg", "10.32.0.0/16") + pools + join + fmt.Sprintf(`
-resource "gpucluster_node_pool" "workers" {
-  depends_on    = [gpucluster_node_pool.control, gpucluster_node_pool.control_join]
-  name          = "upg-gpu"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  gpu_model     = "T4"
-  gpus_per_node = 1
-  size          = 1
-  kubernetes = {
-    api_endpoint    = gpucluster_control_plane_endpoint.api.endpoint
-    api_server_name = gpucluster_control_plane_endpoint.api.api_server_name
-    join_token      = "abcdef.0123456789abcdef"
-    ca_cert_hash    = gpucluster_cluster_ca.ca.ca_cert_hash
-    versions        = { kubernetes = %q }
-  }
-}
-
+	return endpointRootHead("upg", "10.32.0.0/16") + pools + join +
+		t4Workers("upg-gpu", "\n  depends_on = [gpucluster_node_pool.control, gpucluster_node_pool.control_join]",
+			"\n    api_server_name = gpucluster_control_plane_endpoint.api.api_server_name"+strings.Replace(versions, "           ", "", 1)) + `
 output "stack" {
   value = gpucluster_control_plane_endpoint.api.endpoint
 }
-`, release)
+`
 }
 
 // TestAccClusterKubernetesMinorUpgrade (issue #34): the cluster of upgradeRoot at 1.32 moved to

@@ -64,12 +64,17 @@ func minorOf(v string) (int, bool) {
 	return n, err == nil
 }
 
+// newerMinor reports whether kubelet's minor is above the cluster's; unknown versions are not.
+func newerMinor(kubelet, cluster string) bool {
+	k, ok1 := minorOf(kubelet)
+	c, ok2 := minorOf(cluster)
+	return ok1 && ok2 && k > c
+}
+
 // versionRefusesJoin is why kubeadm join --control-plane of a node whose kubelet is
 // kubeletVersion fails on a cluster at clusterVersion ("" = it does not); unknown versions pass.
 func versionRefusesJoin(kubeletVersion, clusterVersion string) string {
-	k, ok1 := minorOf(kubeletVersion)
-	c, ok2 := minorOf(clusterVersion)
-	if !ok1 || !ok2 || k <= c {
+	if !newerMinor(kubeletVersion, clusterVersion) {
 		return ""
 	}
 	return fmt.Sprintf("kubeadm join --control-plane fails its preflight: [ERROR KubeletVersion]: the kubelet version is higher than the control plane version. "+
@@ -81,9 +86,7 @@ func versionRefusesJoin(kubeletVersion, clusterVersion string) string {
 // newerWorkerNote is the note on a worker whose kubelet is newer than the cluster's version:
 // kubeadm lets it join, the skew policy does not support it. "" when it is not newer.
 func newerWorkerNote(kubeletVersion, clusterVersion string) string {
-	k, ok1 := minorOf(kubeletVersion)
-	c, ok2 := minorOf(clusterVersion)
-	if !ok1 || !ok2 || k <= c {
+	if !newerMinor(kubeletVersion, clusterVersion) {
 		return ""
 	}
 	return fmt.Sprintf("kubelet v%s is newer than the control plane's %s: outside the version skew policy (a kubelet must not be newer than kube-apiserver, "+
