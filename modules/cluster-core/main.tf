@@ -201,10 +201,9 @@ resource "gpucluster_node_pool" "control_plane_join" {
 # pools' data_disks in place: the pool rolls its nodes max_unavailable at a time.
 resource "gpucluster_node_pool" "worker" {
   for_each = var.worker_pools
-  # After the control plane: a Kubernetes release change (software_versions.kubernetes) rolls the
-  # control plane first, which raises the cluster's version, and only then the workers, so no
-  # kubelet is ever newer than the API server (https://kubernetes.io/releases/version-skew-policy/).
-  depends_on = [gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join]
+  # No depends_on the control plane: its add-ons are rendered from these pools, so that would be a
+  # cycle. A Kubernetes release change is applied to the control plane first with -target (the
+  # Kubernetes upgrades guide), so no kubelet is newer than the API server.
 
   name                   = "${var.name}-${each.key}"
   network_id             = var.network_id
