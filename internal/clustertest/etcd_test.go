@@ -130,19 +130,29 @@ func (s *stack) waitControlPlane(t *testing.T, n int) {
 	}
 }
 
-// etcdMembers reads etcd's member list from the node agent (GET /_emulator/nodes).
+// etcdMembers is etcd's member list as the node agent reports it.
 func (s *stack) etcdMembers(t *testing.T) []nodeagent.EtcdMember {
+	t.Helper()
+	return s.agentReport(t).Members
+}
+
+// agentReport is what the node agent reports of the cluster (GET /_emulator/nodes): etcd's
+// member list and kubeadm-config's kubernetesVersion.
+type agentReport struct {
+	Members []nodeagent.EtcdMember `json:"etcd_members"`
+	Version string                 `json:"kubernetes_version"`
+}
+
+func (s *stack) agentReport(t *testing.T) agentReport {
 	t.Helper()
 	resp, err := http.Get(s.emu.URL + emulator.NodesPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	var got struct {
-		Members []nodeagent.EtcdMember `json:"etcd_members"`
-	}
+	var got agentReport
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	return got.Members
+	return got
 }

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,18 @@ resource "gpucluster_node_pool" "control" {
   }
 }
 
-resource "gpucluster_node_pool" "workers" {
-  name          = "hairpin-gpu"
+` + t4Workers("hairpin-gpu", "", "") + `
+output "stack" {
+  value = gpucluster_control_plane_endpoint.api.endpoint
+}
+`
+
+// t4Workers is a pool "workers" of one T4 GPU worker, name, that joins the endpoint's address;
+// head goes first in the resource (depends_on), k8s in its kubernetes block.
+func t4Workers(name, head, k8s string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_node_pool" "workers" {%s
+  name          = %q
   network_id    = gpucluster_rdma_network.net.id
   scenario      = "engineering_simulation"
   gpu_model     = "T4"
@@ -43,14 +54,11 @@ resource "gpucluster_node_pool" "workers" {
   kubernetes = {
     api_endpoint = gpucluster_control_plane_endpoint.api.endpoint
     join_token   = "abcdef.0123456789abcdef"
-    ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash
+    ca_cert_hash = gpucluster_cluster_ca.ca.ca_cert_hash%s
   }
 }
-
-output "stack" {
-  value = gpucluster_control_plane_endpoint.api.endpoint
+`, head, name, k8s)
 }
-`
 
 // endpointRootHead is a root's start: the provider, a network (<name>-net, cidr), the cluster CA
 // and a control-plane endpoint (<name>-api).

@@ -62,7 +62,13 @@ func Reconcile(ctx context.Context, c *cloud.Client, spec Spec) (Outcome, error)
 // roll replaces the outdated nodes among current wave by wave and answers the pool's nodes
 // after the last wave, as its wait saw them.
 func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, current []cloud.Instance, out *Outcome) ([]cloud.Instance, error) {
-	for i, wave := range poolplan.RollWaves(toPlanNodes(current, spec.SpecHash), spec.MaxUnavail) {
+	waves := poolplan.RollWaves(toPlanNodes(current, spec.SpecHash), spec.MaxUnavail)
+	if len(waves) > 0 {
+		if err := RaiseClusterVersion(ctx, c, spec, current); err != nil {
+			return current, err
+		}
+	}
+	for i, wave := range waves {
 		tflog.Info(ctx, fmt.Sprintf("rolling node pool %s: wave %d replaces %d nodes", spec.PoolID, i+1, len(wave)))
 		// The wave's nodes leave the load balancer before they go, their replacements join it
 		// once running: the API is never sent to a node that is being deleted.

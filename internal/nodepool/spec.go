@@ -45,6 +45,9 @@ type Spec struct {
 	Role       string
 	ERDMA      bool
 	HPCCluster string
+	// ClusterUpgrade is a control-plane pool's bootstrap.KubeadmUpgradeScript for its nodes'
+	// release, run before its nodes roll (cluster_upgrade.go); "" for none.
+	ClusterUpgrade string
 	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
 	LoadBalancerID string
 	MaxUnavail     int

@@ -133,3 +133,36 @@ func expectOneErrorAt(t *testing.T, diags diag.Diagnostics, want path.Path, word
 		}
 	}
 }
+
+// TestCheckControlPlaneWaves: a control-plane pool replaces one node at a time; workers may roll
+// in larger waves, an unknown wave size is checked at apply, and a pool without the provider's
+// bootstrap is the user's to judge.
+func TestCheckControlPlaneWaves(t *testing.T) {
+	cp := &k8sModel{Role: types.StringValue("control_plane")}
+	worker := &k8sModel{Role: types.StringValue("gpu_worker")}
+	wave := func(v types.Int64) *updateModel { return &updateModel{MaxUnavailable: v} }
+	for _, c := range []struct {
+		name         string
+		k            *k8sModel
+		u            *updateModel
+		bootstrapped bool
+		wantPath     path.Path
+	}{
+		{"control plane, two at once", cp, wave(types.Int64Value(2)), true, path.Root("update_strategy").AtName("max_unavailable")},
+		{"control plane, one at a time", cp, wave(types.Int64Value(1)), true, path.Empty()},
+		{"control plane, default", cp, nil, true, path.Empty()},
+		{"control plane, unknown", cp, wave(types.Int64Unknown()), true, path.Empty()},
+		{"control plane of the user's own image", cp, wave(types.Int64Value(2)), false, path.Empty()},
+		{"workers, three at once", worker, wave(types.Int64Value(3)), true, path.Empty()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var diags diag.Diagnostics
+			checkControlPlaneWaves(c.k, c.u, c.bootstrapped, &diags)
+			var words []string
+			if len(c.wantPath.Steps()) > 0 {
+				words = []string{`"2"`, "etcd", "one node at a time", "max_unavailable = 1"}
+			}
+			expectOneErrorAt(t, diags, c.wantPath, words)
+		})
+	}
+}

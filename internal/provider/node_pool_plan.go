@@ -88,6 +88,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 		}
 	}
 	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
+	checkControlPlaneWaves(nested.Kubernetes, nested.UpdateStrategy, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	checkAutoscalingConfig(&cfg, nested, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)

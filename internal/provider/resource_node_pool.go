@@ -163,6 +163,10 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	spec.PoolID = state.ID.ValueString()
+	setClusterUpgrade(ctx, &plan, &state, &spec, r.region(), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	oldBundles, diags := bundleLocation(ctx, &state, r.region())
 	resp.Diagnostics.Append(diags...)
 	if spec.Autoscale != nil {

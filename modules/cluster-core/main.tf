@@ -201,6 +201,9 @@ resource "gpucluster_node_pool" "control_plane_join" {
 # pools' data_disks in place: the pool rolls its nodes max_unavailable at a time.
 resource "gpucluster_node_pool" "worker" {
   for_each = var.worker_pools
+  # No depends_on the control plane: its add-ons are rendered from these pools, so that would be a
+  # cycle. A Kubernetes release change is applied to the control plane first with -target (the
+  # Kubernetes upgrades guide), so no kubelet is newer than the API server.
 
   name                   = "${var.name}-${each.key}"
   network_id             = var.network_id

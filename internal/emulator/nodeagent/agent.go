@@ -73,8 +73,10 @@ type NodeStatus struct {
 	InstanceID string `json:"instance_id"`
 	Status     string `json:"instance_status"`
 	Role       string `json:"role,omitempty"` // RoleInit, RoleControlPlane, RoleWorker
-	Node       string `json:"node,omitempty"` // the registered Node's name
-	Reason     string `json:"reason,omitempty"`
+	// KubeletVersion is the kubelet release the node's bootstrap installs ("1.33.6", upgrade.go).
+	KubeletVersion string `json:"kubelet_version,omitempty"`
+	Node           string `json:"node,omitempty"` // the registered Node's name
+	Reason         string `json:"reason,omitempty"`
 	// Notes are what slows the node's boot without failing it (the region, judgeRegion).
 	Notes []string `json:"notes,omitempty"`
 	// Addons are the add-on objects the first control-plane node applied.
@@ -326,7 +328,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 // whether the node registered.
 func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePlan, d decision, statuses map[string]NodeStatus) bool {
 	st := statuses[in.ID]
-	st.Role = d.role
+	st.Role, st.KubeletVersion = d.role, p.KubeletVersion
 	if d.reason != "" {
 		if a.statuses[in.ID].Reason != d.reason {
 			a.logf("nodeagent: %s (%s) does not register: %s", in.ID, p.NodeName, d.reason)
@@ -558,6 +560,7 @@ func (a *Agent) Statuses() []NodeStatus {
 }
 
 // ServeHTTP answers GET /_emulator/nodes: {"nodes": [NodeStatus...], "etcd_members": [EtcdMember...],
+// "kubernetes_version": the cluster's kubeadm-config version (upgrade.go),
 // "failures": [Failure...]}.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -565,7 +568,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	body := map[string]any{"nodes": a.Statuses(), "etcd_members": a.EtcdMembers(), "failures": a.Failures()}
+	body := map[string]any{"nodes": a.Statuses(), "etcd_members": a.EtcdMembers(), "failures": a.Failures(), "kubernetes_version": a.ClusterVersion()}
 	if err := json.NewEncoder(w).Encode(body); err != nil {
 		a.logf("nodeagent: answering %s: %v", r.URL.Path, fmt.Sprint(err))
 	}

@@ -175,6 +175,9 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 		if d.reason = c.certsVerdict(a.now); d.reason != "" {
 			return d
 		}
+		if d.reason = versionRefusesJoin(p.KubeletVersion, c.images.version); d.reason != "" {
+			return d
+		}
 		if d.reason = c.etcdRefusesAdd(net, p.NodeName); d.reason != "" {
 			return d
 		}
@@ -185,6 +188,9 @@ func (a *Agent) join(net *network, in *emulator.InstanceView, p NodePlan, j *Joi
 	rv := judgeRegion(in, p, j.ControlPlane, c.images, net.internetRoute(in) != "")
 	if d.reason = rv.fatal; d.reason == "" {
 		d = d.withRegion(rv)
+		if note := newerWorkerNote(p.KubeletVersion, c.images.version); note != "" {
+			d.notes = append(d.notes, note)
+		}
 	}
 	return d
 }

@@ -157,7 +157,7 @@ func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, h
 
 // Cloud Assistant (https://www.alibabacloud.com/help/en/ecs/user-guide/overview-10): the agent is
 // the guest of the instances it plays, so it runs the commands RunCommand sends them. It runs
-// only the scripts it models (runEtcdRemove); any other stays Running until its Timeout, as on an
+// only the scripts it models (runEtcdRemove, runKubeadmUpgrade in upgrade.go); any other stays Running until its Timeout, as on an
 // instance whose client never answers.
 
 // CommandsWith makes the agent run the Cloud Assistant commands pending lists (such as the
@@ -179,6 +179,8 @@ func (a *Agent) runCommands() {
 			continue
 		}
 		if code, out, ok := a.runEtcdRemove(cmd.InstanceID, cmd.Content); ok {
+			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		}
 	}

@@ -90,6 +90,7 @@ func (k *clientKube) RegisterNode(ctx context.Context, node *corev1.Node) error 
 		cur.Status.Addresses = node.Status.Addresses
 		cur.Status.NodeInfo.Architecture = node.Status.NodeInfo.Architecture
 		cur.Status.NodeInfo.OperatingSystem = node.Status.NodeInfo.OperatingSystem
+		cur.Status.NodeInfo.KubeletVersion = node.Status.NodeInfo.KubeletVersion
 		for _, c := range node.Status.Conditions {
 			setCondition(&cur.Status, c)
 		}

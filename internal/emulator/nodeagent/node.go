@@ -77,7 +77,7 @@ func nodeFor(in *emulator.InstanceView, p NodePlan, controlPlane bool, notReady 
 				{Type: corev1.NodeInternalIP, Address: in.PrivateIP},
 				{Type: corev1.NodeHostName, Address: p.NodeName},
 			},
-			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: kubeletVersionField(p)},
 			Conditions: conds,
 		},
 	}
@@ -94,4 +94,13 @@ func providerIDOf(in *emulator.InstanceView, p NodePlan) string {
 		return ""
 	}
 	return in.Region + "." + in.ID
+}
+
+// kubeletVersionField is the version the kubelet reports in status.nodeInfo ("v1.33.6", what
+// kubectl get nodes shows), from the release its bootstrap installs; "" when it pins none.
+func kubeletVersionField(p NodePlan) string {
+	if p.KubeletVersion == "" {
+		return ""
+	}
+	return "v" + p.KubeletVersion
 }

@@ -52,6 +52,9 @@ type NodePlan struct {
 	// KubernetesVersion the ClusterConfiguration's kubernetesVersion ("" = kubeadm's own), on a
 	// first control-plane node; a joining node takes both from its cluster.
 	ImageRepository, KubernetesVersion string
+	// KubeletVersion is the kubelet (and kubeadm) release the script installs, "1.33.6" ("" =
+	// it pins none; upgrade.go).
+	KubeletVersion string
 	// Containerd is what the node's containerd pulls images through: its pause image and
 	// registry mirrors.
 	Containerd containerdSetup
@@ -191,6 +194,7 @@ func PlanNode(ci CloudInit, hostname string) (NodePlan, error) {
 	p.EtcdSnapshotter = etcdSnapshotter(ci.Files, script)
 	p.Downloads = downloadsOf(script, imageRepo)
 	p.Phases, p.Attempts = scriptPhases(script)
+	p.KubeletVersion = kubeletVersionOf(script)
 	if p.APIHosts, err = readAPIHosts(ci.Files, script); err != nil {
 		return p, err
 	}

@@ -1,0 +1,174 @@
+package nodeagent
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// Kubernetes minor upgrades (issue #34), modeled: the offline API server is one real
+// kube-apiserver (tools/testkube, v1.37.2) whatever a node installs, so the versions here are
+// the ones the nodes' bootstraps install and kubeadm records, judged by kubeadm's and the
+// version skew policy's rules; no control-plane binary of another version runs.
+//
+// What is modeled, and from which upstream fact (kubernetes v1.33, cmd/kubeadm):
+//   - the cluster's version is ClusterConfiguration.kubernetesVersion in the kubeadm-config
+//     ConfigMap: kubeadm init writes it; kubeadm upgrade apply rewrites it
+//     (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/);
+//   - a node's kubelet and kubeadm are the release its bootstrap pins (kubelet=X-1.1, one pin
+//     for kubelet, kubeadm and kubectl: internal/bootstrap nodephases.go);
+//   - kubeadm join --control-plane runs the init preflight checks against the cluster's
+//     version (RunInitNodeChecks), whose KubeletVersionCheck fails a kubelet of a newer minor
+//     ("[ERROR KubeletVersion]: the kubelet version is higher than the control plane version",
+//     app/preflight/checks.go); a worker's join runs it without a version, so a newer worker
+//     joins, outside the skew policy (a kubelet must not be newer than kube-apiserver,
+//     https://kubernetes.io/releases/version-skew-policy/#kubelet): noted, not refused;
+//   - kubeadm upgrade apply refuses a target more than one minor above the cluster's ("kubeadm
+//     can upgrade only 1 minor version at a time"), below it, or above its own kubeadm
+//     (EnforceVersionPolicies, app/phases/upgrade/policy.go), and a cluster whose control-plane
+//     nodes are not all Ready (CheckClusterHealth, app/phases/upgrade/health.go); the etcd
+//     members must all answer, since it rewrites the etcd manifest and waits for the member
+//     (app/phases/upgrade/staticpods.go, performEtcdStaticPodUpgrade);
+//   - apt finds a release only in its own minor's repository on pkgs.k8s.io
+//     (https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/change-package-repository/).
+
+var (
+	kubeletPinRE = regexp.MustCompile(`\bkubelet=([0-9]+\.[0-9]+\.[0-9]+)-`)
+	// The upgrade script (bootstrap.KubeadmUpgradeScript).
+	upgradeApplyRE  = regexp.MustCompile(`(?m)^kubeadm upgrade apply "?\$target"? --yes$`)
+	upgradeTargetRE = regexp.MustCompile(`(?m)^target=(v[0-9]+\.[0-9]+\.[0-9]+)$`)
+	kubeadmPinRE    = regexp.MustCompile(`\bkubeadm=([0-9]+\.[0-9]+\.[0-9]+)-`)
+	k8sRepoMinorRE  = regexp.MustCompile(`(?m)^echo 'deb .*/(v[0-9]+\.[0-9]+)/deb/ /' > /etc/apt/sources\.list\.d/kubernetes\.list$`)
+)
+
+// kubeletVersionOf is the kubelet release ("1.33.6") the bootstrap script installs; "" when it
+// pins none.
+func kubeletVersionOf(script string) string {
+	if m := kubeletPinRE.FindStringSubmatch(script); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// minorOf is 33 for "v1.33.6", "1.33" or "v1.33"; false for anything else.
+func minorOf(v string) (int, bool) {
+	p := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	if len(p) < 2 || p[0] != "1" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(p[1])
+	return n, err == nil
+}
+
+// newerMinor reports whether kubelet's minor is above the cluster's; unknown versions are not.
+func newerMinor(kubelet, cluster string) bool {
+	k, ok1 := minorOf(kubelet)
+	c, ok2 := minorOf(cluster)
+	return ok1 && ok2 && k > c
+}
+
+// versionRefusesJoin is why kubeadm join --control-plane of a node whose kubelet is
+// kubeletVersion fails on a cluster at clusterVersion ("" = it does not); unknown versions pass.
+func versionRefusesJoin(kubeletVersion, clusterVersion string) string {
+	if !newerMinor(kubeletVersion, clusterVersion) {
+		return ""
+	}
+	return fmt.Sprintf("kubeadm join --control-plane fails its preflight: [ERROR KubeletVersion]: the kubelet version is higher than the control plane version. "+
+		"Kubelet version: %q Control plane version: %q (kubeadm-config's kubernetesVersion). Raise the cluster's version first: kubeadm upgrade apply %s "+
+		"on a running control-plane node, one minor at a time (the provider does it through Cloud Assistant before it replaces a control-plane node; "+
+		"https://kubernetes.io/releases/version-skew-policy/)", kubeletVersion, strings.TrimPrefix(clusterVersion, "v"), "v"+kubeletVersion)
+}
+
+// newerWorkerNote is the note on a worker whose kubelet is newer than the cluster's version:
+// kubeadm lets it join, the skew policy does not support it. "" when it is not newer.
+func newerWorkerNote(kubeletVersion, clusterVersion string) string {
+	if !newerMinor(kubeletVersion, clusterVersion) {
+		return ""
+	}
+	return fmt.Sprintf("kubelet v%s is newer than the control plane's %s: outside the version skew policy (a kubelet must not be newer than kube-apiserver, "+
+		"https://kubernetes.io/releases/version-skew-policy/#kubelet); upgrade the control plane before the workers", kubeletVersion, clusterVersion)
+}
+
+// ClusterVersion is the cluster's Kubernetes version as kubeadm-config records it ("v1.33.6");
+// "" before a cluster exists or when its init node named none.
+func (a *Agent) ClusterVersion() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cluster == nil {
+		return ""
+	}
+	return a.cluster.images.version
+}
+
+// runKubeadmUpgrade plays bootstrap.KubeadmUpgradeScript on instance id: its exit code and
+// output. handled is false for a script that is not one.
+func (a *Agent) runKubeadmUpgrade(id, script string) (exitCode int, output string, handled bool) {
+	tm := upgradeTargetRE.FindStringSubmatch(script)
+	if tm == nil || !upgradeApplyRE.MatchString(script) {
+		return 0, "", false
+	}
+	target := tm[1]
+	c := a.cluster
+	if c == nil || c.members[id] == "" || a.stopped[id] {
+		return 1, "The connection to the server localhost:8080 was refused: /etc/kubernetes/admin.conf is on control-plane nodes only; " +
+			"run the command on a running control-plane node of the cluster\n", true
+	}
+	current := c.images.version
+	if current == target {
+		return 0, "cluster already at " + target + "\n", true
+	}
+	kubeadm := ""
+	if m := kubeadmPinRE.FindStringSubmatch(script); m != nil {
+		kubeadm = "v" + m[1]
+	}
+	if m := k8sRepoMinorRE.FindStringSubmatch(script); m == nil || !strings.HasPrefix(kubeadm+".", m[1]+".") {
+		repo := "none"
+		if m != nil {
+			repo = m[1]
+		}
+		return 100, fmt.Sprintf("E: Version '%s-1.1' for 'kubeadm' was not found (the Kubernetes apt repository is %s's; pkgs.k8s.io serves each minor's releases "+
+			"from that minor's repository only)\n", strings.TrimPrefix(kubeadm, "v"), repo), true
+	}
+	t, _ := minorOf(target)
+	cur, _ := minorOf(current)
+	switch {
+	case olderRelease(kubeadm, target):
+		return 1, fmt.Sprintf("[upgrade/version] FATAL: Specified version to upgrade to %q is higher than the kubeadm version %q. Upgrade kubeadm first\n", target, kubeadm), true
+	case t > cur+1:
+		return 1, fmt.Sprintf("[upgrade/version] FATAL: Specified version to upgrade to %q is too high; kubeadm can upgrade only 1 minor version at a time "+
+			"(the cluster is at %s)\n", target, current), true
+	case t < cur:
+		return 1, fmt.Sprintf("[upgrade/version] FATAL: Specified version to upgrade to %q is lower than the cluster version %q. Downgrades are not supported\n", target, current), true
+	}
+	if down := a.controlPlaneNotReady(); len(down) > 0 {
+		return 1, fmt.Sprintf("[upgrade/health] FATAL: there are NotReady control-planes in the cluster: %v; their etcd members must answer too. "+
+			"Nothing was upgraded\n", down), true
+	}
+	a.logf("nodeagent: %s ran kubeadm upgrade apply: the cluster's kubernetesVersion %s -> %s", id, current, target)
+	c.images.version = target
+	return 0, fmt.Sprintf("[upgrade] SUCCESS! A control plane node of your cluster was upgraded to %q.\ncluster upgraded from %s to %s\n", target, current, target), true
+}
+
+// olderRelease reports whether release a ("v1.34.1") is older than b; unreadable ones are not.
+func olderRelease(a, b string) bool {
+	va, err1 := version.ParseGeneric(a)
+	vb, err2 := version.ParseGeneric(b)
+	return err1 == nil && err2 == nil && va.LessThan(vb)
+}
+
+// controlPlaneNotReady names the control-plane nodes whose kubelet is down or whose etcd member
+// does not answer. Caller holds a.mu.
+func (a *Agent) controlPlaneNotReady() []string {
+	var down []string
+	for _, m := range a.cluster.etcdMembers(a.view()) {
+		if !m.Connected || a.stopped[m.InstanceID] || a.registered[m.InstanceID] == "" {
+			down = append(down, m.Name)
+		}
+	}
+	slices.Sort(down)
+	return down
+}
