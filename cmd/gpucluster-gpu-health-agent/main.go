@@ -6,6 +6,11 @@
 // It is meant to run as a DaemonSet pod on the GPU nodes, with NODE_NAME from the downward API and
 // a service account that may get, update and update the status of nodes, list pods and create
 // pods/eviction. -kubeconfig runs it from outside the cluster instead.
+//
+// For a GPU no reset mends it asks for a new instance once the node's GPU pods are gone, signing
+// with the node's instance RAM role from the metadata service: the pod must run on the host
+// network, since the bootstrap's metadata guard keeps pods off the service. -replace=false
+// leaves the request at the node's annotation.
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ecsmetadata"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/gpuhealthagent"
 )
 
@@ -34,6 +40,11 @@ func main() {
 	metricsURL := flag.String("metrics-url", "http://localhost:9400/metrics", "dcgm-exporter's metrics on this node")
 	interval := flag.Duration("interval", 30*time.Second, "how often the GPUs are read")
 	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig file; empty: the pod's service account")
+	replace := flag.Bool("replace", true, "ask the node's pool for a new instance for a GPU no reset mends")
+	metadataEndpoint := flag.String("metadata-endpoint", envOr("METADATA_ENDPOINT", ecsmetadata.Endpoint),
+		"the instance metadata service (default $METADATA_ENDPOINT or "+ecsmetadata.Endpoint+")")
+	cloudEndpoint := flag.String("cloud-endpoint", os.Getenv("CLOUD_ENDPOINT"),
+		"one base URL for the cloud APIs (default $CLOUD_ENDPOINT; empty: the vendor's endpoints of the instance's region)")
 	flag.Parse()
 	if *node == "" {
 		log.Fatal("no node: set -node or NODE_NAME")
@@ -52,14 +63,26 @@ func main() {
 	agent := &gpuhealthagent.Agent{Client: client, Node: *node, Metrics: func(ctx context.Context) (string, error) {
 		return fetch(ctx, httpClient, *metricsURL)
 	}}
+	if *replace {
+		agent.Replacer = gpuhealthagent.InstanceReplacer{
+			Metadata: ecsmetadata.Client{Endpoint: *metadataEndpoint}, CloudEndpoint: *cloudEndpoint}
+	}
 	agent.Run(ctx, *interval, func(res gpuhealthagent.Result, err error) {
 		switch {
 		case err != nil:
 			log.Printf("round failed, nothing changed: %v", err)
 		case len(res.Findings) > 0:
-			log.Printf("GPUs out of service: %+v; evicted %v; held by a PodDisruptionBudget %v", res.Findings, res.Evicted, res.Blocked)
+			log.Printf("GPUs out of service: %+v; evicted %v; held by a PodDisruptionBudget %v; replacement asked: %v",
+				res.Findings, res.Evicted, res.Blocked, res.Replaced)
 		}
 	})
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

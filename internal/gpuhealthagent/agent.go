@@ -80,10 +80,11 @@ func (a *Agent) Reconcile(ctx context.Context) (Result, error) {
 	if err != nil || left > 0 || a.Replacer == nil {
 		return res, err
 	}
-	if action, _ := worst(res.Findings); action != health.ActionReplace {
+	action, why := worst(res.Findings)
+	if action != health.ActionReplace {
 		return res, nil
 	}
-	if err := a.Replacer.Replace(ctx, node); err != nil {
+	if err := a.Replacer.Replace(ctx, node, fmt.Sprintf("XID %d on GPU %s", why.XID, why.GPU)); err != nil {
 		return res, fmt.Errorf("asking for a new instance for node %s: %w", a.Node, err)
 	}
 	res.Replaced = true
