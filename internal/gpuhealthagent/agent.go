@@ -18,12 +18,9 @@ import (
 
 // What the agent writes on its node.
 const (
-	// ConditionType is the Node condition: True while a GPU is out of service.
-	ConditionType corev1.NodeConditionType = "GPUUnhealthy"
-	// TaintKey is the NoSchedule taint's key; its value is the action, reset or replace.
-	TaintKey = "gpucluster.io/gpu-unhealthy"
-	// ReplaceAnnotation asks the node's pool for a new instance (RFC 3339 time of the request).
-	ReplaceAnnotation = "gpucluster.io/replace-requested"
+	ConditionType     corev1.NodeConditionType = health.UnhealthyCondition
+	TaintKey                                   = health.UnhealthyTaintKey
+	ReplaceAnnotation                          = health.ReplaceAnnotation
 	// GPUResource is the extended resource the NVIDIA device plugin advertises.
 	GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
