@@ -16,8 +16,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"os"
@@ -35,9 +33,12 @@ import (
 
 func main() {
 	node := flag.String("node", os.Getenv("NODE_NAME"), "the node this agent acts for (default $NODE_NAME)")
+	metricsURL := flag.String("metrics-url", "", "dcgm-exporter's metrics on this node; empty: the node's exporter pod, found by -exporter-*")
+	exporterNamespace := flag.String("exporter-namespace", "gpu-system", "the namespace of the dcgm-exporter pods")
+	exporterSelector := flag.String("exporter-selector", "app.kubernetes.io/name=dcgm-exporter", "the label selector of the dcgm-exporter pods")
 	// dcgm-exporter serves its metrics on :9400 at /metrics by default
 	// (https://github.com/NVIDIA/dcgm-exporter, its --address flag).
-	metricsURL := flag.String("metrics-url", "http://localhost:9400/metrics", "dcgm-exporter's metrics on this node")
+	exporterPort := flag.Int("exporter-port", 9400, "the port of the dcgm-exporter pods")
 	interval := flag.Duration("interval", 30*time.Second, "how often the GPUs are read")
 	kubeconfig := flag.String("kubeconfig", "", "a kubeconfig file; empty: the pod's service account")
 	replace := flag.Bool("replace", true, "ask the node's pool for a new instance for a GPU no reset mends")
@@ -60,9 +61,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	httpClient := &http.Client{Timeout: 10 * time.Second}
-	agent := &gpuhealthagent.Agent{Client: client, Node: *node, Metrics: func(ctx context.Context) (string, error) {
-		return fetch(ctx, httpClient, *metricsURL)
-	}}
+	exporter := gpuhealthagent.Exporter{Client: client, Node: *node, Namespace: *exporterNamespace,
+		Selector: *exporterSelector, Port: *exporterPort, HTTP: httpClient}
+	agent := &gpuhealthagent.Agent{Client: client, Node: *node, Metrics: exporter.Metrics}
+	if *metricsURL != "" {
+		agent.Metrics = func(ctx context.Context) (string, error) { return gpuhealthagent.Fetch(ctx, httpClient, *metricsURL) }
+	}
 	if *replace {
 		agent.Replacer = gpuhealthagent.InstanceReplacer{
 			Metadata: ecsmetadata.Client{Endpoint: *metadataEndpoint}, CloudEndpoint: *cloudEndpoint}
@@ -90,24 +94,4 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	return rest.InClusterConfig()
-}
-
-func fetch(ctx context.Context, c *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return string(body), nil
 }
