@@ -82,7 +82,7 @@ func render() ([]byte, error) {
 	// validation job.
 	inv, err := manifests.Inventory(manifests.Options{Scenario: catalog.ScenarioMolecularDynamics, Nodes: 2, GPUsPerNode: 8,
 		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 2}},
-		manifests.AddonOptions{Validation: true, ClusterAutoscaler: &manifests.ClusterAutoscalerOptions{
+		manifests.AddonOptions{Validation: true, GPUHealthAgent: true, ClusterAutoscaler: &manifests.ClusterAutoscalerOptions{
 			NodeGroups: []manifests.NodeGroup{{Name: "burst", ScalingGroupID: "asg-example", Min: 0, Max: 8}}}})
 	if err != nil {
 		return nil, err
