@@ -52,6 +52,8 @@ func TestAccNodePool_gpuHealthReplaceRequest(t *testing.T) {
 					}
 				},
 				RefreshState: true,
+				// The plan after the refresh replaces the tagged node: shown by the next step.
+				ExpectNonEmptyPlan: true,
 				Check: func(s *terraform.State) error {
 					got := replaceRequestsInState(s)
 					if len(got) != 1 || got[failing] != reason {
