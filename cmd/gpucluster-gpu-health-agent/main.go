@@ -74,7 +74,7 @@ func main() {
 	agent.Run(ctx, *interval, func(res gpuhealthagent.Result, err error) {
 		switch {
 		case err != nil:
-			log.Printf("round failed, nothing changed: %v", err)
+			log.Printf("round failed (the next round tries again): %v", err)
 		case len(res.Findings) > 0:
 			log.Printf("GPUs out of service: %+v; evicted %v; held by a PodDisruptionBudget %v; replacement asked: %v",
 				res.Findings, res.Evicted, res.Blocked, res.Replaced)
