@@ -168,7 +168,7 @@ run "bundled" {
 
   # The GPU health agent is on by default with bundled add-ons: its DaemonSet on the GPU nodes.
   assert {
-    condition     = contains(output.addon_files, "25-gpu-health-agent.yaml") && strcontains(gpucluster_node_pool.control_plane[0].kubernetes.addons["25-gpu-health-agent.yaml"], "name: gpu-health-agent")
+    condition     = strcontains(lookup(gpucluster_node_pool.control_plane[0].kubernetes.addons, "25-gpu-health-agent.yaml", ""), "name: gpu-health-agent")
     error_message = "with bundles the add-ons must hold the GPU health agent by default: ${jsonencode(output.addon_files)}"
   }
 
