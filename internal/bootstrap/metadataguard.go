@@ -22,17 +22,17 @@ package bootstrap
 // A unit sets the rule at every boot before containerd and the kubelet start, so no pod runs on a
 // node without it; the iptables it calls comes with the kubelet's package (a dependency of it).
 
-import "fmt"
+import (
+	"fmt"
 
-const (
-	// MetadataGuardUnit sets the rule; it is enabled by the node's join or init phase.
-	MetadataGuardUnit = "gpucluster-metadata-guard.service"
-	// metadataAddress is the metadata service's address (metadataEndpoint without its scheme).
-	metadataAddress = "100.100.100.200"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ecsmetadata"
 )
 
+// MetadataGuardUnit sets the rule; it is enabled by the node's join or init phase.
+const MetadataGuardUnit = "gpucluster-metadata-guard.service"
+
 // MetadataGuardRule is the rule's specification, as iptables -C and -I take it after the chain.
-const MetadataGuardRule = "-d " + metadataAddress + "/32 -j DROP"
+const MetadataGuardRule = "-d " + ecsmetadata.Address + "/32 -j DROP"
 
 // metadataGuardUnitText checks for the rule before inserting it, so a restart adds no second one.
 var metadataGuardUnitText = fmt.Sprintf(`[Unit]

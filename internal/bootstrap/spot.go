@@ -19,13 +19,15 @@ package bootstrap
 // on its node by field selector. `kubectl drain` is not used: it reads every DaemonSet of the
 // node's pods, which a kubelet may not.
 
+import "github.com/gpucluster/terraform-provider-gpucluster/internal/ecsmetadata"
+
 // Paths and unit of the handler.
 const (
 	SpotHandlerScriptPath = "/usr/local/sbin/gpucluster-spot-interruption.sh"
 	spotHandlerService    = "gpucluster-spot-interruption.service"
 	// SpotMetadataPath is the vendor's reclaim notice item of the instance metadata.
 	SpotMetadataPath = "/latest/meta-data/instance/spot/termination-time"
-	metadataEndpoint = "http://100.100.100.200"
+	metadataEndpoint = ecsmetadata.Endpoint
 )
 
 // spotHandlerScript polls every INTERVAL seconds. METADATA_URL, KUBECONFIG, NODE_NAME, INTERVAL

@@ -12,15 +12,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ecsmetadata"
 )
 
 // MaxStubBytes is the most user data the stub may take: the 4 KiB issue #31 sets, an eighth of
 // the 32 KB ECS allows, so the user's own cloud-config parts keep the rest.
 const MaxStubBytes = 4096
 
-// DefaultMetadataEndpoint is the instance metadata service as every ECS instance reaches it
-// (https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata).
-const DefaultMetadataEndpoint = "http://100.100.100.200"
+// DefaultMetadataEndpoint is the instance metadata service as every ECS instance reaches it.
+const DefaultMetadataEndpoint = ecsmetadata.Endpoint
 
 // FetchScriptPath is where the stub writes the fetch script. On disk rather than /run: should
 // the node reboot between cloud-init's write_files (init stage) and its runcmd (final stage), the

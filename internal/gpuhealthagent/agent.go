@@ -18,12 +18,9 @@ import (
 
 // What the agent writes on its node.
 const (
-	// ConditionType is the Node condition: True while a GPU is out of service.
-	ConditionType corev1.NodeConditionType = "GPUUnhealthy"
-	// TaintKey is the NoSchedule taint's key; its value is the action, reset or replace.
-	TaintKey = "gpucluster.io/gpu-unhealthy"
-	// ReplaceAnnotation asks the node's pool for a new instance (RFC 3339 time of the request).
-	ReplaceAnnotation = "gpucluster.io/replace-requested"
+	ConditionType     corev1.NodeConditionType = health.UnhealthyCondition
+	TaintKey                                   = health.UnhealthyTaintKey
+	ReplaceAnnotation                          = health.ReplaceAnnotation
 	// GPUResource is the extended resource the NVIDIA device plugin advertises.
 	GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
@@ -80,10 +77,11 @@ func (a *Agent) Reconcile(ctx context.Context) (Result, error) {
 	if err != nil || left > 0 || a.Replacer == nil {
 		return res, err
 	}
-	if action, _ := worst(res.Findings); action != health.ActionReplace {
+	action, why := worst(res.Findings)
+	if action != health.ActionReplace {
 		return res, nil
 	}
-	if err := a.Replacer.Replace(ctx, node); err != nil {
+	if err := a.Replacer.Replace(ctx, node, fmt.Sprintf("XID %d on GPU %s", why.XID, why.GPU)); err != nil {
 		return res, fmt.Errorf("asking for a new instance for node %s: %w", a.Node, err)
 	}
 	res.Replaced = true

@@ -15,5 +15,8 @@
 //   - for a GPU no reset mends (XID 79, 64: health.ActionReplace) the annotation
 //     gpucluster.io/replace-requested, the request for a new instance that the node's pool acts on.
 //
-// The package does no cloud call: asking ESS or the pool for a replacement is the pool's side.
+// The request is acted on by a Replacer once the node's GPU pods have gone: InstanceReplacer,
+// signing with the node's instance RAM role from the metadata service, has Auto Scaling replace an
+// autoscaled pool's instance (ESSReplacer) and tags a fixed pool's instance for its next apply
+// (TagReplacer).
 package gpuhealthagent

@@ -13,9 +13,9 @@ import (
 
 // Replacer asks the cloud for a new instance in place of a node's. The agent calls it for a GPU
 // no reset mends, once no GPU pod is left on the node (evicted and ended), so nothing running is
-// killed by the replacement.
+// killed by the replacement. reason names the XID and the GPU behind the request.
 type Replacer interface {
-	Replace(ctx context.Context, node *corev1.Node) error
+	Replace(ctx context.Context, node *corev1.Node, reason string) error
 }
 
 // ErrNotAutoscaled: the node is not a scaling group's (it has no provider id): its replacement is
@@ -31,8 +31,8 @@ type ESSReplacer struct {
 	Client *cloud.Client
 }
 
-// Replace marks the node's instance unhealthy.
-func (r ESSReplacer) Replace(ctx context.Context, node *corev1.Node) error {
+// Replace marks the node's instance unhealthy; Auto Scaling takes no reason.
+func (r ESSReplacer) Replace(ctx context.Context, node *corev1.Node, _ string) error {
 	id, err := instanceOf(node)
 	if err != nil {
 		return err

@@ -22,18 +22,8 @@ func TestAgentReplacesAnAutoscaledNode(t *testing.T) {
 	kube := offlinekube.StartT(t, offlinekube.Options{})
 	ctx := t.Context()
 	c := cloudtest.Start(t, 3)
-	zone := cloudtest.Region + "-a"
-	n := c.CreateNetwork(ctx, t, zone)
-	spec := nodepool.Spec{
-		PoolID: nodepool.NewPoolID(), Name: "gpu", Scenario: "llm-training",
-		Network: nodepool.Network{ID: n.SecurityGroupID, Name: "net", VPCID: n.VPCID, SecurityGroupID: n.SecurityGroupID,
-			Zones: n.Zones, VSwitchIDs: n.VSwitchIDs},
-		Types: []string{"ecs.gn7i-c8g1.2xlarge"}, Zones: n.Zones, Size: 1, MinSize: 1,
-		ImageID:    "ubuntu_22_04_x64_20G_alibase_20240101.vhd",
-		SystemDisk: nodepool.Disk{Category: "cloud_essd", Level: "PL1", SizeGiB: 100},
-		Spot:       "NoSpot", MaxUnavail: 1, SpecHash: "v1",
-		Autoscale: &nodepool.Autoscale{Min: 1, Max: 2, Mix: cloud.AllOnDemand},
-	}
+	n := c.CreateNetwork(ctx, t, cloudtest.Region+"-a")
+	spec := gpuPoolSpec(n, "", &nodepool.Autoscale{Min: 1, Max: 2, Mix: cloud.AllOnDemand})
 	pool, err := nodepool.ApplyAutoscaling(ctx, c.Client, spec)
 	if err != nil || len(pool.Nodes) != 1 {
 		t.Fatalf("the autoscaled pool: %+v, %v", pool, err)

@@ -42,6 +42,9 @@ const (
 	Horovod     = "horovod"
 	// Kueue's manager, in the Kueue add-on (internal/manifests AddonKueue).
 	Kueue = "kueue"
+	// The project's own GPU health agent (cmd/gpucluster-gpu-health-agent), in its add-on
+	// (internal/manifests AddonGPUHealthAgent).
+	GPUHealthAgent = "gpu-health-agent"
 )
 
 // What puts an image on the cluster (Image.By).
@@ -215,6 +218,12 @@ var table = []Image{
 	// (https://github.com/kubernetes-sigs/kueue/releases/tag/v0.17.0).
 	{Name: Kueue, By: ByMPI, Registry: "registry.k8s.io", Repository: "kueue/kueue", Tag: "v0.17.0",
 		Purpose: "Runs Kueue's manager: admits MPIJobs and Jobs whole against the teams' GPU quotas (gang admission) and serves Kueue's webhooks."},
+	// The project's own image, built from cmd/gpucluster-gpu-health-agent/Dockerfile (distroless
+	// static, the agent's one binary). The project's CI does not build it: the GPU health guide
+	// says how to build and push it to the registry the add-ons pull from. Its digest is known only
+	// once it is pushed.
+	{Name: GPUHealthAgent, Registry: "ghcr.io", Repository: "gpucluster/gpu-health-agent", Tag: "0.1.0",
+		Purpose: "Watches each GPU node's XIDs and row remaps from dcgm-exporter: taints a node with a failing GPU, evicts its GPU pods and asks its pool for a new instance."},
 }
 
 // All returns every pinned image, in the guide's order.

@@ -30,7 +30,7 @@ func TestTableIsPinned(t *testing.T) {
 		}
 	}
 	for _, name := range []string{Flannel, FlannelCNIPlugin, DevicePlugin, DCGMExporter, Prometheus, Alertmanager, Grafana,
-		NodeExporter, PrometheusAdapter, Reaper, NCCLTests, HPCG, PyTorch, ClusterAutoscaler, Pause, MPIOperator, LAMMPS, OpenFOAM, Horovod} {
+		NodeExporter, PrometheusAdapter, Reaper, NCCLTests, HPCG, PyTorch, ClusterAutoscaler, Pause, MPIOperator, LAMMPS, OpenFOAM, Horovod, GPUHealthAgent} {
 		if !seen[name] {
 			t.Errorf("constant %q has no row in the table", name)
 		}
@@ -53,6 +53,7 @@ func TestGetPanicsOnUnknownName(t *testing.T) {
 // a row that gains a digest must leave the list (the test fails otherwise), and a new row must
 // come with its digest and source.
 var missingDigest = []string{
+	GPUHealthAgent,    // the project's own image: its digest is the one its build pushes
 	PrometheusAdapter, // no pin of registry.k8s.io/prometheus-adapter/prometheus-adapter at any tag found ("prometheus-adapter:v0.12.0@", "prometheus-adapter@sha256"); v0.12.0 is the newest release
 	NCCLTests,         // no pin of ghcr.io/coreweave/nccl-tests found ("coreweave/nccl-tests@sha256", "nccl2.19.3-1-868dc3d@sha256")
 	HPCG,              // no pin of nvcr.io/nvidia/hpc-benchmarks:24.03 found ("hpc-benchmarks:24.03@", "hpc-benchmarks@sha256")

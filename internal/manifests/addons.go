@@ -38,6 +38,9 @@ type AddonOptions struct {
 	// MPIOperator adds AddonMPIOperator, the MPI Operator with its CRD (mpi_addon.go): for a
 	// cluster whose add-ons travel in a bootstrap bundle, since it does not fit in user data.
 	MPIOperator bool
+	// GPUHealthAgent adds AddonGPUHealthAgent, the GPU health agent on every GPU node
+	// (gpu_health_agent.go): for a bundled cluster, like MPIOperator.
+	GPUHealthAgent bool
 	// Kueue adds AddonKueue, Kueue with the queues of these pools and teams (kueue_addon.go; only
 	// Pools and Teams are read): for a bundled cluster, like MPIOperator.
 	Kueue *MPIOptions
@@ -94,6 +97,9 @@ func Addons(o Options, a AddonOptions) ([]AddonFile, error) {
 			return nil, err
 		}
 		files[AddonClusterAutoscaler] = ca
+	}
+	if a.GPUHealthAgent {
+		files[AddonGPUHealthAgent] = gpuHealthAgent(o)
 	}
 	if a.Validation {
 		// The cross-node all-reduce first: its ranks must run together, one per node. Created

@@ -371,7 +371,7 @@ func TestAddonsHoldNoSecret(t *testing.T) {
 func TestAddonImagesArePinned(t *testing.T) {
 	pinned := images.Refs()
 	ca := autoscalerOpts()
-	m, err := AddonsYAML(opts(catalog.ScenarioMolecularDynamics), AddonOptions{Validation: true, ClusterAutoscaler: &ca})
+	m, err := AddonsYAML(opts(catalog.ScenarioMolecularDynamics), AddonOptions{Validation: true, ClusterAutoscaler: &ca, GPUHealthAgent: true})
 	if err != nil {
 		t.Fatal(err)
 	}

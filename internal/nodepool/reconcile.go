@@ -143,10 +143,14 @@ func (o *Outcome) removeEtcdMembers(ctx context.Context, c *cloud.Client, spec S
 	return err
 }
 
+// toPlanNodes: a node is outdated, and rolled, when it was built from another spec or when the
+// GPU health agent on it asked for a new instance (tagging.ReplaceRequested): a GPU no reset
+// mends is replaced the way a changed spec replaces a node, wave by wave, stopped normally first.
 func toPlanNodes(in []cloud.Instance, specHash string) []poolplan.Node {
 	out := make([]poolplan.Node, 0, len(in))
 	for _, i := range in {
-		out = append(out, poolplan.Node{ID: i.ID, CreationTime: i.CreationTime, Outdated: i.Tags[tagging.Spec] != specHash})
+		_, replace := i.Tags[tagging.ReplaceRequested]
+		out = append(out, poolplan.Node{ID: i.ID, CreationTime: i.CreationTime, Outdated: i.Tags[tagging.Spec] != specHash || replace})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/health"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 )
 
@@ -159,6 +160,10 @@ func manifestsOutputAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Include the MPI Operator with its MPIJob CRD (" + manifests.MPIOperatorVersion + ") in `addons` (file `" + manifests.AddonMPIOperator + "`), " +
 				"so MPIJobs run once the cluster is up. For a control-plane pool with a `bootstrap_bundle` only: the CRD alone is 219 KB of YAML, " +
 				"and with it the add-ons do not fit in the 32 KB of user data ECS accepts. Default `false`."},
+		"addons_gpu_health_agent": schema.BoolAttribute{Optional: true,
+			MarkdownDescription: "Include the GPU health agent in `addons` (file `" + manifests.AddonGPUHealthAgent + "`): a DaemonSet on the GPU nodes that " +
+				"taints a node whose GPU fails (`" + health.UnhealthyTaintKey + "`), evicts its GPU pods and asks its pool for a new instance; see the guide " +
+				"\"GPU health\". For a control-plane pool with a `bootstrap_bundle` only, like the MPI Operator: the inline add-ons fill their user-data budget. Default `false`."},
 		"addons_kueue": schema.BoolAttribute{Optional: true,
 			MarkdownDescription: "Include Kueue (" + manifests.KueueVersion + ") in `addons` (file `" + manifests.AddonKueue + "`, after the validation jobs and the MPI Operator): " +
 				"its release manifest (CRDs, manager, webhooks), the manager configuration of `mpi.queues_yaml` in place of the release's, and the queues of `mpi.pools` and `mpi.teams`; needs `mpi`. " +
@@ -169,7 +174,7 @@ func manifestsOutputAttributes() map[string]schema.Attribute {
 				manifests.MonitoringNamespace + "`), `" + manifests.AddonDevicePlugin + "`, `" + manifests.AddonDCGMExporter + "`, `" + manifests.AddonMonitoring +
 				"` (Prometheus with the scenario's alert rules, Alertmanager with its routing, Grafana with its dashboard and anonymous read-only access, node-exporter, " +
 				"prometheus-adapter serving the HPA's metric), with `cluster_autoscaler` `" + manifests.AddonClusterAutoscaler + "` (the Cluster Autoscaler), `" + manifests.AddonReaper + "`, `" + manifests.AddonWorkloads + "` (training template and HPA), with `addons_validation` `" +
-				manifests.AddonValidation + "`, with `addons_mpi_operator` `" + manifests.AddonMPIOperator + "` and, with `addons_kueue`, `" + manifests.AddonKueue + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
+				manifests.AddonValidation + "`, with `addons_gpu_health_agent` `" + manifests.AddonGPUHealthAgent + "`, with `addons_mpi_operator` `" + manifests.AddonMPIOperator + "` and, with `addons_kueue`, `" + manifests.AddonKueue + "`. Images are pinned in one place; see the guide \"What runs on the cluster after apply\". Holds no secret: Grafana's admin password is made in its pod."},
 	}
 }
 
@@ -196,6 +201,7 @@ type kubernetesManifestsModel struct {
 	AddonsValidation   types.Bool          `tfsdk:"addons_validation"`
 	AddonsMPIOperator  types.Bool          `tfsdk:"addons_mpi_operator"`
 	AddonsKueue        types.Bool          `tfsdk:"addons_kueue"`
+	AddonsGPUHealth    types.Bool          `tfsdk:"addons_gpu_health_agent"`
 	Addons             map[string]string   `tfsdk:"addons"`
 	MPI                *manifestsMPI       `tfsdk:"mpi"`
 	ClusterAutoscaler  *manifestsScaler    `tfsdk:"cluster_autoscaler"`
@@ -269,7 +275,7 @@ func (d *kubernetesManifestsDataSource) Read(ctx context.Context, req datasource
 		return
 	}
 	addons, err := manifests.AddonsYAML(o, manifests.AddonOptions{Validation: m.AddonsValidation.ValueBool(), ClusterAutoscaler: autoscaler,
-		MPIOperator: m.AddonsMPIOperator.ValueBool(), Kueue: kueue})
+		MPIOperator: m.AddonsMPIOperator.ValueBool(), Kueue: kueue, GPUHealthAgent: m.AddonsGPUHealth.ValueBool()})
 	if err != nil {
 		addPlanError(&resp.Diagnostics, err, summary)
 		return

@@ -206,6 +206,15 @@ func TestAccKubernetesManifests_addons(t *testing.T) {
 		{"addons_validation = true", append(slices.Clone(base), "50-validation.yaml"), nil},
 		// For a bundled control-plane pool: the MPI Operator with its CRD, last.
 		{"addons_mpi_operator = true", append(slices.Clone(base), "60-mpi-operator.yaml"), nil},
+		// For a bundled control-plane pool: the GPU health agent after dcgm-exporter, in the
+		// add-ons' registry.
+		{"addons_gpu_health_agent = true", []string{"00-namespaces.yaml", "10-device-plugin.yaml", "20-dcgm-exporter.yaml",
+			"25-gpu-health-agent.yaml", "30-monitoring.yaml", "40-reaper.yaml", "45-workloads.yaml"}, func(attrs map[string]string) error {
+			if !strings.Contains(attrs["addons.25-gpu-health-agent.yaml"], "image: registry.example.cn/mirror/gpu-health-agent:") {
+				return fmt.Errorf("25-gpu-health-agent.yaml does not pull the agent from image_registry")
+			}
+			return nil
+		}},
 		// Kueue with the queues of mpi's pools and teams, last: the file ends with the very
 		// configuration and queues mpi.queues_yaml renders (team chem's, not a default team's).
 		{"addons_kueue = true\n  mpi = { pools = { md = { node_count = 2, gpus_per_node = 8 } }, teams = { chem = { gpus = 8 } } }",

@@ -15,6 +15,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
 var (
@@ -181,6 +182,7 @@ var (
 	nodeObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"id": types.StringType, "zone_id": types.StringType, "private_ip": types.StringType,
 		"status": types.StringType, "instance_type": types.StringType, "deployment_set_id": types.StringType,
+		"replace_requested": types.StringType,
 	}}
 	findingObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"severity": types.StringType, "code": types.StringType, "requirement": types.StringType,
@@ -199,6 +201,7 @@ func (m *nodePoolModel) setNodes(_ context.Context, nodes []cloud.Instance) diag
 			"id": types.StringValue(n.ID), "zone_id": types.StringValue(n.ZoneID), "private_ip": types.StringValue(n.PrivateIP),
 			"status": types.StringValue(n.Status), "instance_type": types.StringValue(n.InstanceType),
 			"deployment_set_id": types.StringValue(n.DeploymentSetID),
+			"replace_requested": replaceRequest(n),
 		})
 		diags.Append(d...)
 		elems = append(elems, obj)
@@ -250,6 +253,36 @@ func (m *nodePoolModel) nodeIDs() []string {
 		}
 	}
 	return ids
+}
+
+// replaceRequest is the reason the node's GPU health agent tagged it for replacement; null
+// without the tag.
+func replaceRequest(n cloud.Instance) types.String {
+	if why, ok := n.Tags[tagging.ReplaceRequested]; ok {
+		return types.StringValue(why)
+	}
+	return types.StringNull()
+}
+
+// replaceRequests are the nodes the model records that ask for a new instance, as id: reason.
+func (m *nodePoolModel) replaceRequests() map[string]string {
+	out := map[string]string{}
+	if m.Nodes.IsNull() || m.Nodes.IsUnknown() {
+		return out
+	}
+	for _, e := range m.Nodes.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok {
+			continue
+		}
+		attrs := obj.Attributes()
+		id, _ := attrs["id"].(types.String)
+		why, _ := attrs["replace_requested"].(types.String)
+		if !why.IsNull() && !why.IsUnknown() {
+			out[id.ValueString()] = why.ValueString()
+		}
+	}
+	return out
 }
 
 // forgetNodes marks what depends on the nodes unknown: the plan then shows the repair, and the

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
 // The service wants AutoReleaseTime at least 30 minutes and at most three years ahead.
@@ -188,7 +191,8 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		// Nothing in the configuration changed: the network was checked when this state was
 		// planned, so a no-change plan of a thousand nodes costs only the refresh (N/100 calls).
 		// Drift of the nodes themselves still shows.
-		if state.nodesDrifted(int(state.Size.ValueInt64())) || r.backendsDrifted(ctx, state) {
+		replacing := warnReplaceRequests(state, &resp.Diagnostics)
+		if replacing || state.nodesDrifted(int(state.Size.ValueInt64())) || r.backendsDrifted(ctx, state) {
 			plan.forgetNodes()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
@@ -232,13 +236,29 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.
-		if state.nodesDrifted(spec.Size) {
+		replacing := warnReplaceRequests(state, diags)
+		if replacing || state.nodesDrifted(spec.Size) {
 			plan.forgetNodes()
 		} else if state.Size.Equal(plan.Size) && state.InstanceType.Equal(plan.InstanceType) {
 			plan.EstimatedHourlyPrice = state.EstimatedHourlyPrice
 		}
 	}
 	return true
+}
+
+// warnReplaceRequests warns of each node of a fixed pool whose GPU health agent asked for a new
+// instance, naming the node and why, and answers whether there is one: the plan then shows the
+// nodes replaced, and the apply rolls those nodes as outdated ones.
+func warnReplaceRequests(state *nodePoolModel, diags *diag.Diagnostics) bool {
+	requests := state.replaceRequests()
+	for _, id := range slices.Sorted(maps.Keys(requests)) {
+		diags.AddAttributeWarning(path.Root("nodes"), fmt.Sprintf("Node %s is replaced: %s", id, requests[id]),
+			fmt.Sprintf("The GPU health agent on node %s found a GPU no reset mends (%s), moved the node's GPU pods off it and tagged "+
+				"its instance %s. This apply replaces the node as it rolls an outdated one: it is stopped normally, so its "+
+				"kubelet ends what still runs there, then released, and a new node joins in its place. To keep the node, "+
+				"remove the tag from the instance before applying.", id, requests[id], tagging.ReplaceRequested))
+	}
+	return len(requests) > 0
 }
 
 // gpuProductLabel is the nvidia.com/gpu.product value: the datasheet model where the vendor names

@@ -39,6 +39,10 @@ const (
 	PoolNetwork = "gpucluster:pool-network"
 	Scenario    = "gpucluster:scenario"
 	Spec        = "gpucluster:spec"
+	// ReplaceRequested is set on a fixed pool's node by the GPU health agent on it (its value
+	// says why: the XID and the GPU); the pool's next plan shows the node replaced and the apply
+	// replaces it. The tag goes with the released instance.
+	ReplaceRequested = "gpucluster:replace-requested"
 
 	// gpucluster_node_image: the image's name and a digest of what it holds, on the image, its
 	// copies and its builder instance. Together with gpucluster:managed-by they find, and adopt,

@@ -360,6 +360,8 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   addons_validation = var.validation_jobs
   # The MPI Operator with its CRD: in the bundle only (var.mpi_operator's validation).
   addons_mpi_operator = var.mpi_operator
+  # The GPU health agent: in the bundle only, so off without one (see var.gpu_health_agent).
+  addons_gpu_health_agent = var.gpu_health_agent && var.bootstrap_bundle.enabled
   # Kueue and the team queues, on the pools by the names their nodes carry: the pool names are
   # this module's own, so the teams come in by worker_pools key and no caller passes names back.
   addons_kueue = var.kueue != null

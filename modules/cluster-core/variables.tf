@@ -385,6 +385,13 @@ variable "etcd_backup" {
   }
 }
 
+variable "gpu_health_agent" {
+  description = "Run the GPU health agent on every GPU node (gpucluster_kubernetes_manifests addons_gpu_health_agent): it taints a node whose GPU fails, evicts its GPU pods and asks the node's pool for a new instance (see the guide \"GPU health\"). It travels with the add-ons in the bootstrap bundle, so it runs only with bootstrap_bundle.enabled; false turns it off."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
 variable "mpi_operator" {
   description = "Apply the MPI Operator with its MPIJob CRD with the add-ons (gpucluster_kubernetes_manifests addons_mpi_operator), so MPIJobs run once the cluster is up. Needs bootstrap_bundle.enabled: the CRD does not fit in the first control-plane node's user data. The simulation scenario modules set it."
   type        = bool

@@ -82,7 +82,7 @@ func render() ([]byte, error) {
 	// validation job.
 	inv, err := manifests.Inventory(manifests.Options{Scenario: catalog.ScenarioMolecularDynamics, Nodes: 2, GPUsPerNode: 8,
 		HPA: &manifests.HPA{Deployment: "inference", MinReplicas: 1, MaxReplicas: 2}},
-		manifests.AddonOptions{Validation: true, ClusterAutoscaler: &manifests.ClusterAutoscalerOptions{
+		manifests.AddonOptions{Validation: true, GPUHealthAgent: true, ClusterAutoscaler: &manifests.ClusterAutoscalerOptions{
 			NodeGroups: []manifests.NodeGroup{{Name: "burst", ScalingGroupID: "asg-example", Min: 0, Max: 8}}}})
 	if err != nil {
 		return nil, err
@@ -145,6 +145,8 @@ func render() ([]byte, error) {
 			note = " (written by the node bootstrap)"
 		case manifests.AddonClusterAutoscaler:
 			note = " (only with `cluster_autoscaler`, for the cluster's autoscaling pools; see the guide Autoscaling GPU node pools and spot)"
+		case manifests.AddonGPUHealthAgent:
+			note = " (only with `addons_gpu_health_agent = true`, which the modules set when the add-ons travel in a bootstrap bundle; see the guide GPU health)"
 		case manifests.AddonValidation:
 			note = " (only with `addons_validation = true`; the Jobs run once per cluster and stay, with their logs, until you delete them, and a deleted Job runs again at the next apply)"
 		}

@@ -32,6 +32,9 @@ const BootTime = 100 * time.Millisecond
 type Cloud struct {
 	Client   *cloud.Client
 	Emulator *emulator.Server
+	// URL is the emulator's base URL (its API and, under emulator.MetadataPath, each instance's
+	// metadata service).
+	URL string
 }
 
 // Start runs the emulator for one test and stops it when the test ends. maxRetries is the
@@ -49,7 +52,7 @@ func Start(t testing.TB, maxRetries int) *Cloud {
 	if err != nil {
 		t.Fatalf("cloud.New: %v", err)
 	}
-	return &Cloud{Client: c, Emulator: srv}
+	return &Cloud{Client: c, Emulator: srv, URL: url}
 }
 
 // StartEmulator starts an emulator with cfg on a free loopback port, stops it when the test

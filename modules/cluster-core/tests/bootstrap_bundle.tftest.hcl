@@ -108,6 +108,22 @@ run "etcd_backup_period" {
   expect_failures = [var.etcd_backup]
 }
 
+# gpu_health_agent = false leaves the agent out of bundled add-ons (the add-ons themselves are
+# known only after apply; the data source's input is known at plan).
+run "gpu_health_agent_off" {
+  command = plan
+  variables {
+    network_id       = run.network.network_id
+    control_plane    = { ram_role_name = "cc-bundle-cp" }
+    bootstrap_bundle = { enabled = true, worker_ram_role_name = "cc-bundle-worker" }
+    gpu_health_agent = false
+  }
+  assert {
+    condition     = data.gpucluster_kubernetes_manifests.cluster.addons_gpu_health_agent == false
+    error_message = "gpu_health_agent = false must leave the agent out of the add-ons"
+  }
+}
+
 run "bundled" {
   variables {
     network_id       = run.network.network_id
@@ -148,6 +164,12 @@ run "bundled" {
   assert {
     condition     = [for e in gpucluster_bootstrap_bucket.bundles[0].expirations : "${e.key_prefix} ${e.days}"] == ["etcd-snapshots/cc-bundle 30"]
     error_message = "the bucket must expire the snapshots after 30 days, the default retention: ${jsonencode(gpucluster_bootstrap_bucket.bundles[0].expirations)}"
+  }
+
+  # The GPU health agent is on by default with bundled add-ons: its DaemonSet on the GPU nodes.
+  assert {
+    condition     = strcontains(lookup(gpucluster_node_pool.control_plane[0].kubernetes.addons, "25-gpu-health-agent.yaml", ""), "name: gpu-health-agent")
+    error_message = "with bundles the add-ons must hold the GPU health agent by default: ${jsonencode(output.addon_files)}"
   }
 
   # The add-ons travel in the first control-plane node's bundle, so they may hold the MPI Operator

@@ -48,6 +48,13 @@ variable "validation_jobs" {
   nullable    = false
 }
 
+variable "gpu_health_agent" {
+  description = "Run the GPU health agent on every GPU node: it taints a node whose GPU fails, evicts its GPU pods and asks the node's pool for a new instance (see the guide \"GPU health\"). It travels with the add-ons in the bootstrap bundle, so it runs only with bootstrap_bundle.enabled; false turns it off."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
 variable "image_registry" {
   description = "Registry every container image of the cluster is pulled from, such as \"registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster\" (a Container Registry namespace through its VPC endpoint) or \"<instance>-registry-vpc.<region>.cr.aliyuncs.com/<namespace>\": kubeadm's imageRepository, containerd's pause image and registry mirrors, the CNI, every add-on and the validation and MPI jobs, each as <image_registry>/<last part of its name>:<tag>@<digest> (the images output lists them for your sync). Null: in mainland China regions (cn-* but cn-hongkong) registry-vpc.<region>.aliyuncs.com/gpucluster, which you create and fill (a plan warning says how); elsewhere the public registries. \"\" is the public registries in any region."
   type        = string
