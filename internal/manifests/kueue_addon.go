@@ -38,9 +38,24 @@ var kueueRelease string
 // manifests.yaml), which is the images table's row.
 const kueueReleaseImage = "us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:main"
 
+// kueueVisibilityOff is the manager argument that turns off Kueue's visibility server (the
+// pending-workloads API, an aggregated API behind the release's APIServices
+// v1beta1/v1beta2.visibility.kueue.x-k8s.io). Decision: the add-on leaves that API out. Its
+// server binds the fixed port 8082 on every interface and writes its certificates to a fixed
+// /visibility (sigs.k8s.io/kueue pkg/visibility/server.go, applyVisibilityServerOptions), so a
+// cluster that runs the manager as a process cannot answer it per manager; and an APIService
+// that is registered but unavailable breaks discovery of its group for every client that lists
+// the API groups, and namespace deletion (the namespace controller must list every group). Kueue
+// itself does not need it: it serves kueuectl's and users' views of pending workloads only.
+const kueueVisibilityOff = "--feature-gates=VisibilityOnDemand=false"
+
+// kueueConfigArg is the manager's first argument in the release's Deployment, after which
+// kueueVisibilityOff goes.
+const kueueConfigArg = "- --config=/controller_manager_config.yaml"
+
 // kueueAddon is AddonKueue's documents: the release with the manager image in registry and
 // without its ConfigMap, which the rendered one (gang admission, the MPIJob integration) replaces,
-// then the queues of m's pools and teams.
+// without the visibility API (kueueVisibilityOff), then the queues of m's pools and teams.
 func kueueAddon(o Options, m MPIOptions) ([]Document, error) {
 	m, err := withMPIDefaults(o, m)
 	if err != nil {
@@ -54,13 +69,15 @@ func kueueAddon(o Options, m MPIOptions) ([]Document, error) {
 	replaced := false
 	for _, d := range docs {
 		switch {
-		case d.Kind == "ConfigMap" && d.Name == KueueConfigMapName:
+		case d.Kind == "ConfigMap" && d.Name == KueueConfigMapName,
+			d.Kind == "APIService" && strings.HasSuffix(d.Name, ".visibility.kueue.x-k8s.io"):
 			continue
 		case d.Kind == "Deployment":
-			if !strings.Contains(d.YAML, kueueReleaseImage) {
-				return nil, fmt.Errorf("kueue release: Deployment %s names no %s", d.Name, kueueReleaseImage)
+			if !strings.Contains(d.YAML, kueueReleaseImage) || !strings.Contains(d.YAML, kueueConfigArg) {
+				return nil, fmt.Errorf("kueue release: Deployment %s names no %s or has no argument %s", d.Name, kueueReleaseImage, kueueConfigArg)
 			}
 			d.YAML = strings.ReplaceAll(d.YAML, kueueReleaseImage, images.RefIn(images.Kueue, o.ImageRegistry))
+			d.YAML = strings.Replace(d.YAML, kueueConfigArg, kueueConfigArg+"\n        - "+kueueVisibilityOff, 1)
 			replaced = true
 		}
 		out = append(out, d)

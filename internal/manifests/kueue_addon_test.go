@@ -85,6 +85,11 @@ func TestAddonsKueue(t *testing.T) {
 			if want := images.RefIn(images.Kueue, o.ImageRegistry); !strings.Contains(d.YAML, "image: "+want+"\n") || strings.Contains(d.YAML, kueueReleaseImage) {
 				t.Errorf("the manager's image is not %s:\n%s", want, d.YAML)
 			}
+			if !strings.Contains(d.YAML, "- --config=/controller_manager_config.yaml\n        - --feature-gates=VisibilityOnDemand=false\n") {
+				t.Errorf("the manager's arguments do not turn the visibility server off:\n%s", d.YAML)
+			}
+		case d.Kind == "APIService":
+			t.Errorf("%s registers the aggregated API %s, which no manager answers", AddonKueue, d.Name)
 		case d.Kind == "ClusterQueue" && d.Name == "cfd":
 			if !strings.Contains(d.YAML, "name: md-b") {
 				t.Errorf("team cfd's ClusterQueue has no quota on its pool md-b:\n%s", d.YAML)
