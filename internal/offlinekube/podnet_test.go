@@ -53,7 +53,7 @@ func testWebhookThroughPodNetwork(t *testing.T, c *Cluster) {
 	}
 	svc, err := client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(containerPort)}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(containerPort)}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
