@@ -53,6 +53,16 @@ const kueueVisibilityOff = "--feature-gates=VisibilityOnDemand=false"
 // kueueVisibilityOff goes.
 const kueueConfigArg = "- --config=/controller_manager_config.yaml"
 
+// kueueManagerToleration lets the manager's pod run on a control-plane node. The release's pod
+// tolerates nothing, and the cluster may have no untainted node at all: the control-plane nodes
+// keep kubeadm's NoSchedule taint and the GPU workers carry the GPU taint (internal/bootstrap);
+// a manager left Pending answers no webhook, and its webhooks (failurePolicy Fail) then refuse
+// every Job. It goes before the pod's serviceAccountName, a line the release's Deployment has.
+const (
+	kueueManagerTolerationAnchor = "      serviceAccountName: kueue-controller-manager\n"
+	kueueManagerToleration       = "      tolerations:\n      - effect: NoSchedule\n        key: node-role.kubernetes.io/control-plane\n        operator: Exists\n"
+)
+
 // kueueAddon is AddonKueue's documents: the release with the manager image in registry and
 // without its ConfigMap, which the rendered one (gang admission, the MPIJob integration) replaces,
 // without the visibility API (kueueVisibilityOff), then the queues of m's pools and teams.
@@ -73,9 +83,10 @@ func kueueAddon(o Options, m MPIOptions) ([]Document, error) {
 			d.Kind == "APIService" && strings.HasSuffix(d.Name, ".visibility.kueue.x-k8s.io"):
 			continue
 		case d.Kind == "Deployment":
-			if !strings.Contains(d.YAML, kueueReleaseImage) || !strings.Contains(d.YAML, kueueConfigArg) {
-				return nil, fmt.Errorf("kueue release: Deployment %s names no %s or has no argument %s", d.Name, kueueReleaseImage, kueueConfigArg)
+			if !strings.Contains(d.YAML, kueueReleaseImage) || !strings.Contains(d.YAML, kueueConfigArg) || !strings.Contains(d.YAML, kueueManagerTolerationAnchor) {
+				return nil, fmt.Errorf("kueue release: Deployment %s names no %s, has no argument %s or no line %q", d.Name, kueueReleaseImage, kueueConfigArg, kueueManagerTolerationAnchor)
 			}
+			d.YAML = strings.Replace(d.YAML, kueueManagerTolerationAnchor, kueueManagerToleration+kueueManagerTolerationAnchor, 1)
 			d.YAML = strings.ReplaceAll(d.YAML, kueueReleaseImage, images.RefIn(images.Kueue, o.ImageRegistry))
 			d.YAML = strings.Replace(d.YAML, kueueConfigArg, kueueConfigArg+"\n        - "+kueueVisibilityOff, 1)
 			replaced = true
