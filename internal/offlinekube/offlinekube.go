@@ -238,7 +238,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 func (c *Cluster) startPodPrograms(binDir, apiURL string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &podPrograms{binDir: binDir, workDir: c.workDir, apiURL: apiURL, caCertPEM: c.caCertPEM,
-		client: c.client, network: c.network, logf: c.logf, running: map[types.UID]*runningPod{}}
+		client: c.client, network: c.network, logf: c.logf, running: map[types.UID]*runningPod{}, failed: map[types.UID]string{}}
 	done := make(chan struct{})
 	go func() { r.run(ctx); close(done) }()
 	c.mu.Lock()

@@ -157,7 +157,7 @@ func (n *podNetwork) handleConnect(w http.ResponseWriter, r *http.Request) {
 		_ = client.Close()
 		return
 	}
-	n.relay(client, io.MultiReader(buf.Reader, client), upstream)
+	n.relay(client, buf.Reader, upstream) // the reader holds what came after the CONNECT, then the rest
 }
 
 // relay copies both ways until either side ends, then closes both.

@@ -85,6 +85,7 @@ type podPrograms struct {
 
 	mu      sync.Mutex
 	running map[types.UID]*runningPod
+	failed  map[types.UID]string // why a pod's program did not start, logged once per reason
 }
 
 type runningPod struct {
@@ -134,7 +135,8 @@ func (r *podPrograms) sync(ctx context.Context) {
 			_, started := r.running[pod.UID]
 			r.mu.Unlock()
 			if !started {
-				if err := r.start(ctx, pod, c, prog); err != nil {
+				if err := r.start(ctx, pod, c, prog); err != nil && r.failed[pod.UID] != err.Error() {
+					r.failed[pod.UID] = err.Error() // tried again next round; said once
 					r.logf("offlinekube: pod %s/%s: %s: %v", pod.Namespace, pod.Name, prog.binary, err)
 				}
 			}
