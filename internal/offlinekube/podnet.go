@@ -36,8 +36,11 @@ import (
 // runner registered (ServePodPort) for that container port; it then relays bytes to the loopback
 // address the process listens on. `CONNECT <PodIP>:<port>` goes straight to a registered pod.
 // Anything else is refused with 502 at once, as an unreachable address fails the dial: the
-// kubelet connections (logs, exec: the same "cluster" context, pkg/kubelet/client) to kwok's
-// nodes, which have no kubelet, and a pod whose program nobody runs.
+// kubelet connections (logs, exec, and the proxy subresources take the same "cluster" context:
+// k8s.io/kubernetes v1.37.2 pkg/kubelet/client/kubelet_client.go MakeTransport, and the
+// ProxyTransport of pkg/controlplane/apiserver) to kwok's nodes, which have no kubelet; the
+// aggregator's calls to an APIService whose pod runs nothing (k8s.io/kube-aggregator
+// pkg/apiserver/apiserver.go, proxyTransportDial, also "cluster"); a pod whose program nobody runs.
 
 // egressSelectorConfig is the API server's --egress-selector-config-file: the "cluster" context
 // over HTTP CONNECT on plain TCP to the pod network (http:// needs no tlsConfig; the control
