@@ -31,9 +31,10 @@ import (
 // podProgram is one row of the table: which image it plays, with which binary, and how the
 // container's arguments and files become a local process's.
 type podProgram struct {
-	// repository is the image's repository (images table), matched whatever its registry or tag.
-	repository string
-	binary     string
+	// image is the images table's name of the image: matched as its upstream name or its name in
+	// a mirror registry (images.Image.MirrorName: <registry>/<Short>), whatever the tag.
+	image  string
+	binary string
 	// prepare writes the container's files under dir and returns the program's arguments and
 	// its listening ports: container port -> the loopback address the program was told to use.
 	prepare func(ctx context.Context, p *podRun) (args []string, listens map[int]string, err error)
@@ -42,7 +43,7 @@ type podProgram struct {
 // podProgramTable is every image the offline cluster runs a program for. The MPI Operator serves
 // nothing the API server calls, so it is not here yet.
 var podProgramTable = []podProgram{
-	{repository: images.Get(images.Kueue).Repository, binary: "kueue", prepare: prepareKueue},
+	{image: images.Kueue, binary: "kueue", prepare: prepareKueue},
 }
 
 // programFor is the table's row for a container image reference, or nil.
@@ -55,7 +56,8 @@ func programFor(image string) *podProgram {
 		name = name[:i]
 	}
 	for i := range podProgramTable {
-		if r := podProgramTable[i].repository; name == r || strings.HasSuffix(name, "/"+r) {
+		img := images.Get(podProgramTable[i].image)
+		if name == img.Upstream() || name[strings.LastIndexByte(name, '/')+1:] == img.Short() {
 			return &podProgramTable[i]
 		}
 	}
