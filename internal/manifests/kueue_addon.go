@@ -40,13 +40,15 @@ const kueueReleaseImage = "us-central1-docker.pkg.dev/k8s-staging-images/kueue/k
 
 // kueueVisibilityOff is the manager argument that turns off Kueue's visibility server (the
 // pending-workloads API, an aggregated API behind the release's APIServices
-// v1beta1/v1beta2.visibility.kueue.x-k8s.io). Decision: the add-on leaves that API out. Its
-// server binds the fixed port 8082 on every interface and writes its certificates to a fixed
-// /visibility (sigs.k8s.io/kueue pkg/visibility/server.go, applyVisibilityServerOptions), so a
-// cluster that runs the manager as a process cannot answer it per manager; and an APIService
-// that is registered but unavailable breaks discovery of its group for every client that lists
-// the API groups, and namespace deletion (the namespace controller must list every group). Kueue
-// itself does not need it: it serves kueuectl's and users' views of pending workloads only.
+// v1beta1/v1beta2.visibility.kueue.x-k8s.io). Decision: the add-on leaves that API out. At
+// KueueVersion its port can be set (the configuration's visibilityServer.bindPort), but its server
+// writes its certificates into the fixed directory /visibility (sigs.k8s.io/kueue v0.17.0
+// pkg/visibility/server.go, certDir and applyVisibilityServerOptions), the pod's emptyDir, so the
+// offline cluster, which runs the manager as a process, cannot keep one manager's apart from
+// another's or from the machine's; and an APIService that is registered but unavailable breaks
+// discovery of its group for every client that lists the API groups, and namespace deletion (the
+// namespace controller must list every group). Kueue itself does not need it: it serves
+// kueuectl's and users' views of pending workloads only.
 const kueueVisibilityOff = "--feature-gates=VisibilityOnDemand=false"
 
 // kueueConfigArg is the manager's first argument in the release's Deployment, after which
