@@ -201,8 +201,8 @@ func freePort(t *testing.T) int {
 // which it updates but does not create: the release manifest has it, empty, and so does this test.
 // It waits for the files to appear in the certificate directory, where the kubelet would mount the
 // Secret: the test writes them there.
-// The visibility API server (an aggregated API for pending workloads) is off: it binds a fixed
-// port and nothing here reads it.
+// The visibility API server (an aggregated API for pending workloads) is off, as in the add-on:
+// it keeps its certificates in a fixed /visibility, and nothing here reads it.
 func startKueue(t *testing.T, c *offlinekube.Cluster, binDir, workDir string, queues []manifests.Document) *controller {
 	t.Helper()
 	var rendered string
