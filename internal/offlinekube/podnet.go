@@ -43,8 +43,11 @@ import (
 // pkg/apiserver/apiserver.go, proxyTransportDial, also "cluster"); a pod whose program nobody runs.
 
 // egressSelectorConfig is the API server's --egress-selector-config-file: the "cluster" context
-// over HTTP CONNECT on plain TCP to the pod network (http:// needs no tlsConfig; the control
-// plane and etcd contexts, absent, stay direct).
+// over HTTP CONNECT on plain TCP to the pod network (an http:// URL takes no tlsConfig:
+// k8s.io/apiserver v0.37.2 pkg/server/egressselector/config.go validateTCPConnection; the control
+// plane and etcd contexts, absent, stay direct). The API server writes `CONNECT <addr>` with
+// `Host: 127.0.0.1` and wants 200 (egress_selector.go tunnelHTTPConnect); the request line is
+// what handleConnect routes by.
 const egressSelectorConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
 egressSelections:

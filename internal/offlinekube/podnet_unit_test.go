@@ -94,7 +94,9 @@ func connectAndEcho(t *testing.T, proxy, target string) string {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	// What kube-apiserver writes (k8s.io/apiserver v0.37.2 pkg/server/egressselector
+	// egress_selector.go, tunnelHTTPConnect): the target in the request line, Host 127.0.0.1.
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", target)
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
