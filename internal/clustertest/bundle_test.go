@@ -44,34 +44,32 @@ func (s *stack) checkBootedFromBundles(t *testing.T) []nodeBundle {
 	return nodes
 }
 
+// initAddons are the add-on objects the first control-plane node applied (waiting up to a
+// minute for its add-on unit to have run).
+func (s *stack) initAddons(t *testing.T) []nodeagent.AddonResult {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, st := range s.agent.Statuses() {
+			if st.Role == nodeagent.RoleInit && len(st.Addons) > 0 {
+				return st.Addons
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatal("the first control-plane node applied no add-ons")
+	return nil
+}
+
 // checkMPIOperator: the add-ons the first control-plane node applied (its bundle's, played by
 // the node agent) hold the MPI Operator with its CRD exactly when the scenario asks for MPI (the
 // simulation scenarios, with bundles on), every object of it applied, and the API server
 // serves MPIJobs (the CRD is Established).
 func (s *stack) checkMPIOperator(t *testing.T, want bool) {
 	t.Helper()
-	var applied []nodeagent.AddonResult
-	deadline := time.Now().Add(time.Minute)
-	for applied == nil && time.Now().Before(deadline) {
-		for _, st := range s.agent.Statuses() {
-			if st.Role == nodeagent.RoleInit && len(st.Addons) > 0 {
-				applied = st.Addons
-			}
-		}
-		if applied == nil {
-			time.Sleep(time.Second)
-		}
-	}
-	if applied == nil {
-		t.Fatal("the first control-plane node applied no add-ons")
-	}
+	applied := s.initAddons(t)
 	var mpi []string
 	for _, r := range applied {
-		// Kueue is opt-in (apply_kueue): its webhooks would refuse every Job here, where no
-		// manager answers them (ARCHITECTURE.md), so the modules' defaults must not bring it.
-		if r.File == manifests.AddonKueue {
-			t.Errorf("%s was applied on the module's defaults: %s", manifests.AddonKueue, r.Object)
-		}
 		if r.File != manifests.AddonMPIOperator {
 			continue
 		}

@@ -94,6 +94,7 @@ func testScenario(t *testing.T, module, name, inputs string, env ...string) *sta
 	}
 	s.auditSecrets(t, s.checkBootedFromBundles(t))
 	s.checkMPIOperator(t, module != "ai-training") // the simulation scenarios ask for MPI
+	s.checkKueue(t, module != "ai-training")       // and, on their defaults, bring Kueue
 	outcomes, raw := s.consoles(t)
 	for id, got := range outcomes {
 		if !got.Joined || got.FailedPhase != "" {

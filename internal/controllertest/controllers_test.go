@@ -192,17 +192,17 @@ func freePort(t *testing.T) int {
 
 // startKueue runs the Kueue manager with the configuration internal/manifests renders (the
 // kueue-manager-config ConfigMap), changed only where a process on a shared test machine must
-// differ from the release's pod: loopback ports of its own, metrics off, the webhook server's
-// certificates in the work directory, and the leader election lease's namespace. Kueue's internal certificate management stays on (its
-// default): with it off the manager reads metrics certificates from a fixed /etc/kueue path. No
+// differ from the release's pod (offlinekube.KueueLocalConfig, as the offline cluster runs the
+// add-on's pod). Kueue's internal certificate management stays on (its default): with it off the
+// manager reads metrics certificates from a fixed /etc/kueue path. No
 // webhook configuration is registered, so the API server never calls Kueue's webhooks; the
 // rendered MPIJobs are created suspended, which is what Kueue's defaulting webhook would ensure.
 // The certificate rotator keeps its CA and certificate in the Secret kueue-webhook-server-cert,
 // which it updates but does not create: the release manifest has it, empty, and so does this test.
 // It waits for the files to appear in the certificate directory, where the kubelet would mount the
 // Secret: the test writes them there.
-// The visibility API server (an aggregated API for pending workloads) is off: it binds a fixed
-// port and nothing here reads it.
+// The visibility API server (an aggregated API for pending workloads) is off, as in the add-on:
+// it keeps its certificates in a fixed /visibility, and nothing here reads it.
 func startKueue(t *testing.T, c *offlinekube.Cluster, binDir, workDir string, queues []manifests.Document) *controller {
 	t.Helper()
 	var rendered string
@@ -217,24 +217,15 @@ func startKueue(t *testing.T, c *offlinekube.Cluster, binDir, workDir string, qu
 	if err := yaml.Unmarshal([]byte(rendered), &cm); err != nil || cm.Data["controller_manager_config.yaml"] == "" {
 		t.Fatalf("no rendered %s ConfigMap with controller_manager_config.yaml (%v)", manifests.KueueConfigMapName, err)
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(cm.Data["controller_manager_config.yaml"]), &cfg); err != nil {
-		t.Fatal(err)
-	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kueue-webhook-server-cert", Namespace: manifests.KueueNamespace}}
 	if _, err := c.Client().CoreV1().Secrets(manifests.KueueNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	healthPort, certDir := freePort(t), filepath.Join(workDir, "kueue-certs")
-	cfg["health"] = map[string]any{"healthProbeBindAddress": fmt.Sprintf("127.0.0.1:%d", healthPort)}
-	cfg["metrics"] = map[string]any{"bindAddress": "0"}
-	// In the cluster the lease's namespace is the pod's own (its service account's); out of it, it
-	// must be named.
-	if le, ok := cfg["leaderElection"].(map[string]any); ok {
-		le["resourceNamespace"] = manifests.KueueNamespace
-	}
-	cfg["webhook"] = map[string]any{"host": "127.0.0.1", "port": freePort(t), "certDir": certDir}
-	data, err := yaml.Marshal(cfg)
+	data, err := offlinekube.KueueLocalConfig([]byte(cm.Data["controller_manager_config.yaml"]), offlinekube.KueueLocal{
+		HealthAddr: fmt.Sprintf("127.0.0.1:%d", healthPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		CertDir: certDir, LeaseNamespace: manifests.KueueNamespace,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,17 +237,9 @@ func startKueue(t *testing.T, c *offlinekube.Cluster, binDir, workDir string, qu
 	k := startController(t, "kueue", filepath.Join(binDir, "kueue"), workDir,
 		"--config="+cfgPath, "--kubeconfig="+c.Kubeconfig(), "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2")
 	waitFor(t, "kueue's webhook certificate in Secret "+secret.Name, func(ctx context.Context) (bool, error) {
-		got, err := c.Client().CoreV1().Secrets(manifests.KueueNamespace).Get(ctx, secret.Name, metav1.GetOptions{})
-		if err != nil || len(got.Data["tls.crt"]) == 0 || len(got.Data["tls.key"]) == 0 {
+		ok, err := offlinekube.SyncSecretFiles(ctx, c.Client(), manifests.KueueNamespace, secret.Name, certDir, "tls.crt", "tls.key")
+		if err != nil || !ok {
 			return false, errors.Join(err, k.exited())
-		}
-		if err := os.MkdirAll(certDir, 0o700); err != nil {
-			return false, err
-		}
-		for name, data := range got.Data {
-			if err := os.WriteFile(filepath.Join(certDir, name), data, 0o600); err != nil {
-				return false, err
-			}
 		}
 		return true, nil
 	})

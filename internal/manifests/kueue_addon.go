@@ -38,9 +38,36 @@ var kueueRelease string
 // manifests.yaml), which is the images table's row.
 const kueueReleaseImage = "us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:main"
 
+// kueueVisibilityOff is the manager argument that turns off Kueue's visibility server (the
+// pending-workloads API, an aggregated API behind the release's APIServices
+// v1beta1/v1beta2.visibility.kueue.x-k8s.io). Decision: the add-on leaves that API out. At
+// KueueVersion its port can be set (the configuration's visibilityServer.bindPort), but its server
+// writes its certificates into the fixed directory /visibility (sigs.k8s.io/kueue v0.17.0
+// pkg/visibility/server.go, certDir and applyVisibilityServerOptions), the pod's emptyDir, so the
+// offline cluster, which runs the manager as a process, cannot keep one manager's apart from
+// another's or from the machine's; and an APIService that is registered but unavailable breaks
+// discovery of its group for every client that lists the API groups, and namespace deletion (the
+// namespace controller must list every group). Kueue itself does not need it: it serves
+// kueuectl's and users' views of pending workloads only.
+const kueueVisibilityOff = "--feature-gates=VisibilityOnDemand=false"
+
+// kueueConfigArg is the manager's first argument in the release's Deployment, after which
+// kueueVisibilityOff goes.
+const kueueConfigArg = "- --config=/controller_manager_config.yaml"
+
+// kueueManagerToleration lets the manager's pod run on a control-plane node. The release's pod
+// tolerates nothing, and the cluster may have no untainted node at all: the control-plane nodes
+// keep kubeadm's NoSchedule taint and the GPU workers carry the GPU taint (internal/bootstrap);
+// a manager left Pending answers no webhook, and its webhooks (failurePolicy Fail) then refuse
+// every Job. It goes before the pod's serviceAccountName, a line the release's Deployment has.
+const (
+	kueueManagerTolerationAnchor = "      serviceAccountName: kueue-controller-manager\n"
+	kueueManagerToleration       = "      tolerations:\n      - effect: NoSchedule\n        key: node-role.kubernetes.io/control-plane\n        operator: Exists\n"
+)
+
 // kueueAddon is AddonKueue's documents: the release with the manager image in registry and
 // without its ConfigMap, which the rendered one (gang admission, the MPIJob integration) replaces,
-// then the queues of m's pools and teams.
+// without the visibility API (kueueVisibilityOff), then the queues of m's pools and teams.
 func kueueAddon(o Options, m MPIOptions) ([]Document, error) {
 	m, err := withMPIDefaults(o, m)
 	if err != nil {
@@ -54,13 +81,16 @@ func kueueAddon(o Options, m MPIOptions) ([]Document, error) {
 	replaced := false
 	for _, d := range docs {
 		switch {
-		case d.Kind == "ConfigMap" && d.Name == KueueConfigMapName:
+		case d.Kind == "ConfigMap" && d.Name == KueueConfigMapName,
+			d.Kind == "APIService" && strings.HasSuffix(d.Name, ".visibility.kueue.x-k8s.io"):
 			continue
 		case d.Kind == "Deployment":
-			if !strings.Contains(d.YAML, kueueReleaseImage) {
-				return nil, fmt.Errorf("kueue release: Deployment %s names no %s", d.Name, kueueReleaseImage)
+			if !strings.Contains(d.YAML, kueueReleaseImage) || !strings.Contains(d.YAML, kueueConfigArg) || !strings.Contains(d.YAML, kueueManagerTolerationAnchor) {
+				return nil, fmt.Errorf("kueue release: Deployment %s names no %s, has no argument %s or no line %q", d.Name, kueueReleaseImage, kueueConfigArg, kueueManagerTolerationAnchor)
 			}
+			d.YAML = strings.Replace(d.YAML, kueueManagerTolerationAnchor, kueueManagerToleration+kueueManagerTolerationAnchor, 1)
 			d.YAML = strings.ReplaceAll(d.YAML, kueueReleaseImage, images.RefIn(images.Kueue, o.ImageRegistry))
+			d.YAML = strings.Replace(d.YAML, kueueConfigArg, kueueConfigArg+"\n        - "+kueueVisibilityOff, 1)
 			replaced = true
 		}
 		out = append(out, d)

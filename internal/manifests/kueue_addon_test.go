@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
@@ -85,6 +87,22 @@ func TestAddonsKueue(t *testing.T) {
 			if want := images.RefIn(images.Kueue, o.ImageRegistry); !strings.Contains(d.YAML, "image: "+want+"\n") || strings.Contains(d.YAML, kueueReleaseImage) {
 				t.Errorf("the manager's image is not %s:\n%s", want, d.YAML)
 			}
+			if !strings.Contains(d.YAML, "- --config=/controller_manager_config.yaml\n        - --feature-gates=VisibilityOnDemand=false\n") {
+				t.Errorf("the manager's arguments do not turn the visibility server off:\n%s", d.YAML)
+			}
+			var dep appsv1.Deployment
+			if err := yaml.UnmarshalStrict([]byte(d.YAML), &dep); err != nil {
+				t.Fatalf("the manager's Deployment: %v", err)
+			}
+			// The control-plane nodes and the GPU workers are all tainted: without this the
+			// manager stays Pending and its webhooks refuse every Job.
+			if !slices.ContainsFunc(dep.Spec.Template.Spec.Tolerations, func(tol corev1.Toleration) bool {
+				return tol.Key == "node-role.kubernetes.io/control-plane" && tol.Operator == corev1.TolerationOpExists && tol.Effect == corev1.TaintEffectNoSchedule
+			}) {
+				t.Errorf("the manager's pod does not tolerate the control-plane taint: %+v", dep.Spec.Template.Spec.Tolerations)
+			}
+		case d.Kind == "APIService":
+			t.Errorf("%s registers the aggregated API %s, which no manager answers", AddonKueue, d.Name)
 		case d.Kind == "ClusterQueue" && d.Name == "cfd":
 			if !strings.Contains(d.YAML, "name: md-b") {
 				t.Errorf("team cfd's ClusterQueue has no quota on its pool md-b:\n%s", d.YAML)

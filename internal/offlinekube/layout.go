@@ -26,6 +26,9 @@ type layout struct {
 	certs           *pki
 	kubeconfigs     map[string]string // identity name (see identities) -> kubeconfig file
 	kwokStagesFile  string
+	// egressSelectorFile is the API server's egress configuration: the "cluster" context through
+	// the pod network (podnet.go).
+	egressSelectorFile string
 }
 
 // newLayout picks free loopback ports and writes the certificates, the kubeconfigs and kwok's
@@ -54,6 +57,7 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 		}
 		l.kubeconfigs[name] = path
 	}
+	l.egressSelectorFile = filepath.Join(workDir, "egress-selector.yaml")
 	l.kwokStagesFile = filepath.Join(workDir, "kwok-stages.yaml")
 	if err := writeKwokStages(l.kwokStagesFile); err != nil {
 		return nil, fmt.Errorf("offlinekube: kwok stages: %w", err)
@@ -98,6 +102,9 @@ func (l *layout) apiServerArgs() []string {
 		// The default reconciler would publish 127.0.0.1 as the kubernetes Service's endpoint,
 		// which the Endpoints validation refuses (loopback), every few seconds, in the log.
 		"--endpoint-reconciler-type=none",
+		// Its calls to webhooks and aggregated APIs behind Services reach the processes that play
+		// their pods through the pod network's CONNECT proxy (podnet.go).
+		"--egress-selector-config-file=" + l.egressSelectorFile,
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -74,8 +75,11 @@ type Cluster struct {
 	logf          func(format string, args ...any)
 
 	mu        sync.Mutex
-	processes []*process // in start order; stopped in reverse
-	stopped   bool
+	processes []*process  // in start order; stopped in reverse
+	network   *podNetwork // the API server's egress to Services and pods (podnet.go)
+	// stopPrograms ends the pod programs (podprograms.go) and returns once they have stopped.
+	stopPrograms func()
+	stopped      bool
 }
 
 // Start runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, in that order,
@@ -132,10 +136,11 @@ const portAttempts = 3
 // peer URL; with Options.RestoreEtcdFrom the next attempt restores the snapshot again). It returns where the logs went.
 func (c *Cluster) stopForRetry(attempt int) string {
 	c.mu.Lock()
-	processes := c.processes
-	c.processes = nil
+	processes, network := c.processes, c.network
+	c.processes, c.network = nil, nil
 	c.mu.Unlock()
 	stopAll(processes)
+	network.close()
 	kept := filepath.Join(c.workDir, fmt.Sprintf("logs-attempt-%d", attempt))
 	_ = os.Rename(filepath.Join(c.workDir, "logs"), kept)
 	_ = os.RemoveAll(etcdDataDir(c.workDir))
@@ -169,6 +174,17 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	}
 	if c.client, err = kubernetes.NewForConfig(c.restConfig); err != nil {
 		return fmt.Errorf("offlinekube: client: %w", err)
+	}
+	network, err := newPodNetwork(c.logf)
+	if err != nil {
+		return err
+	}
+	network.setClient(c.client)
+	c.mu.Lock()
+	c.network = network
+	c.mu.Unlock()
+	if err := writeEgressSelectorConfig(l.egressSelectorFile, network.addr()); err != nil {
+		return err
 	}
 	run := func(name string, args, env []string) (*process, error) {
 		return c.run(name, filepath.Join(binDir, name), l.logDir, args, env)
@@ -213,8 +229,21 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 			return p.failure(errExited)
 		}
 	}
+	c.startPodPrograms(binDir, l.apiURL)
 	c.logf("offlinekube: control plane ready in %s (work dir %s)", time.Since(begin).Round(time.Millisecond), c.workDir)
 	return nil
+}
+
+// startPodPrograms runs the programs of the Pods whose images podProgramTable lists, until Stop.
+func (c *Cluster) startPodPrograms(binDir, apiURL string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &podPrograms{binDir: binDir, workDir: c.workDir, apiURL: apiURL, caCertPEM: c.caCertPEM,
+		client: c.client, network: c.network, logf: c.logf, running: map[types.UID]*runningPod{}, failed: map[types.UID]string{}}
+	done := make(chan struct{})
+	go func() { r.run(ctx); close(done) }()
+	c.mu.Lock()
+	c.stopPrograms = func() { cancel(); <-done }
+	c.mu.Unlock()
 }
 
 // run starts a component and records it for Stop.
@@ -261,9 +290,13 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	processes := c.processes
+	processes, network, stopPrograms := c.processes, c.network, c.stopPrograms
 	c.mu.Unlock()
+	if stopPrograms != nil {
+		stopPrograms() // before the API server they talk to
+	}
 	stopAll(processes)
+	network.close()
 	if c.removeWorkDir {
 		_ = os.RemoveAll(c.workDir)
 	}
@@ -274,6 +307,21 @@ func stopAll(processes []*process) {
 	for i := len(processes) - 1; i >= 0; i-- {
 		processes[i].stop(stopGrace)
 	}
+}
+
+// ServePodPort makes podIP:port (a Pod's IP and one of its container ports) reachable from the
+// API server, at addr, a loopback address where the process playing that pod's container
+// listens, until remove is called: the API server's calls to a Service whose ready endpoint it
+// is (a webhook, an aggregated API) reach it there (podnet.go). An address nobody serves is
+// refused, as an unreachable pod would be.
+func (c *Cluster) ServePodPort(podIP string, port int, addr string) (remove func()) {
+	c.mu.Lock()
+	network := c.network
+	c.mu.Unlock()
+	if network == nil {
+		return func() {}
+	}
+	return network.serve(podIP, port, addr)
 }
 
 // Kubeconfig is the path of a kubeconfig file for a cluster administrator (system:masters), with

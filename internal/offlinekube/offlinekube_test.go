@@ -71,6 +71,7 @@ func TestCluster(t *testing.T) {
 	// the API server serves a certificate it signed.
 	t.Run("GPUPodsScheduledOnKwokNode", func(t *testing.T) { testGPUPodsScheduledOnKwokNode(t, c) })
 	t.Run("BootstrapTokenAuthenticates", func(t *testing.T) { testBootstrapTokenAuthenticates(t, c) })
+	t.Run("WebhookThroughPodNetwork", func(t *testing.T) { testWebhookThroughPodNetwork(t, c) })
 
 	c.Stop()
 	if left := ProcessesMentioning(c.WorkDir()); len(left) > 0 {

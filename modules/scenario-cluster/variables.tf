@@ -164,7 +164,7 @@ variable "hpa" {
 
 
 variable "kueue" {
-  description = "Kueue with the add-ons and the team queues (teams by worker_pools key); see cluster-core's kueue. The simulation modules set it from teams when apply_kueue is true. Null: no Kueue."
+  description = "Kueue with the add-ons and the team queues (teams by worker_pools key); see cluster-core's kueue. The simulation modules set it from teams unless apply_kueue = false (unset: whenever bundles are on). Null: no Kueue."
   type = object({
     teams = optional(map(object({
       gpus      = number

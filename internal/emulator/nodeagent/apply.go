@@ -21,9 +21,11 @@ const addonsFieldManager = "gpucluster-addons"
 
 // applyPasses and applyPause bound the retries of objects that fail: the control plane's
 // script retries the whole apply (60 times, 10 s apart) so that a custom resource applied
-// before its CRD is established goes in on a later pass; the agent retries only what failed.
+// before its CRD is established goes in on a later pass, and Kueue's queues once its manager
+// answers the webhooks the same file registered (manifests.AddonKueue); the agent retries only
+// what failed, as many times, closer together.
 const (
-	applyPasses = 5
+	applyPasses = 60
 	applyPause  = 2 * time.Second
 )
 

@@ -132,22 +132,35 @@ run "mpi_teams" {
   }
 }
 
-# Kueue in the add-ons: the teams go into the cluster by worker_pools key, and the first
-# control-plane node applies Kueue's release and their queues after the MPI Operator.
+# Kueue in the add-ons by default (bundles are on): the teams go into the cluster by worker_pools
+# key, and the first control-plane node applies Kueue's release and their queues after the MPI
+# Operator.
 run "kueue_addon" {
   command = plan
   variables {
-    teams       = { chem = { gpus = 10, pool = "gpu" }, bio = { gpus = 6 } }
-    apply_kueue = true
+    teams = { chem = { gpus = 10, pool = "gpu" }, bio = { gpus = 6 } }
   }
 
   assert {
     condition     = output.addon_files[length(output.addon_files) - 1] == "65-kueue.yaml" && contains(output.addon_files, "60-mpi-operator.yaml")
-    error_message = "with apply_kueue the add-ons must end with Kueue after the MPI Operator: ${jsonencode(output.addon_files)}"
+    error_message = "by default the add-ons must end with Kueue after the MPI Operator: ${jsonencode(output.addon_files)}"
   }
   assert {
     condition     = output.mpi.teams["chem"].pool == output.worker_pools["gpu"].name && strcontains(output.mpi.queues_yaml, "name: ${output.worker_pools["gpu"].name}")
     error_message = "the queues must name the pool as its nodes carry it: ${jsonencode(output.mpi.teams)}"
+  }
+}
+
+# apply_kueue = false keeps Kueue out of the add-ons; the MPI Operator stays.
+run "kueue_opt_out" {
+  command = plan
+  variables {
+    apply_kueue = false
+  }
+
+  assert {
+    condition     = !contains(output.addon_files, "65-kueue.yaml") && contains(output.addon_files, "60-mpi-operator.yaml")
+    error_message = "with apply_kueue = false the add-ons must hold the MPI Operator and no Kueue: ${jsonencode(output.addon_files)}"
   }
 }
 

@@ -33,7 +33,7 @@ output "cluster_autoscaler_yaml" {
 }
 
 output "addon_files" {
-  description = "The add-on files the first control-plane node applies, in apply (name) order; with bundles the simulation modules add 60-mpi-operator.yaml and, with apply_kueue, 65-kueue.yaml."
+  description = "The add-on files the first control-plane node applies, in apply (name) order; with bundles the simulation modules add 60-mpi-operator.yaml and, unless apply_kueue = false, 65-kueue.yaml."
   value       = module.scenario.cluster.addon_files
 }
 

@@ -46,20 +46,20 @@ variable "mpi_min_parallel_efficiency_percent" {
 }
 
 variable "apply_kueue" {
-  description = "Apply Kueue (v0.17.0) with the cluster's add-ons: its release manifest, then mpi.queues_yaml's configuration and the teams' queues, so the cluster comes up with gang admission and no kubectl step. Needs bootstrap_bundle.enabled (the release is 627 KB of YAML, far over user data). Kueue's webhooks refuse every Job while its manager is not running. false: apply Kueue's release manifest and then mpi.queues_yaml yourself."
+  description = "Apply Kueue (v0.17.0) with the cluster's add-ons: its release manifest, then mpi.queues_yaml's configuration and the teams' queues, so the cluster comes up with gang admission and no kubectl step. Null (the default): on exactly when bootstrap_bundle.enabled, which it needs (the release is 627 KB of YAML, far over user data). Kueue's webhooks refuse every Job while its manager is not running. false: apply Kueue's release manifest and then mpi.queues_yaml yourself."
   type        = bool
-  default     = false
-  nullable    = false
+  default     = null
 
   validation {
-    condition     = !var.apply_kueue || var.bootstrap_bundle.enabled
-    error_message = "apply_kueue = true needs bootstrap_bundle.enabled = true: Kueue's release manifest (627 KB of YAML) does not fit in the 32 KB of user data ECS accepts. Turn bundles on (and name the two RAM roles), or set apply_kueue = false and apply Kueue and mpi.queues_yaml yourself."
+    condition     = var.apply_kueue != true || var.bootstrap_bundle.enabled
+    error_message = "apply_kueue = true needs bootstrap_bundle.enabled = true: Kueue's release manifest (627 KB of YAML) does not fit in the 32 KB of user data ECS accepts. Turn bundles on (and name the two RAM roles), or leave apply_kueue unset (or false) and apply Kueue and mpi.queues_yaml yourself."
   }
 }
 
 locals {
   # The teams by worker_pools key: cluster-core names the pools and renders the queues itself.
-  kueue = var.apply_kueue ? { teams = var.teams } : null
+  # Unset, Kueue comes with the add-ons whenever they travel in bundles.
+  kueue = coalesce(var.apply_kueue, var.bootstrap_bundle.enabled) ? { teams = var.teams } : null
   # The pools by the name their nodes carry in the gpucluster.io/pool label, sized from the inputs
   # (cluster-core's mpi_pools), so team quotas that do not fit fail the plan.
   mpi_pools = module.scenario.cluster.mpi_pools

@@ -1,0 +1,239 @@
+package offlinekube
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
+)
+
+// kwok runs no containers: a Pod it marks Running does nothing. For the few images whose program
+// the cluster needs to answer (a webhook server the API server calls), podPrograms runs the real
+// program, built into the bin directory, as that Pod's container: with what the kubelet would
+// have mounted written into a directory of its own, the Pod's service account's token, its
+// listening ports moved to free loopback ports and registered with the pod network (podnet.go)
+// for the Pod's IP and container ports. It stops the program when the Pod stops running or goes,
+// and with the cluster.
+
+// podProgram is one row of the table: which image it plays, with which binary, and how the
+// container's arguments and files become a local process's.
+type podProgram struct {
+	// image is the images table's name of the image: matched as its upstream name or its name in
+	// a mirror registry (images.Image.MirrorName: <registry>/<Short>), whatever the tag.
+	image  string
+	binary string
+	// prepare writes the container's files under dir and returns the program's arguments and
+	// its listening ports: container port -> the loopback address the program was told to use.
+	prepare func(ctx context.Context, p *podRun) (args []string, listens map[int]string, err error)
+}
+
+// podProgramTable is every image the offline cluster runs a program for. The MPI Operator serves
+// nothing the API server calls, so it is not here yet.
+var podProgramTable = []podProgram{
+	{image: images.Kueue, binary: "kueue", prepare: prepareKueue},
+}
+
+// programFor is the table's row for a container image reference, or nil.
+func programFor(image string) *podProgram {
+	name := image
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name = name[:i]
+	}
+	for i := range podProgramTable {
+		img := images.Get(podProgramTable[i].image)
+		if name == img.Upstream() || name[strings.LastIndexByte(name, '/')+1:] == img.Short() {
+			return &podProgramTable[i]
+		}
+	}
+	return nil
+}
+
+// podRun is what a program's prepare gets: the Pod, its container, a directory of its own, the
+// cluster's client and a kubeconfig that authenticates as the Pod's service account.
+type podRun struct {
+	pod        *corev1.Pod
+	container  corev1.Container
+	dir        string
+	client     kubernetes.Interface
+	kubeconfig string
+	// stop ends the background work prepare started (a mounted Secret's refresh).
+	stop context.CancelFunc
+}
+
+// podPrograms runs the table's programs for the cluster's Pods.
+type podPrograms struct {
+	binDir, workDir string
+	apiURL          string
+	caCertPEM       []byte
+	client          kubernetes.Interface
+	network         *podNetwork
+	logf            func(format string, args ...any)
+
+	mu      sync.Mutex
+	running map[types.UID]*runningPod
+	failed  map[types.UID]string // why a pod's program did not start, logged once per reason
+}
+
+type runningPod struct {
+	proc    *process
+	removes []func()
+	stop    context.CancelFunc
+}
+
+// podProgramsPoll is how often the Pods are listed; kwok marks a Pod Running within a second or so.
+const podProgramsPoll = time.Second
+
+// run polls the Pods until ctx ends, then stops every program.
+func (r *podPrograms) run(ctx context.Context) {
+	t := time.NewTicker(podProgramsPoll)
+	defer t.Stop()
+	for {
+		r.sync(ctx)
+		select {
+		case <-ctx.Done():
+			r.stopAll()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sync starts a program for each Running Pod with an IP whose image is in the table, and stops
+// the programs of the Pods that are no longer so.
+func (r *podPrograms) sync(ctx context.Context) {
+	pods, err := r.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	if err != nil {
+		return
+	}
+	want := map[types.UID]bool{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range pod.Spec.Containers {
+			prog := programFor(c.Image)
+			if prog == nil {
+				continue
+			}
+			want[pod.UID] = true
+			r.mu.Lock()
+			_, started := r.running[pod.UID]
+			r.mu.Unlock()
+			if !started {
+				if err := r.start(ctx, pod, c, prog); err != nil && r.failed[pod.UID] != err.Error() {
+					r.failed[pod.UID] = err.Error() // tried again next round; said once
+					r.logf("offlinekube: pod %s/%s: %s: %v", pod.Namespace, pod.Name, prog.binary, err)
+				}
+			}
+		}
+	}
+	r.mu.Lock()
+	var gone []*runningPod
+	for uid, rp := range r.running {
+		if !want[uid] {
+			gone = append(gone, rp)
+			delete(r.running, uid)
+		}
+	}
+	r.mu.Unlock()
+	for _, rp := range gone {
+		rp.end()
+	}
+}
+
+// start runs prog for the Pod's container c and registers its ports.
+func (r *podPrograms) start(ctx context.Context, pod *corev1.Pod, c corev1.Container, prog *podProgram) error {
+	binary := filepath.Join(r.binDir, prog.binary)
+	if _, err := os.Stat(binary); err != nil {
+		return fmt.Errorf("%w: run `make controllers` (scripts/build-controllers.sh); the pod runs without its program", err)
+	}
+	name := fmt.Sprintf("pod-%s-%s-%s", pod.Namespace, pod.Name, c.Name)
+	dir := filepath.Join(r.workDir, "pods", name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	kubeconfig, err := r.serviceAccountKubeconfig(ctx, pod, dir)
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	run := &podRun{pod: pod, container: c, dir: dir, client: r.client, kubeconfig: kubeconfig, stop: stop}
+	args, listens, err := prog.prepare(runCtx, run)
+	if err != nil {
+		stop()
+		return err
+	}
+	proc, err := startProcess(name, binary, filepath.Join(r.workDir, "logs"), args, nil)
+	if err != nil {
+		stop()
+		return err
+	}
+	rp := &runningPod{proc: proc, stop: stop}
+	for port, addr := range listens {
+		rp.removes = append(rp.removes, r.network.serve(pod.Status.PodIP, port, addr))
+	}
+	r.logf("offlinekube: pod %s/%s runs %s (log %s)", pod.Namespace, pod.Name, binary, proc.logPath)
+	r.mu.Lock()
+	r.running[pod.UID] = rp
+	r.mu.Unlock()
+	return nil
+}
+
+// serviceAccountKubeconfig writes a kubeconfig with a token of the Pod's service account (what
+// the kubelet's projected token gives the container), so that the program has the permissions
+// the manifests grant it, no more.
+func (r *podPrograms) serviceAccountKubeconfig(ctx context.Context, pod *corev1.Pod, dir string) (string, error) {
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	tok, err := r.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, &authv1.TokenRequest{
+		Spec: authv1.TokenRequestSpec{BoundObjectRef: &authv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("a token for service account %s/%s: %w", pod.Namespace, sa, err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["offline"] = &clientcmdapi.Cluster{Server: r.apiURL, CertificateAuthorityData: r.caCertPEM}
+	kc.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	kc.Contexts[sa] = &clientcmdapi.Context{Cluster: "offline", AuthInfo: sa, Namespace: pod.Namespace}
+	kc.CurrentContext = sa
+	path := filepath.Join(dir, "kubeconfig")
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
+// end stops the program and unregisters its ports.
+func (rp *runningPod) end() {
+	for _, remove := range rp.removes {
+		remove()
+	}
+	rp.stop()
+	rp.proc.stop(stopGrace)
+}
+
+func (r *podPrograms) stopAll() {
+	r.mu.Lock()
+	running := r.running
+	r.running = map[types.UID]*runningPod{}
+	r.mu.Unlock()
+	for _, rp := range running {
+		rp.end()
+	}
+}
