@@ -175,7 +175,11 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	if c.client, err = kubernetes.NewForConfig(c.restConfig); err != nil {
 		return fmt.Errorf("offlinekube: client: %w", err)
 	}
-	network, err := newPodNetwork(c.logf)
+	tlsConfig, err := podNetworkTLS(l.certs)
+	if err != nil {
+		return err
+	}
+	network, err := newPodNetwork(c.logf, tlsConfig)
 	if err != nil {
 		return err
 	}
@@ -183,7 +187,7 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	c.mu.Lock()
 	c.network = network
 	c.mu.Unlock()
-	if err := writeEgressSelectorConfig(l.egressSelectorFile, network.addr()); err != nil {
+	if err := writeEgressSelectorConfig(l.egressSelectorFile, network.addr(), l.certs); err != nil {
 		return err
 	}
 	run := func(name string, args, env []string) (*process, error) {

@@ -29,9 +29,13 @@ type pki struct {
 	caCertFile, caKeyFile           string
 	servingCertFile, servingKeyFile string
 	serviceAccountKeyFile           string
-	serviceAccountPublicKeyFile     string
-	clientCertPEMs, clientKeyPEMs   map[string][]byte
-	caCertPEM                       []byte
+	// The pod network's (podnet.go) serving certificate, and the client certificate the API
+	// server presents to it: its egress over TCP must be TLS (see egressSelectorConfig).
+	podNetworkCertFile, podNetworkKeyFile     string
+	egressClientCertFile, egressClientKeyFile string
+	serviceAccountPublicKeyFile               string
+	clientCertPEMs, clientKeyPEMs             map[string][]byte
+	caCertPEM                                 []byte
 }
 
 // identity is a client certificate's subject: the API server takes the common name as the user
@@ -102,6 +106,28 @@ func newPKI(dir string, caCertPEM, caKeyPEM []byte) (*pki, error) {
 	}
 	if p.servingCertFile, p.servingKeyFile, _, _, err = p.issue("apiserver", serving); err != nil {
 		return nil, fmt.Errorf("API server certificate: %w", err)
+	}
+
+	podNetwork := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "offlinekube-pod-network"},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	if p.podNetworkCertFile, p.podNetworkKeyFile, _, _, err = p.issue("pod-network", podNetwork); err != nil {
+		return nil, fmt.Errorf("pod network certificate: %w", err)
+	}
+	egressClient := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-egress"},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if p.egressClientCertFile, p.egressClientKeyFile, _, _, err = p.issue("egress-client", egressClient); err != nil {
+		return nil, fmt.Errorf("API server egress client certificate: %w", err)
 	}
 
 	for name, id := range identities {

@@ -2,6 +2,8 @@ package offlinekube
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -43,9 +45,13 @@ import (
 // pkg/apiserver/apiserver.go, proxyTransportDial, also "cluster"); a pod whose program nobody runs.
 
 // egressSelectorConfig is the API server's --egress-selector-config-file: the "cluster" context
-// over HTTP CONNECT on plain TCP to the pod network (an http:// URL takes no tlsConfig:
-// k8s.io/apiserver v0.37.2 pkg/server/egressselector/config.go validateTCPConnection; the control
-// plane and etcd contexts, absent, stay direct). The API server writes `CONNECT <addr>` with
+// over HTTP CONNECT on TCP to the pod network, with TLS both ways (the control plane and etcd
+// contexts, absent, stay direct). Not plain http://: k8s.io/apiserver v0.37.2 validates an
+// http:// URL only without a tlsConfig (pkg/server/egressselector/config.go
+// validateTCPConnection), then builds the dialer with getTLSConfig(tlsConfig) whatever the scheme
+// (egress_selector.go connectionToDialerCreator), which dereferences the missing config: the API
+// server panics at start. So https:// with the API server's client certificate and the cluster CA,
+// and the proxy verifies that certificate. The API server writes `CONNECT <addr>` with
 // `Host: 127.0.0.1` and wants 200 (egress_selector.go tunnelHTTPConnect); the request line is
 // what handleConnect routes by.
 const egressSelectorConfig = `apiVersion: apiserver.k8s.io/v1beta1
@@ -56,11 +62,27 @@ egressSelections:
     proxyProtocol: HTTPConnect
     transport:
       tcp:
-        url: http://%s
+        url: https://%s
+        tlsConfig:
+          caBundle: %s
+          clientCert: %s
+          clientKey: %s
 `
 
-func writeEgressSelectorConfig(path, proxyAddr string) error {
-	return os.WriteFile(path, fmt.Appendf(nil, egressSelectorConfig, proxyAddr), 0o600)
+func writeEgressSelectorConfig(path, proxyAddr string, certs *pki) error {
+	return os.WriteFile(path, fmt.Appendf(nil, egressSelectorConfig, proxyAddr, certs.caCertFile, certs.egressClientCertFile, certs.egressClientKeyFile), 0o600)
+}
+
+// podNetworkTLS is the pod network's side of that TLS: its own certificate for 127.0.0.1, and a
+// client certificate of the cluster's CA required.
+func podNetworkTLS(certs *pki) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certs.podNetworkCertFile, certs.podNetworkKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("offlinekube: pod network certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(certs.caCert)
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 // podPort is a pod's IP and one of its container ports.
@@ -78,16 +100,20 @@ type podNetwork struct {
 	mu     sync.Mutex
 	client kubernetes.Interface  // set once the cluster's client exists
 	pods   map[podPort]string    // registered pod ports -> where the process listens
-	conns  map[net.Conn]struct{} // relayed connections, closed by close
+	conns  map[net.Conn]string   // relayed connections -> the process address they reach
 }
 
-// newPodNetwork listens on a free loopback port; serve starts answering.
-func newPodNetwork(logf func(string, ...any)) (*podNetwork, error) {
+// newPodNetwork listens on a free loopback port, over TLS with tlsConfig when it is not nil;
+// serve starts answering.
+func newPodNetwork(logf func(string, ...any), tlsConfig *tls.Config) (*podNetwork, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("offlinekube: pod network listener: %w", err)
 	}
-	n := &podNetwork{listener: l, logf: logf, pods: map[podPort]string{}, conns: map[net.Conn]struct{}{}}
+	if tlsConfig != nil {
+		l = tls.NewListener(l, tlsConfig) // HTTP/1.1 only: a CONNECT is hijacked, which HTTP/2 cannot
+	}
+	n := &podNetwork{listener: l, logf: logf, pods: map[podPort]string{}, conns: map[net.Conn]string{}}
 	n.server = &http.Server{Handler: http.HandlerFunc(n.handleConnect), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = n.server.Serve(l) }()
 	return n, nil
@@ -121,11 +147,19 @@ func (n *podNetwork) serve(podIP string, port int, addr string) (remove func()) 
 	n.mu.Lock()
 	n.pods[key] = addr
 	n.mu.Unlock()
+	// A pod that stops takes its connections with it (its network namespace goes): the relays to
+	// its process are closed, so a client holding a kept-alive connection (the API server's
+	// webhook client does) dials again and finds nothing there.
 	return func() {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if n.pods[key] == addr {
 			delete(n.pods, key)
+		}
+		for c, to := range n.conns {
+			if to == addr {
+				_ = c.Close()
+			}
 		}
 	}
 }
@@ -163,13 +197,13 @@ func (n *podNetwork) handleConnect(w http.ResponseWriter, r *http.Request) {
 		_ = client.Close()
 		return
 	}
-	n.relay(client, buf.Reader, upstream) // the reader holds what came after the CONNECT, then the rest
+	n.relay(client, buf.Reader, upstream, target) // the reader holds what came after the CONNECT, then the rest
 }
 
 // relay copies both ways until either side ends, then closes both.
-func (n *podNetwork) relay(client net.Conn, fromClient io.Reader, upstream net.Conn) {
+func (n *podNetwork) relay(client net.Conn, fromClient io.Reader, upstream net.Conn, target string) {
 	n.mu.Lock()
-	n.conns[client], n.conns[upstream] = struct{}{}, struct{}{}
+	n.conns[client], n.conns[upstream] = target, target
 	n.mu.Unlock()
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(upstream, fromClient); done <- struct{}{} }()

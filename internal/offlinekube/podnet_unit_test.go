@@ -36,7 +36,7 @@ func TestPodNetworkRoutes(t *testing.T) {
 			Ports: []corev1.ServicePort{{Name: portName, Port: 443}}}},
 	)
 	echo := echoServer(t)
-	n, err := newPodNetwork(t.Logf)
+	n, err := newPodNetwork(t.Logf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
