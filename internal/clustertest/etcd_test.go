@@ -105,26 +105,35 @@ func TestAccClusterEtcdMembersAfterReplacement(t *testing.T) {
 	}
 }
 
-// waitControlPlane waits up to 3 minutes until n instances are registered nodes and etcd has n
-// members, and fails the test naming each instance's status otherwise.
-func (s *stack) waitControlPlane(t *testing.T, n int) {
+// waitControlPlane waits up to 3 minutes until n control-plane instances are registered nodes
+// and etcd has n members, and fails the test naming each instance's status otherwise.
+func (s *stack) waitControlPlane(t *testing.T, n int) { s.waitNodes(t, n, 0) }
+
+// waitNodes is waitControlPlane that also waits for workers registered worker nodes (the
+// workers a stack has are not counted with 0).
+func (s *stack) waitNodes(t *testing.T, controlPlane, workers int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		registered := 0
+		cp, w := 0, 0
 		var report []string
 		for _, st := range s.agent.Statuses() {
-			if st.Node != "" && st.Status == "Running" {
-				registered++
+			switch {
+			case st.Node == "" || st.Status != "Running":
+			case st.Role == nodeagent.RoleWorker:
+				w++
+			default:
+				cp++
 			}
 			report = append(report, st.InstanceID+" "+st.Status+" "+st.Node+" "+st.Reason)
 		}
 		members := s.etcdMembers(t)
-		if registered == n && len(members) == n {
+		if cp == controlPlane && len(members) == controlPlane && (workers == 0 || w == workers) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 3 minutes %d nodes registered and etcd has %d members (%+v), want %d:\n%s", registered, len(members), members, n, strings.Join(report, "\n"))
+			t.Fatalf("after 3 minutes %d control-plane and %d worker nodes registered and etcd has %d members (%+v), want %d, %d and %d:\n%s",
+				cp, w, len(members), members, controlPlane, workers, controlPlane, strings.Join(report, "\n"))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

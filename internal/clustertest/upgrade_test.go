@@ -37,7 +37,7 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	s := startStack(t)
 	run := s.prepare(t, upgradeRoot("1.32.9"))
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
-	s.waitControlPlane(t, 3)
+	s.waitNodes(t, 3, 1)
 	if v := s.clusterVersion(t); v != "v1.32.9" {
 		t.Fatalf("cluster version after forming: %q, want v1.32.9", v)
 	}
@@ -50,7 +50,7 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 
 	run.Write(upgradeRoot("1.33"))
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
-	s.waitControlPlane(t, 3)
+	s.waitNodes(t, 3, 1)
 	if v := s.clusterVersion(t); v != "v1.33.6" {
 		t.Errorf("cluster version after the upgrade: %q, want v1.33.6", v)
 	}
