@@ -98,9 +98,9 @@ type podNetwork struct {
 	logf     func(format string, args ...any)
 
 	mu     sync.Mutex
-	client kubernetes.Interface  // set once the cluster's client exists
-	pods   map[podPort]string    // registered pod ports -> where the process listens
-	conns  map[net.Conn]string   // relayed connections -> the process address they reach
+	client kubernetes.Interface // set once the cluster's client exists
+	pods   map[podPort]string   // registered pod ports -> where the process listens
+	conns  map[net.Conn]string  // relayed connections -> the process address they reach
 }
 
 // newPodNetwork listens on a free loopback port, over TLS with tlsConfig when it is not nil;
