@@ -1,12 +1,15 @@
 package clustertest
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,10 +103,32 @@ func (s *stack) checkMPIOperator(t *testing.T, want bool) {
 		t.Fatalf("the MPIJob CRD: %v", err)
 	}
 	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, c := range conditions {
-		if m, _ := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
-			return
-		}
+	established := slices.ContainsFunc(conditions, func(c any) bool {
+		m, _ := c.(map[string]any)
+		return m["type"] == "Established" && m["status"] == "True"
+	})
+	if !established {
+		t.Errorf("the MPIJob CRD is not Established: %v", conditions)
 	}
-	t.Errorf("the MPIJob CRD is not Established: %v", conditions)
+	// The operator's pod must find a node: every node of the scenario's layout is tainted (the
+	// control plane's node-role taint, the GPU workers' nvidia.com/gpu), so a Deployment that
+	// tolerates none stays Pending and no MPIJob ever starts.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // bounds a hang, measures nothing
+	defer cancel()
+	waitUntil(ctx, t, "the MPI Operator's pod to run on a node", func(ctx context.Context) (bool, error) {
+		pods, err := s.cluster.Client().CoreV1().Pods(manifests.MPIOperatorNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		var seen []string
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
+				return true, nil
+			}
+			for _, c := range p.Status.Conditions {
+				seen = append(seen, p.Name+" "+string(c.Type)+"="+string(c.Status)+" "+c.Message)
+			}
+		}
+		return false, fmt.Errorf("no pod of %s runs: %v", manifests.MPIOperatorName, seen)
+	})
 }

@@ -59,7 +59,7 @@ func (s *stack) checkKueue(t *testing.T, want bool) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute) // bounds a hang, measures nothing
 	defer cancel()
 	client := s.cluster.Client()
-	waitKueue(ctx, t, "every Kueue webhook to carry its manager's caBundle", func(ctx context.Context) (bool, error) {
+	waitUntil(ctx, t, "every Kueue webhook to carry its manager's caBundle", func(ctx context.Context) (bool, error) {
 		m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "kueue-mutating-webhook-configuration", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -93,11 +93,11 @@ func (s *stack) checkKueue(t *testing.T, want bool) {
 	// Kueue's webhooks answer or nothing goes in: retried while the manager's webhook server
 	// comes up after its certificate.
 	var created *batchv1.Job
-	waitKueue(ctx, t, "Job "+queued.Name+" to be accepted by Kueue's webhooks", func(ctx context.Context) (bool, error) {
+	waitUntil(ctx, t, "Job "+queued.Name+" to be accepted by Kueue's webhooks", func(ctx context.Context) (bool, error) {
 		created, err = client.BatchV1().Jobs(queued.Namespace).Create(ctx, queued, metav1.CreateOptions{})
 		return err == nil, err
 	})
-	waitKueue(ctx, t, "the Workload of Job "+queued.Name+" to be Admitted and the Job unsuspended", func(ctx context.Context) (bool, error) {
+	waitUntil(ctx, t, "the Workload of Job "+queued.Name+" to be Admitted and the Job unsuspended", func(ctx context.Context) (bool, error) {
 		list, err := dyn.Resource(workloadGVR).Namespace(queued.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -117,7 +117,7 @@ func (s *stack) checkKueue(t *testing.T, want bool) {
 	if _, err := client.BatchV1().Jobs(plain.Namespace).Create(ctx, plain, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a Job without a queue label: %v", err)
 	}
-	waitKueue(ctx, t, "Job "+plain.Name+" (no queue label) to run", func(ctx context.Context) (bool, error) {
+	waitUntil(ctx, t, "Job "+plain.Name+" (no queue label) to run", func(ctx context.Context) (bool, error) {
 		job, err := client.BatchV1().Jobs(plain.Namespace).Get(ctx, plain.Name, metav1.GetOptions{})
 		return err == nil && (job.Status.Succeeded > 0 || job.Status.Ready != nil && *job.Status.Ready > 0), err
 	})
@@ -151,12 +151,12 @@ func admitted(w *unstructured.Unstructured) bool {
 }
 
 // waitKueue polls done until it says so, failing the test with the last reason it gave.
-func waitKueue(ctx context.Context, t *testing.T, what string, done func(context.Context) (bool, error)) {
+func waitUntil(ctx context.Context, t *testing.T, what string, done func(context.Context) (bool, error)) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		ok, err := done(ctx)
-		if err != nil {
+		if err != nil && ctx.Err() == nil { // keep the last answer, not the deadline's own error
 			last = err
 		}
 		return ok, nil

@@ -124,6 +124,11 @@ func TestAddonsMPIOperator(t *testing.T) {
 	if got := dep.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(got, o.ImageRegistry+"/") {
 		t.Errorf("the operator's image %s is not from the add-ons' registry %s", got, o.ImageRegistry)
 	}
+	if tol := dep.Spec.Template.Spec.Tolerations; !slices.ContainsFunc(tol, func(tl corev1.Toleration) bool {
+		return tl.Key == controlPlaneLabel && tl.Operator == corev1.TolerationOpExists && tl.Effect == corev1.TaintEffectNoSchedule
+	}) {
+		t.Errorf("the operator's tolerations %v do not tolerate the control-plane taint: on tainted nodes only, it would stay Pending", tol)
+	}
 	without, err := AddonsYAML(o, AddonOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -277,6 +277,11 @@ func mpiOperator(m MPIOptions) []object {
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
 					Spec: corev1.PodSpec{
 						ServiceAccountName: name,
+						// Every node of the clusters the modules form is tainted (the control plane's
+						// node-role taint, the GPU workers' nvidia.com/gpu), and the release's pod
+						// tolerates none: it would stay Pending and no MPIJob would start. It runs
+						// beside the other controllers, on the control plane.
+						Tolerations: []corev1.Toleration{{Key: controlPlaneLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 						Containers: []corev1.Container{{
 							Name: name, Image: m.Images.Operator,
 							Args: []string{"-alsologtostderr", "--lock-namespace=" + ns},
