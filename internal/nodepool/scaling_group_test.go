@@ -140,7 +140,10 @@ func TestConfigurationTagsCarryTheTemplateLabels(t *testing.T) {
 	fixedOwn, _ := TagCount(spec)
 	spec.Autoscale = &Autoscale{Max: 1}
 	own, labels := TagCount(spec)
-	if labels != 2 || own != fixedOwn+2 {
-		t.Errorf("TagCount autoscaling = (%d, %d), fixed own %d: want the 2 labels on top", own, labels, fixedOwn)
+	if labels != 2 || own != fixedOwn-1+2 {
+		t.Errorf("TagCount autoscaling = (%d, %d), fixed own %d: want the 2 labels on top, and not the fixed pool's slot kept for %s", own, labels, fixedOwn, tagging.ReplaceRequested)
+	}
+	if n := len(NodeTags(Spec{PoolID: "np-1", Name: "gpu", SpecHash: "h"})); fixedOwn != n+1 {
+		t.Errorf("TagCount fixed own = %d for %d node tags: want one kept free for %s", fixedOwn, n, tagging.ReplaceRequested)
 	}
 }

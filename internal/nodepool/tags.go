@@ -51,12 +51,17 @@ func TemplateLabelTags(spec Spec) map[string]string {
 
 // TagCount is how many tags every node of the pool would carry: own of the provider's (for an
 // autoscaling pool labels of them the built-in node labels its configuration carries) plus the
-// user's. The plan refuses a pool over cloud.MaxTagsPerResource.
+// user's. The plan refuses a pool over cloud.MaxTagsPerResource. A fixed pool's own count keeps
+// one tag free for tagging.ReplaceRequested, which the GPU health agent sets on a node whose GPU
+// must be replaced (an autoscaled node is replaced through Auto Scaling instead): at the cap,
+// its TagResources would be refused and the request lost.
 func TagCount(spec Spec) (own, labels int) {
 	own = len(NodeTags(spec)) - len(spec.UserTags)
 	if spec.Autoscale != nil {
 		labels = len(TemplateLabelTags(spec))
 		own += labels
+	} else {
+		own++
 	}
 	return own, labels
 }

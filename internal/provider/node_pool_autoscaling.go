@@ -14,6 +14,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/tagging"
 )
 
 // checkAutoscalingConfig: what an autoscaling pool cannot be, said at validate time.
@@ -117,6 +118,8 @@ func checkNodeTagCount(spec nodepool.Spec, diags *diag.Diagnostics) {
 	why := ""
 	if spec.Autoscale != nil {
 		why = fmt.Sprintf(" (%d of them the pool's built-in node labels, which its scaling configuration carries so the Cluster Autoscaler can scale the group from zero)", labels)
+	} else {
+		why = " (one of them kept free for " + tagging.ReplaceRequested + ", which the GPU health agent sets on a node whose GPU must be replaced)"
 	}
 	if total := own + len(spec.UserTags); total > cloud.MaxTagsPerResource {
 		diags.AddAttributeError(path.Root("tags"), "Too many tags for a node",

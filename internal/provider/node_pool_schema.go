@@ -217,7 +217,7 @@ func nodePoolMachineAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Tags on every node, changed in place. Keys starting with `gpucluster:` and the built-in node label keys " +
 				"(`gpucluster.io/node-role`, `gpucluster.io/scenario`, `gpucluster.io/pool`, `nvidia.com/gpu.present`, `nvidia.com/gpu.product`) " +
 				"are reserved: an autoscaling pool's scaling configuration carries those labels as tags for scale from zero. " +
-				"A node carries at most 20 tags: the provider's 6 (11 on an autoscaling pool) and these.",
+				"A node carries at most 20 tags: the provider's 6 and one kept free for `gpucluster:replace-requested` (which the GPU health agent sets on a node whose GPU must be replaced; 11 of the provider's and none kept free on an autoscaling pool) and these.",
 		},
 	}
 }
