@@ -96,7 +96,9 @@ func connectAndEcho(t *testing.T, proxy, target string) string {
 	defer func() { _ = c.Close() }()
 	// What kube-apiserver writes (k8s.io/apiserver v0.37.2 pkg/server/egressselector
 	// egress_selector.go, tunnelHTTPConnect): the target in the request line, Host 127.0.0.1.
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", target)
+	if _, err := fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", target); err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
@@ -106,7 +108,9 @@ func connectAndEcho(t *testing.T, proxy, target string) string {
 		body, _ := io.ReadAll(resp.Body)
 		return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
 	}
-	fmt.Fprintf(c, "%s\n", target)
+	if _, err := fmt.Fprintf(c, "%s\n", target); err != nil {
+		t.Fatalf("writing through the tunnel to %s: %v", target, err)
+	}
 	reply, _ := io.ReadAll(br)
 	return "200 " + strings.TrimSpace(string(reply))
 }
