@@ -326,7 +326,7 @@ func badInputs(deadEndpoint string) []badInput {
   gpus_per_node = 8
   size = 2
   tags = {` + manyTags(15) + `}`),
-			attr: `tags`, fix: `Every node of this pool would carry 21 tags: 6 of the provider's own and the 15 of tags\. ECS allows 20 per instance: drop 1 of tags`},
+			attr: `tags`, fix: `(?s)Every node of this pool would carry 22 tags: 7 of the provider's own \(one of\s+them kept free for\s+gpucluster:replace-requested.*\) and the 15 of tags\. ECS allows 20\s+per instance: drop 2 of tags`},
 		{name: "pool/training on a 24 GB GPU", config: onNewNetwork(`name = "bad"
   scenario = "ai_training"
   gpu_model = "A10"

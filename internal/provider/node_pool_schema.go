@@ -284,10 +284,7 @@ func nodePoolComputedAttributes() map[string]schema.Attribute {
 				"status":            schema.StringAttribute{Computed: true, MarkdownDescription: "ECS status (Running once the apply is done)."},
 				"instance_type":     schema.StringAttribute{Computed: true, MarkdownDescription: "Instance type this node got."},
 				"deployment_set_id": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployment set (placement group), if any."},
-				"replace_requested": schema.StringAttribute{Computed: true, MarkdownDescription: "Why the GPU health agent on this node " +
-					"asked for a new instance (such as `XID 79 on GPU 1`), read from the node's `" + tagging.ReplaceRequested + "` tag; " +
-					"null when it has not. A fixed pool's plan then shows its nodes replaced and the apply replaces this node as it rolls " +
-					"an outdated one; an autoscaled pool's node is replaced by Auto Scaling instead."},
+				"replace_requested": schema.StringAttribute{Computed: true, MarkdownDescription: "Why the GPU health agent on this node asked for a new instance (such as `XID 79 on GPU 1`), read from the node's `" + tagging.ReplaceRequested + "` tag; null when it has not. A fixed pool's plan then shows its nodes replaced and the apply replaces this node as it rolls an outdated one; an autoscaled pool's node is replaced by Auto Scaling instead."},
 			}},
 		},
 		"bootstrap_bundle_key": schema.StringAttribute{
