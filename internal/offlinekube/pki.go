@@ -94,50 +94,23 @@ func newPKI(dir string, caCertPEM, caKeyPEM []byte) (*pki, error) {
 		return nil, err
 	}
 
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(365 * 24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), serviceIP},
-		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-			"kubernetes.default.svc.cluster.local"},
-	}
+	serving := leafTemplate(now, pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth)
+	serving.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), serviceIP}
+	serving.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
 	if p.servingCertFile, p.servingKeyFile, _, _, err = p.issue("apiserver", serving); err != nil {
 		return nil, fmt.Errorf("API server certificate: %w", err)
 	}
-
-	podNetwork := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "offlinekube-pod-network"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(365 * 24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
+	podNetwork := leafTemplate(now, pkix.Name{CommonName: "offlinekube-pod-network"}, x509.ExtKeyUsageServerAuth)
+	podNetwork.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
 	if p.podNetworkCertFile, p.podNetworkKeyFile, _, _, err = p.issue("pod-network", podNetwork); err != nil {
 		return nil, fmt.Errorf("pod network certificate: %w", err)
 	}
-	egressClient := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver-egress"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(365 * 24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	egressClient := leafTemplate(now, pkix.Name{CommonName: "kube-apiserver-egress"}, x509.ExtKeyUsageClientAuth)
 	if p.egressClientCertFile, p.egressClientKeyFile, _, _, err = p.issue("egress-client", egressClient); err != nil {
 		return nil, fmt.Errorf("API server egress client certificate: %w", err)
 	}
-
 	for name, id := range identities {
-		client := &x509.Certificate{
-			Subject:     pkix.Name{CommonName: id.user, Organization: id.groups},
-			NotBefore:   now.Add(-time.Hour),
-			NotAfter:    now.Add(365 * 24 * time.Hour),
-			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		}
+		client := leafTemplate(now, pkix.Name{CommonName: id.user, Organization: id.groups}, x509.ExtKeyUsageClientAuth)
 		_, _, certPEM, keyPEMBytes, err := p.issue(name, client)
 		if err != nil {
 			return nil, fmt.Errorf("%s client certificate: %w", name, err)
@@ -166,6 +139,18 @@ func newPKI(dir string, caCertPEM, caKeyPEM []byte) (*pki, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// leafTemplate is a certificate the CA signs for a year from an hour ago, for one use (serving
+// or client authentication); the caller adds the names a serving certificate answers to.
+func leafTemplate(now time.Time, subject pkix.Name, use x509.ExtKeyUsage) *x509.Certificate {
+	return &x509.Certificate{
+		Subject:     subject,
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{use},
+	}
 }
 
 // issue signs template with the CA for a new key and writes <name>.crt and <name>.key.
