@@ -6,8 +6,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/health"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/images"
@@ -55,41 +53,24 @@ func gpuHealthAgent(o Options) []object {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 	}
-	labels := map[string]string{"app.kubernetes.io/name": name}
-	ds := &appsv1.DaemonSet{
-		TypeMeta: tm("apps/v1", "DaemonSet"), ObjectMeta: meta(name, ns, nil),
-		Spec: appsv1.DaemonSetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					ServiceAccountName: name,
-					NodeSelector:       gpuNodeSelector(),
-					// Its own taint too: the agent must stay on the node it took out of service,
-					// to see the GPU recover and take the taint off.
-					Tolerations: []corev1.Toleration{gpuToleration(),
-						{Key: health.UnhealthyTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					HostNetwork:       true,
-					DNSPolicy:         corev1.DNSClusterFirstWithHostNet,
-					PriorityClassName: "system-node-critical",
-					Containers: []corev1.Container{{
-						Name: name, Image: images.RefIn(images.GPUHealthAgent, o.ImageRegistry),
-						Args: []string{"-exporter-namespace=" + ns, fmt.Sprintf("-exporter-port=%d", dcgmPort)},
-						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), ReadOnlyRootFilesystem: ptr(true),
-							AllowPrivilegeEscalation: ptr(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-					}},
-				},
-			},
-		},
-	}
+	security := hardened()
+	security.RunAsNonRoot, security.RunAsUser, security.ReadOnlyRootFilesystem = ptr(true), ptr(int64(65532)), ptr(true)
+	ds := gpuDaemonSet(name, ns, corev1.PodSpec{
+		ServiceAccountName: name,
+		// Its own taint too: the agent must stay on the node it took out of service, to see the
+		// GPU recover and take the taint off.
+		Tolerations: []corev1.Toleration{{Key: health.UnhealthyTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		HostNetwork: true,
+		DNSPolicy:   corev1.DNSClusterFirstWithHostNet,
+		Containers: []corev1.Container{{
+			Name: name, Image: images.RefIn(images.GPUHealthAgent, o.ImageRegistry),
+			Args: []string{"-exporter-namespace=" + ns, fmt.Sprintf("-exporter-port=%d", dcgmPort)},
+			Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+			Resources:       footprint("10m", "32Mi", "128Mi"),
+			SecurityContext: security,
+		}},
+	})
+	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType}
 	return []object{sa, role, binding, ds}
 }

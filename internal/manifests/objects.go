@@ -96,30 +96,32 @@ func namespaces(o Options) []object {
 // is re-registering.
 func devicePlugin(o Options) object {
 	name := "nvidia-device-plugin"
+	ds := gpuDaemonSet(name, o.Namespace, corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: name, Image: o.Images.DevicePlugin,
+			Env:             []corev1.EnvVar{{Name: "FAIL_ON_INIT_ERROR", Value: "true"}, {Name: "DEVICE_LIST_STRATEGY", Value: "envvar"}},
+			SecurityContext: hardened(),
+			VolumeMounts:    []corev1.VolumeMount{{Name: "device-plugin", MountPath: "/var/lib/kubelet/device-plugins"}},
+		}},
+		Volumes: []corev1.Volume{hostPathVolume("device-plugin", "/var/lib/kubelet/device-plugins", corev1.HostPathDirectory)},
+	})
+	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType}
+	return ds
+}
+
+// gpuDaemonSet is a DaemonSet of pod on the GPU workers only: their node selector, the GPU taint
+// tolerated (before any toleration pod brings), node-critical priority (a GPU node's agents must
+// not be the pods the kubelet evicts first), and the name label as its selector.
+func gpuDaemonSet(name, namespace string, pod corev1.PodSpec) *appsv1.DaemonSet {
 	labels := map[string]string{"app.kubernetes.io/name": name}
+	pod.NodeSelector = gpuNodeSelector()
+	pod.Tolerations = append([]corev1.Toleration{gpuToleration()}, pod.Tolerations...)
+	pod.PriorityClassName = "system-node-critical"
 	return &appsv1.DaemonSet{
-		TypeMeta: tm("apps/v1", "DaemonSet"), ObjectMeta: meta(name, o.Namespace, nil),
+		TypeMeta: tm("apps/v1", "DaemonSet"), ObjectMeta: meta(name, namespace, nil),
 		Spec: appsv1.DaemonSetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector:      gpuNodeSelector(),
-					Tolerations:       []corev1.Toleration{gpuToleration()},
-					PriorityClassName: "system-node-critical",
-					Containers: []corev1.Container{{
-						Name: name, Image: o.Images.DevicePlugin,
-						Env: []corev1.EnvVar{{Name: "FAIL_ON_INIT_ERROR", Value: "true"}, {Name: "DEVICE_LIST_STRATEGY", Value: "envvar"}},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr(false),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-						VolumeMounts: []corev1.VolumeMount{{Name: "device-plugin", MountPath: "/var/lib/kubelet/device-plugins"}},
-					}},
-					Volumes: []corev1.Volume{hostPathVolume("device-plugin", "/var/lib/kubelet/device-plugins", corev1.HostPathDirectory)},
-				},
-			},
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
 	}
 }
@@ -130,46 +132,33 @@ const dcgmPort = 9400
 // carries the namespace and pod that hold it (from the kubelet's pod-resources API).
 func dcgmExporter(o Options) object {
 	name := "dcgm-exporter"
-	labels := map[string]string{"app.kubernetes.io/name": name}
 	probe := func(delay int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(dcgmPort)}},
 			InitialDelaySeconds: delay, PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6,
 		}
 	}
-	return &appsv1.DaemonSet{
-		TypeMeta: tm("apps/v1", "DaemonSet"), ObjectMeta: meta(name, o.Namespace, nil),
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector:      gpuNodeSelector(),
-					Tolerations:       []corev1.Toleration{gpuToleration()},
-					PriorityClassName: "system-node-critical",
-					Containers: []corev1.Container{{
-						Name: name, Image: o.Images.DCGMExporter,
-						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: dcgmPort}},
-						Env: []corev1.EnvVar{
-							{Name: "DCGM_EXPORTER_KUBERNETES", Value: "true"},
-							{Name: "DCGM_EXPORTER_LISTEN", Value: fmt.Sprintf(":%d", dcgmPort)},
-							// The nvidia runtime is the node's default; without a GPU request the pod
-							// must still see every GPU to watch it.
-							{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							RunAsNonRoot: ptr(false), RunAsUser: ptr(int64(0)),
-							Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}},
-						},
-						LivenessProbe:  probe(45),
-						ReadinessProbe: probe(45),
-						VolumeMounts:   []corev1.VolumeMount{{Name: "pod-resources", MountPath: "/var/lib/kubelet/pod-resources", ReadOnly: true}},
-					}},
-					Volumes: []corev1.Volume{hostPathVolume("pod-resources", "/var/lib/kubelet/pod-resources", corev1.HostPathDirectory)},
-				},
+	return gpuDaemonSet(name, o.Namespace, corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: name, Image: o.Images.DCGMExporter,
+			Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: dcgmPort}},
+			Env: []corev1.EnvVar{
+				{Name: "DCGM_EXPORTER_KUBERNETES", Value: "true"},
+				{Name: "DCGM_EXPORTER_LISTEN", Value: fmt.Sprintf(":%d", dcgmPort)},
+				// The nvidia runtime is the node's default; without a GPU request the pod
+				// must still see every GPU to watch it.
+				{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
 			},
-		},
-	}
+			SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot: ptr(false), RunAsUser: ptr(int64(0)),
+				Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}},
+			},
+			LivenessProbe:  probe(45),
+			ReadinessProbe: probe(45),
+			VolumeMounts:   []corev1.VolumeMount{{Name: "pod-resources", MountPath: "/var/lib/kubelet/pod-resources", ReadOnly: true}},
+		}},
+		Volumes: []corev1.Volume{hostPathVolume("pod-resources", "/var/lib/kubelet/pod-resources", corev1.HostPathDirectory)},
+	})
 }
 
 // dcgmService exposes the exporter for Prometheus. Scrape it with honor_labels: true, or the
