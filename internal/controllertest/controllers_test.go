@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
@@ -291,19 +288,8 @@ func startMPIOperator(t *testing.T, c *offlinekube.Cluster, binDir, workDir stri
 		}
 		apply(t, c, d)
 	}
-	tok, err := c.Client().CoreV1().ServiceAccounts(manifests.MPIOperatorNamespace).CreateToken(t.Context(), manifests.MPIOperatorName,
-		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("a token for the MPI Operator's service account: %v", err)
-	}
-	rc := c.RESTConfig()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["offline"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthorityData: c.CACertPEM()}
-	kc.AuthInfos["mpi-operator"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	kc.Contexts["mpi-operator"] = &clientcmdapi.Context{Cluster: "offline", AuthInfo: "mpi-operator"}
-	kc.CurrentContext = "mpi-operator"
 	kcPath := filepath.Join(workDir, "mpi-operator.kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kcPath); err != nil {
+	if err := c.ServiceAccountKubeconfig(t.Context(), manifests.MPIOperatorNamespace, manifests.MPIOperatorName, kcPath); err != nil {
 		t.Fatal(err)
 	}
 	return startController(t, "mpi-operator", filepath.Join(binDir, "mpi-operator"), workDir,

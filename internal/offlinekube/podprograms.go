@@ -196,27 +196,42 @@ func (r *podPrograms) start(ctx context.Context, pod *corev1.Pod, c corev1.Conta
 	return nil
 }
 
-// serviceAccountKubeconfig writes a kubeconfig with a token of the Pod's service account (what
-// the kubelet's projected token gives the container), so that the program has the permissions
-// the manifests grant it, no more.
+// serviceAccountKubeconfig writes a kubeconfig with a token of the Pod's service account, bound
+// to the Pod (what the kubelet's projected token gives the container), so that the program has
+// the permissions the manifests grant it, no more.
 func (r *podPrograms) serviceAccountKubeconfig(ctx context.Context, pod *corev1.Pod, dir string) (string, error) {
 	sa := pod.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
 	}
-	tok, err := r.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, &authv1.TokenRequest{
-		Spec: authv1.TokenRequestSpec{BoundObjectRef: &authv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}},
+	path := filepath.Join(dir, "kubeconfig")
+	bound := &authv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+	return path, writeServiceAccountKubeconfig(ctx, r.client, r.apiURL, r.caCertPEM, pod.Namespace, sa, bound, path)
+}
+
+// ServiceAccountKubeconfig writes to path a kubeconfig that authenticates to the cluster as
+// service account namespace/name, with a token of the API server's default lifetime: a program
+// run with it has exactly what the RBAC objects grant that account.
+func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, namespace, name, path string) error {
+	return writeServiceAccountKubeconfig(ctx, c.client, c.restConfig.Host, c.caCertPEM, namespace, name, nil, path)
+}
+
+// writeServiceAccountKubeconfig asks the API server for a token of service account
+// namespace/name (bound to an object when bound is not nil) and writes a kubeconfig with it.
+func writeServiceAccountKubeconfig(ctx context.Context, client kubernetes.Interface, apiURL string, caCertPEM []byte,
+	namespace, name string, bound *authv1.BoundObjectReference, path string) error {
+	tok, err := client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authv1.TokenRequest{
+		Spec: authv1.TokenRequestSpec{BoundObjectRef: bound},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("a token for service account %s/%s: %w", pod.Namespace, sa, err)
+		return fmt.Errorf("a token for service account %s/%s: %w", namespace, name, err)
 	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["offline"] = &clientcmdapi.Cluster{Server: r.apiURL, CertificateAuthorityData: r.caCertPEM}
-	kc.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	kc.Contexts[sa] = &clientcmdapi.Context{Cluster: "offline", AuthInfo: sa, Namespace: pod.Namespace}
-	kc.CurrentContext = sa
-	path := filepath.Join(dir, "kubeconfig")
-	return path, clientcmd.WriteToFile(*kc, path)
+	kc.Clusters["offline"] = &clientcmdapi.Cluster{Server: apiURL, CertificateAuthorityData: caCertPEM}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: "offline", AuthInfo: name, Namespace: namespace}
+	kc.CurrentContext = name
+	return clientcmd.WriteToFile(*kc, path)
 }
 
 // end stops the program and unregisters its ports.
