@@ -59,7 +59,11 @@ func (k RoleKeys) String() string {
 // Get answers one item under latest/, such as "meta-data/instance-id". It asks for a hardened
 // mode token first and reads without one when that is refused, so it works in either mode.
 func (c Client) Get(ctx context.Context, item string) (string, error) {
-	token := c.token(ctx)
+	return c.get(ctx, c.token(ctx), item)
+}
+
+// get reads item with token ("" in normal mode).
+func (c Client) get(ctx context.Context, token, item string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base()+"/latest/"+item, nil)
 	if err != nil {
 		return "", err
@@ -91,12 +95,13 @@ func (c Client) RegionID(ctx context.Context) (string, error) {
 // they expire, so a long-running program asks again for each piece of work rather than keeping
 // them.
 func (c Client) RoleKeys(ctx context.Context) (RoleKeys, error) {
-	role, err := c.Get(ctx, "meta-data/ram/security-credentials/")
+	token := c.token(ctx) // one token for both reads: it lives tokenTTL seconds
+	role, err := c.get(ctx, token, "meta-data/ram/security-credentials/")
 	if err != nil {
 		return RoleKeys{}, fmt.Errorf("the instance has no RAM role (give its pool ram_role_name): %w", err)
 	}
 	role, _, _ = strings.Cut(role, "\n")
-	raw, err := c.Get(ctx, "meta-data/ram/security-credentials/"+role)
+	raw, err := c.get(ctx, token, "meta-data/ram/security-credentials/"+role)
 	if err != nil {
 		return RoleKeys{}, err
 	}
