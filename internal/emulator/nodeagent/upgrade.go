@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -56,12 +55,11 @@ func kubeletVersionOf(script string) string {
 
 // minorOf is 33 for "v1.33.6", "1.33" or "v1.33"; false for anything else.
 func minorOf(v string) (int, bool) {
-	p := strings.Split(strings.TrimPrefix(v, "v"), ".")
-	if len(p) < 2 || p[0] != "1" {
+	pv, err := version.ParseGeneric(v)
+	if err != nil || pv.Major() != 1 {
 		return 0, false
 	}
-	n, err := strconv.Atoi(p[1])
-	return n, err == nil
+	return int(pv.Minor()), true
 }
 
 // newerMinor reports whether kubelet's minor is above the cluster's; unknown versions are not.
