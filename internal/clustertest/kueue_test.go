@@ -89,7 +89,11 @@ func (s *stack) checkKueue(t *testing.T, want bool) {
 		t.Fatalf("no LocalQueue in the cluster (%v)", err)
 	}
 	lq := queues.Items[0]
+	// Created unsuspended: Kueue's defaulting webhook suspends a Job that names a queue
+	// (jobframework.ApplyDefaultForSuspend, v0.17.0), so a suspended answer to the create shows
+	// the API server called the manager through the pod network, not only that nothing refused.
 	queued := gpuJob("kueue-admitted", lq.GetNamespace(), map[string]string{kueueQueueLabel: lq.GetName()})
+	queued.Spec.Suspend = nil
 	// Kueue's webhooks answer or nothing goes in: retried while the manager's webhook server
 	// comes up after its certificate.
 	var created *batchv1.Job
@@ -97,6 +101,9 @@ func (s *stack) checkKueue(t *testing.T, want bool) {
 		created, err = client.BatchV1().Jobs(queued.Namespace).Create(ctx, queued, metav1.CreateOptions{})
 		return err == nil, err
 	})
+	if created.Spec.Suspend == nil || !*created.Spec.Suspend {
+		t.Fatalf("Job %s/%s names LocalQueue %s but the create answered it unsuspended: Kueue's defaulting webhook did not run", queued.Namespace, queued.Name, lq.GetName())
+	}
 	waitUntil(ctx, t, "the Workload of Job "+queued.Name+" to be Admitted and the Job unsuspended", func(ctx context.Context) (bool, error) {
 		list, err := dyn.Resource(workloadGVR).Namespace(queued.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -150,7 +157,7 @@ func admitted(w *unstructured.Unstructured) bool {
 	return false
 }
 
-// waitKueue polls done until it says so, failing the test with the last reason it gave.
+// waitUntil polls done until it says so, failing the test with the last reason it gave.
 func waitUntil(ctx context.Context, t *testing.T, what string, done func(context.Context) (bool, error)) {
 	t.Helper()
 	var last error
