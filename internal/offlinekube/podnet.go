@@ -203,6 +203,15 @@ func (n *podNetwork) handleConnect(w http.ResponseWriter, r *http.Request) {
 // relay copies both ways until either side ends, then closes both.
 func (n *podNetwork) relay(client net.Conn, fromClient io.Reader, upstream net.Conn, target string) {
 	n.mu.Lock()
+	if !n.answers(target) {
+		// The pod went between route and here (another client's call can be mid-CONNECT when a
+		// pod's registration is removed: the controller manager publishing kube-root-ca.crt
+		// meets the same webhook), so this connection must end as the others did.
+		n.mu.Unlock()
+		_ = client.Close()
+		_ = upstream.Close()
+		return
+	}
 	n.conns[client], n.conns[upstream] = target, target
 	n.mu.Unlock()
 	done := make(chan struct{}, 2)
@@ -216,6 +225,16 @@ func (n *podNetwork) relay(client net.Conn, fromClient io.Reader, upstream net.C
 	delete(n.conns, client)
 	delete(n.conns, upstream)
 	n.mu.Unlock()
+}
+
+// answers says whether some pod port is still served at addr; the caller holds n.mu.
+func (n *podNetwork) answers(addr string) bool {
+	for _, a := range n.pods {
+		if a == addr {
+			return true
+		}
+	}
+	return false
 }
 
 // route is where a connection to hostport goes: a registered pod port itself, or the one behind

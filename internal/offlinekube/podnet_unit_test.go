@@ -2,12 +2,14 @@ package offlinekube
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -58,6 +60,39 @@ func TestPodNetworkRoutes(t *testing.T) {
 	remove()
 	if got := connectAndEcho(t, n.addr(), "10.96.0.20:443"); !strings.HasPrefix(got, "502") {
 		t.Errorf("CONNECT to the Service after its pod's process went: %q, want 502 (only the not-ready endpoint is left)", got)
+	}
+}
+
+// TestPodNetworkEndsARelayWhosePodWentMidConnect: a CONNECT routed just before its pod's
+// registration was removed must not start a relay that outlives the removal (the race that let
+// a webhook call reach a removed pod's program while the controller manager's own calls were in
+// flight).
+func TestPodNetworkEndsARelayWhosePodWentMidConnect(t *testing.T) {
+	echo := echoServer(t)
+	n, err := newPodNetwork(t.Logf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	remove := n.serve("10.244.0.5", 9443, echo)
+	target, err := n.route(t.Context(), "10.244.0.5:9443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream, err := net.Dial("tcp", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove() // the pod goes after its route was taken and its process dialled
+
+	apiServerSide, proxySide := net.Pipe()
+	go n.relay(proxySide, proxySide, upstream, target)
+	// A bound on the wait, not a speed check: a relay that started would echo, not close.
+	_ = apiServerSide.SetDeadline(time.Now().Add(30 * time.Second))
+	_, _ = fmt.Fprintf(apiServerSide, "still there?\n")
+	reply, err := io.ReadAll(apiServerSide)
+	if len(reply) > 0 || (err != nil && !errors.Is(err, io.ErrClosedPipe)) {
+		t.Fatalf("a relay to a removed pod's process carried traffic: read %q, %v; want the connection closed", reply, err)
 	}
 }
 
