@@ -116,6 +116,8 @@ image_registry={{.Registry}}
 ns={{.Namespace}}
 work=$(mktemp -d)
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; rm -rf "$work"' EXIT
+# A control-plane node made in the same apply may still be in kubeadm init: wait for its API.
+for _ in $(seq 180); do kubectl get --raw=/readyz >/dev/null 2>&1 && break; sleep 5; done
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 # The nodes join on their own schedule: wait for each to be Ready (a node that is not has its

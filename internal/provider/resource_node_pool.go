@@ -104,6 +104,10 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	}
 
 	outcome, err := nodepool.Grow(ctx, r.client, spec, "create", orphans, int(plan.Size.ValueInt64()))
+	if err == nil {
+		r.runAcceptance(ctx, spec, &plan, &outcome, &resp.Diagnostics)
+	}
+	keepAcceptanceResults(&plan, nil)
 	// Whatever happened, every node that exists is recorded: a failed create leaves a tainted
 	// resource that knows its nodes, never an orphan.
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
@@ -183,6 +187,10 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		}
 	}
 	outcome, err := nodepool.Reconcile(ctx, r.client, spec)
+	if err == nil && acceptanceDue(&state, outcome) {
+		r.runAcceptance(ctx, spec, &plan, &outcome, &resp.Diagnostics)
+	}
+	keepAcceptanceResults(&plan, &state)
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {

@@ -243,6 +243,12 @@ resource "gpucluster_node_pool" "worker" {
   update_strategy = {
     max_unavailable = each.value.max_unavailable
   }
+  # The control-plane pool by name, not by id: its add-ons are rendered from these pools.
+  acceptance = var.acceptance.enabled && var.control_plane.enabled && each.value.autoscaling == null ? {
+    control_plane_pool = "${var.name}-cp"
+    timeout            = var.acceptance.timeout
+    max_replacements   = var.acceptance.max_replacements
+  } : null
   kubernetes = {
     role                          = "gpu_worker"
     api_endpoint                  = local.api_endpoint
