@@ -52,9 +52,9 @@ type gateNode struct {
 type gateResults struct {
 	Passed            bool       `json:"passed"`
 	Nodes             []gateNode `json:"nodes"`
-	AllReduceBusBWGBs float64  `json:"all_reduce_busbw_gbs"`
-	AllReduceFloorGBs float64  `json:"all_reduce_floor_gbs"`
-	Replaced          []string `json:"replaced"`
+	AllReduceBusBWGBs float64    `json:"all_reduce_busbw_gbs"`
+	AllReduceFloorGBs float64    `json:"all_reduce_floor_gbs"`
+	Replaced          []string   `json:"replaced"`
 }
 
 // degradeNextGPUInstance asks the emulator to launch the next GPU instance with GPU 3's NVLink at
