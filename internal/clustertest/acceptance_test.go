@@ -143,3 +143,24 @@ func TestAccClusterAcceptanceGate(t *testing.T) {
 		t.Errorf("with the gate off the degraded node %s went; want it kept (nothing but the gate replaces it)", third)
 	}
 }
+
+// checkGatePassed: the scenario modules gate their fixed pools (on by default), so a fixed pool's
+// acceptance_results pass for exactly its nodes, each with DCGM passed and, for several GPUs,
+// its busbw over its floor; an autoscaling pool has none.
+func checkGatePassed(pool string, autoscaling bool, res *gateResults, ids []string) error {
+	if autoscaling {
+		if res != nil {
+			return fmt.Errorf("autoscaling pool %s has acceptance results %+v; the gate holds fixed pools only", pool, res)
+		}
+		return nil
+	}
+	if res == nil || !res.Passed || len(res.Nodes) != len(ids) {
+		return fmt.Errorf("pool %s: acceptance_results %+v, want passed for its %d nodes", pool, res, len(ids))
+	}
+	for _, n := range res.Nodes {
+		if !slices.Contains(ids, n.InstanceID) || !n.Passed || n.DCGM != "passed" || n.BusBWGBs < n.FloorGBs {
+			return fmt.Errorf("pool %s: node result %+v, want a passing node of the pool (%v)", pool, n, ids)
+		}
+	}
+	return nil
+}

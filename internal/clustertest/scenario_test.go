@@ -268,6 +268,9 @@ type stackOutputs struct {
 		GPUCount   int               `json:"gpu_count"`
 		NodeLabels map[string]string `json:"node_labels"`
 		NodeTaints []string          `json:"node_taints"`
+		// Autoscaling is set for an autoscaling pool, which the gate does not hold.
+		Autoscaling       any          `json:"autoscaling"`
+		AcceptanceResults *gateResults `json:"acceptance_results"`
 	} `json:"worker_pools"`
 }
 
@@ -332,6 +335,9 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 			if got := n.Status.Capacity[clusterreport.GPUResource]; got.Value() != perNode || perNode == 0 {
 				return fmt.Errorf("node %s: nvidia.com/gpu capacity %s, want %d", n.Name, got.String(), perNode)
 			}
+		}
+		if err := checkGatePassed(pool.Name, pool.Autoscaling != nil, pool.AcceptanceResults, ids); err != nil {
+			return err
 		}
 	}
 	if len(sum.GPUNodes) != gpuNodes {
