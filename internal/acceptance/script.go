@@ -116,8 +116,15 @@ image_registry={{.Registry}}
 ns={{.Namespace}}
 work=$(mktemp -d)
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; rm -rf "$work"' EXIT
-# A control-plane node made in the same apply may still be in kubeadm init: wait for its API.
-for _ in $(seq 180); do kubectl get --raw=/readyz >/dev/null 2>&1 && break; sleep 5; done
+# A control-plane node made in the same apply may still be in kubeadm init: wait for its API,
+# and stop when it never answers (every node would fail, and none is to blame).
+ready=
+for _ in $(seq 180); do kubectl get --raw=/readyz >/dev/null 2>&1 && { ready=1; break; }; sleep 5; done
+if [ -z "$ready" ]; then
+  echo "gpucluster-acceptance: the cluster's API server did not answer on this node in 15 minutes:"
+  kubectl get --raw=/readyz 2>&1
+  exit 1
+fi
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 # The nodes join on their own schedule: wait for each to be Ready (a node that is not has its
