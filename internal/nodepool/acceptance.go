@@ -157,7 +157,7 @@ func gateNodes(nodes []cloud.Instance) []acceptance.Node {
 }
 
 // gateExhausted is the error once the nodes that failed would take the replacements past max.
-func gateExhausted(failed []acceptance.NodeVerdict, replaced, max int) error {
+func gateExhausted(failed []acceptance.NodeVerdict, replaced, most int) error {
 	lines := make([]string, len(failed))
 	for i, f := range failed {
 		lines[i] = fmt.Sprintf("node %s (%s): %s", f.InstanceID, f.Node, f.Failure)
@@ -165,5 +165,5 @@ func gateExhausted(failed []acceptance.NodeVerdict, replaced, max int) error {
 	return fmt.Errorf("acceptance gate: %d nodes failed their checks and the gate has replaced %d of at most %d (max_replacements):\n  %s\n"+
 		"The nodes are kept for inspection (DescribeInstances, the node's dcgmi diag and nvidia-smi). Replace them by applying again, "+
 		"raise acceptance.max_replacements, or turn the gate off with acceptance = { enabled = false }",
-		len(failed), replaced, max, strings.Join(lines, "\n  "))
+		len(failed), replaced, most, strings.Join(lines, "\n  "))
 }

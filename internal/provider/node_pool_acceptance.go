@@ -32,10 +32,10 @@ const (
 )
 
 type acceptanceModel struct {
-	Enabled            types.Bool   `tfsdk:"enabled"`
-	Timeout            types.String `tfsdk:"timeout"`
-	MaxReplacements    types.Int64  `tfsdk:"max_replacements"`
-	ControlPlanePool   types.String `tfsdk:"control_plane_pool"`
+	Enabled          types.Bool   `tfsdk:"enabled"`
+	Timeout          types.String `tfsdk:"timeout"`
+	MaxReplacements  types.Int64  `tfsdk:"max_replacements"`
+	ControlPlanePool types.String `tfsdk:"control_plane_pool"`
 }
 
 var acceptanceAttrTypes = map[string]attr.Type{
