@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -93,21 +91,9 @@ func TestAcceptanceGateThroughTheEmulator(t *testing.T) {
 	const typ = "ecs.ebmgn7ex.32xlarge" // 8 x A100 80GB over NVLink, eRDMA between nodes
 	healthy1 := s.run(t, typ, "gpu-0", renderDoc(t, s.behind(gpuWorker(ca))))
 	healthy2 := s.run(t, typ, "gpu-1", renderDoc(t, s.behind(gpuWorker(ca))))
-	postNext := func(body string) {
-		t.Helper()
-		resp, err := http.Post(s.url+emulator.GPUFaultsPath, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %s %s", body, resp.Status, b)
-		}
-	}
-	postNext(`{"instance_id":"next","gpu":1,"nvlink_gbs":200}`)
+	s.postGPUFault(t, `{"instance_id":"next","gpu":1,"nvlink_gbs":200}`)
 	slowLink := s.run(t, typ, "gpu-2", renderDoc(t, s.behind(gpuWorker(ca))))
-	postNext(`{"instance_id":"next","gpu":5,"xid":79}`)
+	s.postGPUFault(t, `{"instance_id":"next","gpu":5,"xid":79}`)
 	offBus := s.run(t, typ, "gpu-3", renderDoc(t, s.behind(gpuWorker(ca))))
 	a := s.startAgent(t, newFakeKube())
 	q := &commandQueue{finished: map[string]string{}, codes: map[string]int{}}
