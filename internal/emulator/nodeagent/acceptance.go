@@ -47,13 +47,13 @@ import (
 const acceptanceMarker = "# gpucluster-acceptance:"
 
 var (
-	acceptanceMarkerRE  = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acceptanceMarker))
-	adminKubeconfigRE   = regexp.MustCompile(`(?m)^export KUBECONFIG=/etc/kubernetes/admin\.conf$`)
-	acceptancePoolRE    = regexp.MustCompile(`(?m)^pool=(\S+)$`)
-	acceptanceGPUsRE    = regexp.MustCompile(`(?m)^gpus=([0-9]+)$`)
-	acceptanceMPIRE     = regexp.MustCompile(`(?m)^mpi=(hpcg|none)$`)
-	acceptanceNodesRE   = regexp.MustCompile(`(?m)^nodes='([^']*)'$`)
-	acceptanceRegistryE = regexp.MustCompile(`(?m)^image_registry=(\S*)$`)
+	acceptanceMarkerRE   = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acceptanceMarker))
+	adminKubeconfigRE    = regexp.MustCompile(`(?m)^export KUBECONFIG=/etc/kubernetes/admin\.conf$`)
+	acceptancePoolRE     = regexp.MustCompile(`(?m)^pool=(\S+)$`)
+	acceptanceGPUsRE     = regexp.MustCompile(`(?m)^gpus=([0-9]+)$`)
+	acceptanceMPIRE      = regexp.MustCompile(`(?m)^mpi=(hpcg|none)$`)
+	acceptanceNodesRE    = regexp.MustCompile(`(?m)^nodes='([^']*)'$`)
+	acceptanceRegistryRE = regexp.MustCompile(`(?m)^image_registry=(\S*)$`)
 )
 
 // kubectlNoConfig is what kubectl prints when it finds no kubeconfig.
@@ -108,7 +108,7 @@ func readGateScript(script string) (gateScript, error) {
 		}
 		s.pairs = append(s.pairs, gatePair{instanceID: id, node: node})
 	}
-	if s.registry, err = find(acceptanceRegistryE, "image_registry=<registry host/namespace>"); err != nil {
+	if s.registry, err = find(acceptanceRegistryRE, "image_registry=<registry host/namespace>"); err != nil {
 		return s, err
 	}
 	return s, nil
