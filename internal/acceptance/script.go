@@ -127,10 +127,13 @@ if [ -z "$ready" ]; then
 fi
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
-# The nodes join on their own schedule: wait for each to be Ready (a node that is not has its
-# Job stay Pending, and says why below).
+# The nodes join on their own schedule: wait for each to register (kubectl wait fails at once on
+# a node that does not exist yet), then to be Ready, 15 minutes in all; a node that is not has its
+# Job stay Pending, and says why below.
+deadline=$((SECONDS + 900))
 for pair in $nodes; do
-  kubectl wait --for=condition=Ready --timeout=900s "node/${pair#*=}" >/dev/null 2>&1 || true
+  until kubectl get node "${pair#*=}" >/dev/null 2>&1 || [ "$SECONDS" -ge "$deadline" ]; do sleep 5; done
+  kubectl wait --for=condition=Ready --timeout=$((deadline > SECONDS ? deadline - SECONDS : 1))s "node/${pair#*=}" >/dev/null 2>&1 || true
 done
 
 # 1. Each node: DCGM's level-2 diagnostic, then all_reduce_perf over its GPUs.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acceptance"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
@@ -125,15 +126,59 @@ func (s gateScript) gateImages() []string {
 	return refs
 }
 
-// runAcceptance plays the gate's script on instance id: its exit code and output, the report
-// line among it. handled is false for a script without the gate's marker. Caller holds a.mu.
-func (a *Agent) runAcceptance(id, script string) (exitCode int, output string, handled bool) {
+// gateNodeWait is how long the script waits for each node to be Ready (its kubectl wait
+// --timeout=900s) before it runs the checks; a node that has not joined by then fails them.
+const gateNodeWait = 900 * time.Second
+
+// gateAPIWait is how long the script waits for the API server on its node (180 tries of
+// kubectl get --raw=/readyz, 5 s apart) before it gives up with exit 1.
+const gateAPIWait = 15 * time.Minute
+
+// acceptanceOnRefused plays the gate's script on an instance the agent refused as a node
+// (kubeadm init or join failed there, so no API server answers on it): after the script's wait
+// for /readyz it exits 1. A refusal can be passing (a joining node before the API answers), so
+// the answer comes only once the script's wait, on the emulator's clock, is over. handled is
+// false for another script, or while the wait lasts.
+func (a *Agent) acceptanceOnRefused(id, script string) (exitCode int, output string, handled bool) {
+	if !acceptanceMarkerRE.MatchString(script) || !a.refused[id] {
+		return 0, "", false
+	}
+	if a.waited(id+"/api", gateAPIWait) {
+		return 1, "gpucluster-acceptance: the cluster's API server did not answer on this node in 15 minutes:\n" +
+			"The connection to the server " + id + " was refused - did you specify the right host or port?\n", true
+	}
+	return 0, "", false
+}
+
+// waited says whether wait has passed, on the emulator's clock, since the agent first asked for
+// key. Caller holds a.mu.
+func (a *Agent) waited(key string, wait time.Duration) bool {
+	if a.gateWaits == nil {
+		a.gateWaits = map[string]time.Time{}
+	}
+	since, ok := a.gateWaits[key]
+	if !ok {
+		a.gateWaits[key], since = a.now, a.now
+	}
+	return !a.now.Before(since.Add(wait))
+}
+
+// runAcceptance plays the gate's script, sent as invocation invokeID, on instance id: its exit
+// code and output, the report line among it. handled is false for a script without the gate's
+// marker, and while a node it checks has not joined and the script's wait for it lasts (the
+// invocation then stays Running, as the script does). Caller holds a.mu.
+func (a *Agent) runAcceptance(invokeID, id, script string) (exitCode int, output string, handled bool) {
 	if !acceptanceMarkerRE.MatchString(script) {
 		return 0, "", false
 	}
 	s, err := readGateScript(script)
 	if err != nil {
 		return 2, err.Error() + "\n", true
+	}
+	for _, p := range s.pairs {
+		if _, joined := a.registered[p.instanceID]; !joined && !a.waited(invokeID, gateNodeWait) {
+			return 0, "", false
+		}
 	}
 	if !s.adminConf || !a.member(id) || a.stopped[id] {
 		return 1, kubectlNoConfig + "(kubectl reads /etc/kubernetes/admin.conf, which kubeadm writes on control-plane nodes only: " +

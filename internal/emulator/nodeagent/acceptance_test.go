@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acceptance"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
@@ -39,9 +40,23 @@ type gateRun struct {
 // runGate sends the script to instance id as Cloud Assistant would and runs one agent round.
 func runGate(t *testing.T, a *Agent, q *commandQueue, id, script string) gateRun {
 	t.Helper()
+	return runGateWaiting(t, a, q, id, script, nil)
+}
+
+// runGateWaiting is runGate for a script that waits for a node that never joins: it stays
+// unfinished until wait (moving the emulator's clock past the script's wait) has been called.
+func runGateWaiting(t *testing.T, a *Agent, q *commandQueue, id, script string, wait func()) gateRun {
+	t.Helper()
 	invoke := fmt.Sprintf("t-%d", len(q.finished)+1)
 	q.pending = append(q.pending, emulator.PendingCommand{InvokeID: invoke, InstanceID: id, Content: script})
 	a.Sync(context.Background())
+	if wait != nil {
+		if _, done := q.finished[invoke]; done {
+			t.Fatalf("the gate's script on %s finished before the node it waits for could join", id)
+		}
+		wait()
+		a.Sync(context.Background())
+	}
 	out, done := q.finished[invoke]
 	if !done {
 		t.Fatalf("the agent left the gate's script on %s unfinished", id)
@@ -127,7 +142,10 @@ func TestAcceptanceGateThroughTheEmulator(t *testing.T) {
 		t.Errorf("healthy pool's MPI run %+v, want efficiency %.2f", m, mpiHealthyEfficiency)
 	}
 
-	run = runGate(t, a, q, cp, gateScriptFor("np-faults", 8, "hpcg", reg, healthy1+"=gpu-0", slowLink+"=gpu-2", offBus+"=gpu-3", "i-nope=gpu-9"))
+	// i-nope never joins: the script waits for it (kubectl get node, then kubectl wait) for
+	// gateNodeWait, then checks the others.
+	run = runGateWaiting(t, a, q, cp, gateScriptFor("np-faults", 8, "hpcg", reg, healthy1+"=gpu-0", slowLink+"=gpu-2", offBus+"=gpu-3", "i-nope=gpu-9"),
+		func() { s.srv.Advance(gateNodeWait + time.Minute) })
 	if run.code != 0 || run.report == nil {
 		t.Fatalf("faulty pool: exit %d, output %q", run.code, run.output)
 	}
@@ -244,7 +262,7 @@ func TestGateScriptRefused(t *testing.T) {
 		t.Error("a nodes= entry without a node name was read")
 	}
 	a := New(func() emulator.View { return emulator.View{} }, newFakeKube(), t.Logf)
-	if _, _, handled := a.runAcceptance("i-1", strings.Replace(good, acceptanceMarker, "# something else:", 1)); handled {
+	if _, _, handled := a.runAcceptance("inv-1", "i-1", strings.Replace(good, acceptanceMarker, "# something else:", 1)); handled {
 		t.Error("a script without the marker was handled as the gate's")
 	}
 }

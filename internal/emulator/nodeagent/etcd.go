@@ -176,13 +176,16 @@ func (a *Agent) runCommands() {
 	}
 	for _, cmd := range a.pendingCommands() {
 		if _, ok := a.registered[cmd.InstanceID]; !ok {
+			if code, out, ok := a.acceptanceOnRefused(cmd.InstanceID, cmd.Content); ok {
+				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+			}
 			continue
 		}
 		if code, out, ok := a.runEtcdRemove(cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-		} else if code, out, ok := a.runAcceptance(cmd.InstanceID, cmd.Content); ok {
+		} else if code, out, ok := a.runAcceptance(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		}
 	}
