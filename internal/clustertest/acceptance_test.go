@@ -124,6 +124,7 @@ func TestAccClusterAcceptanceGate(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("the apply with a degraded node and max_replacements = 0 succeeded:\n%s", out)
 	}
+	t.Logf("the apply with max_replacements = 0 failed as it should:\n%s", out)
 	var third string
 	for _, id := range s.gpuInstances() {
 		if !slices.ContainsFunc(res.Nodes, func(n gateNode) bool { return n.InstanceID == id }) {

@@ -162,8 +162,16 @@ func gateExhausted(failed []acceptance.NodeVerdict, replaced, most int) error {
 	for i, f := range failed {
 		lines[i] = fmt.Sprintf("node %s (%s): %s", f.InstanceID, f.Node, f.Failure)
 	}
-	return fmt.Errorf("acceptance gate: %d nodes failed their checks and the gate has replaced %d of at most %d (max_replacements):\n  %s\n"+
-		"The nodes are kept for inspection (DescribeInstances, the node's dcgmi diag and nvidia-smi). Replace them by applying again, "+
-		"raise acceptance.max_replacements, or turn the gate off with acceptance = { enabled = false }",
-		len(failed), replaced, most, strings.Join(lines, "\n  "))
+	return fmt.Errorf("acceptance gate: %s failed the checks and the gate has replaced %d of at most %d nodes (max_replacements):\n  %s\n"+
+		"The nodes are kept for inspection (the node's dcgmi diag and nvidia-smi). The next apply checks the pool again and replaces "+
+		"the nodes that fail, up to max_replacements; raise it, or turn the gate off with acceptance = { enabled = false }",
+		plural(len(failed), "node"), replaced, most, strings.Join(lines, "\n  "))
+}
+
+// plural is "1 node" or "2 nodes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -123,7 +123,7 @@ func TestGateStopsAtMaxReplacements(t *testing.T) {
 		t.Fatal("the gate passed nodes that fail DCGM")
 	}
 	msg := err.Error()
-	for _, want := range []string{"2 nodes failed their checks", "replaced 2 of at most 2 (max_replacements)", "DCGM level-2 diagnostic (dcgmi diag -r 2) failed: PCIe (exit 226)"} {
+	for _, want := range []string{"2 nodes failed the checks", "replaced 2 of at most 2 nodes (max_replacements)", "DCGM level-2 diagnostic (dcgmi diag -r 2) failed: PCIe (exit 226)"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error lacks %q: %s", want, msg)
 		}
