@@ -85,6 +85,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	plan.ID = types.StringValue(poolID)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		keepAcceptanceResults(&plan, nil) // autoscaled pools are not gated
 		r.pruneBundles(ctx, spec, nil, plan.nodeIDs(), &resp.Diagnostics)
 		if !plan.ScalingGroupID.IsUnknown() {
 			// Whatever happened after the group exists, state records it: never an orphan.
@@ -175,6 +176,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	resp.Diagnostics.Append(diags...)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		keepAcceptanceResults(&plan, &state)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		r.pruneBundles(ctx, spec, oldBundles, plan.nodeIDs(), &resp.Diagnostics)
 		return
