@@ -379,6 +379,16 @@ func (c *Client) SetBackendServers(ctx context.Context, lbID string, want []Back
 	return c.changeBackends(ctx, lbID, "AddBackendServers", reweigh)
 }
 
+// ChangeBackendServers adds and removes the given backend servers and touches no other: pools
+// that share a load balancer change their own servers without undoing another pool's change
+// made since they read it.
+func (c *Client) ChangeBackendServers(ctx context.Context, lbID string, add, remove []BackendServer) error {
+	if err := c.changeBackends(ctx, lbID, "AddBackendServers", add); err != nil {
+		return err
+	}
+	return c.changeBackends(ctx, lbID, "RemoveBackendServers", remove)
+}
+
 // DetachBackendServers removes the servers among ids that are backends of the load balancer and
 // leaves every other one as it is, whatever changed since the caller last looked: pools that
 // share a load balancer detach their own nodes while another pool changes its.

@@ -29,12 +29,39 @@ func SyncBackends(ctx context.Context, c *cloud.Client, lbID, poolID string, nod
 			want = append(want, cloud.BackendServer{ServerID: n.ID})
 		}
 	}
+	// From one read of the load balancer: add the pool's running nodes it lacks, remove what it
+	// has that is neither one of them nor another pool's existing node (a node of this pool that
+	// went, an instance deleted), and leave the rest. Never a whole-list write: another pool
+	// sharing the load balancer (a control plane's first and joining pools) syncs at the same
+	// time, and a list computed before its change would undo it.
 	set := func() error {
-		others, err := otherPoolsBackends(ctx, c, lbID, poolID, mine)
+		lb, err := c.FindLoadBalancer(ctx, lbID)
 		if err != nil {
 			return err
 		}
-		return c.SetBackendServers(ctx, lbID, append(slices.Clone(want), others...))
+		others, _, err := otherPoolsNodesOf(ctx, c, lb, poolID, mine)
+		if err != nil {
+			return err
+		}
+		keep := map[string]bool{}
+		for _, n := range others {
+			keep[n.ID] = true
+		}
+		for _, w := range want {
+			keep[w.ServerID] = true
+		}
+		var add, remove []cloud.BackendServer
+		for _, w := range want {
+			if !slices.ContainsFunc(lb.Backends, func(b cloud.BackendServer) bool { return b.ServerID == w.ServerID }) {
+				add = append(add, cloud.BackendServer{ServerID: w.ServerID, Weight: 100})
+			}
+		}
+		for _, b := range lb.Backends {
+			if !keep[b.ServerID] {
+				remove = append(remove, b)
+			}
+		}
+		return c.ChangeBackendServers(ctx, lbID, add, remove)
 	}
 	err := set()
 	if err != nil && ctx.Err() == nil {
@@ -48,20 +75,6 @@ func SyncBackends(ctx context.Context, c *cloud.Client, lbID, poolID string, nod
 	return nil
 }
 
-// otherPoolsBackends are the load balancer's backend servers that are instances of another pool
-// (or of none), with their weights (otherPoolsNodes).
-func otherPoolsBackends(ctx context.Context, c *cloud.Client, lbID, poolID string, mine map[string]bool) ([]cloud.BackendServer, error) {
-	nodes, weights, err := otherPoolsNodes(ctx, c, lbID, poolID, mine)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cloud.BackendServer, 0, len(nodes))
-	for _, in := range nodes {
-		out = append(out, cloud.BackendServer{ServerID: in.ID, Weight: weights[in.ID]})
-	}
-	return out, nil
-}
-
 // otherPoolsNodes are the instances behind the load balancer that are another pool's (or none's):
 // existing, not among mine, not tagged with this pool, and each one's backend weight. One
 // DescribeInstances call for the servers not among mine, none when there are none.
@@ -70,6 +83,11 @@ func otherPoolsNodes(ctx context.Context, c *cloud.Client, lbID, poolID string, 
 	if err != nil {
 		return nil, nil, err
 	}
+	return otherPoolsNodesOf(ctx, c, lb, poolID, mine)
+}
+
+// otherPoolsNodesOf is otherPoolsNodes from a load balancer already read.
+func otherPoolsNodesOf(ctx context.Context, c *cloud.Client, lb *cloud.LoadBalancer, poolID string, mine map[string]bool) ([]cloud.Instance, map[string]int, error) {
 	weights := map[string]int{}
 	var ids []string
 	for _, b := range lb.Backends {

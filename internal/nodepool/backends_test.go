@@ -1,7 +1,9 @@
 package nodepool
 
 import (
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/cloud"
@@ -61,5 +63,52 @@ func TestControlPlaneRollKeepsTheBackendsEqualToItsNodes(t *testing.T) {
 	}
 	if !BackendsMissing(ctx, c.Client, lbID, out.IDs) {
 		t.Error("BackendsMissing does not see a node taken out")
+	}
+}
+
+// TestPoolsSharingALoadBalancerSyncAtOnce: a control plane's first and joining pools finish
+// their applies at the same time and each syncs the shared load balancer; neither undoes the
+// other's servers (a whole-list write computed before the other's add did: CI saw the joining
+// pool's nodes missing). Rounds from an empty load balancer, both syncs at once each time.
+func TestPoolsSharingALoadBalancerSyncAtOnce(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 1)
+	lbID, _, err := c.Client.CreateInternalLoadBalancer(ctx, cloud.LoadBalancerInput{VSwitchID: spec.Network.VSwitchIDs[zoneA], Name: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	join := spec
+	join.PoolID, join.Name, join.Size = NewPoolID(), "joining", 2
+	first, err := Grow(ctx, c.Client, spec, "create", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined, err := Grow(ctx, c.Client, join, "create", nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(slices.Clone(first.IDs), joined.IDs...)
+	for round := range 15 {
+		if err := DetachBackends(ctx, c.Client, lbID, all); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { errs[0] = SyncBackends(ctx, c.Client, lbID, spec.PoolID, first.Running) })
+		wg.Go(func() { errs[1] = SyncBackends(ctx, c.Client, lbID, join.PoolID, joined.Running) })
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		lb, err := c.Client.FindLoadBalancer(ctx, lbID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range lb.Backends {
+			got = append(got, b.ServerID)
+		}
+		if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(all))) {
+			t.Fatalf("round %d: backend servers %v, want both pools' nodes %v", round, got, all)
+		}
 	}
 }
