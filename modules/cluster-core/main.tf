@@ -200,12 +200,12 @@ resource "gpucluster_node_pool" "control_plane_join" {
 # GPU workers, one pool per worker_pools entry. Turning node_local_disk on or off changes the
 # pools' data_disks in place: the pool rolls its nodes max_unavailable at a time.
 # The fixed GPU worker pools. The control plane's add-ons take nothing from them (their GPUs per
-# node come from the inputs and the catalog at plan), so they are made beside the control plane
-# and their acceptance gate waits for its node. No depends_on the control plane all the same: a
-# Kubernetes release change is applied to the control plane first with -target (the Kubernetes
-# upgrades guide), so no kubelet is newer than the API server.
+# node come from the inputs and the catalog at plan), so they can follow it: made after it (their
+# acceptance gate runs on its node), and a Kubernetes release change rolls them after it, so no
+# kubelet is newer than the API server.
 resource "gpucluster_node_pool" "worker" {
-  for_each = local.fixed_worker_pools
+  for_each   = local.fixed_worker_pools
+  depends_on = [gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join]
 
   name                   = "${var.name}-${each.key}"
   network_id             = var.network_id
@@ -275,8 +275,9 @@ resource "gpucluster_node_pool" "worker" {
 }
 
 # The autoscaling GPU worker pools: the control plane's add-ons hold their scaling groups (the
-# Cluster Autoscaler's node groups), so they are made before it. Never gated: ESS makes and
-# removes their nodes after the apply.
+# Cluster Autoscaler's node groups), so they are made before it, and a Kubernetes release change
+# is applied to the control plane first with -target (the Kubernetes upgrades guide). Never gated:
+# ESS makes and removes their nodes after the apply.
 resource "gpucluster_node_pool" "worker_autoscaling" {
   for_each = local.autoscaling_worker_pools
 
