@@ -116,12 +116,24 @@ image_registry={{.Registry}}
 ns={{.Namespace}}
 work=$(mktemp -d)
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1; rm -rf "$work"' EXIT
+# A control-plane node made in the same apply may still be in kubeadm init: wait for its API,
+# and stop when it never answers (every node would fail, and none is to blame).
+ready=
+for _ in $(seq 180); do kubectl get --raw=/readyz >/dev/null 2>&1 && { ready=1; break; }; sleep 5; done
+if [ -z "$ready" ]; then
+  echo "gpucluster-acceptance: the cluster's API server did not answer on this node in 15 minutes:"
+  kubectl get --raw=/readyz 2>&1
+  exit 1
+fi
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
-# The nodes join on their own schedule: wait for each to be Ready (a node that is not has its
-# Job stay Pending, and says why below).
+# The nodes join on their own schedule: wait for each to register (kubectl wait fails at once on
+# a node that does not exist yet), then to be Ready, 15 minutes in all; a node that is not has its
+# Job stay Pending, and says why below.
+deadline=$((SECONDS + 900))
 for pair in $nodes; do
-  kubectl wait --for=condition=Ready --timeout=900s "node/${pair#*=}" >/dev/null 2>&1 || true
+  until kubectl get node "${pair#*=}" >/dev/null 2>&1 || [ "$SECONDS" -ge "$deadline" ]; do sleep 5; done
+  kubectl wait --for=condition=Ready --timeout=$((deadline > SECONDS ? deadline - SECONDS : 1))s "node/${pair#*=}" >/dev/null 2>&1 || true
 done
 
 # 1. Each node: DCGM's level-2 diagnostic, then all_reduce_perf over its GPUs.

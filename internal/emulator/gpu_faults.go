@@ -13,8 +13,13 @@ import (
 // one (it replaces the fault of the same GPU), DELETE ?instance_id=ID[&gpu=N] to clear one GPU's
 // (a GPU reset) or every one of the instance, GET to list them. The faults are saved with their
 // instances and go with them; the node agent reads them from View (InstanceView.GPUFaults) and
-// plays what the node's tools report of them.
+// plays what the node's tools report of them. A fault POSTed with instance_id "next"
+// (GPUFaultNext) waits for the next launched instance that has its GPU and is listed as pending
+// until then.
 const GPUFaultsPath = "/_emulator/gpu_faults"
+
+// GPUFaultNext is the instance_id of a fault held for the next launched instance with its GPU.
+const GPUFaultNext = emuecs.NextInstance
 
 // GPUFault is one faulty GPU of an instance (see ecs.GPUFault for the fields and their units).
 type GPUFault = emuecs.GPUFault
@@ -50,6 +55,13 @@ func (s *Server) GPUFaults() []GPUFault {
 	return emuecs.GPUFaults(s.adminCall(s.now()))
 }
 
+// PendingGPUFaults lists the faults held for the next launched instance (GPUFaultNext), by GPU.
+func (s *Server) PendingGPUFaults() []GPUFault {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return emuecs.PendingGPUFaults(s.adminCall(s.now()))
+}
+
 // serveGPUFaults answers GPUFaultsPath.
 func (s *Server) serveGPUFaults(w http.ResponseWriter, r *http.Request) {
 	answer := func(v any) {
@@ -58,13 +70,13 @@ func (s *Server) serveGPUFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		answer(map[string]any{"gpu_faults": s.GPUFaults()})
+		answer(map[string]any{"gpu_faults": s.GPUFaults(), "pending": s.PendingGPUFaults()})
 	case http.MethodPost, http.MethodPut:
 		var f GPUFault
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields() // a misspelt figure must not leave the GPU healthy unnoticed
 		if err := dec.Decode(&f); err != nil {
-			http.Error(w, "bad JSON: "+err.Error()+` (fields: instance_id, gpu, xid, nvlink_gbs in GB/s, erdma_gbps in Gbit/s)`, http.StatusBadRequest)
+			http.Error(w, "bad JSON: "+err.Error()+` (fields: instance_id, or "next" for the next instance launched, gpu, xid, nvlink_gbs in GB/s, erdma_gbps in Gbit/s)`, http.StatusBadRequest)
 			return
 		}
 		if err := s.SetGPUFault(f); err != nil {

@@ -128,3 +128,63 @@ func TestGPUFaultsEndpoint(t *testing.T) {
 		t.Errorf("after releasing %s: %+v", id, got)
 	}
 }
+
+// TestGPUFaultNextInstance: a fault POSTed for "next" is listed as pending, waits through a
+// launch without GPUs, lands on the first instance of the next GPU launch (with that instance's
+// id) and no other, and is then no longer pending; one for a GPU the launched type lacks stays
+// pending, across a restart, until DELETE ?instance_id=next clears it.
+func TestGPUFaultNextInstance(t *testing.T) {
+	e := newEnv(t, Config{StateFile: filepath.Join(t.TempDir(), "state.json"), BootTime: 100 * time.Millisecond})
+	f := e.network("10.0.0.0/16", "10.0.1.0/24")
+	for _, c := range []struct{ body, says string }{
+		{`{"instance_id":"next","gpu":-1,"xid":79}`, "not a GPU index"},
+		{`{"instance_id":"next","gpu":0}`, "sets xid, nvlink_gbs or erdma_gbps"},
+	} {
+		if code, body := e.gpuFaultsCall(http.MethodPost, "", c.body); code != http.StatusBadRequest || !strings.Contains(body, c.says) {
+			t.Errorf("POST %s: %d %q, want 400 saying %q", c.body, code, body, c.says)
+		}
+	}
+	for _, body := range []string{`{"instance_id":"next","gpu":2,"xid":79}`, `{"instance_id":"next","gpu":8,"nvlink_gbs":100}`} {
+		if code, got := e.gpuFaultsCall(http.MethodPost, "", body); code != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", body, code, got)
+		}
+	}
+	pending := func() []GPUFault {
+		_, body := e.gpuFaultsCall(http.MethodGet, "", "")
+		var listed struct {
+			Pending []GPUFault `json:"pending"`
+		}
+		must(t, json.Unmarshal([]byte(body), &listed))
+		return listed.Pending
+	}
+	beyond := GPUFault{InstanceID: GPUFaultNext, GPU: 8, NVLinkGBs: 100} // an 8-GPU type has GPUs 0 to 7
+	if got, want := pending(), []GPUFault{{InstanceID: GPUFaultNext, GPU: 2, XID: 79}, beyond}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("GET pending = %+v, want %+v", got, want)
+	}
+
+	_, err := e.ecs.RunInstances(e.runReq(f, "ecs.g7.xlarge", 1)) // no GPU: the faults wait
+	must(t, err)
+	resp, err := e.ecs.RunInstances(e.runReq(f, "ecs.gn7e-c16g1.32xlarge", 2)) // 8 GPUs each
+	must(t, err)
+	ids := resp.InstanceIdSets.InstanceIdSet
+	if got, want := e.s.GPUFaults(), []GPUFault{{InstanceID: ids[0], GPU: 2, XID: 79}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after launching %v: faults %+v, want %+v (the first GPU instance launched, only)", ids, got, want)
+	}
+	if got := pending(); !reflect.DeepEqual(got, []GPUFault{beyond}) {
+		t.Errorf("pending after the launch = %+v, want only %+v", got, beyond)
+	}
+
+	path := e.s.cfg.StateFile
+	e.srv.Close()
+	must(t, e.s.Close())
+	e = newEnv(t, Config{StateFile: path, BootTime: 100 * time.Millisecond})
+	if got := pending(); !reflect.DeepEqual(got, []GPUFault{beyond}) {
+		t.Errorf("pending after a restart = %+v, want %+v", got, beyond)
+	}
+	if code, body := e.gpuFaultsCall(http.MethodDelete, "?instance_id=next", ""); code != http.StatusOK || !strings.Contains(body, `"cleared":1`) {
+		t.Errorf("DELETE ?instance_id=next: %d %s", code, body)
+	}
+	if got := pending(); len(got) != 0 {
+		t.Errorf("pending after DELETE: %+v", got)
+	}
+}

@@ -11,6 +11,7 @@
 //   - xid.go: which NVIDIA XID errors an application recovers from, which a GPU reset clears,
 //     and which mean the instance is replaced.
 //
-// The package knows no Terraform type and does no I/O; the gate's workflow (wait for the
-// validation job's results, drain and replace a node) will live beside it.
+// The package knows no Terraform type and does no I/O; the gate's checks and verdict are
+// internal/acceptance's, its workflow (run the checks, replace a failed node, check again)
+// internal/nodepool's acceptance.go.
 package health

@@ -55,6 +55,8 @@ type Spec struct {
 	// Autoscale is set for an autoscaling pool (scaling_group.go); Size is then its max_size and
 	// MinSize its min_size.
 	Autoscale *Autoscale
+	// Acceptance is the pool's acceptance gate (acceptance.go); nil for none.
+	Acceptance *Gate
 }
 
 // Disk is a system or data disk of every node.

@@ -279,6 +279,14 @@ func badInputs(deadEndpoint string) []badInput {
 			attr: `data_disks`, fix: `PL3 needs at least 1261 GiB`},
 		{name: "pool/system disk below its minimum", config: a100Pool(`system_disk = { category = "cloud_essd", performance_level = "PL1", size_gib = 10 }`),
 			attr: `system_disk`, fix: `use PL0 for 10 GiB or grow the disk to 20 GiB`},
+		{name: "pool/acceptance without kubernetes", config: a100Pool(`acceptance = { control_plane_pool = "cp" }`),
+			attr: `acceptance`, fix: `the checks run as Kubernetes Jobs on the pool's nodes. Add the kubernetes block`},
+		{name: "pool/acceptance without control_plane_pool", config: a100Pool(`acceptance = {}
+  kubernetes = { api_endpoint = "10.0.0.1:6443", join_token = "abcdef.0123456789abcdef", insecure_skip_ca_verification = true }`),
+			attr: `acceptance.control_plane_pool`, fix: `Set it to the control-plane pool's name`},
+		{name: "pool/acceptance timeout too short", config: a100Pool(`acceptance = { control_plane_pool = "cp", timeout = "1m" }
+  kubernetes = { api_endpoint = "10.0.0.1:6443", join_token = "abcdef.0123456789abcdef", insecure_skip_ca_verification = true }`),
+			attr: `acceptance.timeout`, fix: `Give one such as "30m"`},
 		{name: "pool/malformed auto_release_after", config: a100Pool(`auto_release_after = "3 days"`),
 			attr: `auto_release_after`, fix: `write it like "72h" or "90m"`},
 		{name: "pool/auto_release_after below 30 minutes", config: a100Pool(`auto_release_after = "10m"`),

@@ -59,6 +59,8 @@ type nodePoolModel struct {
 	GPUCount             types.Int64    `tfsdk:"gpu_count"`
 	Findings             types.List     `tfsdk:"findings"`
 	EstimatedHourlyPrice types.Float64  `tfsdk:"estimated_hourly_price"`
+	Acceptance           types.Object   `tfsdk:"acceptance"`
+	AcceptanceResults    types.Object   `tfsdk:"acceptance_results"`
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -353,6 +355,8 @@ func importedPool(ctx context.Context, id string, nodes []cloud.Instance) (*node
 		Kubernetes:           types.ObjectNull(k8sAttrTypes),
 		UpdateStrategy:       types.ObjectNull(updateAttrTypes),
 		Autoscaling:          types.ObjectNull(autoscalingAttrTypes),
+		Acceptance:           types.ObjectNull(acceptanceAttrTypes),
+		AcceptanceResults:    types.ObjectNull(acceptanceResultsAttrTypes),
 		ScalingGroupID:       types.StringNull(),
 		Bootstrap:            types.BoolValue(true),
 		PackageMirror:        types.StringValue(bootstrap.MirrorInternet),

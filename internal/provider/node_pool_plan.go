@@ -93,6 +93,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	checkControlPlaneWaves(nested.Kubernetes, nested.UpdateStrategy, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	checkAutoscalingConfig(&cfg, nested, &resp.Diagnostics)
+	validateAcceptance(ctx, &cfg, nested.Kubernetes, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {
 		labels, d := mapOf(ctx, k.Labels)
 		resp.Diagnostics.Append(d...)
@@ -303,6 +304,10 @@ func (r *nodePoolResource) resolveSpec(ctx context.Context, plan *nodePoolModel,
 	spec, d := planSpec(ctx, plan, &network, keep, true, in)
 	diags.Append(d...)
 	r.uploadBundle(ctx, spec, &diags) // before any node is asked for
+	if nested, _, d := plan.nested(ctx); !d.HasError() {
+		spec.Acceptance, d = acceptanceGate(ctx, plan, spec, nested.Kubernetes, r.region())
+		diags.Append(d...)
+	}
 	plan.BootstrapBundleKey = bundleKeyValue(spec)
 	return spec, diags
 }

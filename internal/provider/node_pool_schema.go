@@ -27,7 +27,7 @@ import (
 
 func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := joinAttributes(nodePoolIdentityAttributes(), nodePoolSizeAttributes(), nodePoolMachineAttributes(), nodePoolSetupAttributes(),
-		nodePoolComputedAttributes())
+		nodePoolComputedAttributes(), nodePoolAcceptanceAttributes())
 	attrs["kubernetes"] = nodePoolKubernetesSchema()
 	attrs["bootstrap_bundle"] = bootstrapBundleSchema()
 	attrs["timeouts"] = timeoutsAttribute(ctx)

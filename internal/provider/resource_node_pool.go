@@ -85,6 +85,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	plan.ID = types.StringValue(poolID)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		keepAcceptanceResults(&plan, nil) // autoscaled pools are not gated
 		r.pruneBundles(ctx, spec, nil, plan.nodeIDs(), &resp.Diagnostics)
 		if !plan.ScalingGroupID.IsUnknown() {
 			// Whatever happened after the group exists, state records it: never an orphan.
@@ -104,6 +105,10 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	}
 
 	outcome, err := nodepool.Grow(ctx, r.client, spec, "create", orphans, int(plan.Size.ValueInt64()))
+	if err == nil {
+		r.runAcceptance(ctx, spec, &plan, &outcome, &resp.Diagnostics)
+	}
+	keepAcceptanceResults(&plan, nil)
 	// Whatever happened, every node that exists is recorded: a failed create leaves a tainted
 	// resource that knows its nodes, never an orphan.
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
@@ -171,6 +176,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	resp.Diagnostics.Append(diags...)
 	if spec.Autoscale != nil {
 		r.applyAutoscaling(ctx, spec, &plan, &resp.Diagnostics)
+		keepAcceptanceResults(&plan, &state)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		r.pruneBundles(ctx, spec, oldBundles, plan.nodeIDs(), &resp.Diagnostics)
 		return
@@ -183,6 +189,10 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		}
 	}
 	outcome, err := nodepool.Reconcile(ctx, r.client, spec)
+	if err == nil && acceptanceDue(&state, outcome) {
+		r.runAcceptance(ctx, spec, &plan, &outcome, &resp.Diagnostics)
+	}
+	keepAcceptanceResults(&plan, &state)
 	r.finish(ctx, spec, &plan, outcome, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {

@@ -199,11 +199,13 @@ resource "gpucluster_node_pool" "control_plane_join" {
 
 # GPU workers, one pool per worker_pools entry. Turning node_local_disk on or off changes the
 # pools' data_disks in place: the pool rolls its nodes max_unavailable at a time.
+# The fixed GPU worker pools. The control plane's add-ons take nothing from them (their GPUs per
+# node come from the inputs and the catalog at plan), so they can follow it: made after it (their
+# acceptance gate runs on its node), and a Kubernetes release change rolls them after it, so no
+# kubelet is newer than the API server.
 resource "gpucluster_node_pool" "worker" {
-  for_each = var.worker_pools
-  # No depends_on the control plane: its add-ons are rendered from these pools, so that would be a
-  # cycle. A Kubernetes release change is applied to the control plane first with -target (the
-  # Kubernetes upgrades guide), so no kubelet is newer than the API server.
+  for_each   = local.fixed_worker_pools
+  depends_on = [gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join]
 
   name                   = "${var.name}-${each.key}"
   network_id             = var.network_id
@@ -213,6 +215,78 @@ resource "gpucluster_node_pool" "worker" {
   instance_type          = each.value.instance_type
   size                   = each.value.size
   min_size               = each.value.min_size
+  spot                   = each.value.spot
+  instance_type_fallback = each.value.instance_type_fallback
+  zone_ids               = each.value.zone_ids
+  image_id               = each.value.image_id != null ? each.value.image_id : try(gpucluster_node_image.worker[each.key].id, null)
+  auto_release_after     = each.value.auto_release_after
+  mounts                 = length(var.mounts) == 0 ? null : var.mounts
+  package_mirror         = var.package_mirror
+  tags                   = merge(var.tags, each.value.tags)
+  # With the bootstrap bundle the workers fetch theirs with a role of their own.
+  ram_role_name = local.bundle_on ? var.bootstrap_bundle.worker_ram_role_name : null
+  bootstrap_bundle = local.bundle_on ? {
+    bucket         = gpucluster_bootstrap_bucket.bundles[0].id
+    key_prefix     = local.bundle_prefix.workers[each.key]
+    join_token_key = var.control_plane.enabled ? local.bundle_token_key.workers : null
+  } : null
+
+  system_disk = {
+    category          = each.value.system_disk.category
+    performance_level = each.value.system_disk.performance_level
+    size_gib          = each.value.system_disk.size_gib
+  }
+  data_disks = var.node_local_disk == null ? null : [{
+    category          = var.node_local_disk.category
+    performance_level = var.node_local_disk.performance_level
+    size_gib          = var.node_local_disk.size_gib
+  }]
+  update_strategy = {
+    max_unavailable = each.value.max_unavailable
+  }
+  # The control-plane pool by name: its add-ons are rendered from the autoscaling pools, so a
+  # reference would tie them all together.
+  acceptance = var.acceptance.enabled && var.control_plane.enabled ? {
+    control_plane_pool = "${var.name}-cp"
+    timeout            = var.acceptance.timeout
+    max_replacements   = var.acceptance.max_replacements
+  } : null
+  kubernetes = {
+    role                          = "gpu_worker"
+    api_endpoint                  = local.api_endpoint
+    api_server_name               = local.api_server_name
+    image_registry                = local.image_registry
+    join_token                    = local.join_token_kept
+    join_token_wo                 = local.join_token_wo
+    ca_cert_hash                  = local.ca_cert_hash
+    insecure_skip_ca_verification = local.ca_cert_hash == null ? var.insecure_skip_ca_verification : null
+    versions                      = length(local.versions) == 0 ? null : local.versions
+    nccl_env                      = length(var.nccl_env) == 0 ? null : var.nccl_env
+    labels                        = length(each.value.labels) == 0 ? null : each.value.labels
+    taints                        = [for t in each.value.taints : t.value == "" ? "${t.key}:${t.effect}" : "${t.key}=${t.value}:${t.effect}"]
+  }
+
+  lifecycle {
+    precondition {
+      condition     = var.network_egress_mode != "none" || !local.needs_egress
+      error_message = local.no_egress_message
+    }
+  }
+}
+
+# The autoscaling GPU worker pools: the control plane's add-ons hold their scaling groups (the
+# Cluster Autoscaler's node groups), so they are made before it, and a Kubernetes release change
+# is applied to the control plane first with -target (the Kubernetes upgrades guide). Never gated:
+# ESS makes and removes their nodes after the apply.
+resource "gpucluster_node_pool" "worker_autoscaling" {
+  for_each = local.autoscaling_worker_pools
+
+  name                   = "${var.name}-${each.key}"
+  network_id             = var.network_id
+  scenario               = var.scenario
+  gpu_model              = each.value.gpu_model
+  gpus_per_node          = each.value.gpu_model == null ? null : each.value.gpus_per_node
+  instance_type          = each.value.instance_type
   autoscaling            = each.value.autoscaling
   spot                   = each.value.spot
   instance_type_fallback = each.value.instance_type_fallback
@@ -295,10 +369,12 @@ moved {
 }
 
 locals {
-  workers = gpucluster_node_pool.worker
   # Chosen by the input, so which pools autoscale is known at plan.
-  autoscaling_workers = { for k, p in gpucluster_node_pool.worker : k => p if var.worker_pools[k].autoscaling != null }
-  pools               = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
+  fixed_worker_pools       = { for k, p in var.worker_pools : k => p if p.autoscaling == null }
+  autoscaling_worker_pools = { for k, p in var.worker_pools : k => p if p.autoscaling != null }
+  workers                  = merge(gpucluster_node_pool.worker, gpucluster_node_pool.worker_autoscaling)
+  autoscaling_workers      = gpucluster_node_pool.worker_autoscaling
+  pools                    = concat(gpucluster_node_pool.control_plane, gpucluster_node_pool.control_plane_join, values(local.workers))
   # Each pool's hourly price at its largest: a fixed pool's is its price; an autoscaling pool's is
   # its price per node at the last apply x max_size, null while it has no node to price one by.
   pools_at_max_size = merge(
@@ -347,9 +423,11 @@ data "gpucluster_kubernetes_manifests" "cluster" {
   # An autoscaling pool counts at min_size (at least one node): the validation jobs run one pod
   # per node of what is there when they start.
   node_count = sum([for p in var.worker_pools : p.size != null ? p.size : max(p.autoscaling.min_size, 1)])
-  # GPUs per node from the pools that have nodes, or the inputs (an autoscaling pool may have none).
-  gpus_per_node = max(concat([1], [for p in local.workers : floor(p.gpu_count / max(length(p.nodes), 1))],
-  [for p in var.worker_pools : p.gpus_per_node if p.gpus_per_node != null])...)
+  # GPUs per node of the pools' types as the catalog picks them at plan (a pinned type's own), not
+  # from the pools: the fixed pools are made beside the control plane, not before it.
+  gpus_per_node = max(concat([1], [for k, p in var.worker_pools : coalesce(try(local.pool_type_gpus[
+    p.instance_type != null ? p.instance_type : data.gpucluster_scenario.worker[k].candidates[0].instance_type
+  ], null), p.gpus_per_node, 1)])...)
   erdma       = var.erdma
   nccl_env    = length(var.nccl_env) == 0 ? null : var.nccl_env
   max_runtime = var.idle_reclaim_after

@@ -14,7 +14,7 @@ output "control_plane" {
 }
 
 output "worker_pools" {
-  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints (exactly what the nodes' kubelets register), price per hour, and for an autoscaling pool its scaling group id and bounds."
+  description = "Each GPU worker pool, keyed as in worker_pools: id, instance type, GPU count, node labels and taints (exactly what the nodes' kubelets register), price per hour, for an autoscaling pool its scaling group id and bounds, and for a gated pool what the acceptance gate measured (acceptance_results: passed, per node DCGM and busbw against its floor, across the pool the all-reduce and the parallel efficiency)."
   value = { for k, p in local.workers : k => {
     id                     = p.id
     name                   = p.name
@@ -26,6 +26,8 @@ output "worker_pools" {
     # Autoscaling pools: the Auto Scaling group and its bounds; null for fixed pools.
     scaling_group_id = p.scaling_group_id
     autoscaling      = p.autoscaling
+    # The acceptance gate's last results; null for a pool it does not gate.
+    acceptance_results = p.acceptance_results
   } }
 }
 

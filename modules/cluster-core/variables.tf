@@ -361,6 +361,17 @@ variable "bootstrap_bundle" {
   }
 }
 
+variable "acceptance" {
+  description = "The acceptance gate on every fixed GPU worker pool (gpucluster_node_pool acceptance): once a pool's nodes run, the module's first control-plane node checks each node (DCGM's level-2 diagnostic, nccl-tests over its GPUs) and the pool (an all-reduce across its nodes; HPCG's parallel efficiency in molecular dynamics and simulation), replaces a node that fails (at most max_replacements) and fails the apply naming the node, the check and the figure after that. Off by default here; the scenario modules turn it on. Only with the module's control plane (control_plane.enabled): an external one's pool is not the module's to find. See the guide \"GPU health\"."
+  type = object({
+    enabled          = optional(bool, false)
+    timeout          = optional(string, "30m")
+    max_replacements = optional(number, 2)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "etcd_backup" {
   description = "etcd snapshots to the bootstrap bundle's bucket (needs bootstrap_bundle.enabled): every control-plane node runs a timer that saves a snapshot of its etcd member (etcdctl snapshot save in the etcd container) every `every` (whole minutes or hours, such as 6h or 90min) and stores it, KMS-encrypted, at etcd-snapshots/<name>/<UTC time>-<host name>.db with control_plane.ram_role_name; the bucket policy lets that role put under the prefix and nothing reads it but the account's own credentials. The bucket is versioned; a lifecycle rule deletes a snapshot retention_days (30 by default) after it was written, and an earlier version as long after it was replaced. Off by default: turning it on changes the control-plane bundles, which nodes created from then on fetch. The guide \"etcd backup and restore\" has the restore."
   type = object({

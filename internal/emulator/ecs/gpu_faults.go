@@ -26,11 +26,28 @@ type GPUFault struct {
 	ERDMAGbps  float64 `json:"erdma_gbps,omitempty"`
 }
 
-// SetGPUFault records f on its instance, replacing a fault of the same GPU. It refuses an
-// instance that does not exist, a type without GPUs, a GPU index outside the type's count, a
-// negative figure, and a fault that changes nothing.
+// NextInstance, as a fault's instance_id, holds the fault pending for the next instance launched
+// (RunInstances, or a scaling group's launch through it) that has the fault's GPU: a test can
+// then fault a node a provider or an autoscaler creates, before anyone knows its id. The
+// launch consumes it; only the first such instance of a call gets it.
+const NextInstance = "next"
+
+// SetGPUFault records f on its instance, replacing a fault of the same GPU, or holds it pending
+// for the next launched instance (NextInstance). It refuses an instance that does not exist, a
+// type without GPUs, a GPU index outside the type's count, a negative figure, and a fault that
+// changes nothing.
 func SetGPUFault(cc *core.Call, f GPUFault) error {
 	c := newCall(cc)
+	if f.InstanceID == NextInstance {
+		if f.GPU < 0 {
+			return fmt.Errorf("gpu %d is not a GPU index (they start at 0)", f.GPU)
+		}
+		if err := faultSetsFigures(f); err != nil {
+			return err
+		}
+		c.st.PendingGPUFaults = withFault(c.st.PendingGPUFaults, f)
+		return nil
+	}
 	in := c.st.Instances[f.InstanceID]
 	if in == nil {
 		return fmt.Errorf("instance %q does not exist", f.InstanceID)
@@ -44,19 +61,49 @@ func SetGPUFault(cc *core.Call, f GPUFault) error {
 		return fmt.Errorf("instance %s is %s, which has no GPU", in.ID, in.Type)
 	case f.GPU < 0 || f.GPU >= gpus:
 		return fmt.Errorf("gpu %d: instance %s (%s) has %d GPUs, indexed 0 to %d", f.GPU, in.ID, in.Type, gpus, gpus-1)
+	}
+	if err := faultSetsFigures(f); err != nil {
+		return err
+	}
+	in.GPUFaults = withFault(in.GPUFaults, f)
+	return nil
+}
+
+// faultSetsFigures refuses a negative figure and a fault that sets none.
+func faultSetsFigures(f GPUFault) error {
+	switch {
 	case f.XID < 0 || f.NVLinkGBs < 0 || f.ERDMAGbps < 0:
 		return fmt.Errorf("xid, nvlink_gbs and erdma_gbps are not negative (got %d, %g, %g)", f.XID, f.NVLinkGBs, f.ERDMAGbps)
 	case f.XID == 0 && f.NVLinkGBs == 0 && f.ERDMAGbps == 0:
-		return fmt.Errorf("a fault sets xid, nvlink_gbs or erdma_gbps; to clear GPU %d of %s, DELETE it", f.GPU, in.ID)
-	}
-	i := slices.IndexFunc(in.GPUFaults, func(g GPUFault) bool { return g.GPU == f.GPU })
-	if i >= 0 {
-		in.GPUFaults[i] = f
-	} else {
-		in.GPUFaults = append(in.GPUFaults, f)
-		slices.SortFunc(in.GPUFaults, func(a, b GPUFault) int { return a.GPU - b.GPU })
+		return fmt.Errorf("a fault sets xid, nvlink_gbs or erdma_gbps; to clear GPU %d of %s, DELETE it", f.GPU, f.InstanceID)
 	}
 	return nil
+}
+
+// withFault is faults with f in place of the fault of the same GPU, by GPU index.
+func withFault(faults []GPUFault, f GPUFault) []GPUFault {
+	if i := slices.IndexFunc(faults, func(g GPUFault) bool { return g.GPU == f.GPU }); i >= 0 {
+		faults[i] = f
+		return faults
+	}
+	faults = append(faults, f)
+	slices.SortFunc(faults, func(a, b GPUFault) int { return a.GPU - b.GPU })
+	return faults
+}
+
+// takePendingGPUFaults moves the pending faults (NextInstance) that name a GPU of a just
+// launched instance with gpus GPUs onto it; the others stay pending.
+func (d *Store) takePendingGPUFaults(in *instance, gpus int) {
+	var left []GPUFault
+	for _, f := range d.PendingGPUFaults {
+		if f.GPU >= gpus {
+			left = append(left, f)
+			continue
+		}
+		f.InstanceID = in.ID
+		in.GPUFaults = withFault(in.GPUFaults, f)
+	}
+	d.PendingGPUFaults = left
 }
 
 // ClearGPUFaults clears the fault of GPU gpu of the instance (a GPU reset), or every fault of the
@@ -64,6 +111,14 @@ func SetGPUFault(cc *core.Call, f GPUFault) error {
 // is an error; one without the fault clears nothing.
 func ClearGPUFaults(cc *core.Call, instanceID string, gpu int) (int, error) {
 	c := newCall(cc)
+	if instanceID == NextInstance {
+		before := len(c.st.PendingGPUFaults)
+		c.st.PendingGPUFaults = slices.DeleteFunc(c.st.PendingGPUFaults, func(g GPUFault) bool { return gpu < 0 || g.GPU == gpu })
+		if len(c.st.PendingGPUFaults) == 0 {
+			c.st.PendingGPUFaults = nil
+		}
+		return before - len(c.st.PendingGPUFaults), nil
+	}
 	in := c.st.Instances[instanceID]
 	if in == nil {
 		return 0, fmt.Errorf("instance %q does not exist", instanceID)
@@ -84,4 +139,9 @@ func GPUFaults(cc *core.Call) []GPUFault {
 		out = append(out, in.GPUFaults...)
 	}
 	return out
+}
+
+// PendingGPUFaults lists the faults held for the next launched instance (NextInstance), by GPU.
+func PendingGPUFaults(cc *core.Call) []GPUFault {
+	return append([]GPUFault{}, newCall(cc).st.PendingGPUFaults...)
 }

@@ -330,6 +330,9 @@ func runInstances(c *call) (any, *core.Error) {
 			}
 		}
 		d.addInstance(in)
+		if it.GPUs > 0 {
+			d.takePendingGPUFaults(in, it.GPUs)
+		}
 		ids = append(ids, in.ID)
 	}
 	return &ecssdk.RunInstancesResponse{

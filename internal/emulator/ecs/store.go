@@ -168,6 +168,9 @@ type Store struct {
 	// Invocations are the Cloud Assistant commands RunCommand started, by InvokeId
 	// (cloud_assistant.go).
 	Invocations map[string]*invocation `json:"invocations,omitempty"`
+	// PendingGPUFaults are GPU faults held for the next instance launched (gpu_faults.go,
+	// NextInstance), by GPU index.
+	PendingGPUFaults []GPUFault `json:"pending_gpu_faults,omitempty"`
 
 	order     []*instance                   // live instances ordered by Seq
 	byTag     map[string]map[*instance]bool // "key\x00value" and "key\x00*" -> instances

@@ -143,6 +143,8 @@ type Agent struct {
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time
+	// gateWaits: when the acceptance gate's script began waiting, by invocation (acceptance.go).
+	gateWaits map[string]time.Time
 	// writeObject plays the control plane's join-token and etcd snapshot timers' puts
 	// (tokens.go, etcdsnapshot.go).
 	writeObject ObjectWriter

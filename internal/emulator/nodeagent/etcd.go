@@ -157,8 +157,8 @@ func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, h
 
 // Cloud Assistant (https://www.alibabacloud.com/help/en/ecs/user-guide/overview-10): the agent is
 // the guest of the instances it plays, so it runs the commands RunCommand sends them. It runs
-// only the scripts it models (runEtcdRemove, runKubeadmUpgrade in upgrade.go); any other stays Running until its Timeout, as on an
-// instance whose client never answers.
+// only the scripts it models (runEtcdRemove, runKubeadmUpgrade in upgrade.go, runAcceptance in acceptance.go); any other stays
+// Running until its Timeout, as on an instance whose client never answers.
 
 // CommandsWith makes the agent run the Cloud Assistant commands pending lists (such as the
 // emulator's Server.PendingCommands) on the nodes it plays and report each with finish
@@ -176,11 +176,16 @@ func (a *Agent) runCommands() {
 	}
 	for _, cmd := range a.pendingCommands() {
 		if _, ok := a.registered[cmd.InstanceID]; !ok {
+			if code, out, ok := a.acceptanceOnRefused(cmd.InstanceID, cmd.Content); ok {
+				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+			}
 			continue
 		}
 		if code, out, ok := a.runEtcdRemove(cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InstanceID, cmd.Content); ok {
+			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+		} else if code, out, ok := a.runAcceptance(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		}
 	}

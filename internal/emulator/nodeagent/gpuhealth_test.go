@@ -134,18 +134,6 @@ func TestGPUFaultsThroughTheEmulator(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	post := func(body string) {
-		t.Helper()
-		resp, err := http.Post(s.url+emulator.GPUFaultsPath, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %s %s", body, resp.Status, b)
-		}
-	}
 	busbw := func(id string) NCCLRun {
 		t.Helper()
 		code, body := get(NCCLTestsPath, "instance_id="+id)
@@ -160,8 +148,8 @@ func TestGPUFaultsThroughTheEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	post(`{"instance_id":"` + w1 + `","gpu":2,"xid":79}`)
-	post(`{"instance_id":"` + w2 + `","gpu":1,"nvlink_gbs":200}`)
+	s.postGPUFault(t, `{"instance_id":"`+w1+`","gpu":2,"xid":79}`)
+	s.postGPUFault(t, `{"instance_id":"`+w2+`","gpu":1,"nvlink_gbs":200}`)
 	_, metrics := get(DCGMMetricsPath, "instance_id="+w1)
 	mustContain(t, "gpu-0's metrics", metrics, `DCGM_FI_DEV_XID_ERRORS{gpu="2",UUID="`+gpuUUID(w1, 2)+`",device="nvidia2",modelName="NVIDIA A100-80GB",Hostname="gpu-0"} 79`)
 	if strings.Count(metrics, "DCGM_FI_DEV_XID_ERRORS{") != 4 || strings.Count(metrics, `} 79`) != 1 {
@@ -211,5 +199,19 @@ func TestGPUFaultsThroughTheEmulator(t *testing.T) {
 		if code, body := get(c.path, c.query); code < 400 || !strings.Contains(body, c.says) {
 			t.Errorf("GET %s?%s: %d %q, want an error saying %q", c.path, c.query, code, body, c.says)
 		}
+	}
+}
+
+// postGPUFault POSTs a fault to the emulator's GPUFaultsPath and fails the test unless it is set.
+func (s *cloudScenario) postGPUFault(t *testing.T, body string) {
+	t.Helper()
+	resp, err := http.Post(s.url+emulator.GPUFaultsPath, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s %s", body, resp.Status, b)
 	}
 }

@@ -81,11 +81,11 @@ run "autoscaling_and_spot_pools" {
     error_message = "expected a scaling group for each autoscaling pool and none for the fixed one, got ${jsonencode(output.scaling_group_ids)}"
   }
   assert {
-    condition     = output.worker_pools["burst"].scaling_group_id == gpucluster_node_pool.worker["burst"].scaling_group_id && output.worker_pools["burst"].autoscaling.max_size == 20 && output.worker_pools["gpu"].scaling_group_id == null
+    condition     = output.worker_pools["burst"].scaling_group_id == gpucluster_node_pool.worker_autoscaling["burst"].scaling_group_id && output.worker_pools["burst"].autoscaling.max_size == 20 && output.worker_pools["gpu"].scaling_group_id == null
     error_message = "worker_pools must name each autoscaling pool's group and bounds: ${jsonencode(output.worker_pools)}"
   }
   assert {
-    condition     = gpucluster_node_pool.worker["burst"].spot.strategy == "SpotAsPriceGo" && gpucluster_node_pool.worker["burst"].autoscaling.on_demand_percentage == 25 && gpucluster_node_pool.worker["gpu"].spot == null
+    condition     = gpucluster_node_pool.worker_autoscaling["burst"].spot.strategy == "SpotAsPriceGo" && gpucluster_node_pool.worker_autoscaling["burst"].autoscaling.on_demand_percentage == 25 && gpucluster_node_pool.worker["gpu"].spot == null
     error_message = "the burst pool's spot mix must reach the node pool"
   }
   # Every autoscaling pool is a node group of the autoscaler, with its bounds, in the add-ons
@@ -102,12 +102,12 @@ run "autoscaling_and_spot_pools" {
   # The autoscaler authenticates with the control-plane nodes' RAM role; the workers carry only
   # their own (bootstrap_bundle.worker_ram_role_name, which fetches their bundles).
   assert {
-    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-as-control-plane" && gpucluster_node_pool.worker["burst"].ram_role_name == "cc-autoscaling-worker"
+    condition     = gpucluster_node_pool.control_plane[0].ram_role_name == "cc-as-control-plane" && gpucluster_node_pool.worker_autoscaling["burst"].ram_role_name == "cc-autoscaling-worker"
     error_message = "the control plane must carry the RAM role the Cluster Autoscaler uses, and only it"
   }
   # The fixed pool's node and the burst pool's min_size node run; scale0 has none.
   assert {
-    condition     = length(gpucluster_node_pool.worker["burst"].nodes) == 1 && length(gpucluster_node_pool.worker["scale0"].nodes) == 0 && length(gpucluster_node_pool.worker["gpu"].nodes) == 1
+    condition     = length(gpucluster_node_pool.worker_autoscaling["burst"].nodes) == 1 && length(gpucluster_node_pool.worker_autoscaling["scale0"].nodes) == 0 && length(gpucluster_node_pool.worker["gpu"].nodes) == 1
     error_message = "expected the autoscaling pools at min_size"
   }
 }

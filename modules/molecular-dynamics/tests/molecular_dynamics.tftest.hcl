@@ -1,6 +1,10 @@
 # The module's defaults against the emulator, with two workers: apply, check, destroy.
 
 variables {
+  # These runs apply against the emulator alone: no Kubernetes API answers, so no control-plane
+  # node could run the acceptance gate's checks (the cluster tests, internal/clustertest, run the
+  # gate against the offline cluster).
+  acceptance = { enabled = false }
   # The bootstrap bundle is on by default; the module cannot create RAM roles, so the test names
   # them. registered_as_reported reads each node's registration from the bundle its stub names.
   control_plane    = { ram_role_name = "md-test-control-plane" }

@@ -18,7 +18,7 @@ output "control_plane" {
 }
 
 output "worker_pools" {
-  description = "Each GPU worker pool: id, instance type, GPU count, node labels and taints, price per hour, and for an autoscaling pool its scaling group id and bounds."
+  description = "Each GPU worker pool: id, instance type, GPU count, node labels and taints, price per hour, for an autoscaling pool its scaling group id and bounds, and for a gated pool the acceptance gate's results (acceptance_results)."
   value       = module.scenario.cluster.worker_pools
 }
 

@@ -55,6 +55,17 @@ variable "gpu_health_agent" {
   nullable    = false
 }
 
+variable "acceptance" {
+  description = "The acceptance gate on every fixed GPU worker pool (gpucluster_node_pool acceptance, on by default): once a pool's nodes run, a control-plane node checks each (DCGM's level-2 diagnostic, nccl-tests over its GPUs) and the pool (an all-reduce across its nodes against a floor from the catalog's interconnect; HPCG's parallel efficiency against the scenario's target in molecular dynamics and simulation), replaces a node that fails (at most max_replacements, 2) and fails the apply naming the node, the check and the figure after that. An object of enabled (true), timeout (30m per round of checks) and max_replacements. Only with the module's control plane (control_plane.enabled); autoscaling pools are not gated (the GPU health agent covers them). See the guide \"GPU health\"."
+  type = object({
+    enabled          = optional(bool, true)
+    timeout          = optional(string, "30m")
+    max_replacements = optional(number, 2)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "image_registry" {
   description = "Registry every container image of the cluster is pulled from, such as \"registry-vpc.cn-wulanchabu.aliyuncs.com/gpucluster\" (a Container Registry namespace through its VPC endpoint) or \"<instance>-registry-vpc.<region>.cr.aliyuncs.com/<namespace>\": kubeadm's imageRepository, containerd's pause image and registry mirrors, the CNI, every add-on and the validation and MPI jobs, each as <image_registry>/<last part of its name>:<tag>@<digest> (the images output lists them for your sync). Null: in mainland China regions (cn-* but cn-hongkong) registry-vpc.<region>.aliyuncs.com/gpucluster, which you create and fill (a plan warning says how); elsewhere the public registries. \"\" is the public registries in any region."
   type        = string
