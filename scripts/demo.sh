@@ -76,6 +76,16 @@ export TF_DATA_DIR="$work/tfdata"
 TF_VAR_join_token_salt="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 export TF_VAR_join_token_salt
 
+# Without the offline Kubernetes nothing answers the acceptance gate's checks (a control-plane node
+# runs them as Kubernetes Jobs), so the gate is turned off by an override file, the CLI's own way to
+# change a copy's module call (https://opentofu.org/docs/language/files/override/); with it
+# (make demo-cluster) the gate runs as on the cloud.
+if [[ "${CLUSTER:-}" != 1 ]]; then
+  for m in $(sed -n 's/^module "\([^"]*\)" {$/\1/p' ./*.tf); do
+    printf 'module "%s" {\n  acceptance = { enabled = false }\n}\n' "$m" >>demo_override.tf
+  done
+fi
+
 step "$cli_name get (local modules; the provider comes from dev_overrides)"
 "$CLI_PATH" get -no-color
 
