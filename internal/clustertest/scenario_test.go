@@ -338,7 +338,7 @@ func (s *stack) checkClusterWorks(ctx context.Context, stackJSON string) error {
 				return fmt.Errorf("node %s: nvidia.com/gpu capacity %s, want %d", n.Name, got.String(), perNode)
 			}
 		}
-		if err := checkGatePassed(pool.Name, pool.Autoscaling != nil, pool.AcceptanceResults, ids); err != nil {
+		if err := checkGatePassed(pool.Name, pool.Autoscaling != nil, pool.AcceptanceResults, ids, int64(pool.GPUCount/len(ids))); err != nil {
 			return err
 		}
 	}
