@@ -3,10 +3,13 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acctest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
@@ -55,6 +58,18 @@ func startStack(t *testing.T) *stack {
 	// The etcd snapshot timer saves the offline cluster's real etcd.
 	agent.SnapshotEtcdWith(func() ([]byte, error) { return cluster.SnapshotEtcd(t.Context()) })
 	emu.HandleAdmin(emulator.NodesPath, agent)
+	// The GPUs' telemetry (what dcgm-exporter on a node serves), and each node's host for the
+	// offline cluster's GPU pod programs: the GPU health agent's pods run the real agent, reading
+	// their node's exporter pod, its instance's metadata service and the emulator's APIs.
+	emu.HandleAdmin(nodeagent.DCGMMetricsPath, agent.DCGMMetrics())
+	cluster.SetNodeHosts(func(node *corev1.Node) (offlinekube.NodeHost, bool) {
+		id := node.Annotations[nodeagent.InstanceAnnotation]
+		return offlinekube.NodeHost{
+			MetadataEndpoint: emu.URL + emulator.MetadataPath + "/" + id,
+			CloudEndpoint:    emu.URL,
+			DCGMMetricsURL:   emu.URL + nodeagent.DCGMMetricsPath + "?instance_id=" + url.QueryEscape(id),
+		}, id != ""
+	})
 	agent.WriteConsoles(emu.SetConsoleOutput)                  // what ECS GetInstanceConsoleOutput answers
 	agent.PowerOffWith(emu.PowerOffFromGuest)                  // image builders power themselves off once baked
 	agent.CommandsWith(emu.PendingCommands, emu.FinishCommand) // the nodes run the Cloud Assistant commands sent to them

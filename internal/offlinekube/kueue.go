@@ -96,7 +96,7 @@ const kueueSecretRefresh = time.Second
 // container mounts at its --config path, made local (KueueLocalConfig), its certificate directory
 // filled from the Secret volume it mounts, kept in sync while the program runs; its container
 // arguments otherwise as they are, with the service account's kubeconfig.
-func prepareKueue(ctx context.Context, p *podRun) ([]string, map[int]string, error) {
+func prepareKueue(ctx context.Context, p *podRun) (launch, error) {
 	var args []string
 	var configPath string
 	for _, a := range p.container.Args {
@@ -107,19 +107,19 @@ func prepareKueue(ctx context.Context, p *podRun) ([]string, map[int]string, err
 		args = append(args, a)
 	}
 	if configPath == "" {
-		return nil, nil, errors.New("the container has no --config argument")
+		return launch{}, errors.New("the container has no --config argument")
 	}
 	managerConfig, err := mountedConfigMapFile(ctx, p, configPath)
 	if err != nil {
-		return nil, nil, err
+		return launch{}, err
 	}
 	secret := mountedSecret(p)
 	if secret == "" {
-		return nil, nil, errors.New("the container mounts no Secret for its webhook certificates")
+		return launch{}, errors.New("the container mounts no Secret for its webhook certificates")
 	}
 	ports, err := freePorts(2)
 	if err != nil {
-		return nil, nil, err
+		return launch{}, err
 	}
 	webhookAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	certDir := filepath.Join(p.dir, "serving-certs")
@@ -128,11 +128,11 @@ func prepareKueue(ctx context.Context, p *podRun) ([]string, map[int]string, err
 		CertDir: certDir, LeaseNamespace: p.pod.Namespace,
 	})
 	if err != nil {
-		return nil, nil, err
+		return launch{}, err
 	}
 	cfgPath := filepath.Join(p.dir, "controller_manager_config.yaml")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		return nil, nil, err
+		return launch{}, err
 	}
 	go func() {
 		for {
@@ -145,7 +145,7 @@ func prepareKueue(ctx context.Context, p *podRun) ([]string, map[int]string, err
 		}
 	}()
 	args = append([]string{"--config=" + cfgPath, "--kubeconfig=" + p.kubeconfig}, args...)
-	return args, map[int]string{KueueWebhookPort: webhookAddr}, nil
+	return launch{args: args, listens: map[int]string{KueueWebhookPort: webhookAddr}}, nil
 }
 
 // mountedConfigMapFile reads the file the container sees at path: a ConfigMap volume mounted

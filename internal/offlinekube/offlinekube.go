@@ -77,7 +77,9 @@ type Cluster struct {
 	mu        sync.Mutex
 	processes []*process  // in start order; stopped in reverse
 	network   *podNetwork // the API server's egress to Services and pods (podnet.go)
-	// stopPrograms ends the pod programs (podprograms.go) and returns once they have stopped.
+	// programs runs the pod programs (podprograms.go); stopPrograms ends them and returns once
+	// they have stopped.
+	programs     *podPrograms
 	stopPrograms func()
 	stopped      bool
 }
@@ -246,6 +248,7 @@ func (c *Cluster) startPodPrograms(binDir, apiURL string) {
 	done := make(chan struct{})
 	go func() { r.run(ctx); close(done) }()
 	c.mu.Lock()
+	c.programs = r
 	c.stopPrograms = func() { cancel(); <-done }
 	c.mu.Unlock()
 }

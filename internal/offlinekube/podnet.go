@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"strconv"
 	"sync"
@@ -95,12 +96,36 @@ type podPort struct {
 type podNetwork struct {
 	listener net.Listener
 	server   *http.Server
-	logf     func(format string, args ...any)
+	// hostListener and hostServer are the pod network as a node's host network reaches it
+	// (handleHostRequest): plain HTTP on loopback, for the host-network pods' programs.
+	hostListener net.Listener
+	hostServer   *http.Server
+	logf         func(format string, args ...any)
 
 	mu     sync.Mutex
 	client kubernetes.Interface // set once the cluster's client exists
 	pods   map[podPort]string   // registered pod ports -> where the process listens
 	conns  map[net.Conn]string  // relayed connections -> the process address they reach
+	// refusals: when each refusal was last logged. The aggregator asks an APIService whose pod
+	// runs nothing every few seconds for as long as the cluster runs; once a minute says it.
+	refusals map[string]time.Time
+}
+
+// refusalLogEvery is how often the same refusal is logged again.
+const refusalLogEvery = time.Minute
+
+// logRefusal logs that what was refused for err, unless it did within refusalLogEvery.
+func (n *podNetwork) logRefusal(what string, err error) {
+	key := what + ": " + err.Error()
+	n.mu.Lock()
+	last, seen := n.refusals[key]
+	if seen && time.Since(last) < refusalLogEvery {
+		n.mu.Unlock()
+		return
+	}
+	n.refusals[key] = time.Now()
+	n.mu.Unlock()
+	n.logf("offlinekube: pod network: %s refused: %v (said again at most once a minute)", what, err)
 }
 
 // newPodNetwork listens on a free loopback port, over TLS with tlsConfig when it is not nil;
@@ -113,13 +138,50 @@ func newPodNetwork(logf func(string, ...any), tlsConfig *tls.Config) (*podNetwor
 	if tlsConfig != nil {
 		l = tls.NewListener(l, tlsConfig) // HTTP/1.1 only: a CONNECT is hijacked, which HTTP/2 cannot
 	}
-	n := &podNetwork{listener: l, logf: logf, pods: map[podPort]string{}, conns: map[net.Conn]string{}}
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("offlinekube: pod network's host listener: %w", err)
+	}
+	n := &podNetwork{listener: l, hostListener: hl, logf: logf, pods: map[podPort]string{}, conns: map[net.Conn]string{},
+		refusals: map[string]time.Time{}}
 	n.server = &http.Server{Handler: http.HandlerFunc(n.handleConnect), ReadHeaderTimeout: 10 * time.Second}
+	n.hostServer = &http.Server{Handler: http.HandlerFunc(n.handleHostRequest), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = n.server.Serve(l) }()
+	go func() { _ = n.hostServer.Serve(hl) }()
 	return n, nil
 }
 
 func (n *podNetwork) addr() string { return n.listener.Addr().String() }
+
+// hostProxyURL is the HTTP proxy a host-network program reaches pod IPs and ClusterIPs through.
+func (n *podNetwork) hostProxyURL() string { return "http://" + n.hostListener.Addr().String() }
+
+// handleHostRequest is the pod network seen from a node's host network: on a real node the CNI
+// routes a host process's packets to a pod IP (and kube-proxy a ClusterIP's); here nothing
+// routes, so a host-network pod's program is given this as its HTTP proxy and its requests are
+// routed as the API server's CONNECTs are (route), a plain http:// request forwarded whole.
+func (n *podNetwork) handleHostRequest(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		n.handleConnect(w, r)
+		return
+	}
+	if r.URL.Host == "" {
+		http.Error(w, "a proxy request names its target: GET http://<pod IP>:<port>/...", http.StatusBadRequest)
+		return
+	}
+	target, err := n.route(r.Context(), r.URL.Host)
+	if err != nil {
+		n.logRefusal(fmt.Sprintf("%s %s from the host", r.Method, r.URL.Host), err)
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.Out.URL.Scheme, pr.Out.URL.Host = "http", target
+		pr.Out.Host = r.URL.Host
+	}}
+	proxy.ServeHTTP(w, r)
+}
 
 func (n *podNetwork) setClient(c kubernetes.Interface) {
 	n.mu.Lock()
@@ -134,6 +196,7 @@ func (n *podNetwork) close() {
 		return
 	}
 	_ = n.server.Close()
+	_ = n.hostServer.Close()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for c := range n.conns {
@@ -172,7 +235,7 @@ func (n *podNetwork) handleConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	target, err := n.route(r.Context(), r.Host)
 	if err != nil {
-		n.logf("offlinekube: pod network: CONNECT %s refused: %v", r.Host, err)
+		n.logRefusal("CONNECT "+r.Host, err)
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}

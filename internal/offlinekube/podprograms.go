@@ -3,6 +3,8 @@ package offlinekube
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,22 +30,36 @@ import (
 // for the Pod's IP and container ports. It stops the program when the Pod stops running or goes,
 // and with the cluster.
 
-// podProgram is one row of the table: which image it plays, with which binary, and how the
-// container's arguments and files become a local process's.
+// podProgram is one row of the table: which image it plays, and either with which binary and how
+// the container's arguments and files become a local process's, or with which handler this
+// process answers the container's ports (an image whose program stands for hardware the offline
+// nodes lack: dcgm-exporter reads GPUs).
 type podProgram struct {
 	// image is the images table's name of the image: matched as its upstream name or its name in
 	// a mirror registry (images.Image.MirrorName: <registry>/<Short>), whatever the tag.
 	image  string
 	binary string
-	// prepare writes the container's files under dir and returns the program's arguments and
-	// its listening ports: container port -> the loopback address the program was told to use.
-	prepare func(ctx context.Context, p *podRun) (args []string, listens map[int]string, err error)
+	// prepare writes the container's files under dir and says how the binary is started.
+	prepare func(ctx context.Context, p *podRun) (launch, error)
+	// serve, for a row without a binary, answers every container port of the container.
+	serve func(ctx context.Context, p *podRun) (http.Handler, error)
+}
+
+// launch is how a row's binary is started for a Pod: its arguments, its environment (added to
+// this process's) and its listening ports: container port -> the loopback address the program
+// was told to use.
+type launch struct {
+	args, env []string
+	listens   map[int]string
 }
 
 // podProgramTable is every image the offline cluster runs a program for. The MPI Operator serves
 // nothing the API server calls, so it is not here yet.
 var podProgramTable = []podProgram{
 	{image: images.Kueue, binary: "kueue", prepare: prepareKueue},
+	// The GPU rows (gpunode.go) need their node's host (Cluster.SetNodeHosts).
+	{image: images.DCGMExporter, serve: serveDCGMExporter},
+	{image: images.GPUHealthAgent, binary: "gpucluster-gpu-health-agent", prepare: prepareGPUHealthAgent},
 }
 
 // programFor is the table's row for a container image reference, or nil.
@@ -74,6 +90,11 @@ type podRun struct {
 	kubeconfig string
 	// stop ends the background work prepare started (a mounted Secret's refresh).
 	stop context.CancelFunc
+	// host is the Pod's node's host (Cluster.SetNodeHosts), or why there is none.
+	host func(ctx context.Context) (NodeHost, error)
+	// hostProxy is the pod network as the node's host network reaches it, an HTTP proxy URL
+	// (podNetwork.hostProxyURL): what a host-network program dials pods through.
+	hostProxy string
 }
 
 // podPrograms runs the table's programs for the cluster's Pods.
@@ -88,10 +109,12 @@ type podPrograms struct {
 	mu      sync.Mutex
 	running map[types.UID]*runningPod
 	failed  map[types.UID]string // why a pod's program did not start, logged once per reason
+	hosts   func(node *corev1.Node) (NodeHost, bool)
 }
 
 type runningPod struct {
-	proc    *process
+	proc    *process     // nil for a row served in this process
+	server  *http.Server // that row's server
 	removes []func()
 	stop    context.CancelFunc
 }
@@ -161,8 +184,10 @@ func (r *podPrograms) sync(ctx context.Context) {
 // start runs prog for the Pod's container c and registers its ports.
 func (r *podPrograms) start(ctx context.Context, pod *corev1.Pod, c corev1.Container, prog *podProgram) error {
 	binary := filepath.Join(r.binDir, prog.binary)
-	if _, err := os.Stat(binary); err != nil {
-		return fmt.Errorf("%w: run `make controllers` (scripts/build-controllers.sh); the pod runs without its program", err)
+	if prog.binary != "" {
+		if _, err := os.Stat(binary); err != nil {
+			return fmt.Errorf("%w: run `make kube controllers`; the pod runs without its program", err)
+		}
 	}
 	name := fmt.Sprintf("pod-%s-%s-%s", pod.Namespace, pod.Name, c.Name)
 	dir := filepath.Join(r.workDir, "pods", name)
@@ -174,26 +199,56 @@ func (r *podPrograms) start(ctx context.Context, pod *corev1.Pod, c corev1.Conta
 		return err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	run := &podRun{pod: pod, container: c, dir: dir, client: r.client, kubeconfig: kubeconfig, stop: stop}
-	args, listens, err := prog.prepare(runCtx, run)
+	run := &podRun{pod: pod, container: c, dir: dir, client: r.client, kubeconfig: kubeconfig, stop: stop,
+		host:      func(ctx context.Context) (NodeHost, error) { return r.nodeHost(ctx, pod.Spec.NodeName) },
+		hostProxy: r.network.hostProxyURL()}
+	rp, listens, err := r.launch(runCtx, run, binary, name, prog)
 	if err != nil {
 		stop()
 		return err
 	}
-	proc, err := startProcess(name, binary, filepath.Join(r.workDir, "logs"), args, nil)
-	if err != nil {
-		stop()
-		return err
-	}
-	rp := &runningPod{proc: proc, stop: stop}
+	rp.stop = stop
 	for port, addr := range listens {
 		rp.removes = append(rp.removes, r.network.serve(pod.Status.PodIP, port, addr))
 	}
-	r.logf("offlinekube: pod %s/%s runs %s (log %s)", pod.Namespace, pod.Name, binary, proc.logPath)
 	r.mu.Lock()
 	r.running[pod.UID] = rp
 	r.mu.Unlock()
 	return nil
+}
+
+// launch starts the row's binary, or its handler on a loopback port of this process for every
+// container port, and answers where each container port is served.
+func (r *podPrograms) launch(ctx context.Context, run *podRun, binary, name string, prog *podProgram) (*runningPod, map[int]string, error) {
+	pod := run.pod
+	if prog.serve != nil {
+		h, err := prog.serve(ctx, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		listens := map[int]string{}
+		for _, p := range run.container.Ports {
+			listens[int(p.ContainerPort)] = l.Addr().String()
+		}
+		r.logf("offlinekube: pod %s/%s is served here on %s", pod.Namespace, pod.Name, l.Addr())
+		return &runningPod{server: srv}, listens, nil
+	}
+	l, err := prog.prepare(ctx, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	proc, err := startProcess(name, binary, filepath.Join(r.workDir, "logs"), l.args, l.env)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.logf("offlinekube: pod %s/%s runs %s (log %s)", pod.Namespace, pod.Name, binary, proc.logPath)
+	return &runningPod{proc: proc}, l.listens, nil
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the Pod's service account, bound
@@ -240,7 +295,12 @@ func (rp *runningPod) end() {
 		remove()
 	}
 	rp.stop()
-	rp.proc.stop(stopGrace)
+	if rp.proc != nil {
+		rp.proc.stop(stopGrace)
+	}
+	if rp.server != nil {
+		_ = rp.server.Close()
+	}
 }
 
 func (r *podPrograms) stopAll() {

@@ -69,10 +69,11 @@ func TestKueuePodProgram(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	run := &podRun{pod: pod, container: c, dir: t.TempDir(), client: client, kubeconfig: "/work/pod.kubeconfig", stop: cancel}
-	args, listens, err := prog.prepare(ctx, run)
+	l, err := prog.prepare(ctx, run)
 	if err != nil {
 		t.Fatal(err)
 	}
+	args, listens := l.args, l.listens
 	cfgPath := filepath.Join(run.dir, "controller_manager_config.yaml")
 	for _, want := range []string{"--config=" + cfgPath, "--kubeconfig=/work/pod.kubeconfig", "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"} {
 		if !slices.Contains(args, want) {
