@@ -154,14 +154,20 @@ type agentReport struct {
 
 func (s *stack) agentReport(t *testing.T) agentReport {
 	t.Helper()
-	resp, err := http.Get(s.emu.URL + emulator.NodesPath)
+	got, err := s.fetchAgentReport()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	var got agentReport
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
 	return got
+}
+
+// fetchAgentReport is agentReport for a goroutine, which may not end the test.
+func (s *stack) fetchAgentReport() (agentReport, error) {
+	var got agentReport
+	resp, err := http.Get(s.emu.URL + emulator.NodesPath)
+	if err != nil {
+		return got, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return got, json.NewDecoder(resp.Body).Decode(&got)
 }

@@ -87,9 +87,15 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 		if err != nil {
 			return current, err
 		}
+		joining := idsNotIn(InstanceIDs(waveOut.Running), current)
 		current = waveOut.Running // every node of the pool, as the wave's wait saw it
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, current); err != nil {
 			return current, err
+		}
+		if i < len(waves)-1 { // the next wave goes once these have joined (join_wait.go)
+			if err := WaitJoined(ctx, c, spec.Name, joining, spec.JoinTimeout); err != nil {
+				return current, err
+			}
 		}
 	}
 	return current, nil

@@ -3,6 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -50,6 +51,9 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 			if err := c.WaitScalingGroupSettled(ctx, groupID, total+k); err != nil {
 				return warnings, err
 			}
+			if err := waitNewJoined(ctx, c, groupID, spec, inst); err != nil {
+				return warnings, err
+			}
 			if err := remove(); err != nil {
 				return warnings, err
 			}
@@ -63,11 +67,33 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 			if err := c.WaitScalingGroupSettled(ctx, groupID, total); err != nil {
 				return warnings, err
 			}
+			if err := waitNewJoined(ctx, c, groupID, spec, inst); err != nil {
+				return warnings, err
+			}
 		default:
 			return warnings, fmt.Errorf("scaling group %s holds %d nodes with min_size = max_size = %d: no room to replace the %d outdated nodes. "+
 				"Raise autoscaling.max_size by update_strategy.max_unavailable for the roll", groupID, total, spec.Autoscale.Max, len(outdated))
 		}
 	}
+}
+
+// waitNewJoined waits (WaitJoined) for the group's instances that were not among before to join
+// the cluster: the outdated nodes go, or the next wave starts, only once they have.
+func waitNewJoined(ctx context.Context, c *cloud.Client, groupID string, spec Spec, before []cloud.ScalingInstance) error {
+	if spec.JoinTimeout <= 0 {
+		return nil
+	}
+	now, err := c.ScalingInstances(ctx, groupID)
+	if err != nil {
+		return err
+	}
+	var joining []string
+	for _, in := range now {
+		if !slices.ContainsFunc(before, func(b cloud.ScalingInstance) bool { return b.InstanceID == in.InstanceID }) {
+			joining = append(joining, in.InstanceID)
+		}
+	}
+	return WaitJoined(ctx, c, spec.Name, joining, spec.JoinTimeout)
 }
 
 // removeDrained takes nodes out of a scaling group the way RemoveNodes takes them out of a fixed

@@ -51,7 +51,10 @@ type Spec struct {
 	// LoadBalancerID is a control plane's endpoint load balancer ("" for none).
 	LoadBalancerID string
 	MaxUnavail     int
-	SpecHash       string
+	// JoinTimeout is how long a roll's wave waits for its new nodes to join before the next
+	// wave goes (join_wait.go); 0 does not wait (a pool without the provider's bootstrap).
+	JoinTimeout time.Duration
+	SpecHash    string
 	// Autoscale is set for an autoscaling pool (scaling_group.go); Size is then its max_size and
 	// MinSize its min_size.
 	Autoscale *Autoscale

@@ -287,6 +287,10 @@ func badInputs(deadEndpoint string) []badInput {
 		{name: "pool/acceptance timeout too short", config: a100Pool(`acceptance = { control_plane_pool = "cp", timeout = "1m" }
   kubernetes = { api_endpoint = "10.0.0.1:6443", join_token = "abcdef.0123456789abcdef", insecure_skip_ca_verification = true }`),
 			attr: `acceptance.timeout`, fix: `Give one such as "30m"`},
+		{name: "pool/join_timeout not a duration", config: a100Pool(`update_strategy = { max_unavailable = 1, join_timeout = "20 minutes" }`),
+			attr: `update_strategy.join_timeout`, fix: `write it like "20m" or "1h"`},
+		{name: "pool/join_timeout over a day", config: a100Pool(`update_strategy = { max_unavailable = 1, join_timeout = "25h" }`),
+			attr: `update_strategy.join_timeout`, fix: `"0s" rolls without waiting`},
 		{name: "pool/malformed auto_release_after", config: a100Pool(`auto_release_after = "3 days"`),
 			attr: `auto_release_after`, fix: `write it like "72h" or "90m"`},
 		{name: "pool/auto_release_after below 30 minutes", config: a100Pool(`auto_release_after = "10m"`),

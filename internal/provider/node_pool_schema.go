@@ -246,18 +246,7 @@ func nodePoolSetupAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			MarkdownDescription: "Extra cloud-init for the nodes, merged after the provider's own. Changing it rolls the nodes.",
 		},
-		"update_strategy": schema.SingleNestedAttribute{
-			Optional:            true,
-			MarkdownDescription: "How changes that need new machines (instance type, image, disks, user data) are rolled out.",
-			Attributes: map[string]schema.Attribute{
-				"max_unavailable": schema.Int64Attribute{
-					Required: true,
-					MarkdownDescription: "Most nodes replaced at once: each wave deletes this many outdated nodes and waits for their replacements to run. " +
-						"A control-plane pool with the provider's bootstrap takes 1 only: each node takes an etcd member with it (see the Kubernetes upgrades guide).",
-					Validators: []validator.Int64{int64validator.AtLeast(1)},
-				},
-			},
-		},
+		"update_strategy": updateStrategyAttribute(),
 	}
 }
 

@@ -287,6 +287,7 @@ func resolveDisksTagsUpdate(ctx context.Context, plan *nodePoolModel, spec *node
 	if u := nested.UpdateStrategy; u != nil {
 		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
 	}
+	spec.JoinTimeout = joinTimeoutOf(nested.Kubernetes, nested.UpdateStrategy, plan.Bootstrap)
 	return diags
 }
 

@@ -167,6 +167,11 @@ resource "gpucluster_node_pool" "control_plane_join" {
   ram_role_name  = var.control_plane.ram_role_name
   package_mirror = var.package_mirror
   tags           = var.tags
+  # One node at a time, each joined (a new etcd member) before the next goes.
+  update_strategy = {
+    max_unavailable = 1
+    join_timeout    = var.join_timeout
+  }
   bootstrap_bundle = local.bundle_on ? {
     bucket                  = gpucluster_bootstrap_bucket.bundles[0].id
     key_prefix              = local.bundle_prefix.control_plane_join
@@ -243,6 +248,7 @@ resource "gpucluster_node_pool" "worker" {
   }]
   update_strategy = {
     max_unavailable = each.value.max_unavailable
+    join_timeout    = var.join_timeout
   }
   # The control-plane pool by name: its add-ons are rendered from the autoscaling pools, so a
   # reference would tie them all together.
@@ -316,6 +322,7 @@ resource "gpucluster_node_pool" "worker_autoscaling" {
   }]
   update_strategy = {
     max_unavailable = each.value.max_unavailable
+    join_timeout    = var.join_timeout
   }
   kubernetes = {
     role                          = "gpu_worker"

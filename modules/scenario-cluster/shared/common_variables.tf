@@ -48,6 +48,12 @@ variable "validation_jobs" {
   nullable    = false
 }
 
+variable "join_timeout" {
+  description = "How long a roll waits for each wave's new nodes to join the cluster before it takes the next wave down (gpucluster_node_pool update_strategy.join_timeout), a Go duration from 0s to 24h; null is the provider's default, 20m. The provider sees a join on the node's serial console, where the node bootstrap reports it; a node that does not join in time stops the roll. \"0s\" rolls without waiting (only where nothing boots the nodes, such as a test against the offline emulator without its node agent)."
+  type        = string
+  default     = null
+}
+
 variable "gpu_health_agent" {
   description = "Run the GPU health agent on every GPU node: it taints a node whose GPU fails, evicts its GPU pods and asks the node's pool for a new instance (see the guide \"GPU health\"). It travels with the add-ons in the bootstrap bundle, so it runs only with bootstrap_bundle.enabled; false turns it off."
   type        = bool

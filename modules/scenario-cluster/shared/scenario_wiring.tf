@@ -24,6 +24,7 @@ module "scenario" {
   idle_reclaim_after = var.idle_reclaim_after
   validation_jobs    = var.validation_jobs
   gpu_health_agent   = var.gpu_health_agent
+  join_timeout       = var.join_timeout
   acceptance         = var.acceptance
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror

@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/planerr"
+)
+
+// update_strategy: how a roll replaces nodes. A wave's next one waits for its new nodes to join
+// the cluster (internal/nodepool join_wait.go says why and how the provider sees a join) on a
+// pool that renders the provider's node bootstrap, the only one whose nodes report a join.
+
+const (
+	// defaultJoinTimeout bounds the wait for a wave's nodes: a GPU node's bootstrap takes 4-5
+	// minutes to join from a stock image (the driver's build dominates), a baked image less; four
+	// times that leaves room for a slow mirror without leaving a broken roll waiting for an hour.
+	defaultJoinTimeout = 20 * time.Minute
+	maxJoinTimeout     = 24 * time.Hour
+)
+
+func updateStrategyAttribute() schema.Attribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "How changes that need new machines (instance type, image, disks, user data, Kubernetes release) are rolled out.",
+		Attributes: map[string]schema.Attribute{
+			"max_unavailable": schema.Int64Attribute{
+				Required: true,
+				MarkdownDescription: "Most nodes replaced at once: each wave deletes this many outdated nodes and waits for their replacements to run. " +
+					"A control-plane pool with the provider's bootstrap takes 1 only: each node takes an etcd member with it (see the Kubernetes upgrades guide).",
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"join_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "On a pool with `kubernetes` and the provider's bootstrap: how long a wave waits for its new nodes to join the cluster before the next wave " +
+					"(on an autoscaling pool: before the outdated nodes go), a Go duration from `0s` to `24h`, default `20m`. The provider reads the join from each node's serial " +
+					"console (ECS `GetInstanceConsoleOutput`, where the bootstrap reports its phases), so no more than `max_unavailable` nodes are ever out of the cluster; " +
+					"a node that does not join in time stops the roll with an error naming it and its last bootstrap phase. `0s` rolls without waiting.",
+			},
+		},
+	}
+}
+
+// checkJoinTimeout refuses a join_timeout that is not a duration from 0s to 24h.
+func checkJoinTimeout(u *updateModel, diags *diag.Diagnostics) {
+	if u == nil || u.JoinTimeout.IsNull() || u.JoinTimeout.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(u.JoinTimeout.ValueString()); err != nil || d < 0 || d > maxJoinTimeout {
+		addPlanError(diags, planerr.Input("update_strategy.join_timeout", u.JoinTimeout.ValueString(),
+			"is not a Go duration from 0s to 24h",
+			"write it like \"20m\" or \"1h\" (\"0s\" rolls without waiting for the nodes to join)"), "Invalid join timeout")
+	}
+}
+
+// joinTimeoutOf is how long a wave of the pool waits for its nodes to join: 0 for a pool without
+// the provider's bootstrap (its nodes report nothing), else join_timeout or its default.
+func joinTimeoutOf(k *k8sModel, u *updateModel, bootstrapped types.Bool) time.Duration {
+	if k == nil || bootstrapped.Equal(types.BoolValue(false)) {
+		return 0
+	}
+	if u == nil || u.JoinTimeout.IsNull() || u.JoinTimeout.IsUnknown() {
+		return defaultJoinTimeout
+	}
+	d, _ := time.ParseDuration(u.JoinTimeout.ValueString()) // checked at plan
+	return d
+}
