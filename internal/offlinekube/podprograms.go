@@ -160,9 +160,8 @@ func (r *podPrograms) sync(ctx context.Context) {
 			_, started := r.running[pod.UID]
 			r.mu.Unlock()
 			if !started {
-				if err := r.start(ctx, pod, c, prog); err != nil && r.failed[pod.UID] != err.Error() {
-					r.failed[pod.UID] = err.Error() // tried again next round; said once
-					r.logf("offlinekube: pod %s/%s: %s: %v", pod.Namespace, pod.Name, prog.binary, err)
+				if err := r.start(ctx, pod, c, prog); err != nil && r.newFailure(pod.UID, err) {
+					r.logf("offlinekube: pod %s/%s: %s: %v", pod.Namespace, pod.Name, prog.image, err)
 				}
 			}
 		}
@@ -179,6 +178,19 @@ func (r *podPrograms) sync(ctx context.Context) {
 	for _, rp := range gone {
 		rp.end()
 	}
+}
+
+// newFailure records why a pod's program did not start and says whether that reason is new: the
+// start is tried again every round, and each reason is logged once. SetNodeHosts forgets them
+// from another goroutine.
+func (r *podPrograms) newFailure(uid types.UID, err error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed[uid] == err.Error() {
+		return false
+	}
+	r.failed[uid] = err.Error()
+	return true
 }
 
 // start runs prog for the Pod's container c and registers its ports.
