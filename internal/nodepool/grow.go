@@ -106,14 +106,17 @@ func runFailed(spec Spec, out Outcome, size int, err error) error {
 			"The quota is account-wide, so no other zone or type was tried, and ECS has no API that reads it, "+
 			"so it cannot be checked at plan time. Raise the elastic GPU quota in the Quota Center, release "+
 			"other GPU instances, or lower size (and min_size). Every node that was created is recorded in the state.\n"+
-			"Tried, in order:\n  %s\nService answer: %w", len(out.IDs), size, gpusPerNode(spec), tried, err)
+			"Tried, in order:\n  %s\nService answer: %w", len(out.IDs), size, GPUsPerNode(spec), tried, err)
 	}
 	return fmt.Errorf("creating nodes stopped after %d of %d nodes. Tried, in order:\n  %s\n"+
 		"Every node that was created is recorded in the state; the next apply goes on from there. Cause: %w",
 		len(out.IDs), size, tried, err)
 }
 
-func gpusPerNode(spec Spec) int {
+// GPUsPerNode is the GPUs of the pool's planned instance type, from the catalog (0 for a CPU type
+// or one the catalog does not know): derived from the type, not from the pool's gpus_per_node
+// input, which is null on a pinned type or the scenario's default count.
+func GPUsPerNode(spec Spec) int {
 	if len(spec.Types) == 0 {
 		return 0
 	}

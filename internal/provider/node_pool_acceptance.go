@@ -16,7 +16,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/acceptance"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/catalog"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/manifests"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
 )
@@ -151,13 +150,10 @@ func validateAcceptance(ctx context.Context, plan *nodePoolModel, k8s *k8sModel,
 // or no cluster to check it in.
 func acceptanceGate(ctx context.Context, plan *nodePoolModel, spec nodepool.Spec, k8s *k8sModel, region string) (*nodepool.Gate, diag.Diagnostics) {
 	m, diags := acceptanceSettings(ctx, plan.Acceptance)
-	if m == nil || k8s == nil || spec.Autoscale != nil || len(spec.Types) == 0 {
-		return nil, diags
-	}
 	// The GPUs of the type the pool runs, not gpus_per_node: that input is null on a pool with a
 	// pinned instance_type or the scenario's default count, and the gate would have been skipped.
-	it, ok := catalog.LookupInstanceType(spec.Types[0])
-	if !ok || it.GPUs < 1 {
+	gpus := nodepool.GPUsPerNode(spec)
+	if m == nil || k8s == nil || spec.Autoscale != nil || gpus < 1 {
 		return nil, diags
 	}
 	timeout := defaultAcceptanceTimeout
@@ -171,7 +167,6 @@ func acceptanceGate(ctx context.Context, plan *nodePoolModel, spec nodepool.Spec
 	_, nccl, d := k8sSoftware(ctx, k8s)
 	diags.Append(d...)
 	registry, _ := resolveImageRegistry(k8s.ImageRegistry, region)
-	gpus := it.GPUs
 	gate := &nodepool.Gate{Timeout: timeout, MaxReplacements: replaces, ControlPlanePool: m.ControlPlanePool.ValueString(), Network: spec.Network.ID}
 	gate.Script = func(poolID string, nodes []acceptance.Node) (string, error) {
 		o := acceptance.Options{PoolID: poolID, GPUs: gpus, Nodes: nodes, MPI: manifests.IsSimulation(spec.Scenario), ImageRegistry: registry}
