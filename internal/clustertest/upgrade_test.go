@@ -1,10 +1,8 @@
 package clustertest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -152,24 +150,18 @@ func (s *stack) serverVersion(t *testing.T) string {
 }
 
 // controlPlaneReleases are the two releases the offline cluster has control-plane binaries of
-// (make kube), the older first: consecutive minors.
+// (make kube), the older first.
 func controlPlaneReleases(t *testing.T) (older, newer string) {
 	t.Helper()
 	binDir, err := offlinekube.DefaultBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	releases, err := offlinekube.ControlPlaneReleases(binDir)
+	older, newer, err = offlinekube.UpgradeReleases(binDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ordered := slices.SortedFunc(maps.Keys(releases), func(a, b string) int {
-		return cmp.Compare(version.MustParseGeneric(a).Minor(), version.MustParseGeneric(b).Minor())
-	})
-	if len(ordered) != 2 || version.MustParseGeneric(ordered[1]).Minor() != version.MustParseGeneric(ordered[0]).Minor()+1 {
-		t.Fatalf("control planes in %s: %v, want two of consecutive minors (run `make kube`)", binDir, releases)
-	}
-	return ordered[0], ordered[1]
+	return older, newer
 }
 
 // startGPUWorkload creates a Deployment of replicas pods of one GPU each off the control plane,
