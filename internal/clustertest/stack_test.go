@@ -39,8 +39,16 @@ type stack struct {
 // cleanup stops them in the other order.
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackOn(t, "")
+}
+
+// startStackOn is startStack with the control plane of release ("v1.36.3", one of
+// offlinekube.ControlPlaneReleases; "" the current one). A kubeadm upgrade apply the nodes run
+// replaces it with the target release's binaries (nodeagent upgrade.go).
+func startStackOn(t *testing.T, release string) *stack {
+	t.Helper()
 	acctest.PreCheck(t)
-	cluster := offlinekube.StartT(t, offlinekube.Options{})
+	cluster := offlinekube.StartT(t, offlinekube.Options{ControlPlaneVersion: release})
 	emu := acctest.StartEmulator(t)
 	kube, err := nodeagent.NewKube(cluster.RESTConfig())
 	if err != nil {
@@ -57,6 +65,7 @@ func startStack(t *testing.T) *stack {
 	agent.WriteObjectsWith(emu.WriteObjectAsInstance) // the control plane's join-token and etcd snapshot timers store as its role would
 	// The etcd snapshot timer saves the offline cluster's real etcd.
 	agent.SnapshotEtcdWith(func() ([]byte, error) { return cluster.SnapshotEtcd(t.Context()) })
+	agent.UpgradeControlPlaneWith(cluster.UpgradeControlPlane)
 	emu.HandleAdmin(emulator.NodesPath, agent)
 	// The GPUs' telemetry (what dcgm-exporter on a node serves), and each node's host for the
 	// offline cluster's GPU pod programs: the GPU health agent's pods run the real agent, reading

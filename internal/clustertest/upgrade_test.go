@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator/nodeagent"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/offlinekube"
 )
 
 // upgradeRoot is a control plane of three (the first node and a pool of two that joins it after
@@ -38,39 +41,53 @@ output "stack" {
 `
 }
 
-// TestAccClusterKubernetesMinorUpgrade (issue #34): the cluster of upgradeRoot at 1.32 moved to
-// 1.33 by changing the pools' release. A plan that skips a minor (to 1.34) is refused naming the
-// version skew policy, and nothing changes. The apply raises the cluster's version through
-// Cloud Assistant (kubeadm upgrade apply) before the first control-plane node is replaced, then
-// replaces the control plane one node at a time and the workers after it: every node runs the
-// 1.33 kubelet, kubeadm-config holds v1.33.6, and etcd lists exactly the three live control-plane
-// nodes. Throughout the apply a GPU workload of two replicas (one GPU each, so one a worker)
-// keeps a replica running, and etcd keeps a quorum of its members connected (watchUpgrade); each
-// roll waited for a wave's nodes to join before taking the next down (their consoles read).
-// Versions are the node agent's model (nodeagent/upgrade.go): the offline API server is one real
-// v1.37.2 whatever the nodes install.
+// TestAccClusterKubernetesMinorUpgrade (issue #34): the cluster of upgradeRoot formed on the
+// previous minor's real control plane (v1.36 binaries, offlinekube ControlPlaneReleases) and moved
+// to the current minor's (v1.37) by changing the pools' release. A plan that skips a minor is
+// refused naming the version skew policy, and nothing changes. The apply raises the cluster's
+// version through Cloud Assistant (kubeadm upgrade apply, which replaces the offline control
+// plane's kube-apiserver, controller manager and scheduler with the new release's binaries on
+// the same etcd) before the first control-plane node is replaced, then replaces the control plane
+// one node at a time and the workers after it: every node runs the new kubelet, kubeadm-config
+// holds the new release, the API server reports it, and etcd lists exactly the three live
+// control-plane nodes. Throughout the apply a GPU workload of two replicas (one GPU each, so one
+// a worker) keeps a replica running, the real etcd answers its health check, and etcd keeps a
+// quorum of its members connected (watchUpgrade); each roll waited for a wave's nodes to join
+// before taking the next down (their consoles read).
 func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
-	s := startStack(t)
-	run := s.prepare(t, upgradeRoot("1.32.9"))
+	older, newer := controlPlaneReleases(t)
+	s := startStackOn(t, older)
+	run := s.prepare(t, upgradeRoot(strings.TrimPrefix(older, "v")))
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	s.waitNodes(t, 3, 2)
-	if v := s.clusterVersion(t); v != "v1.32.9" {
-		t.Fatalf("cluster version after forming: %q, want v1.32.9", v)
+	if v := s.clusterVersion(t); v != older {
+		t.Fatalf("cluster version after forming: %q, want %s", v, older)
+	}
+	if v := s.serverVersion(t); v != older {
+		t.Fatalf("the API server reports %q after forming, want %s", v, older)
 	}
 
-	run.Write(upgradeRoot("1.34.2"))
+	skipped := version.MustParseGeneric(newer)
+	run.Write(upgradeRoot(fmt.Sprintf("1.%d.0", skipped.Minor()+1)))
 	code, out := run.Run("plan", "-no-color", "-input=false", "-detailed-exitcode")
-	if code != 1 || !strings.Contains(out, "skips 1.33") || !strings.Contains(out, "version-skew-policy") {
-		t.Fatalf("plan 1.32 -> 1.34: exit %d, want the skip refused naming the skew policy:\n%s", code, out)
+	if code != 1 || !strings.Contains(out, fmt.Sprintf("skips 1.%d", skipped.Minor())) || !strings.Contains(out, "version-skew-policy") {
+		t.Fatalf("plan %s -> 1.%d: exit %d, want the skip refused naming the skew policy:\n%s", older, skipped.Minor()+1, code, out)
 	}
 
 	startGPUWorkload(t, s.cluster.Client(), "steady", 2)
 	watch := s.watchUpgrade(t, "steady")
-	run.Write(upgradeRoot("1.33"))
+	run.Write(upgradeRoot(strings.TrimPrefix(newer, "v")))
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	seen := watch()
 	consoleReads := s.emu.Stats().Calls["GetInstanceConsoleOutput"]
-	t.Logf("during the upgrade: at least %d of 2 replicas ran, etcd lost quorum %d times, the rolls read %d consoles", seen.minRunning, len(seen.etcdNoQuorum), consoleReads)
+	t.Logf("during the upgrade: at least %d of 2 replicas ran, etcd lost quorum %d times and failed its health check %d times, the API server reported %v "+
+		"(%d polls failed), the rolls read %d consoles", seen.minRunning, len(seen.etcdNoQuorum), len(seen.etcdUnhealthy), seen.apiVersions, seen.apiFailures, consoleReads)
+	if want := []string{older, newer}; !slices.Equal(seen.apiVersions, want) {
+		t.Errorf("the API server reported %v during the upgrade, want %v: the control plane's binaries replaced once", seen.apiVersions, want)
+	}
+	if len(seen.etcdUnhealthy) > 0 {
+		t.Errorf("etcd failed its health check during the upgrade: %v", seen.etcdUnhealthy)
+	}
 	// The offline nodes join within a second of running (the agent's boot times are modeled,
 	// not waited), so the replicas would survive here even if a roll took its next wave down
 	// at once; on the cloud a GPU node takes minutes to join. The rolls must have waited for
@@ -83,8 +100,11 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 			seen.minRunning, len(seen.etcdNoQuorum), seen.etcdNoQuorum)
 	}
 	s.waitNodes(t, 3, 2)
-	if v := s.clusterVersion(t); v != "v1.33.6" {
-		t.Errorf("cluster version after the upgrade: %q, want v1.33.6", v)
+	if v := s.clusterVersion(t); v != newer {
+		t.Errorf("cluster version after the upgrade: %q, want %s", v, newer)
+	}
+	if v := s.serverVersion(t); v != newer {
+		t.Errorf("the API server reports %q after the upgrade, want %s", v, newer)
 	}
 	live := map[string]string{}
 	for _, st := range s.agent.Statuses() {
@@ -92,8 +112,8 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 			continue
 		}
 		live[st.Node] = st.InstanceID
-		if st.KubeletVersion != "1.33.6" {
-			t.Errorf("node %s (%s) runs kubelet %q after the upgrade, want 1.33.6", st.Node, st.InstanceID, st.KubeletVersion)
+		if "v"+st.KubeletVersion != newer {
+			t.Errorf("node %s (%s) runs kubelet %q after the upgrade, want %s", st.Node, st.InstanceID, st.KubeletVersion, newer)
 		}
 		if strings.Contains(st.Reason, "KubeletVersion") {
 			t.Errorf("instance %s was refused: %s", st.InstanceID, st.Reason)
@@ -117,6 +137,31 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 func (s *stack) clusterVersion(t *testing.T) string {
 	t.Helper()
 	return s.agentReport(t).Version
+}
+
+// serverVersion is the release the offline API server reports at /version.
+func (s *stack) serverVersion(t *testing.T) string {
+	t.Helper()
+	v, err := s.cluster.Client().Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.GitVersion
+}
+
+// controlPlaneReleases are the two releases the offline cluster has control-plane binaries of
+// (make kube), the older first.
+func controlPlaneReleases(t *testing.T) (older, newer string) {
+	t.Helper()
+	binDir, err := offlinekube.DefaultBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	older, newer, err = offlinekube.UpgradeReleases(binDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return older, newer
 }
 
 // startGPUWorkload creates a Deployment of replicas pods of one GPU each off the control plane,
@@ -168,13 +213,17 @@ func runningPods(ctx context.Context, client kubernetes.Interface, app string) (
 
 // upgradeWatch is what watchUpgrade saw.
 type upgradeWatch struct {
-	minRunning   int
-	etcdNoQuorum []string // each time fewer than a quorum of etcd's members were connected
+	minRunning    int
+	etcdNoQuorum  []string // each time fewer than a quorum of etcd's members were connected
+	etcdUnhealthy []string // each time the real etcd failed its /health
+	apiVersions   []string // the API server's /version, each change in order
+	apiFailures   int      // polls of the API that failed
 }
 
-// watchUpgrade polls, until the returned function is called, how many of the workload's pods run
-// and whether etcd's connected members are a quorum of its members, and answers the lowest count
-// and every loss of quorum.
+// watchUpgrade polls, until the returned function is called, how many of the workload's pods run,
+// whether etcd's connected members are a quorum of its members, whether the offline cluster's
+// etcd answers its health check, and the API server's release, and answers the lowest count,
+// every loss of quorum or health, and each release in turn.
 func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -185,6 +234,18 @@ func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 		for ctx.Err() == nil {
 			if n, err := runningPods(ctx, s.cluster.Client(), app); err == nil {
 				seen.minRunning = min(seen.minRunning, n)
+			} else if ctx.Err() == nil {
+				seen.apiFailures++
+			}
+			if v, err := s.cluster.Client().Discovery().ServerVersion(); err == nil {
+				if len(seen.apiVersions) == 0 || seen.apiVersions[len(seen.apiVersions)-1] != v.GitVersion {
+					seen.apiVersions = append(seen.apiVersions, v.GitVersion)
+				}
+			} else if ctx.Err() == nil {
+				seen.apiFailures++
+			}
+			if err := s.cluster.EtcdHealth(ctx); err != nil && ctx.Err() == nil {
+				seen.etcdUnhealthy = append(seen.etcdUnhealthy, time.Now().Format(time.TimeOnly)+" "+err.Error())
 			}
 			if members, err := s.fetchAgentReport(); err == nil {
 				connected := 0

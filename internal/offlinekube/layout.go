@@ -21,11 +21,14 @@ type layout struct {
 	workDir, logDir string
 	etcdURL         string
 	etcdPeerURL     string
-	apiURL          string
-	apiPort         int
-	certs           *pki
-	kubeconfigs     map[string]string // identity name (see identities) -> kubeconfig file
-	kwokStagesFile  string
+	// apiURL is the cluster's endpoint, the API front's port (apifront.go); apiServerPort is
+	// where the first kube-apiserver serves behind it.
+	apiURL         string
+	apiPort        int
+	apiServerPort  int
+	certs          *pki
+	kubeconfigs    map[string]string // identity name (see identities) -> kubeconfig file
+	kwokStagesFile string
 	// egressSelectorFile is the API server's egress configuration: the "cluster" context through
 	// the pod network (podnet.go).
 	egressSelectorFile string
@@ -42,13 +45,14 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 	if l.certs, err = newPKI(filepath.Join(workDir, "pki"), caCertPEM, caKeyPEM); err != nil {
 		return nil, fmt.Errorf("offlinekube: certificates: %w", err)
 	}
-	ports, err := pickPorts(3)
+	// The API server's port is the last: TestCluster hands out a taken one there.
+	ports, err := pickPorts(4)
 	if err != nil {
 		return nil, fmt.Errorf("offlinekube: free loopback ports: %w", err)
 	}
 	l.etcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	l.etcdPeerURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	l.apiPort = ports[2]
+	l.apiPort, l.apiServerPort = ports[2], ports[3]
 	l.apiURL = "https://127.0.0.1:" + strconv.Itoa(l.apiPort)
 	for name := range identities {
 		path := filepath.Join(workDir, name+".kubeconfig")
@@ -78,15 +82,17 @@ func (l *layout) etcdArgs() []string {
 // restore writes it).
 func etcdDataDir(workDir string) string { return filepath.Join(workDir, "etcd") }
 
-func (l *layout) apiServerArgs() []string {
+// apiServerArgs are the flags of a kube-apiserver serving on port; the cluster's first serves on
+// apiServerPort, one an upgrade starts on a port of its own (upgrade.go).
+func (l *layout) apiServerArgs(port int) []string {
 	return []string{
 		"--etcd-servers=" + l.etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(l.apiPort),
+		"--secure-port=" + strconv.Itoa(port),
 		// Where it would write a self-signed certificate; it has ours, but the flag keeps it out
 		// of /var/run/kubernetes.
-		"--cert-dir=" + filepath.Join(l.workDir, "apiserver"),
+		"--cert-dir=" + filepath.Join(l.workDir, "apiserver-"+strconv.Itoa(port)),
 		"--tls-cert-file=" + l.certs.servingCertFile,
 		"--tls-private-key-file=" + l.certs.servingKeyFile,
 		"--client-ca-file=" + l.certs.caCertFile,

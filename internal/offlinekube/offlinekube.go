@@ -3,7 +3,9 @@
 // would do: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from their
 // upstream modules by `make kube` (scripts/build-kube.sh) into ./bin, and kwok, which stands in for
 // the kubelets: it keeps Nodes annotated kwok.x-k8s.io/node=fake Ready and runs the Pods bound to
-// them (without containers).
+// them (without containers). The control plane can be of two releases (the current minor's and the
+// previous one's, in ./bin/previous) and upgraded from one to the other while it runs
+// (controlplane.go); its clients reach it through a front on one port (apifront.go).
 //
 // Every cluster is new: its own temporary work directory (certificates, etcd data, one log file per
 // component), its own free loopback ports, its own CA (or one the test hands in). Stop ends every
@@ -17,6 +19,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,12 +65,18 @@ type Options struct {
 	// that etcd's data directory is restored from before etcd starts (etcdsnapshot.go): the
 	// control plane comes up on the snapshot's objects.
 	RestoreEtcdFrom string
+	// ControlPlaneVersion, when set, is the Kubernetes release ("v1.36.3") whose kube-apiserver,
+	// kube-controller-manager and kube-scheduler the cluster starts on, one of
+	// ControlPlaneReleases (BinDir's own or BinDir/previous's). Empty: BinDir's own.
+	// UpgradeControlPlane moves a running cluster to another (controlplane.go).
+	ControlPlaneVersion string
 }
 
 // Cluster is a running control plane. Its methods are safe to call from several goroutines.
 type Cluster struct {
 	workDir       string
 	removeWorkDir bool
+	binDir        string
 	kubeconfig    string
 	etcdURL       string
 	caCertPEM     []byte
@@ -75,8 +85,12 @@ type Cluster struct {
 	logf          func(format string, args ...any)
 
 	mu        sync.Mutex
-	processes []*process  // in start order; stopped in reverse
-	network   *podNetwork // the API server's egress to Services and pods (podnet.go)
+	processes []*process // in start order; stopped in reverse
+	layout    *layout
+	front     *apiFront    // the cluster's endpoint (apifront.go)
+	cp        controlPlane // the serving release's processes (controlplane.go)
+	upgradeMu sync.Mutex   // one UpgradeControlPlane at a time
+	network   *podNetwork  // the API server's egress to Services and pods (podnet.go)
 	// programs runs the pod programs (podprograms.go); stopPrograms ends them and returns once
 	// they have stopped.
 	programs     *podPrograms
@@ -104,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := CheckBinaries(binDir); err != nil {
 		return nil, err
 	}
-	c := &Cluster{logf: opts.Logf, workDir: opts.WorkDir}
+	c := &Cluster{logf: opts.Logf, workDir: opts.WorkDir, binDir: binDir}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}
 	}
@@ -138,11 +152,12 @@ const portAttempts = 3
 // peer URL; with Options.RestoreEtcdFrom the next attempt restores the snapshot again). It returns where the logs went.
 func (c *Cluster) stopForRetry(attempt int) string {
 	c.mu.Lock()
-	processes, network := c.processes, c.network
-	c.processes, c.network = nil, nil
+	processes, network, front := c.processes, c.network, c.front
+	c.processes, c.network, c.front = nil, nil, nil
 	c.mu.Unlock()
 	stopAll(processes)
 	network.close()
+	front.close()
 	kept := filepath.Join(c.workDir, fmt.Sprintf("logs-attempt-%d", attempt))
 	_ = os.Rename(filepath.Join(c.workDir, "logs"), kept)
 	_ = os.RemoveAll(etcdDataDir(c.workDir))
@@ -151,6 +166,10 @@ func (c *Cluster) stopForRetry(attempt int) string {
 
 func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error {
 	begin := time.Now()
+	cpDir, err := controlPlaneDir(binDir, opts.ControlPlaneVersion)
+	if err != nil {
+		return err
+	}
 	l, err := newLayout(c.workDir, opts.CACertPEM, opts.CAKeyPEM)
 	if err != nil {
 		return err
@@ -193,8 +212,19 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 		return err
 	}
 	run := func(name string, args, env []string) (*process, error) {
-		return c.run(name, filepath.Join(binDir, name), l.logDir, args, env)
+		dir := binDir
+		if slices.Contains(controlPlaneBinaries, name) {
+			dir = cpDir
+		}
+		return c.run(name, filepath.Join(dir, name), l.logDir, args, env)
 	}
+	front, err := newAPIFront("127.0.0.1:"+strconv.Itoa(l.apiPort), "127.0.0.1:"+strconv.Itoa(l.apiServerPort))
+	if err != nil {
+		return fmt.Errorf("offlinekube: the API endpoint: %w", err)
+	}
+	c.mu.Lock()
+	c.front, c.layout = front, l
+	c.mu.Unlock()
 
 	etcd, err := run("etcd", l.etcdArgs(), nil)
 	if err != nil {
@@ -205,11 +235,11 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	}
 	c.logf("offlinekube: etcd ready on %s (%s)", l.etcdURL, time.Since(begin).Round(time.Millisecond))
 
-	apiserver, err := run("kube-apiserver", l.apiServerArgs(), nil)
+	apiserver, err := run("kube-apiserver", l.apiServerArgs(l.apiServerPort), nil)
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, apiserver, 200*time.Millisecond, c.apiReady); err != nil {
+	if err := waitFor(ctx, apiserver, 200*time.Millisecond, apiReady(c.client)); err != nil {
 		return err
 	}
 	c.logf("offlinekube: kube-apiserver ready on %s (%s)", l.apiURL, time.Since(begin).Round(time.Millisecond))
@@ -235,6 +265,13 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 			return p.failure(errExited)
 		}
 	}
+	release, err := serverRelease(c.client)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.cp = controlPlane{release: release, apiServer: apiserver, controllerManager: controllerManager, scheduler: scheduler}
+	c.mu.Unlock()
 	c.startPodPrograms(binDir, l.apiURL)
 	c.logf("offlinekube: control plane ready in %s (work dir %s)", time.Since(begin).Round(time.Millisecond), c.workDir)
 	return nil
@@ -268,14 +305,25 @@ func (c *Cluster) run(name, binary, logDir string, args, env []string) (*process
 	return p, nil
 }
 
-// apiReady reports whether the API server's /readyz answers ok (every post-start hook done, the
-// bootstrap RBAC policy and priority levels in place).
-func (c *Cluster) apiReady(ctx context.Context) (bool, error) {
-	body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	if err != nil {
-		return false, err
+// apiReady reports whether the API server client talks to answers /readyz with ok (every
+// post-start hook done, the bootstrap RBAC policy and priority levels in place).
+func apiReady(client kubernetes.Interface) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		return string(body) == "ok", nil
 	}
-	return string(body) == "ok", nil
+}
+
+// serverRelease is the release the API server reports at /version ("v1.37.2").
+func serverRelease(client kubernetes.Interface) (string, error) {
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("offlinekube: the API server's /version: %w", err)
+	}
+	return v.GitVersion, nil
 }
 
 // defaultServiceAccountExists reports whether the controller manager's service-account controller
@@ -297,13 +345,14 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	processes, network, stopPrograms := c.processes, c.network, c.stopPrograms
+	processes, network, front, stopPrograms := c.processes, c.network, c.front, c.stopPrograms
 	c.mu.Unlock()
 	if stopPrograms != nil {
 		stopPrograms() // before the API server they talk to
 	}
 	stopAll(processes)
 	network.close()
+	front.close()
 	if c.removeWorkDir {
 		_ = os.RemoveAll(c.workDir)
 	}

@@ -117,15 +117,7 @@ func testGPUPodsScheduledOnKwokNode(t *testing.T, c *Cluster) {
 		return err == nil, fmt.Sprint(err), nil
 	})
 
-	deployment := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: new(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "trainer"}},
-			Template: gpuPodTemplate("trainer", true),
-		},
-	}
-	if _, err := client.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, gpuDeployment("trainer", 1), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
 	pod := waitForPod(t, client, ns, "app=trainer", corev1.PodRunning)
@@ -297,6 +289,18 @@ func gpuNode(name string, gpus int64) *corev1.Node {
 
 // gpuPodTemplate asks for one GPU on a node with the accelerator label; tolerate adds the
 // toleration for the GPU taint.
+// gpuDeployment is name's Deployment of replicas GPU pods that tolerate the GPU taint.
+func gpuDeployment(name string, replicas int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: gpuPodTemplate(name, true),
+		},
+	}
+}
+
 func gpuPodTemplate(app string, tolerate bool) corev1.PodTemplateSpec {
 	spec := corev1.PodSpec{
 		NodeSelector: map[string]string{gpuLabelKey: "nvidia-h100"},

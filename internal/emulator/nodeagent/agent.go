@@ -155,6 +155,14 @@ type Agent struct {
 	snapshotEtcd   func() ([]byte, error)
 	snapshotTimers map[string]*snapshotTimer
 	snapshotRuns   []EtcdSnapshotRun
+	// upgradeControlPlane replaces the cluster's control-plane binaries with a release's (nil:
+	// kubeadm upgrade apply changes kubeadm-config's version only); upgrading are the kubeadm
+	// upgrade apply commands under way by invocation, upgradesDue those this round accepted,
+	// upgrades the goroutines playing them (upgrade.go).
+	upgradeControlPlane func(ctx context.Context, release string) error
+	upgrading           map[string]bool
+	upgradesDue         []controlPlaneUpgrade
+	upgrades            sync.WaitGroup
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -180,6 +188,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 func (a *Agent) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	defer a.upgrades.Wait() // an upgrade under way ends with ctx
 	for {
 		a.Sync(ctx)
 		select {
@@ -200,6 +209,7 @@ func (a *Agent) Sync(ctx context.Context) {
 	for _, sd := range shutdowns {
 		a.shutdown(ctx, sd)
 	}
+	a.startUpgrades(ctx)
 	if initID == "" {
 		return
 	}

@@ -183,7 +183,9 @@ func (a *Agent) runCommands() {
 		}
 		if code, out, ok := a.runEtcdRemove(cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InstanceID, cmd.Content); ok {
+		} else if a.upgrading[cmd.InvokeID] {
+			continue // its control plane is being replaced (upgrade.go)
+		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok && code != upgradeUnderWay {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		} else if code, out, ok := a.runAcceptance(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,10 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 )
 
-// Kubernetes minor upgrades (issue #34), modeled: the offline API server is one real
-// kube-apiserver (tools/testkube, v1.37.2) whatever a node installs, so the versions here are
-// the ones the nodes' bootstraps install and kubeadm records, judged by kubeadm's and the
-// version skew policy's rules; no control-plane binary of another version runs.
+// Kubernetes minor upgrades (issue #34). The versions here are the ones the nodes' bootstraps
+// install and kubeadm records, judged by kubeadm's and the version skew policy's rules. The
+// offline cluster runs one control plane (kube-apiserver, kube-controller-manager,
+// kube-scheduler) standing for every control-plane node's static pods, of one real release:
+// a test forms its cluster on the release its nodes install when the offline cluster has its
+// binaries (v1.36 and v1.37: tools/testkube-previous, tools/testkube), and kubeadm upgrade
+// apply, once kubeadm's rules let it, replaces that control plane with the target's real
+// binaries (UpgradeControlPlaneWith: offlinekube's UpgradeControlPlane) before it reports
+// success, as the command on the node returns once the node's new static pods are up
+// (app/phases/upgrade/staticpods.go, upgradeComponent waits for each). A test of other
+// releases runs on the current one's control plane whatever its nodes install, and its upgrade
+// changes kubeadm-config's version only.
 //
 // What is modeled, and from which upstream fact (kubernetes v1.33, cmd/kubeadm):
 //   - the cluster's version is ClusterConfiguration.kubernetesVersion in the kubeadm-config
@@ -102,9 +111,70 @@ func (a *Agent) ClusterVersion() string {
 	return a.cluster.images.version
 }
 
-// runKubeadmUpgrade plays bootstrap.KubeadmUpgradeScript on instance id: its exit code and
-// output. handled is false for a script that is not one.
-func (a *Agent) runKubeadmUpgrade(id, script string) (exitCode int, output string, handled bool) {
+// upgradeUnderWay is runKubeadmUpgrade's exit code for an upgrade whose control plane is being
+// replaced: the command finishes when startUpgrades' goroutine does.
+const upgradeUnderWay = -1
+
+// controlPlaneUpgrade is a kubeadm upgrade apply accepted this round: invocation invokeID on
+// instance id, the cluster from its version to target.
+type controlPlaneUpgrade struct {
+	invokeID, id, from, target string
+}
+
+// UpgradeControlPlaneWith gives the agent the offline cluster's control plane to replace when a
+// kubeadm upgrade apply is allowed (such as offlinekube.Cluster.UpgradeControlPlane; it may take
+// tens of seconds and runs outside the agent's lock). Call it before Run. Without it the upgrade
+// changes kubeadm-config's version only.
+func (a *Agent) UpgradeControlPlaneWith(upgrade func(ctx context.Context, release string) error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.upgradeControlPlane = upgrade
+}
+
+// startUpgrades plays each upgrade this round accepted on its own goroutine: the control plane is
+// replaced with the target's binaries, then kubeadm-config records the target and the command
+// finishes with kubeadm's success; a control plane that does not come up fails the command and
+// leaves the version as it was.
+func (a *Agent) startUpgrades(ctx context.Context) {
+	a.mu.Lock()
+	due, upgrade := a.upgradesDue, a.upgradeControlPlane
+	a.upgradesDue = nil
+	a.mu.Unlock()
+	for _, u := range due {
+		a.upgrades.Add(1)
+		go func() {
+			defer a.upgrades.Done()
+			err := upgrade(ctx, u.target)
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			delete(a.upgrading, u.invokeID)
+			if err != nil {
+				a.logf("nodeagent: %s: kubeadm upgrade apply %s failed: the control plane did not come up: %v", u.id, u.target, err)
+				a.finishCommand(u.invokeID, u.id, 1, fmt.Sprintf("[upgrade/apply] FATAL: couldn't upgrade control plane to %s: the static pods did not come up: %v\n", u.target, err))
+				return
+			}
+			a.recordUpgrade(u.id, u.from, u.target)
+			a.finishCommand(u.invokeID, u.id, 0, upgradeSucceeded(u.from, u.target))
+		}()
+	}
+}
+
+// recordUpgrade is kubeadm-config's version after an upgrade apply. Caller holds a.mu.
+func (a *Agent) recordUpgrade(id, from, target string) {
+	a.logf("nodeagent: %s ran kubeadm upgrade apply: the cluster's kubernetesVersion %s -> %s", id, from, target)
+	if a.cluster != nil {
+		a.cluster.images.version = target
+	}
+}
+
+func upgradeSucceeded(from, target string) string {
+	return fmt.Sprintf("[upgrade] SUCCESS! A control plane node of your cluster was upgraded to %q.\ncluster upgraded from %s to %s\n", target, from, target)
+}
+
+// runKubeadmUpgrade plays bootstrap.KubeadmUpgradeScript, invocation invokeID on instance id: its
+// exit code and output, or upgradeUnderWay when the control plane is being replaced
+// (startUpgrades finishes it). handled is false for a script that is not one.
+func (a *Agent) runKubeadmUpgrade(invokeID, id, script string) (exitCode int, output string, handled bool) {
 	tm := upgradeTargetRE.FindStringSubmatch(script)
 	if tm == nil || !upgradeApplyRE.MatchString(script) {
 		return 0, "", false
@@ -146,9 +216,16 @@ func (a *Agent) runKubeadmUpgrade(id, script string) (exitCode int, output strin
 		return 1, fmt.Sprintf("[upgrade/health] FATAL: there are NotReady control-planes in the cluster: %v; their etcd members must answer too. "+
 			"Nothing was upgraded\n", down), true
 	}
-	a.logf("nodeagent: %s ran kubeadm upgrade apply: the cluster's kubernetesVersion %s -> %s", id, current, target)
-	c.images.version = target
-	return 0, fmt.Sprintf("[upgrade] SUCCESS! A control plane node of your cluster was upgraded to %q.\ncluster upgraded from %s to %s\n", target, current, target), true
+	if a.upgradeControlPlane != nil {
+		if a.upgrading == nil {
+			a.upgrading = map[string]bool{}
+		}
+		a.upgrading[invokeID] = true
+		a.upgradesDue = append(a.upgradesDue, controlPlaneUpgrade{invokeID: invokeID, id: id, from: current, target: target})
+		return upgradeUnderWay, "", true
+	}
+	a.recordUpgrade(id, current, target)
+	return 0, upgradeSucceeded(current, target), true
 }
 
 // olderRelease reports whether release a ("v1.34.1") is older than b; unreadable ones are not.

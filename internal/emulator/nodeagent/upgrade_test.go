@@ -2,10 +2,12 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
@@ -180,5 +182,79 @@ func TestKubernetesMinorUpgrade(t *testing.T) {
 	}
 	if f := a.Failures(); len(f) > 0 {
 		t.Fatalf("failures: %+v", f)
+	}
+}
+
+// TestKubeadmUpgradeReplacesTheControlPlane: with the offline cluster's control plane handed in
+// (UpgradeControlPlaneWith), an allowed kubeadm upgrade apply replaces it with the target's
+// binaries before it succeeds: the command stays running, and kubeadm-config at the old version,
+// until the replacement is done, later rounds do not start it again, and a control plane that does
+// not come up fails the command and leaves the version as it was.
+func TestKubeadmUpgradeReplacesTheControlPlane(t *testing.T) {
+	ca := testCAs(t)[0]
+	v := goodView(t)
+	v.Instances = []emulator.InstanceView{
+		instance("i-cp1", "10.0.1.10", userData(t, at(firstControlPlane(ca), oldRelease)), false),
+		instance("i-cp2", "10.0.1.12", userData(t, at(joiningControlPlane(ca), oldRelease)), false),
+	}
+	v.LoadBalancers[0].BackendIDs = []string{"i-cp1", "i-cp2"}
+	q := &commandQueue{finished: map[string]string{}, codes: map[string]int{}}
+	a := New(func() emulator.View { return v }, newFakeKube(), t.Logf)
+	a.CommandsWith(q.list, q.finish)
+	type call struct {
+		release string
+		result  chan error
+	}
+	calls := make(chan call, 4)
+	a.UpgradeControlPlaneWith(func(_ context.Context, release string) error {
+		c := call{release, make(chan error)}
+		calls <- c
+		return <-c.result
+	})
+	ctx := context.Background()
+	a.Sync(ctx)
+	if got := a.ClusterVersion(); got != "v"+oldRelease {
+		t.Fatalf("cluster version after kubeadm init = %q, want v%s", got, oldRelease)
+	}
+	// finished reads the command's outcome under the agent's lock, which the upgrade's goroutine
+	// finished it under.
+	finished := func(invoke string) (int, string, bool) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		out, ok := q.finished[invoke]
+		return q.codes[invoke], out, ok
+	}
+	upgrade := func(invoke string, result error) (int, string) {
+		t.Helper()
+		a.mu.Lock()
+		q.pending = append(q.pending, emulator.PendingCommand{InvokeID: invoke, InstanceID: "i-cp1", Content: upgradeScript(t, newRelease)})
+		a.mu.Unlock()
+		a.Sync(ctx)
+		c := <-calls
+		if c.release != "v"+newRelease {
+			t.Fatalf("the control plane was asked for %q, want v%s", c.release, newRelease)
+		}
+		a.Sync(ctx) // a round while the control plane is replaced
+		if _, _, done := finished(invoke); done || a.ClusterVersion() != "v"+oldRelease {
+			t.Fatalf("while the control plane is replaced: command finished %v, cluster at %s; want it running and the version unchanged", done, a.ClusterVersion())
+		}
+		select {
+		case again := <-calls:
+			t.Fatalf("a second replacement (%s) started for the same command", again.release)
+		default:
+		}
+		c.result <- result
+		for {
+			if code, out, done := finished(invoke); done {
+				return code, out
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if code, out := upgrade("t-fail", errors.New("kube-apiserver exited")); code != 1 || !strings.Contains(out, "kube-apiserver exited") || a.ClusterVersion() != "v"+oldRelease {
+		t.Errorf("a control plane that did not come up: exit %d, %q, cluster at %s; want exit 1 naming why and the version unchanged", code, out, a.ClusterVersion())
+	}
+	if code, out := upgrade("t-ok", nil); code != 0 || !strings.Contains(out, "SUCCESS") || a.ClusterVersion() != "v"+newRelease {
+		t.Errorf("the upgrade: exit %d, %q, cluster at %s; want success at v%s", code, out, a.ClusterVersion(), newRelease)
 	}
 }
