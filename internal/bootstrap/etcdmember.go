@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -36,9 +37,23 @@ const etcdctlInContainer = `crictl exec "$ctr" etcdctl --endpoints=https://127.0
 // etcdMemberNameRE: a member is named after its node, a DNS subdomain (what a host name gives).
 var etcdMemberNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 
+// EtcdRemoveTries and EtcdRemoveInterval bound the removal script's retries of a refused
+// `member remove`. etcd refuses to remove a voting member while fewer than a quorum of the
+// others have been connected to it for its health interval, 5 s ("reconfigure breaks active
+// quorum", mayRemoveMember and HealthInterval,
+// https://github.com/etcd-io/etcd/blob/v3.7.0/server/etcdserver/server.go): in a roll the
+// member of the node that replaced the last one has just joined, so the next removal can come
+// too soon. kubeadm retries its own etcd member calls likewise (removeMember in
+// cmd/kubeadm/app/util/etcd/etcd.go polls until its etcd API timeout).
+const (
+	EtcdRemoveTries    = 30
+	EtcdRemoveInterval = 2 // seconds
+)
+
 // EtcdMemberRemoveScript is the shell script that removes the etcd members named names, run as
 // root on a running control-plane node. It exits 0 when each is removed or was no member, and
-// prints a line per name.
+// prints a line per name; a refused removal is tried again EtcdRemoveTries times in all,
+// EtcdRemoveInterval seconds apart.
 func EtcdMemberRemoveScript(names []string) (string, error) {
 	if len(names) == 0 {
 		return "", fmt.Errorf("no etcd member to remove")
@@ -58,7 +73,12 @@ ectl() {
 for name in ` + strings.Join(names, " ") + `; do
   id=$(ectl member list | awk -F', ' -v n="$name" '$3 == n { print $1 }')
   if [ -z "$id" ]; then echo "etcd member $name: not a member"; continue; fi
-  ectl member remove "$id" >/dev/null
+  tries=1
+  until out=$(ectl member remove "$id" 2>&1); do
+    if [ "$tries" -ge ` + strconv.Itoa(EtcdRemoveTries) + ` ]; then echo "etcd member $name: $out" >&2; exit 1; fi
+    tries=$((tries + 1))
+    sleep ` + strconv.Itoa(EtcdRemoveInterval) + `
+  done
   echo "etcd member $name: removed"
 done
 `, nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,46 @@ func TestEtcdMemberRemoveScriptRuns(t *testing.T) {
 	}
 	if out, _, err := run(""); err == nil || !strings.Contains(out, "no etcd container") {
 		t.Errorf("with no etcd container running: %v\n%s", err, out)
+	}
+}
+
+// TestEtcdMemberRemoveScriptRetriesARefusal runs the script against an etcdctl whose member
+// remove is refused the first times ("etcdserver: unhealthy cluster", as etcd answers while a
+// just-joined member has been connected for less than its health interval): it tries again,
+// EtcdRemoveInterval seconds apart (sleep is a stub here), and gives up with etcd's error after
+// EtcdRemoveTries tries.
+func TestEtcdMemberRemoveScriptRetriesARefusal(t *testing.T) {
+	sh := requireTool(t, "sh", "dash")
+	s, err := EtcdMemberRemoveScript([]string{"cp-old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(refusals int) (out string, removes, sleeps int, err error) {
+		dir := t.TempDir()
+		count, slept := filepath.Join(dir, "removes"), filepath.Join(dir, "sleeps")
+		crictl := "#!/bin/sh\ncase \"$*\" in ps*) echo c0ffee ;;\n" +
+			"  *'member list'*) echo '91bc3c398fb3c146, started, cp-old, https://10.0.0.2:2380, https://10.0.0.2:2379, false' ;;\n" +
+			"  *'member remove'*) echo x >>" + count + "; if [ $(wc -l <" + count + ") -le " + strconv.Itoa(refusals) + " ]; then\n" +
+			"    echo 'Error: etcdserver: unhealthy cluster' >&2; exit 1; fi ;;\nesac\n"
+		if err := os.WriteFile(filepath.Join(dir, "crictl"), []byte(crictl), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sleep"), []byte("#!/bin/sh\necho \"$1\" >>"+slept+"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sh, "-c", s)
+		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+		raw, err := cmd.CombinedOutput()
+		r, _ := os.ReadFile(count)
+		z, _ := os.ReadFile(slept)
+		return string(raw), strings.Count(string(r), "\n"), strings.Count(string(z), strconv.Itoa(EtcdRemoveInterval)+"\n"), err
+	}
+	out, removes, sleeps, err := run(2)
+	if err != nil || !strings.Contains(out, "etcd member cp-old: removed") || removes != 3 || sleeps != 2 {
+		t.Errorf("two refusals: %v, %d removes, %d sleeps of %d s, output:\n%s\nwant it removed on the third try", err, removes, sleeps, EtcdRemoveInterval, out)
+	}
+	out, removes, _, err = run(1000)
+	if err == nil || !strings.Contains(out, "etcd member cp-old: Error: etcdserver: unhealthy cluster") || removes != EtcdRemoveTries {
+		t.Errorf("refused every time: %v, %d removes, output:\n%s\nwant a failure with etcd's error after %d tries", err, removes, out, EtcdRemoveTries)
 	}
 }

@@ -56,12 +56,15 @@ resource "gpucluster_node_pool" %q {
 // TestAccClusterEtcdMembersAfterReplacement (issue #31): a control plane of three whose joining
 // pool is rolled onto another instance type, one node at a time. Each replacement's kubeadm join
 // adds an etcd member, which etcd refuses while the member of the node it replaces is still
-// listed and unreachable (the node agent's model, nodeagent/etcd.go); the provider removes that
-// member through Cloud Assistant before it deletes the node. After the roll the control plane's
-// three nodes are Ready and etcd lists exactly them, each connected.
+// listed and unreachable (the node agent's model, nodeagent/etcd.go, and the offline cluster's
+// real etcd, whose members the agent makes as kubeadm does); the provider removes that member
+// through Cloud Assistant before it deletes the node. After the roll the control plane's three
+// nodes are Ready and etcd lists exactly them, each connected: in the agent's list and in the
+// real etcd's, voting members all.
 func TestAccClusterEtcdMembersAfterReplacement(t *testing.T) {
 	s := startStack(t)
 	run := s.prepare(t, etcdRoot("ecs.g7.xlarge"))
+	s.useRealEtcd(t)
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	s.waitControlPlane(t, 3)
 	before := s.etcdMembers(t)
@@ -95,6 +98,7 @@ func TestAccClusterEtcdMembersAfterReplacement(t *testing.T) {
 			replaced++
 		}
 	}
+	s.checkRealEtcd(t, "after the roll")
 	if replaced != 2 {
 		t.Errorf("%d of the members before the roll are gone, want the joining pool's 2 (before %+v, after %+v)", replaced, before, after)
 	}
@@ -143,6 +147,41 @@ func (s *stack) waitNodes(t *testing.T, controlPlane, workers int) {
 func (s *stack) etcdMembers(t *testing.T) []nodeagent.EtcdMember {
 	t.Helper()
 	return s.agentReport(t).Members
+}
+
+// useRealEtcd has the agent make kubeadm's etcd member changes on the offline cluster's real
+// etcd, which then judges them (nodeagent etcdreal.go). Call it after prepare: at the test's end
+// the agent lets go of the real etcd before the stack is destroyed, so that the control plane's
+// going does not take etcd's quorum, and the API server with it, while the cleanup still calls
+// the API (minutes of timeouts otherwise).
+func (s *stack) useRealEtcd(t *testing.T) {
+	s.agent.EtcdWith(s.cluster)
+	t.Cleanup(func() { s.agent.EtcdWith(nil) })
+}
+
+// checkRealEtcd fails unless the offline cluster's etcd lists exactly the members the agent
+// reports, each a voting member whose process runs (for a stack given to the agent with EtcdWith).
+func (s *stack) checkRealEtcd(t *testing.T, step string) {
+	t.Helper()
+	listed, err := s.cluster.EtcdMemberList(t.Context())
+	if err != nil {
+		t.Fatalf("%s: etcd's member list: %v", step, err)
+	}
+	var got, want []string
+	for _, m := range listed {
+		got = append(got, m.Name)
+		if m.Learner || !m.Running {
+			t.Errorf("%s: etcd member %+v, want a running voting member", step, m)
+		}
+	}
+	for _, m := range s.etcdMembers(t) {
+		want = append(want, m.Name)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: the real etcd lists %v, the agent %v: want the same members", step, got, want)
+	}
 }
 
 // agentReport is what the node agent reports of the cluster (GET /_emulator/nodes): etcd's

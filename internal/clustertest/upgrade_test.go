@@ -50,14 +50,17 @@ output "stack" {
 // the same etcd) before the first control-plane node is replaced, then replaces the control plane
 // one node at a time and the workers after it: every node runs the new kubelet, kubeadm-config
 // holds the new release, the API server reports it, and etcd lists exactly the three live
-// control-plane nodes. Throughout the apply a GPU workload of two replicas (one GPU each, so one
-// a worker) keeps a replica running, the real etcd answers its health check, and etcd keeps a
-// quorum of its members connected (watchUpgrade); each roll waited for a wave's nodes to join
-// before taking the next down (their consoles read).
+// control-plane nodes (the agent's list and the real etcd's, whose members the agent adds as
+// learners, promotes and removes as kubeadm and the provider's script do). Throughout the apply
+// a GPU workload of two replicas (one GPU each, so one a worker) keeps a replica running, the
+// real etcd answers its health check (it has a leader: a quorum of its members runs), and the
+// agent's list keeps a quorum connected (watchUpgrade); each roll waited for a wave's nodes to
+// join before taking the next down (their consoles read).
 func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	older, newer := controlPlaneReleases(t)
 	s := startStackOn(t, older)
 	run := s.prepare(t, upgradeRoot(strings.TrimPrefix(older, "v")))
+	s.useRealEtcd(t)
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	s.waitNodes(t, 3, 2)
 	if v := s.clusterVersion(t); v != older {
@@ -119,6 +122,7 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 			t.Errorf("instance %s was refused: %s", st.InstanceID, st.Reason)
 		}
 	}
+	s.checkRealEtcd(t, "after the upgrade")
 	members := s.etcdMembers(t)
 	for _, m := range members {
 		if live[m.Name] != m.InstanceID || !m.Connected {

@@ -124,7 +124,7 @@ func (c *Cluster) UpgradeControlPlane(ctx context.Context, release string) error
 	c.upgradeMu.Lock()
 	defer c.upgradeMu.Unlock()
 	c.mu.Lock()
-	cp, l, front := c.cp, c.layout, c.front
+	cp, l, apiFront := c.cp, c.layout, c.apiFront
 	c.mu.Unlock()
 	if release == cp.release {
 		return nil
@@ -157,7 +157,7 @@ func (c *Cluster) UpgradeControlPlane(ctx context.Context, release string) error
 		c.retire(apiServer)
 		return err
 	}
-	front.setBackend(backend)
+	apiFront.setBackend(backend)
 	c.retire(cp.apiServer)
 	c.logf("offlinekube: kube-apiserver %s serves the cluster on %s behind %s; %s stopped (%s)", release, backend, l.apiURL, cp.release, time.Since(begin).Round(time.Millisecond))
 

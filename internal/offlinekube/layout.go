@@ -19,8 +19,11 @@ const (
 // started with.
 type layout struct {
 	workDir, logDir string
-	etcdURL         string
-	etcdPeerURL     string
+	// etcdURL is the cluster's etcd endpoint, a front that relays to a running member
+	// (etcdmembers.go); etcdMemberURL and etcdPeerURL are the first member's own.
+	etcdURL       string
+	etcdMemberURL string
+	etcdPeerURL   string
 	// apiURL is the cluster's endpoint, the API front's port (apifront.go); apiServerPort is
 	// where the first kube-apiserver serves behind it.
 	apiURL         string
@@ -46,13 +49,14 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 		return nil, fmt.Errorf("offlinekube: certificates: %w", err)
 	}
 	// The API server's port is the last: TestCluster hands out a taken one there.
-	ports, err := pickPorts(4)
+	ports, err := pickPorts(5)
 	if err != nil {
 		return nil, fmt.Errorf("offlinekube: free loopback ports: %w", err)
 	}
 	l.etcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	l.etcdPeerURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	l.apiPort, l.apiServerPort = ports[2], ports[3]
+	l.etcdMemberURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	l.etcdPeerURL = "http://127.0.0.1:" + strconv.Itoa(ports[2])
+	l.apiPort, l.apiServerPort = ports[3], ports[4]
 	l.apiURL = "https://127.0.0.1:" + strconv.Itoa(l.apiPort)
 	for name := range identities {
 		path := filepath.Join(workDir, name+".kubeconfig")
@@ -69,11 +73,12 @@ func newLayout(workDir string, caCertPEM, caKeyPEM []byte) (*layout, error) {
 	return l, nil
 }
 
-// etcdArgs: a single member (tools/testkube/cmd/etcd), its data in the work directory.
+// etcdArgs: the first member (tools/testkube/cmd/etcd, named etcdMemberName), its data in the
+// work directory.
 func (l *layout) etcdArgs() []string {
 	return []string{
 		"--data-dir=" + etcdDataDir(l.workDir),
-		"--listen-client-url=" + l.etcdURL,
+		"--listen-client-url=" + l.etcdMemberURL,
 		"--listen-peer-url=" + l.etcdPeerURL,
 	}
 }

@@ -5,7 +5,7 @@
 // the kubelets: it keeps Nodes annotated kwok.x-k8s.io/node=fake Ready and runs the Pods bound to
 // them (without containers). The control plane can be of two releases (the current minor's and the
 // previous one's, in ./bin/previous) and upgraded from one to the other while it runs
-// (controlplane.go); its clients reach it through a front on one port (apifront.go).
+// (controlplane.go); its clients reach it through a front on one port (front.go).
 //
 // Every cluster is new: its own temporary work directory (certificates, etcd data, one log file per
 // component), its own free loopback ports, its own CA (or one the test hands in). Stop ends every
@@ -87,10 +87,15 @@ type Cluster struct {
 	mu        sync.Mutex
 	processes []*process // in start order; stopped in reverse
 	layout    *layout
-	front     *apiFront    // the cluster's endpoint (apifront.go)
+	apiFront  *front       // the cluster's API endpoint (front.go)
+	etcdFront *front       // the cluster's etcd endpoint (front.go, etcdmembers.go)
 	cp        controlPlane // the serving release's processes (controlplane.go)
 	upgradeMu sync.Mutex   // one UpgradeControlPlane at a time
-	network   *podNetwork  // the API server's egress to Services and pods (podnet.go)
+	// etcdMembers are etcd's members in the order they joined, guarded by etcdMu, which also
+	// makes the membership changes one at a time (etcdmembers.go).
+	etcdMu      sync.Mutex
+	etcdMembers []*etcdMember
+	network     *podNetwork // the API server's egress to Services and pods (podnet.go)
 	// programs runs the pod programs (podprograms.go); stopPrograms ends them and returns once
 	// they have stopped.
 	programs     *podPrograms
@@ -152,12 +157,16 @@ const portAttempts = 3
 // peer URL; with Options.RestoreEtcdFrom the next attempt restores the snapshot again). It returns where the logs went.
 func (c *Cluster) stopForRetry(attempt int) string {
 	c.mu.Lock()
-	processes, network, front := c.processes, c.network, c.front
-	c.processes, c.network, c.front = nil, nil, nil
+	processes, network, apiFront, etcdFront := c.processes, c.network, c.apiFront, c.etcdFront
+	c.processes, c.network, c.apiFront, c.etcdFront = nil, nil, nil, nil
 	c.mu.Unlock()
 	stopAll(processes)
 	network.close()
-	front.close()
+	apiFront.close()
+	etcdFront.close()
+	c.etcdMu.Lock()
+	c.etcdMembers = nil
+	c.etcdMu.Unlock()
 	kept := filepath.Join(c.workDir, fmt.Sprintf("logs-attempt-%d", attempt))
 	_ = os.Rename(filepath.Join(c.workDir, "logs"), kept)
 	_ = os.RemoveAll(etcdDataDir(c.workDir))
@@ -218,12 +227,19 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 		}
 		return c.run(name, filepath.Join(dir, name), l.logDir, args, env)
 	}
-	front, err := newAPIFront("127.0.0.1:"+strconv.Itoa(l.apiPort), "127.0.0.1:"+strconv.Itoa(l.apiServerPort))
+	apiFront, err := newFront("127.0.0.1:"+strconv.Itoa(l.apiPort), "127.0.0.1:"+strconv.Itoa(l.apiServerPort))
 	if err != nil {
 		return fmt.Errorf("offlinekube: the API endpoint: %w", err)
 	}
 	c.mu.Lock()
-	c.front, c.layout = front, l
+	c.apiFront, c.layout = apiFront, l
+	c.mu.Unlock()
+	etcdFront, err := newFront(strings.TrimPrefix(l.etcdURL, "http://"), strings.TrimPrefix(l.etcdMemberURL, "http://"))
+	if err != nil {
+		return fmt.Errorf("offlinekube: the etcd endpoint: %w", err)
+	}
+	c.mu.Lock()
+	c.etcdFront = etcdFront
 	c.mu.Unlock()
 
 	etcd, err := run("etcd", l.etcdArgs(), nil)
@@ -233,6 +249,9 @@ func (c *Cluster) start(ctx context.Context, binDir string, opts Options) error 
 	if err := waitFor(ctx, etcd, 100*time.Millisecond, httpOK(l.etcdURL+"/health")); err != nil {
 		return err
 	}
+	c.etcdMu.Lock()
+	c.etcdMembers = []*etcdMember{{name: etcdMemberName, clientURL: l.etcdMemberURL, peerURL: l.etcdPeerURL, dataDir: etcdDataDir(l.workDir), proc: etcd}}
+	c.etcdMu.Unlock()
 	c.logf("offlinekube: etcd ready on %s (%s)", l.etcdURL, time.Since(begin).Round(time.Millisecond))
 
 	apiserver, err := run("kube-apiserver", l.apiServerArgs(l.apiServerPort), nil)
@@ -345,14 +364,15 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	processes, network, front, stopPrograms := c.processes, c.network, c.front, c.stopPrograms
+	processes, network, apiFront, etcdFront, stopPrograms := c.processes, c.network, c.apiFront, c.etcdFront, c.stopPrograms
 	c.mu.Unlock()
 	if stopPrograms != nil {
 		stopPrograms() // before the API server they talk to
 	}
 	stopAll(processes)
 	network.close()
-	front.close()
+	apiFront.close()
+	etcdFront.close()
 	if c.removeWorkDir {
 		_ = os.RemoveAll(c.workDir)
 	}

@@ -156,13 +156,18 @@ type Agent struct {
 	snapshotTimers map[string]*snapshotTimer
 	snapshotRuns   []EtcdSnapshotRun
 	// upgradeControlPlane replaces the cluster's control-plane binaries with a release's (nil:
-	// kubeadm upgrade apply changes kubeadm-config's version only); upgrading are the kubeadm
-	// upgrade apply commands under way by invocation, upgradesDue those this round accepted,
-	// upgrades the goroutines playing them (upgrade.go).
+	// kubeadm upgrade apply changes kubeadm-config's version only), upgradesDue the upgrades
+	// this round accepted (upgrade.go).
 	upgradeControlPlane func(ctx context.Context, release string) error
-	upgrading           map[string]bool
 	upgradesDue         []controlPlaneUpgrade
-	upgrades            sync.WaitGroup
+	// underWay are the commands that finish on a goroutine of their own (an upgrade, a removal
+	// of real etcd members), by invocation; background waits for those goroutines.
+	underWay   map[string]bool
+	background sync.WaitGroup
+	// etcd is the cluster's real etcd (nil: the member list is etcd.go's model only;
+	// etcdreal.go).
+	etcd        Etcd
+	removalsDue []etcdRemoval
 }
 
 // planEntry is one instance's plan: read from its user data, as its image makes it (image.go).
@@ -188,7 +193,7 @@ func New(view func() emulator.View, kube Kube, logf func(format string, args ...
 func (a *Agent) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	defer a.upgrades.Wait() // an upgrade under way ends with ctx
+	defer a.background.Wait() // a command under way ends with ctx
 	for {
 		a.Sync(ctx)
 		select {
@@ -210,6 +215,7 @@ func (a *Agent) Sync(ctx context.Context) {
 		a.shutdown(ctx, sd)
 	}
 	a.startUpgrades(ctx)
+	a.startEtcdRemovals(ctx)
 	if initID == "" {
 		return
 	}
@@ -321,6 +327,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 		}
 	}
 	a.forgetGone(ctx, v)
+	a.followEtcdPower(ctx, v)
 	a.runCommands()
 	a.statuses = statuses
 	regions := make(map[string]string, len(v.Instances))
@@ -361,10 +368,24 @@ func (a *Agent) settle(ctx context.Context, in *emulator.InstanceView, p NodePla
 			return false
 		}
 	}
+	if d.role == RoleControlPlane {
+		if why := a.joinRealEtcd(ctx, node.Name); why != "" {
+			if a.statuses[in.ID].Reason != why {
+				a.logf("nodeagent: %s (%s) does not register: %s", in.ID, node.Name, why)
+			}
+			st.Reason = why
+			statuses[in.ID] = st
+			a.refused[in.ID] = true
+			return false
+		}
+	}
 	if err := a.kube.RegisterNode(ctx, node); err != nil {
 		st.Reason = "registering the node: " + err.Error()
 		statuses[in.ID] = st
 		return false
+	}
+	if d.role == RoleInit && a.etcd != nil {
+		a.etcd.NameFirstEtcdMember(node.Name) // kubeadm init's member is the cluster's first
 	}
 	a.registered[in.ID] = node.Name
 	a.holdShutdown(in.ID, p)

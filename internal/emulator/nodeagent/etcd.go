@@ -22,7 +22,8 @@ import (
 // peers, reconfigure breaks active quorum", ErrUnhealthy: mayAddMember with the default
 // --strict-reconfig-check, https://github.com/etcd-io/etcd/blob/v3.6.5/server/etcdserver/server.go),
 // so a replacement control-plane node's kubeadm join fails with "etcdserver: unhealthy cluster".
-// The agent counts a member connected when its instance is live and Running.
+// The agent counts a member connected when its instance is live and Running. Given the offline
+// cluster's real etcd (etcdreal.go), it also makes every change there, and etcd judges it too.
 
 // EtcdMember is one member of the cluster's etcd: the node it was named after and the instance it
 // ran on.
@@ -127,9 +128,10 @@ func etcdctlProblem(script string) (exitCode int, output string) {
 	return 0, ""
 }
 
-// runEtcdRemove plays the member-removal script on instance id: its exit code and output.
-// handled is false for a script that is not one (the agent runs no other command).
-func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, handled bool) {
+// runEtcdRemove plays the member-removal script, invocation invokeID on instance id: its exit
+// code and output, or commandUnderWay when a real etcd's members are being removed
+// (startEtcdRemovals finishes it). handled is false for a script that is not one.
+func (a *Agent) runEtcdRemove(invokeID, id, script string) (exitCode int, output string, handled bool) {
 	m := etcdRemoveNamesRE.FindStringSubmatch(script)
 	if m == nil || !strings.Contains(script, "member remove") {
 		return 0, "", false
@@ -141,18 +143,31 @@ func (a *Agent) runEtcdRemove(id, script string) (exitCode int, output string, h
 	if code, problem := etcdctlProblem(script); problem != "" {
 		return code, problem, true
 	}
+	names := strings.Fields(m[1])
+	if a.etcd != nil {
+		a.putUnderWay(invokeID)
+		a.removalsDue = append(a.removalsDue, etcdRemoval{invokeID: invokeID, id: id, names: names, retry: removeRetryOf(script)})
+		return commandUnderWay, "", true
+	}
 	var out strings.Builder
-	for _, name := range strings.Fields(m[1]) {
-		i := slices.IndexFunc(c.etcd, func(e EtcdMember) bool { return e.Name == name })
-		if i < 0 {
-			fmt.Fprintf(&out, "etcd member %s: not a member\n", name)
-			continue
-		}
-		a.logf("nodeagent: %s removed etcd member %s (instance %s)", id, name, c.etcd[i].InstanceID)
-		c.etcd = slices.Delete(c.etcd, i, i+1)
-		fmt.Fprintf(&out, "etcd member %s: removed\n", name)
+	for _, name := range names {
+		a.forgetEtcdMember(id, name, &out)
 	}
 	return 0, out.String(), true
+}
+
+// forgetEtcdMember takes name out of the member list the agent keeps and writes the script's
+// line for it. Caller holds a.mu.
+func (a *Agent) forgetEtcdMember(id, name string, out *strings.Builder) {
+	c := a.cluster
+	i := slices.IndexFunc(c.etcd, func(e EtcdMember) bool { return e.Name == name })
+	if i < 0 {
+		fmt.Fprintf(out, "etcd member %s: not a member\n", name)
+		return
+	}
+	a.logf("nodeagent: %s removed etcd member %s (instance %s)", id, name, c.etcd[i].InstanceID)
+	c.etcd = slices.Delete(c.etcd, i, i+1)
+	fmt.Fprintf(out, "etcd member %s: removed\n", name)
 }
 
 // Cloud Assistant (https://www.alibabacloud.com/help/en/ecs/user-guide/overview-10): the agent is
@@ -181,12 +196,17 @@ func (a *Agent) runCommands() {
 			}
 			continue
 		}
-		if code, out, ok := a.runEtcdRemove(cmd.InstanceID, cmd.Content); ok {
-			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-		} else if a.upgrading[cmd.InvokeID] {
-			continue // its control plane is being replaced (upgrade.go)
-		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok && code != upgradeUnderWay {
-			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+		if a.underWay[cmd.InvokeID] {
+			continue // it finishes on its own goroutine (upgrade.go, etcdreal.go)
+		}
+		if code, out, ok := a.runEtcdRemove(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
+			if code != commandUnderWay {
+				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+			}
+		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
+			if code != commandUnderWay {
+				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+			}
 		} else if code, out, ok := a.runAcceptance(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		}

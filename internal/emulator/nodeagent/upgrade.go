@@ -111,9 +111,18 @@ func (a *Agent) ClusterVersion() string {
 	return a.cluster.images.version
 }
 
-// upgradeUnderWay is runKubeadmUpgrade's exit code for an upgrade whose control plane is being
-// replaced: the command finishes when startUpgrades' goroutine does.
-const upgradeUnderWay = -1
+// commandUnderWay is the exit code of a command that finishes on a goroutine of its own: an
+// upgrade whose control plane is being replaced (startUpgrades), a removal of real etcd members
+// (startEtcdRemovals).
+const commandUnderWay = -1
+
+// putUnderWay records invokeID as finishing on its own goroutine. Caller holds a.mu.
+func (a *Agent) putUnderWay(invokeID string) {
+	if a.underWay == nil {
+		a.underWay = map[string]bool{}
+	}
+	a.underWay[invokeID] = true
+}
 
 // controlPlaneUpgrade is a kubeadm upgrade apply accepted this round: invocation invokeID on
 // instance id, the cluster from its version to target.
@@ -141,22 +150,32 @@ func (a *Agent) startUpgrades(ctx context.Context) {
 	a.upgradesDue = nil
 	a.mu.Unlock()
 	for _, u := range due {
-		a.upgrades.Add(1)
-		go func() {
-			defer a.upgrades.Done()
-			err := upgrade(ctx, u.target)
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			delete(a.upgrading, u.invokeID)
+		var err error
+		a.finishInBackground(u.invokeID, u.id, func() { err = upgrade(ctx, u.target) }, func() (int, string) {
 			if err != nil {
 				a.logf("nodeagent: %s: kubeadm upgrade apply %s failed: the control plane did not come up: %v", u.id, u.target, err)
-				a.finishCommand(u.invokeID, u.id, 1, fmt.Sprintf("[upgrade/apply] FATAL: couldn't upgrade control plane to %s: the static pods did not come up: %v\n", u.target, err))
-				return
+				return 1, fmt.Sprintf("[upgrade/apply] FATAL: couldn't upgrade control plane to %s: the static pods did not come up: %v\n", u.target, err)
 			}
 			a.recordUpgrade(u.id, u.from, u.target)
-			a.finishCommand(u.invokeID, u.id, 0, upgradeSucceeded(u.from, u.target))
-		}()
+			return 0, upgradeSucceeded(u.from, u.target)
+		})
 	}
+}
+
+// finishInBackground runs work on a goroutine of its own, then, under the agent's lock, settles
+// what it did and finishes the command (invocation invokeID on instance id, put under way) with
+// the exit code and output settle answers.
+func (a *Agent) finishInBackground(invokeID, id string, work func(), settle func() (code int, output string)) {
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		work()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		delete(a.underWay, invokeID)
+		code, output := settle()
+		a.finishCommand(invokeID, id, code, output)
+	}()
 }
 
 // recordUpgrade is kubeadm-config's version after an upgrade apply. Caller holds a.mu.
@@ -172,7 +191,7 @@ func upgradeSucceeded(from, target string) string {
 }
 
 // runKubeadmUpgrade plays bootstrap.KubeadmUpgradeScript, invocation invokeID on instance id: its
-// exit code and output, or upgradeUnderWay when the control plane is being replaced
+// exit code and output, or commandUnderWay when the control plane is being replaced
 // (startUpgrades finishes it). handled is false for a script that is not one.
 func (a *Agent) runKubeadmUpgrade(invokeID, id, script string) (exitCode int, output string, handled bool) {
 	tm := upgradeTargetRE.FindStringSubmatch(script)
@@ -217,12 +236,9 @@ func (a *Agent) runKubeadmUpgrade(invokeID, id, script string) (exitCode int, ou
 			"Nothing was upgraded\n", down), true
 	}
 	if a.upgradeControlPlane != nil {
-		if a.upgrading == nil {
-			a.upgrading = map[string]bool{}
-		}
-		a.upgrading[invokeID] = true
+		a.putUnderWay(invokeID)
 		a.upgradesDue = append(a.upgradesDue, controlPlaneUpgrade{invokeID: invokeID, id: id, from: current, target: target})
-		return upgradeUnderWay, "", true
+		return commandUnderWay, "", true
 	}
 	a.recordUpgrade(id, current, target)
 	return 0, upgradeSucceeded(current, target), true

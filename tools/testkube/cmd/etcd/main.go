@@ -1,5 +1,7 @@
-// Command etcd runs a single-member etcd on loopback for the offline test cluster's
-// kube-apiserver. It embeds go.etcd.io/etcd/server/v3 rather than building etcd's own command,
+// Command etcd runs an etcd member on loopback for the offline test cluster's kube-apiserver: the
+// first member of a new cluster by default, or, with --initial-cluster-state=existing and the
+// members' list, one that joins a running cluster after it was added there (as a learner, the way
+// kubeadm join --control-plane adds the member of a new control-plane node). It embeds go.etcd.io/etcd/server/v3 rather than building etcd's own command,
 // whose module is not a dependency the Kubernetes build already pulls: one go.mod serves both.
 package main
 
@@ -19,11 +21,14 @@ func main() {
 	dataDir := flag.String("data-dir", "", "directory for etcd's data (required)")
 	clientURL := flag.String("listen-client-url", "http://127.0.0.1:2379", "client URL, loopback only")
 	peerURL := flag.String("listen-peer-url", "http://127.0.0.1:2380", "peer URL, loopback only")
+	name := flag.String("name", "testkube", "the member's name")
+	initialCluster := flag.String("initial-cluster", "", "the members as name=peerURL,...; empty: this member alone")
+	initialState := flag.String("initial-cluster-state", "new", "new: form a cluster; existing: join one that added this member")
 	flag.Parse()
 	if *dataDir == "" {
 		log.Fatal("etcd: --data-dir is required")
 	}
-	cfg, err := config(*dataDir, *clientURL, *peerURL)
+	cfg, err := config(*dataDir, *clientURL, *peerURL, *name, *initialCluster, *initialState)
 	if err != nil {
 		log.Fatalf("etcd: %v", err)
 	}
@@ -51,9 +56,9 @@ func main() {
 	}
 }
 
-// config is a one-member cluster listening only on the given loopback URLs: the test cluster never
-// talks to another machine.
-func config(dataDir, clientURL, peerURL string) (*embed.Config, error) {
+// config is a member listening only on the given loopback URLs: the test cluster never talks to
+// another machine.
+func config(dataDir, clientURL, peerURL, name, initialCluster, initialState string) (*embed.Config, error) {
 	client, err := loopbackURL(clientURL)
 	if err != nil {
 		return nil, fmt.Errorf("--listen-client-url: %w", err)
@@ -63,13 +68,22 @@ func config(dataDir, clientURL, peerURL string) (*embed.Config, error) {
 		return nil, fmt.Errorf("--listen-peer-url: %w", err)
 	}
 	cfg := embed.NewConfig()
-	cfg.Name = "testkube"
+	cfg.Name = name
 	cfg.Dir = dataDir
 	cfg.ListenClientUrls = []url.URL{*client}
 	cfg.AdvertiseClientUrls = []url.URL{*client}
 	cfg.ListenPeerUrls = []url.URL{*peer}
 	cfg.AdvertisePeerUrls = []url.URL{*peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	if initialCluster != "" {
+		cfg.InitialCluster = initialCluster
+	}
+	switch initialState {
+	case embed.ClusterStateFlagNew, embed.ClusterStateFlagExisting:
+		cfg.ClusterState = initialState
+	default:
+		return nil, fmt.Errorf("--initial-cluster-state %q: want new or existing", initialState)
+	}
 	cfg.LogLevel = "error"
 	// A test cluster lives minutes: no need to fsync every write.
 	cfg.UnsafeNoFsync = true

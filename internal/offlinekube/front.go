@@ -6,15 +6,18 @@ import (
 	"sync"
 )
 
-// apiFront is the cluster's API endpoint (the URL in every kubeconfig): a TCP relay on a port of
-// its own to the kube-apiserver that serves now, as the load balancer in front of a kubeadm
-// cluster's API servers is (the provider's control-plane endpoint). It relays TLS untouched: the
-// clients verify the API server's own certificate, valid for 127.0.0.1. It exists so that an
-// upgrade can replace the API server without the clients' URL changing: the new server starts
-// on a port of its own, the front sends new connections to it once it is ready, and the old one
-// stops, closing the connections still relayed to it (client-go reconnects, and re-lists and
-// re-watches, through the front).
-type apiFront struct {
+// front is a TCP relay on a port of its own to one backend at a time, which can change while it
+// runs; a connection stays with the backend it was relayed to until either side closes it.
+//
+// The cluster's API endpoint (the URL in every kubeconfig) is one, in front of the kube-apiserver
+// that serves now, as the load balancer in front of a kubeadm cluster's API servers is (the
+// provider's control-plane endpoint). It relays TLS untouched: the clients verify the API
+// server's own certificate, valid for 127.0.0.1. An upgrade replaces the API server without the
+// clients' URL changing: the new server starts on a port of its own, the front sends new
+// connections to it once it is ready, and the old one stops, closing the connections still
+// relayed to it (client-go reconnects, and re-lists and re-watches, through the front).
+// The cluster's etcd endpoint is another, in front of a running member (etcdmembers.go).
+type front struct {
 	ln net.Listener
 
 	mu      sync.Mutex
@@ -24,25 +27,28 @@ type apiFront struct {
 	done    chan struct{}
 }
 
-// newAPIFront listens on addr and relays each connection to backend.
-func newAPIFront(addr, backend string) (*apiFront, error) {
+// newFront listens on addr and relays each connection to backend.
+func newFront(addr, backend string) (*front, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	f := &apiFront{ln: ln, backend: backend, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	f := &front{ln: ln, backend: backend, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	go f.serve()
 	return f, nil
 }
 
-// setBackend sends the connections accepted from now on to backend.
-func (f *apiFront) setBackend(backend string) {
+// setBackend sends the connections accepted from now on to backend. Safe on nil.
+func (f *front) setBackend(backend string) {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.backend = backend
 }
 
-func (f *apiFront) serve() {
+func (f *front) serve() {
 	defer close(f.done)
 	for {
 		client, err := f.ln.Accept()
@@ -56,7 +62,7 @@ func (f *apiFront) serve() {
 // relay copies between client and the backend of the moment until either side closes. A backend
 // that refuses (none is serving yet, or it stopped) closes the client's connection, as a load
 // balancer without a healthy server would.
-func (f *apiFront) relay(client net.Conn) {
+func (f *front) relay(client net.Conn) {
 	f.mu.Lock()
 	backend := f.backend
 	f.mu.Unlock()
@@ -85,7 +91,7 @@ func (f *apiFront) relay(client net.Conn) {
 	<-done
 }
 
-func (f *apiFront) track(conns ...net.Conn) bool {
+func (f *front) track(conns ...net.Conn) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -97,7 +103,7 @@ func (f *apiFront) track(conns ...net.Conn) bool {
 	return true
 }
 
-func (f *apiFront) untrack(conns ...net.Conn) {
+func (f *front) untrack(conns ...net.Conn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range conns {
@@ -106,7 +112,7 @@ func (f *apiFront) untrack(conns ...net.Conn) {
 }
 
 // close stops accepting and ends every relayed connection. Safe on nil and more than once.
-func (f *apiFront) close() {
+func (f *front) close() {
 	if f == nil {
 		return
 	}
