@@ -47,6 +47,14 @@ func CheckKubernetesUpgrade(from, to Versions) error {
 	return nil
 }
 
+// MinorRises reports whether to's Kubernetes minor is above from's (1.36.3 -> 1.37.2); unreadable
+// versions do not.
+func MinorRises(from, to Versions) bool {
+	a, _ := parseVersion(from.WithDefaults().Kubernetes, 2, 3)
+	b, _ := parseVersion(to.WithDefaults().Kubernetes, 2, 3)
+	return len(a) >= 2 && len(b) >= 2 && a[0] == b[0] && b[1] > a[1]
+}
+
 // upgradeError is a refusal of kubernetes = value, its message saying why and the fix.
 func upgradeError(value, why, fix string) *planerr.Error {
 	return planerr.New("kubernetes", value, why, fix, fmt.Errorf("kubernetes version %q %s; %s", value, why, fix))

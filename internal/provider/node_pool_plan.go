@@ -235,6 +235,7 @@ func (r *nodePoolResource) planChanges(ctx context.Context, config tfsdk.Config,
 		r.checkPoolPreflight(ctx, spec, state, spotStocks, diags)
 	}
 	checkKubernetesUpgrade(ctx, plan, state, diags)
+	warnAutoscaledWorkerUpgrade(ctx, plan, state, spec.Role, autoscaling, diags)
 	if state != nil && !autoscaling {
 		// Drift: nodes deleted behind Terraform's back, or not running. Marking the nodes unknown
 		// makes the plan show it and the apply bring the pool back to its size.

@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodepool"
@@ -25,6 +27,37 @@ func checkKubernetesUpgrade(ctx context.Context, plan, state *nodePoolModel, dia
 		}
 		addPlanError(diags, err, "Kubernetes upgrade not possible")
 	}
+}
+
+// warnAutoscaledWorkerUpgrade warns at plan when an autoscaling worker pool's Kubernetes minor
+// rises (autoscaledUpgradeWarning).
+func warnAutoscaledWorkerUpgrade(ctx context.Context, plan, state *nodePoolModel, role string, autoscaling bool, diags *diag.Diagnostics) {
+	from, to, ok := kubernetesChange(ctx, plan, state, diags)
+	if !ok {
+		return
+	}
+	if w := autoscaledUpgradeWarning(role, autoscaling, from, to); w != "" {
+		diags.AddAttributeWarning(path.Root("kubernetes").AtName("versions"), "Apply the control plane first", w)
+	}
+}
+
+// autoscaledUpgradeWarning is the plan's warning for an autoscaling worker pool whose Kubernetes
+// minor rises ("" for any other change or pool). From this apply on its scaling group launches
+// nodes of the new minor (the roll's and the Cluster Autoscaler's), and a kubelet must not be
+// newer than the API server (https://kubernetes.io/releases/version-skew-policy/#kubelet). A
+// fixed worker pool can be ordered after the control plane with depends_on; an autoscaling pool
+// whose scaling group the control plane's add-ons name (the scenario modules' Cluster
+// Autoscaler) comes before the control plane, so its nodes would join a control plane of the
+// older minor.
+func autoscaledUpgradeWarning(role string, autoscaling bool, from, to bootstrap.Versions) string {
+	if !autoscaling || role != bootstrap.RoleGPUWorker || !bootstrap.MinorRises(from, to) {
+		return ""
+	}
+	return fmt.Sprintf("kubernetes.versions.kubernetes rises from %s to %s on an autoscaling pool: from this apply on its scaling group launches nodes whose "+
+		"kubelet is %s, and a kubelet must not be newer than the API server (%s). Unless the control plane runs %s already, apply it first: "+
+		"with the scenario modules, tofu apply -target on the control_plane and control_plane_join pools, then a plain apply (the upgrades guide); "+
+		"with pools of your own, depends_on from this pool to the control-plane pools orders it too unless they name this pool's scaling group",
+		from.WithDefaults().Kubernetes, to.WithDefaults().Kubernetes, to.WithDefaults().Kubernetes, bootstrap.VersionSkewPolicy, to.WithDefaults().Kubernetes)
 }
 
 // setClusterUpgrade gives a control-plane pool whose Kubernetes release changes the script that

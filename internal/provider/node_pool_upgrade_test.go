@@ -46,3 +46,48 @@ resource "gpucluster_node_pool" "workers" {
 		},
 	})
 }
+
+// An autoscaling worker pool whose Kubernetes minor rises is planned with a warning naming the
+// attribute, the skew policy and the order to apply in (its scaling group launches kubelets of
+// the new minor from this apply on; the scenario modules' autoscaling pools come before the
+// control plane); a patch release is planned without one. OpenTofu's own output is read.
+func TestAccNodePoolAutoscaling_minorUpgradeWarns(t *testing.T) {
+	acctest.PreCheck(t)
+	run := acctest.NewCLIRun(t)
+	emu := acctest.StartEmulator(t)
+	config := func(version string) string {
+		return crashProviders + emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  autoscaling   = { min_size = 1, max_size = 2 }
+  kubernetes = {
+    api_endpoint = "10.0.0.10:6443"
+    join_token   = %q
+    ca_cert_hash = "sha256:%s"
+    versions     = { kubernetes = %q }
+  }
+}
+`, testJoinToken, strings.Repeat("ab", 32), version)
+	}
+	run.Write(config("1.36.3"))
+	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
+	run.Write(config("1.37.2"))
+	plan := run.MustRun("plan", "-no-color", "-input=false")
+	for _, want := range []string{"Apply the control plane first", "rises from 1.36.3 to 1.37.2", "version-skew-policy", "-target"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan of a minor upgrade of an autoscaling pool does not say %q:\n%s", want, plan)
+		}
+	}
+	run.Write(config("1.36.4"))
+	if plan := run.MustRun("plan", "-no-color", "-input=false"); strings.Contains(plan, "Apply the control plane first") {
+		t.Errorf("a patch release was warned about:\n%s", plan)
+	}
+	run.MustRun("destroy", "-auto-approve", "-no-color", "-input=false")
+	if err := checkNothingLeft(emu)(nil); err != nil {
+		t.Fatal(err)
+	}
+}
