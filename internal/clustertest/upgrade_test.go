@@ -83,8 +83,9 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	seen := watch()
 	consoleReads := s.emu.Stats().Calls["GetInstanceConsoleOutput"]
-	t.Logf("during the upgrade: at least %d of 2 replicas ran, etcd lost quorum %d times and failed its health check %d times, the API server reported %v "+
-		"(%d polls failed), the rolls read %d consoles", seen.minRunning, len(seen.etcdNoQuorum), len(seen.etcdUnhealthy), seen.apiVersions, seen.apiFailures, consoleReads)
+	t.Logf("during the upgrade: at least %d of 2 replicas ran, etcd lost quorum %d times and failed its health check %d times in a row (%d single failures: "+
+		"leader elections), the API server reported %v (%d polls failed), the rolls read %d consoles",
+		seen.minRunning, len(seen.etcdNoQuorum), len(seen.etcdUnhealthy), seen.etcdBlips, seen.apiVersions, seen.apiFailures, consoleReads)
 	if want := []string{older, newer}; !slices.Equal(seen.apiVersions, want) {
 		t.Errorf("the API server reported %v during the upgrade, want %v: the control plane's binaries replaced once", seen.apiVersions, want)
 	}
@@ -219,7 +220,8 @@ func runningPods(ctx context.Context, client kubernetes.Interface, app string) (
 type upgradeWatch struct {
 	minRunning    int
 	etcdNoQuorum  []string // each time fewer than a quorum of etcd's members were connected
-	etcdUnhealthy []string // each time the real etcd failed its /health
+	etcdUnhealthy []string // each time the real etcd failed its /health twice in a row
+	etcdBlips     int      // single failed /health polls (a leader election)
 	apiVersions   []string // the API server's /version, each change in order
 	apiFailures   int      // polls of the API that failed
 }
@@ -235,6 +237,7 @@ func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		failedBefore := false
 		for ctx.Err() == nil {
 			if n, err := runningPods(ctx, s.cluster.Client(), app); err == nil {
 				seen.minRunning = min(seen.minRunning, n)
@@ -248,8 +251,19 @@ func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 			} else if ctx.Err() == nil {
 				seen.apiFailures++
 			}
+			// One failed poll is a leader election: when the leader's member is removed the others
+			// elect another within etcd's election timeout (here ~0.1-0.2 s, once per removal of
+			// the leader), which etcd's clients ride out; an outage is a second failure in a row
+			// half a second later.
 			if err := s.cluster.EtcdHealth(ctx); err != nil && ctx.Err() == nil {
-				seen.etcdUnhealthy = append(seen.etcdUnhealthy, time.Now().Format(time.TimeOnly)+" "+err.Error())
+				if failedBefore {
+					seen.etcdUnhealthy = append(seen.etcdUnhealthy, time.Now().Format(time.TimeOnly)+" "+err.Error())
+				} else {
+					seen.etcdBlips++
+				}
+				failedBefore = true
+			} else {
+				failedBefore = false
 			}
 			if members, err := s.fetchAgentReport(); err == nil {
 				connected := 0
