@@ -99,6 +99,10 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	if consoleReads == 0 {
 		t.Error("no roll read a node's serial console: none waited for its waves' nodes to join the cluster")
 	}
+	// No successful count would leave minRunning at its start (MaxInt) and pass the check below.
+	if seen.podPolls == 0 {
+		t.Fatal("the watch never counted the workload's pods during the upgrade: nothing says it kept running")
+	}
 	if seen.minRunning < 1 || len(seen.etcdNoQuorum) > 0 {
 		t.Errorf("during the upgrade the workload ran as few as %d of 2 replicas (want at least 1), and etcd lost quorum %d times: %v",
 			seen.minRunning, len(seen.etcdNoQuorum), seen.etcdNoQuorum)
@@ -219,6 +223,7 @@ func runningPods(ctx context.Context, client kubernetes.Interface, app string) (
 // upgradeWatch is what watchUpgrade saw.
 type upgradeWatch struct {
 	minRunning    int
+	podPolls      int      // polls that counted the workload's pods (minRunning is theirs)
 	etcdNoQuorum  []string // each time fewer than a quorum of etcd's members were connected
 	etcdUnhealthy []string // each time the real etcd failed its /health twice in a row
 	etcdBlips     int      // single failed /health polls (a leader election)
@@ -241,6 +246,7 @@ func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 		for ctx.Err() == nil {
 			if n, err := runningPods(ctx, s.cluster.Client(), app); err == nil {
 				seen.minRunning = min(seen.minRunning, n)
+				seen.podPolls++
 			} else if ctx.Err() == nil {
 				seen.apiFailures++
 			}

@@ -188,10 +188,3 @@ func (c *Cluster) retire(p *process) {
 	defer c.mu.Unlock()
 	c.processes = slices.DeleteFunc(c.processes, func(q *process) bool { return q == p })
 }
-
-// EtcdHealth is nil when the cluster's etcd answers its /health with 200 (it has a leader and
-// serves reads), the check etcd's own clients and kubeadm's health phase use.
-func (c *Cluster) EtcdHealth(ctx context.Context) error {
-	_, err := httpOK(c.etcdURL + "/health")(ctx)
-	return err
-}

@@ -274,6 +274,13 @@ func (c *Cluster) EtcdMemberList(ctx context.Context) ([]EtcdMemberStatus, error
 	return out, nil
 }
 
+// EtcdHealth is nil when the cluster's etcd answers its /health with 200 (it has a leader and
+// serves reads), the check etcd's own clients and kubeadm's health phase use.
+func (c *Cluster) EtcdHealth(ctx context.Context) error {
+	_, err := httpOK(c.etcdURL + "/health")(ctx)
+	return err
+}
+
 // etcdMemberNamed is name's member, nil if none. Caller holds etcdMu.
 func (c *Cluster) etcdMemberNamed(name string) *etcdMember {
 	for _, m := range c.etcdMembers {

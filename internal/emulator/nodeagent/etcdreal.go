@@ -137,25 +137,28 @@ func (a *Agent) startEtcdRemovals(ctx context.Context) {
 // still refused after the script's tries, the script's line for it.
 func removeWithRetry(ctx context.Context, e Etcd, r etcdRemoval, logf func(string, ...any)) (removed []string, failure string) {
 	for _, name := range r.names {
-		var err error
-		for try := 1; ; try++ {
-			opCtx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
-			err = e.RemoveEtcdMember(opCtx, name)
-			cancel()
-			if err == nil || strings.Contains(err.Error(), "not a member") || try >= r.retry.tries {
-				break
-			}
-			logf("nodeagent: %s: etcd refused removing member %s (try %d of %d): %v; the script tries again in %s", r.id, name, try, r.retry.tries, err, r.retry.interval)
-			select {
-			case <-ctx.Done():
-				return removed, fmt.Sprintf("etcd member %s: %v\n", name, ctx.Err())
-			case <-time.After(r.retry.interval):
-			}
-		}
-		if err != nil && !strings.Contains(err.Error(), "not a member") {
+		if err := removeOne(ctx, e, r, name, logf); err != nil && !strings.Contains(err.Error(), "not a member") {
 			return removed, fmt.Sprintf("etcd member %s: %v\n", name, err)
 		}
 		removed = append(removed, name)
 	}
 	return removed, ""
+}
+
+// removeOne removes name's member, trying a refusal again as r's script does.
+func removeOne(ctx context.Context, e Etcd, r etcdRemoval, name string, logf func(string, ...any)) error {
+	for try := 1; ; try++ {
+		opCtx, cancel := context.WithTimeout(ctx, etcdOpTimeout)
+		err := e.RemoveEtcdMember(opCtx, name)
+		cancel()
+		if err == nil || strings.Contains(err.Error(), "not a member") || try >= r.retry.tries {
+			return err
+		}
+		logf("nodeagent: %s: etcd refused removing member %s (try %d of %d): %v; the script tries again in %s", r.id, name, try, r.retry.tries, err, r.retry.interval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.retry.interval):
+		}
+	}
 }
