@@ -17,22 +17,7 @@ import (
 func TestAccNodePool_kubernetesUpgradeOneMinorAtATime(t *testing.T) {
 	emu := acctest.StartEmulator(t)
 	config := func(version string) string {
-		return emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
-resource "gpucluster_node_pool" "workers" {
-  name          = "workers"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  gpu_model     = "T4"
-  gpus_per_node = 1
-  size          = 1
-  kubernetes = {
-    api_endpoint = "10.0.0.10:6443"
-    join_token   = %q
-    ca_cert_hash = "sha256:%s"
-    versions     = { kubernetes = %q }
-  }
-}
-`, testJoinToken, strings.Repeat("ab", 32), version)
+		return emu.Config() + poolNetworkConfig("") + upgradeWorkers("size = 1", version)
 	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -56,22 +41,7 @@ func TestAccNodePoolAutoscaling_minorUpgradeWarns(t *testing.T) {
 	run := acctest.NewCLIRun(t)
 	emu := acctest.StartEmulator(t)
 	config := func(version string) string {
-		return crashProviders + emu.Config() + poolNetworkConfig("") + fmt.Sprintf(`
-resource "gpucluster_node_pool" "workers" {
-  name          = "workers"
-  network_id    = gpucluster_rdma_network.net.id
-  scenario      = "engineering_simulation"
-  gpu_model     = "T4"
-  gpus_per_node = 1
-  autoscaling   = { min_size = 1, max_size = 2 }
-  kubernetes = {
-    api_endpoint = "10.0.0.10:6443"
-    join_token   = %q
-    ca_cert_hash = "sha256:%s"
-    versions     = { kubernetes = %q }
-  }
-}
-`, testJoinToken, strings.Repeat("ab", 32), version)
+		return crashProviders + emu.Config() + poolNetworkConfig("") + upgradeWorkers("autoscaling = { min_size = 1, max_size = 2 }", version)
 	}
 	run.Write(config("1.36.3"))
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
@@ -90,4 +60,25 @@ resource "gpucluster_node_pool" "workers" {
 	if err := checkNothingLeft(emu)(nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// upgradeWorkers is a one-T4 worker pool joining a control plane at a fixed endpoint, sized by
+// sizing (size = N, or an autoscaling block), installing Kubernetes version.
+func upgradeWorkers(sizing, version string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_node_pool" "workers" {
+  name          = "workers"
+  network_id    = gpucluster_rdma_network.net.id
+  scenario      = "engineering_simulation"
+  gpu_model     = "T4"
+  gpus_per_node = 1
+  %s
+  kubernetes = {
+    api_endpoint = "10.0.0.10:6443"
+    join_token   = %q
+    ca_cert_hash = "sha256:%s"
+    versions     = { kubernetes = %q }
+  }
+}
+`, sizing, testJoinToken, strings.Repeat("ab", 32), version)
 }
