@@ -68,7 +68,8 @@ func (a *Agent) runDrain(ctx context.Context, invokeID, id, script string) (exit
 	var code int
 	var out string
 	a.finishInBackground(invokeID, id, func() { code, out = playDrain(ctx, a.kube, d) }, func() (int, string) {
-		a.logf("nodeagent: %s drained node %s: exit %d: %s", id, d.node, code, lastOutputLine(out))
+		a.logf("nodeagent: %s drained node %s: exit %d (%d evictions, %d refused): %s", id, d.node, code,
+			strings.Count(out, "\nevicted "), strings.Count(out, "Error from server"), lastOutputLine(out))
 		return code, out
 	})
 	return commandUnderWay, "", true
