@@ -118,3 +118,35 @@ func TestNoDrainWithoutATimeout(t *testing.T) {
 		t.Errorf("%d RunCommand calls without a drain timeout", n)
 	}
 }
+
+// TestScalingRollDrainsBeforeStandby: an autoscaled pool's roll drains each outdated node while it
+// is still In Service; pods a budget kept stop the roll with no node put in Standby or stopped.
+func TestScalingRollDrainsBeforeStandby(t *testing.T) {
+	ctx, c, spec := startPool(t, 3, 0)
+	spec = autoscaled(spec, 1, 2)
+	spec.DrainTimeout = time.Minute
+	first, err := ApplyAutoscaling(ctx, c.Client, spec)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	g := &drainGuest{exit: bootstrap.DrainExitPodsLeft}
+	gctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	g.serve(gctx, c)
+	next := spec
+	next.SpecHash = "spec-v2"
+	_, err = ApplyAutoscaling(ctx, c.Client, next)
+	if err == nil || !strings.Contains(err.Error(), "default/steady-abc") {
+		t.Fatalf("roll with a node a budget kept: %v, want the pods named", err)
+	}
+	if n := c.Calls("EnterStandby") + c.Calls("StopInstances"); n != 0 {
+		t.Fatalf("%d standby or stop calls after a drain a budget refused", n)
+	}
+	g.mu.Lock()
+	drained := slices.Clone(g.drained)
+	g.mu.Unlock()
+	host, err := c.Client.DescribeInstancesByID(ctx, InstanceIDs(first.Nodes))
+	if err != nil || len(host) != 1 || !slices.Equal(drained, []string{strings.ToLower(host[0].HostName)}) {
+		t.Errorf("drained %v, want the outdated node %+v (%v)", drained, host, err)
+	}
+}
