@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
 )
 
@@ -68,5 +73,46 @@ func TestAgentPlaysTheDrainScript(t *testing.T) {
 	code, out = playDrain(t.Context(), k, d)
 	if code != bootstrap.DrainExitPodsLeft || !strings.Contains(out, "pods left after 2 rounds: default/steady-a") || !slices.Equal(k.cordons, []bool{true, false}) {
 		t.Errorf("exit %d, cordons %v, output:\n%s\nwant %d naming the pod, then uncordoned", code, k.cordons, out, bootstrap.DrainExitPodsLeft)
+	}
+}
+
+// testDrainAsksTheBudget (issue #34), on the offline cluster's real API server: a Job's pod runs on
+// a node, with a PodDisruptionBudget of minAvailable 1 over it. The drain's evictions are refused
+// by the API server (the real disruption budget check), so the drain ends with the pod named and
+// the node uncordoned; without the budget the same drain evicts the pod and leaves the node
+// cordoned for the stop that follows.
+func testDrainAsksTheBudget(t *testing.T, kube Kube, client kubernetes.Interface) {
+	in := instance("i-budget", "10.0.9.20", "", true)
+	in.Type, in.GPUs = "ecs.gn7i-c32g1.16xlarge", 1
+	if err := kube.RegisterNode(t.Context(), nodeFor(&in, NodePlan{NodeName: "budget-gpu-0"}, false, "", nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, client, "budget-gpu-0")
+	pod := runJob(t, client, "drain-budget", []string{"budget-gpu-0"})
+	one := intstr.FromInt32(1)
+	budgets := client.PolicyV1().PodDisruptionBudgets("default")
+	if _, err := budgets.Create(t.Context(), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "drain-budget"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "drain-budget"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := drainPlay{node: "budget-gpu-0", rounds: 2, interval: 200 * time.Millisecond}
+	code, out := playDrain(t.Context(), kube, d)
+	if code != bootstrap.DrainExitPodsLeft || !strings.Contains(out, "disruption budget") || !strings.Contains(out, "default/"+pod.Name) {
+		t.Fatalf("drain with the budget: exit %d, output:\n%s\nwant %d, the API's refusal and the pod named", code, out, bootstrap.DrainExitPodsLeft)
+	}
+	if n, err := client.CoreV1().Nodes().Get(t.Context(), "budget-gpu-0", metav1.GetOptions{}); err != nil || n.Spec.Unschedulable {
+		t.Errorf("the node a budget kept is still cordoned (%v)", err)
+	}
+	if err := budgets.Delete(t.Context(), "drain-budget", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.rounds = 300 // the evicted pod ends within its 120 s grace period: kwok deletes it at once
+	if code, out = playDrain(t.Context(), kube, d); code != 0 || !strings.Contains(out, "evicted default/"+pod.Name) {
+		t.Fatalf("drain without the budget: exit %d, output:\n%s\nwant the pod evicted", code, out)
+	}
+	if n, err := client.CoreV1().Nodes().Get(t.Context(), "budget-gpu-0", metav1.GetOptions{}); err != nil || !n.Spec.Unschedulable {
+		t.Errorf("the drained node is not cordoned (%v)", err)
 	}
 }
