@@ -69,7 +69,7 @@ func DrainNodes(ctx context.Context, c *cloud.Client, spec Spec, current []cloud
 	}
 	wg.Wait()
 	if len(kept) > 0 {
-		return warnings, fmt.Errorf("node pool %s: %s. No node was stopped, and the nodes were uncordoned. A PodDisruptionBudget refused these pods' "+
+		return warnings, fmt.Errorf("node pool %s: %s. No node was stopped; the nodes named were uncordoned (others of the wave that drained stay cordoned until the next apply). A PodDisruptionBudget refused these pods' "+
 			"eviction for update_strategy.drain_timeout (%s): let the workload run a replica elsewhere first (more replicas, or a node free for them), "+
 			"relax the budget, or raise update_strategy.drain_timeout (\"0s\" stops the nodes without draining them), then apply again",
 			spec.Name, strings.Join(kept, "; "), spec.DrainTimeout)
