@@ -16,8 +16,8 @@ package bootstrap
 // It needs no credentials of its own: it uses the kubelet's (/etc/kubernetes/kubelet.conf). The
 // NodeRestriction admission plugin lets a kubelet update its own Node (cordon: spec.unschedulable;
 // not its taints) and evict pods bound to itself, and the Node authorizer lets it list the pods
-// on its node by field selector. `kubectl drain` is not used: it reads every DaemonSet of the
-// node's pods, which a kubelet may not.
+// on its node by field selector. The drain is the one the provider's drain before a stop runs
+// (drain.go).
 
 import "github.com/gpucluster/terraform-provider-gpucluster/internal/ecsmetadata"
 
@@ -32,7 +32,7 @@ const (
 
 // spotHandlerScript polls every INTERVAL seconds. METADATA_URL, KUBECONFIG, NODE_NAME, INTERVAL
 // and ONCE (one check, for tests) may be set in the environment.
-const spotHandlerScript = `#!/bin/bash
+var spotHandlerScript = `#!/bin/bash
 # Cordons and drains this node when the instance metadata announces its spot reclaim.
 # Rendered by terraform-provider-gpucluster.
 set -uo pipefail
@@ -41,6 +41,7 @@ export KUBECONFIG="${KUBECONFIG:-/etc/kubernetes/kubelet.conf}"
 NODE="${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}"
 INTERVAL="${INTERVAL:-5}"
 GRACE=90
+ROUNDS=30
 
 termination_time() {
   local token
@@ -52,32 +53,7 @@ termination_time() {
   fi
 }
 
-evict() {
-  printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"%s","namespace":"%s"},"deleteOptions":{"gracePeriodSeconds":%d}}' "$2" "$1" "$GRACE" |
-    kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f - >/dev/null
-}
-
-drain() {
-  local round ns name owner mirror left
-  until kubectl cordon "$NODE"; do sleep 2; done
-  # Evictions a PodDisruptionBudget refuses (429) are tried again until the pods are gone or the
-  # instance is.
-  for round in $(seq 1 30); do
-    left=0
-    while read -r ns name owner mirror; do
-      # DaemonSet pods would come back at once, and static (mirror) pods cannot be evicted.
-      if [ "$owner" = DaemonSet ] || [ "$mirror" != "<none>" ]; then continue; fi
-      left=$((left + 1))
-      evict "$ns" "$name" && echo "evicted $ns/$name"
-    done < <(kubectl get pods --all-namespaces --field-selector "spec.nodeName=$NODE" --no-headers \
-      -o 'custom-columns=NS:.metadata.namespace,NAME:.metadata.name,OWNER:.metadata.ownerReferences[0].kind,MIRROR:.metadata.annotations.kubernetes\.io/config\.mirror')
-    if [ "$left" -eq 0 ]; then echo "node $NODE drained"; return 0; fi
-    sleep 5
-  done
-  echo "node $NODE: pods left after 30 rounds" >&2
-  return 1
-}
-
+` + drainFunctions + `
 while true; do
   if when=$(termination_time) && [ -n "$when" ]; then
     echo "spot reclaim of $NODE announced for $when: cordon and drain"

@@ -87,6 +87,12 @@ case "$1" in
   create)
     body=$(cat)
     path="$3"; ns=$(echo "$path" | cut -d/ -f5); name=$(echo "$path" | cut -d/ -f7)
+    # REFUSE=name:n refuses that pod's first n evictions, as the API server does (429) while a
+    # PodDisruptionBudget allows no disruption.
+    if [ "${REFUSE%%:*}" = "$name" ] && [ "$(cat "$STATE/refused" 2>/dev/null | wc -l)" -lt "${REFUSE#*:}" ]; then
+      echo "$name" >> "$STATE/refused"
+      echo "Error from server (TooManyRequests): Cannot evict pod as it would violate the pod's disruption budget." >&2; exit 1
+    fi
     echo "$body" >> "$STATE/evictions"
     grep -v "^$ns $name " "$STATE/pods" > "$STATE/pods.new"; mv "$STATE/pods.new" "$STATE/pods" ;;
 esac

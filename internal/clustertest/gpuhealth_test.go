@@ -43,7 +43,7 @@ func TestAccClusterGPUReplacedOnXID(t *testing.T) {
 	if len(old) != 1 {
 		t.Fatalf("GPU instances after apply: %v, want the autoscaling pool's one", old)
 	}
-	oldNode := s.nodeOf(ctx, t, old[0])
+	oldNode := s.nodeOf(t, old[0])
 	waitUntil(within(t, 3*time.Minute), t, "the node's GPU health agent and dcgm-exporter pods to run", func(ctx context.Context) (bool, error) {
 		pods, err := client.CoreV1().Pods(manifests.DefaultNamespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + oldNode})
 		if err != nil {
@@ -122,20 +122,27 @@ func TestAccClusterGPUReplacedOnXID(t *testing.T) {
 	}
 }
 
-// nodeOf is the name of the Node of an instance.
-func (s *stack) nodeOf(ctx context.Context, t *testing.T, instanceID string) string {
+// nodeOf is the name of the Node of an instance, once its node has registered. An autoscaling
+// pool's apply ends once Auto Scaling runs its instances, not when they join: the node may
+// register a little later (seen in CI: "does not register: load balancer ... has no running
+// backend server" until the control plane's node was a backend).
+func (s *stack) nodeOf(t *testing.T, instanceID string) string {
 	t.Helper()
-	nodes, err := s.cluster.Client().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes.Items {
-		if n.Annotations[nodeagent.InstanceAnnotation] == instanceID {
-			return n.Name
+	var name string
+	waitUntil(within(t, 3*time.Minute), t, "instance "+instanceID+"'s node to register", func(ctx context.Context) (bool, error) {
+		nodes, err := s.cluster.Client().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
 		}
-	}
-	t.Fatalf("no node for instance %s", instanceID)
-	return ""
+		for _, n := range nodes.Items {
+			if n.Annotations[nodeagent.InstanceAnnotation] == instanceID {
+				name = n.Name
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no node for instance %s among %d", instanceID, len(nodes.Items))
+	})
+	return name
 }
 
 func nodeReady(n *corev1.Node) bool {

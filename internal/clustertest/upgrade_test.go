@@ -11,8 +11,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 
@@ -83,9 +85,9 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	run.MustRun("apply", "-auto-approve", "-no-color", "-input=false")
 	seen := watch()
 	consoleReads := s.emu.Stats().Calls["GetInstanceConsoleOutput"]
-	t.Logf("during the upgrade: at least %d of 2 replicas ran, etcd lost quorum %d times and failed its health check %d times in a row (%d single failures: "+
+	t.Logf("during the upgrade: at least %d of 2 replicas ran (%d terminated by a shutdown), etcd lost quorum %d times and failed its health check %d times in a row (%d single failures: "+
 		"leader elections), the API server reported %v (%d polls failed), the rolls read %d consoles",
-		seen.minRunning, len(seen.etcdNoQuorum), len(seen.etcdUnhealthy), seen.etcdBlips, seen.apiVersions, seen.apiFailures, consoleReads)
+		seen.minRunning, len(seen.shutDown), len(seen.etcdNoQuorum), len(seen.etcdUnhealthy), seen.etcdBlips, seen.apiVersions, seen.apiFailures, consoleReads)
 	if want := []string{older, newer}; !slices.Equal(seen.apiVersions, want) {
 		t.Errorf("the API server reported %v during the upgrade, want %v: the control plane's binaries replaced once", seen.apiVersions, want)
 	}
@@ -102,6 +104,12 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	// No successful count would leave minRunning at its start (MaxInt) and pass the check below.
 	if seen.podPolls == 0 {
 		t.Fatal("the watch never counted the workload's pods during the upgrade: nothing says it kept running")
+	}
+	// Each node drains itself through the Eviction API before the roll stops it, so the
+	// workload's budget is asked; the kubelet's graceful shutdown, which asks no budget, finds
+	// none of its pods left (nodepool drain_first.go).
+	if len(seen.shutDown) > 0 {
+		t.Errorf("the workload's pods %v were terminated by their node's shutdown, not evicted: its PodDisruptionBudget was never asked", seen.shutDown)
 	}
 	if seen.minRunning < 1 || len(seen.etcdNoQuorum) > 0 {
 		t.Errorf("during the upgrade the workload ran as few as %d of 2 replicas (want at least 1), and etcd lost quorum %d times: %v",
@@ -174,7 +182,8 @@ func controlPlaneReleases(t *testing.T) (older, newer string) {
 }
 
 // startGPUWorkload creates a Deployment of replicas pods of one GPU each off the control plane,
-// and waits until they all run.
+// with a PodDisruptionBudget that keeps at least one of them available (what a workload that must
+// keep serving declares), and waits until they all run.
 func startGPUWorkload(t *testing.T, client kubernetes.Interface, name string, replicas int32) {
 	t.Helper()
 	labels := map[string]string{"app": name}
@@ -199,31 +208,46 @@ func startGPUWorkload(t *testing.T, client kubernetes.Interface, name string, re
 	if _, err := client.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	one := intstr.FromInt32(1)
+	budget := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: labels}},
+	}
+	if _, err := client.PolicyV1().PodDisruptionBudgets("default").Create(ctx, budget, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	waitUntil(within(t, 2*time.Minute), t, "the workload's pods to run", func(ctx context.Context) (bool, error) {
-		n, err := runningPods(ctx, client, name)
+		n, _, err := runningPods(ctx, client, name)
 		return n == int(replicas), fmt.Errorf("%d of %d running (%v)", n, replicas, err)
 	})
 }
 
-// runningPods counts the workload's pods that run and are not being deleted.
-func runningPods(ctx context.Context, client kubernetes.Interface, app string) (int, error) {
+// runningPods counts the workload's pods that run and are not being deleted, and names those a
+// node's shutdown terminated (DisruptionTarget, reason TerminationByKubelet): pods that left
+// without the Eviction API, so without their PodDisruptionBudget being asked.
+func runningPods(ctx context.Context, client kubernetes.Interface, app string) (running int, shutDown []string, err error) {
 	pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	n := 0
 	for _, p := range pods.Items {
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			n++
+			running++
+		}
+		if slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+			return c.Type == corev1.DisruptionTarget && c.Reason == corev1.PodReasonTerminationByKubelet
+		}) {
+			shutDown = append(shutDown, p.Name+" on "+p.Spec.NodeName)
 		}
 	}
-	return n, nil
+	return running, shutDown, nil
 }
 
 // upgradeWatch is what watchUpgrade saw.
 type upgradeWatch struct {
 	minRunning    int
 	podPolls      int      // polls that counted the workload's pods (minRunning is theirs)
+	shutDown      []string // the workload's pods a node's shutdown terminated, not an eviction
 	etcdNoQuorum  []string // each time fewer than a quorum of etcd's members were connected
 	etcdUnhealthy []string // each time the real etcd failed its /health twice in a row
 	etcdBlips     int      // single failed /health polls (a leader election)
@@ -244,9 +268,14 @@ func (s *stack) watchUpgrade(t *testing.T, app string) func() upgradeWatch {
 		defer close(done)
 		failedBefore := false
 		for ctx.Err() == nil {
-			if n, err := runningPods(ctx, s.cluster.Client(), app); err == nil {
+			if n, shutDown, err := runningPods(ctx, s.cluster.Client(), app); err == nil {
 				seen.minRunning = min(seen.minRunning, n)
 				seen.podPolls++
+				for _, p := range shutDown {
+					if !slices.Contains(seen.shutDown, p) {
+						seen.shutDown = append(seen.shutDown, p)
+					}
+				}
 			} else if ctx.Err() == nil {
 				seen.apiFailures++
 			}

@@ -37,6 +37,9 @@ func Reconcile(ctx context.Context, c *cloud.Client, spec Spec) (Outcome, error)
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, victims)); err != nil {
 			return out, err
 		}
+		if err := out.drainNodes(ctx, c, spec, current, victims); err != nil {
+			return out, err
+		}
 		if err := out.removeEtcdMembers(ctx, c, spec, current, victims); err != nil {
 			return out, err
 		}
@@ -73,6 +76,9 @@ func roll(ctx context.Context, c *cloud.Client, spec Spec, operation string, cur
 		// The wave's nodes leave the load balancer before they go, their replacements join it
 		// once running: the API is never sent to a node that is being deleted.
 		if err := SyncBackends(ctx, c, spec.LoadBalancerID, spec.PoolID, withoutIDs(current, wave)); err != nil {
+			return current, err
+		}
+		if err := out.drainNodes(ctx, c, spec, current, wave); err != nil {
 			return current, err
 		}
 		if err := out.removeEtcdMembers(ctx, c, spec, current, wave); err != nil {
@@ -136,6 +142,13 @@ func Retag(ctx context.Context, c *cloud.Client, spec Spec, nodes []cloud.Instan
 // warnings in the outcome.
 func (o *Outcome) removeNodes(ctx context.Context, c *cloud.Client, ids []string) error {
 	warnings, err := RemoveNodes(ctx, c, ids)
+	o.Warnings = append(o.Warnings, warnings...)
+	return err
+}
+
+// drainNodes is DrainNodes, keeping its warnings in the outcome.
+func (o *Outcome) drainNodes(ctx context.Context, c *cloud.Client, spec Spec, current []cloud.Instance, victims []string) error {
+	warnings, err := DrainNodes(ctx, c, spec, current, victims)
 	o.Warnings = append(o.Warnings, warnings...)
 	return err
 }

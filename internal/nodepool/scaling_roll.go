@@ -39,6 +39,11 @@ func rollAutoscaled(ctx context.Context, c *cloud.Client, groupID, cfgID string,
 			return cloud.ClientToken(0, "asg-roll", groupID, cfgID, step, strconv.Itoa(wave), strconv.Itoa(n))
 		}
 		remove := func() error {
+			drained, err := drainScalingNodes(ctx, c, spec, outdated[:k])
+			warnings = append(warnings, drained...)
+			if err != nil {
+				return err
+			}
 			late, err := removeDrained(ctx, c, groupID, outdated[:k])
 			warnings = append(warnings, late...)
 			return err
@@ -94,6 +99,24 @@ func waitNewJoined(ctx context.Context, c *cloud.Client, groupID string, spec Sp
 		}
 	}
 	return WaitJoined(ctx, c, spec.Name, joining, spec.JoinTimeout)
+}
+
+// drainScalingNodes drains a wave's outdated nodes before they go, as a fixed pool's roll does
+// (DrainNodes): while they are still In Service, so a budget that keeps their pods leaves the
+// group as it was.
+func drainScalingNodes(ctx context.Context, c *cloud.Client, spec Spec, nodes []cloud.ScalingInstance) ([]string, error) {
+	if spec.DrainTimeout <= 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.InstanceID
+	}
+	current, err := c.DescribeInstancesByID(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading the nodes to drain: %w", err)
+	}
+	return DrainNodes(ctx, c, spec, current, ids)
 }
 
 // removeDrained takes nodes out of a scaling group the way RemoveNodes takes them out of a fixed

@@ -54,7 +54,10 @@ type Spec struct {
 	// JoinTimeout is how long a roll's wave waits for its new nodes to join before the next
 	// wave goes (join_wait.go); 0 does not wait (a pool without the provider's bootstrap).
 	JoinTimeout time.Duration
-	SpecHash    string
+	// DrainTimeout is how long a node about to be stopped by a roll or a shrink may take to
+	// drain itself through the Eviction API (drain_first.go); 0 does not drain.
+	DrainTimeout time.Duration
+	SpecHash     string
 	// Autoscale is set for an autoscaling pool (scaling_group.go); Size is then its max_size and
 	// MinSize its min_size.
 	Autoscale *Autoscale

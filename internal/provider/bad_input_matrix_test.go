@@ -291,6 +291,8 @@ func badInputs(deadEndpoint string) []badInput {
 			attr: `update_strategy.join_timeout`, fix: `write it like "20m" or "1h"`},
 		{name: "pool/join_timeout over a day", config: a100Pool(`update_strategy = { max_unavailable = 1, join_timeout = "25h" }`),
 			attr: `update_strategy.join_timeout`, fix: `"0s" rolls without waiting`},
+		{name: "pool/drain_timeout negative", config: a100Pool(`update_strategy = { max_unavailable = 1, drain_timeout = "-5m" }`),
+			attr: `update_strategy.drain_timeout`, fix: `write it like "15m" or "1h"`},
 		{name: "pool/malformed auto_release_after", config: a100Pool(`auto_release_after = "3 days"`),
 			attr: `auto_release_after`, fix: `write it like "72h" or "90m"`},
 		{name: "pool/auto_release_after below 30 minutes", config: a100Pool(`auto_release_after = "10m"`),

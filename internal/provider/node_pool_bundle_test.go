@@ -251,6 +251,9 @@ func (nopKube) ShutdownNode(context.Context, string, nodeagent.ShutdownSettings)
 	return nodeagent.ShutdownReport{}, nil
 }
 func (nopKube) PodsRunningOn(context.Context, string) ([]string, error) { return nil, nil }
+func (nopKube) SetUnschedulable(context.Context, string, bool) error    { return nil }
+func (nopKube) DrainablePods(context.Context, string) ([]string, error) { return nil, nil }
+func (nopKube) Evict(context.Context, string) error                     { return nil }
 
 // withBundleAttr adds attr (HCL) to bundlePool's bootstrap_bundle.
 func withBundleAttr(cfg, attr string) string {

@@ -117,6 +117,7 @@ func (k *k8sModel) joinsControlPlane() bool {
 type updateModel struct {
 	MaxUnavailable types.Int64  `tfsdk:"max_unavailable"`
 	JoinTimeout    types.String `tfsdk:"join_timeout"`
+	DrainTimeout   types.String `tfsdk:"drain_timeout"`
 }
 
 // poolNested holds the nested attributes decoded. They stay types.Object/types.List in the model
@@ -168,7 +169,7 @@ func (m *nodePoolModel) nested(ctx context.Context) (poolNested, bool, diag.Diag
 var (
 	diskAttrTypes   = map[string]attr.Type{"category": types.StringType, "performance_level": types.StringType, "size_gib": types.Int64Type}
 	spotAttrTypes   = map[string]attr.Type{"strategy": types.StringType, "max_hourly_price": types.Float64Type}
-	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type, "join_timeout": types.StringType}
+	updateAttrTypes = map[string]attr.Type{"max_unavailable": types.Int64Type, "join_timeout": types.StringType, "drain_timeout": types.StringType}
 	k8sAttrTypes    = map[string]attr.Type{
 		"role": types.StringType, "api_endpoint": types.StringType, "api_server_name": types.StringType, "join_token": types.StringType, "join_token_wo": types.StringType, "ca_cert_hash": types.StringType,
 		"pod_subnet": types.StringType, "image_registry": types.StringType, "load_balancer_id": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "taints": types.ListType{ElemType: types.StringType},

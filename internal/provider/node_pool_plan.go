@@ -93,6 +93,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	checkControlPlane(cfg.Size, nested.Kubernetes, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	checkControlPlaneWaves(nested.Kubernetes, nested.UpdateStrategy, !cfg.Bootstrap.Equal(types.BoolValue(false)), &resp.Diagnostics)
 	checkJoinTimeout(nested.UpdateStrategy, &resp.Diagnostics)
+	checkDrainTimeout(nested.UpdateStrategy, &resp.Diagnostics)
 	checkAutoscalingConfig(&cfg, nested, &resp.Diagnostics)
 	validateAcceptance(ctx, &cfg, nested.Kubernetes, &resp.Diagnostics)
 	if k := nested.Kubernetes; k != nil {

@@ -288,6 +288,7 @@ func resolveDisksTagsUpdate(ctx context.Context, plan *nodePoolModel, spec *node
 		spec.MaxUnavail = int(u.MaxUnavailable.ValueInt64())
 	}
 	spec.JoinTimeout = joinTimeoutOf(nested.Kubernetes, nested.UpdateStrategy, plan.Bootstrap)
+	spec.DrainTimeout = drainTimeoutOf(nested.Kubernetes, nested.UpdateStrategy, plan.Bootstrap)
 	return diags
 }
 

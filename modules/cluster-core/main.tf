@@ -171,6 +171,7 @@ resource "gpucluster_node_pool" "control_plane_join" {
   update_strategy = {
     max_unavailable = 1
     join_timeout    = var.join_timeout
+    drain_timeout   = var.drain_timeout
   }
   bootstrap_bundle = local.bundle_on ? {
     bucket                  = gpucluster_bootstrap_bucket.bundles[0].id
@@ -249,6 +250,7 @@ resource "gpucluster_node_pool" "worker" {
   update_strategy = {
     max_unavailable = each.value.max_unavailable
     join_timeout    = var.join_timeout
+    drain_timeout   = var.drain_timeout
   }
   # The control-plane pool by name: its add-ons are rendered from the autoscaling pools, so a
   # reference would tie them all together.
@@ -323,6 +325,7 @@ resource "gpucluster_node_pool" "worker_autoscaling" {
   update_strategy = {
     max_unavailable = each.value.max_unavailable
     join_timeout    = var.join_timeout
+    drain_timeout   = var.drain_timeout
   }
   kubernetes = {
     role                          = "gpu_worker"

@@ -402,6 +402,12 @@ variable "join_timeout" {
   default     = null
 }
 
+variable "drain_timeout" {
+  description = "How long each node a roll or a shrink is about to stop may take to drain itself first (gpucluster_node_pool update_strategy.drain_timeout), a Go duration from 0s to 24h; null is the provider's default, 15m. The node cordons itself and evicts its pods through the Eviction API, so PodDisruptionBudgets hold; pods a budget still keeps after this time stop the apply before the node is stopped. \"0s\" stops nodes without draining them (only where nothing runs on the nodes, such as a test against the offline emulator without its node agent)."
+  type        = string
+  default     = null
+}
+
 variable "gpu_health_agent" {
   description = "Run the GPU health agent on every GPU node (gpucluster_kubernetes_manifests addons_gpu_health_agent): it taints a node whose GPU fails, evicts its GPU pods and asks the node's pool for a new instance (see the guide \"GPU health\"). It travels with the add-ons in the bootstrap bundle, so it runs only with bootstrap_bundle.enabled; false turns it off."
   type        = bool

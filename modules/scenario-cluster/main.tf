@@ -121,6 +121,7 @@ module "cluster" {
   validation_jobs    = var.validation_jobs
   gpu_health_agent   = var.gpu_health_agent
   join_timeout       = var.join_timeout
+  drain_timeout      = var.drain_timeout
   acceptance         = var.acceptance
   image_registry     = var.image_registry
   package_mirror     = var.package_mirror

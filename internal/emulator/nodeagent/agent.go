@@ -59,6 +59,11 @@ type Kube interface {
 	ShutdownNode(ctx context.Context, name string, s ShutdownSettings) (ShutdownReport, error)
 	// PodsRunningOn lists the node's pods that have not ended, DaemonSet and mirror pods aside.
 	PodsRunningOn(ctx context.Context, name string) ([]string, error)
+	// SetUnschedulable, DrainablePods and Evict are the calls of a node's drain (evictions.go):
+	// cordon or uncordon, the pods it evicts (namespace/name), one eviction through the API.
+	SetUnschedulable(ctx context.Context, name string, on bool) error
+	DrainablePods(ctx context.Context, name string) ([]string, error)
+	Evict(ctx context.Context, pod string) error
 }
 
 // AddonResult is the outcome of applying one object of an add-on file.
@@ -328,7 +333,7 @@ func (a *Agent) round(ctx context.Context) (initID string, addons []Addon, shutd
 	}
 	a.forgetGone(ctx, v)
 	a.followEtcdPower(ctx, v)
-	a.runCommands()
+	a.runCommands(ctx)
 	a.statuses = statuses
 	regions := make(map[string]string, len(v.Instances))
 	for i := range v.Instances {

@@ -213,6 +213,10 @@ func TestWithRealCluster(t *testing.T) {
 		testReplacedNodeDrains(t, kube, client, cas[0])
 	})
 
+	t.Run("a drain asks the API, whose PodDisruptionBudget refuses", func(t *testing.T) {
+		testDrainAsksTheBudget(t, kube, client)
+	})
+
 	t.Run("a second kubeadm init", func(t *testing.T) {
 		s := startCloud(t, true)
 		cpOpts := firstControlPlane(cas[0])

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -172,7 +173,8 @@ func (a *Agent) forgetEtcdMember(id, name string, out *strings.Builder) {
 
 // Cloud Assistant (https://www.alibabacloud.com/help/en/ecs/user-guide/overview-10): the agent is
 // the guest of the instances it plays, so it runs the commands RunCommand sends them. It runs
-// only the scripts it models (runEtcdRemove, runKubeadmUpgrade in upgrade.go, runAcceptance in acceptance.go); any other stays
+// only the scripts it models (runEtcdRemove, runKubeadmUpgrade in upgrade.go, runDrain in evictions.go, runAcceptance in
+// acceptance.go); any other stays
 // Running until its Timeout, as on an instance whose client never answers.
 
 // CommandsWith makes the agent run the Cloud Assistant commands pending lists (such as the
@@ -185,7 +187,7 @@ func (a *Agent) CommandsWith(pending func() []emulator.PendingCommand, finish fu
 }
 
 // runCommands runs this round's pending commands. Caller holds a.mu.
-func (a *Agent) runCommands() {
+func (a *Agent) runCommands(ctx context.Context) {
 	if a.pendingCommands == nil {
 		return
 	}
@@ -204,6 +206,10 @@ func (a *Agent) runCommands() {
 				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 			}
 		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
+			if code != commandUnderWay {
+				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
+			}
+		} else if code, out, ok := a.runDrain(ctx, cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
 			if code != commandUnderWay {
 				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 			}

@@ -248,6 +248,14 @@ func (k *fakeKube) PodsRunningOn(_ context.Context, name string) ([]string, erro
 	return k.running[name], nil
 }
 
+func (k *fakeKube) SetUnschedulable(context.Context, string, bool) error { return nil }
+
+func (k *fakeKube) DrainablePods(ctx context.Context, name string) ([]string, error) {
+	return k.PodsRunningOn(ctx, name)
+}
+
+func (k *fakeKube) Evict(context.Context, string) error { return nil }
+
 // syncOnce runs one round of a new agent over v and returns the statuses by instance id.
 func syncOnce(t *testing.T, v emulator.View, kube Kube) map[string]NodeStatus {
 	t.Helper()

@@ -25,6 +25,8 @@ variables {
   # Nothing boots these nodes (the emulator runs no node agent here), so none reports a join on
   # its console: the roll goes on without waiting for one.
   join_timeout = "0s"
+  # Nor does any drain itself: nothing answers Cloud Assistant on these nodes.
+  drain_timeout = "0s"
   control_plane = {
     enabled      = false
     api_endpoint = "10.61.0.10:6443"
