@@ -111,6 +111,13 @@ func TestAccClusterKubernetesMinorUpgrade(t *testing.T) {
 	if len(seen.shutDown) > 0 {
 		t.Errorf("the workload's pods %v were terminated by their node's shutdown, not evicted: its PodDisruptionBudget was never asked", seen.shutDown)
 	}
+	// The watch sees such a pod only while it is listed; the agent's own record of what each
+	// shutdown terminated does not depend on a poll catching it.
+	for _, p := range s.agent.ShutdownTerminated() {
+		if strings.HasPrefix(p, "default/steady-") {
+			t.Errorf("the node's shutdown terminated the workload's pod %s: it was not evicted first", p)
+		}
+	}
 	if seen.minRunning < 1 || len(seen.etcdNoQuorum) > 0 {
 		t.Errorf("during the upgrade the workload ran as few as %d of 2 replicas (want at least 1), and etcd lost quorum %d times: %v",
 			seen.minRunning, len(seen.etcdNoQuorum), seen.etcdNoQuorum)

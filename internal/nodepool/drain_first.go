@@ -3,6 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +69,8 @@ func DrainNodes(ctx context.Context, c *cloud.Client, spec Spec, current []cloud
 		}()
 	}
 	wg.Wait()
+	slices.Sort(warnings) // in the nodes' order, not the goroutines'
+	slices.Sort(kept)
 	if len(kept) > 0 {
 		return warnings, fmt.Errorf("node pool %s: %s. No node was stopped; the nodes named were uncordoned (others of the wave that drained stay cordoned until the next apply). A PodDisruptionBudget refused these pods' "+
 			"eviction for update_strategy.drain_timeout (%s): let the workload run a replica elsewhere first (more replicas, or a node free for them), "+

@@ -23,6 +23,15 @@ type drainGuest struct {
 	stopsBefore []int
 }
 
+// serveDrains starts a drainGuest answering exit until the test ends.
+func serveDrains(ctx context.Context, t *testing.T, c *cloudtest.Cloud, exit int) *drainGuest {
+	g := &drainGuest{exit: exit}
+	gctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	g.serve(gctx, c)
+	return g
+}
+
 func (g *drainGuest) serve(ctx context.Context, c *cloudtest.Cloud) {
 	go func() {
 		for ctx.Err() == nil {
@@ -58,10 +67,7 @@ func TestRollDrainsEachNodeBeforeStoppingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := poolNodes(ctx, t, c, spec.PoolID)
-	g := &drainGuest{exit: bootstrap.DrainExitPodsLeft}
-	gctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	g.serve(gctx, c)
+	g := serveDrains(ctx, t, c, bootstrap.DrainExitPodsLeft)
 
 	next := spec
 	next.SpecHash = "spec-v2"
@@ -129,10 +135,7 @@ func TestScalingRollDrainsBeforeStandby(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	g := &drainGuest{exit: bootstrap.DrainExitPodsLeft}
-	gctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	g.serve(gctx, c)
+	g := serveDrains(ctx, t, c, bootstrap.DrainExitPodsLeft)
 	next := spec
 	next.SpecHash = "spec-v2"
 	_, err = ApplyAutoscaling(ctx, c.Client, next)

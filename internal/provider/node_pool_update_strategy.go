@@ -14,14 +14,16 @@ import (
 
 // update_strategy: how a roll replaces nodes. A wave's next one waits for its new nodes to join
 // the cluster (internal/nodepool join_wait.go says why and how the provider sees a join) on a
-// pool that renders the provider's node bootstrap, the only one whose nodes report a join.
+// pool that renders the provider's node bootstrap, the only one whose nodes report a join. On
+// the same pools each node a roll or a shrink stops first drains itself (internal/nodepool
+// drain_first.go), for at most drain_timeout.
 
 const (
 	// defaultJoinTimeout bounds the wait for a wave's nodes: a GPU node's bootstrap takes 4-5
 	// minutes to join from a stock image (the driver's build dominates), a baked image less; four
 	// times that leaves room for a slow mirror without leaving a broken roll waiting for an hour.
-	defaultJoinTimeout = 20 * time.Minute
-	maxJoinTimeout     = 24 * time.Hour
+	defaultJoinTimeout  = 20 * time.Minute
+	maxStrategyDuration = 24 * time.Hour // join_timeout and drain_timeout
 	// defaultDrainTimeout bounds how long a node about to be stopped waits for its pods'
 	// PodDisruptionBudgets to let them go: a replica rescheduled onto the wave before needs its
 	// node Ready, its image pulled and its readiness probe passed, minutes for a GPU image; a
@@ -78,7 +80,7 @@ func checkStrategyDuration(attr string, v types.String, fix, summary string, dia
 	if v.IsNull() || v.IsUnknown() {
 		return
 	}
-	if d, err := time.ParseDuration(v.ValueString()); err != nil || d < 0 || d > maxJoinTimeout {
+	if d, err := time.ParseDuration(v.ValueString()); err != nil || d < 0 || d > maxStrategyDuration {
 		addPlanError(diags, planerr.Input("update_strategy."+attr, v.ValueString(), "is not a Go duration from 0s to 24h", fix), summary)
 	}
 }

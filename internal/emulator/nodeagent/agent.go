@@ -145,6 +145,9 @@ type Agent struct {
 	delayShutdown func(instanceID string, d time.Duration)
 	shutDown      map[string]*ShutdownReport // nil: under way
 	failures      []Failure
+	// shutdownTerminated are the pods every graceful node shutdown so far terminated,
+	// "namespace/name on node" (ShutdownTerminated).
+	shutdownTerminated []string
 	// now is the emulator's clock in this round (emulator.View.Now; the wall clock for a view
 	// without one): what bootstrap tokens and uploaded certificates expire by (tokens.go).
 	now time.Time

@@ -192,29 +192,36 @@ func (a *Agent) runCommands(ctx context.Context) {
 		return
 	}
 	for _, cmd := range a.pendingCommands() {
-		if _, ok := a.registered[cmd.InstanceID]; !ok {
-			if code, out, ok := a.acceptanceOnRefused(cmd.InstanceID, cmd.Content); ok {
-				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-			}
-			continue
-		}
 		if a.underWay[cmd.InvokeID] {
-			continue // it finishes on its own goroutine (upgrade.go, etcdreal.go)
+			continue // it finishes on its own goroutine (upgrade.go, etcdreal.go, evictions.go)
 		}
-		if code, out, ok := a.runEtcdRemove(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
-			if code != commandUnderWay {
-				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-			}
-		} else if code, out, ok := a.runKubeadmUpgrade(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
-			if code != commandUnderWay {
-				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-			}
-		} else if code, out, ok := a.runDrain(ctx, cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
-			if code != commandUnderWay {
-				a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
-			}
-		} else if code, out, ok := a.runAcceptance(cmd.InvokeID, cmd.InstanceID, cmd.Content); ok {
+		if code, out, ok := a.runCommand(ctx, cmd); ok && code != commandUnderWay {
 			a.finishCommand(cmd.InvokeID, cmd.InstanceID, code, out)
 		}
 	}
+}
+
+// runCommand runs one command with the model of its script: its exit code and output, or
+// commandUnderWay when it finishes on a goroutine of its own; handled is false for a script no
+// model knows. On an instance that never registered a node only the scripts that do not need
+// one answer: the acceptance gate's refusal, and a drain (no kubelet credentials: nothing to drain).
+func (a *Agent) runCommand(ctx context.Context, cmd emulator.PendingCommand) (exitCode int, output string, handled bool) {
+	id, script := cmd.InstanceID, cmd.Content
+	if _, ok := a.registered[id]; !ok {
+		if code, out, ok := a.acceptanceOnRefused(id, script); ok {
+			return code, out, true
+		}
+		return a.runDrain(ctx, cmd.InvokeID, id, script)
+	}
+	for _, run := range []func() (int, string, bool){
+		func() (int, string, bool) { return a.runEtcdRemove(cmd.InvokeID, id, script) },
+		func() (int, string, bool) { return a.runKubeadmUpgrade(cmd.InvokeID, id, script) },
+		func() (int, string, bool) { return a.runDrain(ctx, cmd.InvokeID, id, script) },
+		func() (int, string, bool) { return a.runAcceptance(cmd.InvokeID, id, script) },
+	} {
+		if code, out, ok := run(); ok {
+			return code, out, true
+		}
+	}
+	return 0, "", false
 }

@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,13 +146,9 @@ func (k *clientKube) DrainablePods(ctx context.Context, name string) ([]string, 
 	}
 	var out []string
 	for _, p := range pods {
-		if owner := metav1.GetControllerOfNoCopy(&p); owner != nil && owner.Kind == "DaemonSet" {
-			continue
+		if !goesWithItsNode(&p) {
+			out = append(out, p.Namespace+"/"+p.Name)
 		}
-		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-			continue
-		}
-		out = append(out, p.Namespace+"/"+p.Name)
 	}
 	slices.Sort(out)
 	return out, nil

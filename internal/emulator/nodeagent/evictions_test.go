@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/bootstrap"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/emulator"
 )
 
 // budgetKube is a node's pods behind an API server whose PodDisruptionBudget refuses the first
@@ -114,5 +115,24 @@ func testDrainAsksTheBudget(t *testing.T, kube Kube, client kubernetes.Interface
 	}
 	if n, err := client.CoreV1().Nodes().Get(t.Context(), "budget-gpu-0", metav1.GetOptions{}); err != nil || !n.Spec.Unschedulable {
 		t.Errorf("the drained node is not cordoned (%v)", err)
+	}
+}
+
+// TestDrainOfANodeThatNeverJoined: a drain sent to an instance whose node never registered ends
+// at once with nothing to drain, as the script does without kubelet credentials; it is not left
+// running until its timeout, which would hold a roll replacing a broken node for the whole
+// drain_timeout.
+func TestDrainOfANodeThatNeverJoined(t *testing.T) {
+	script, err := bootstrap.DrainScript("izbroken0z", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(func() emulator.View { return emulator.View{} }, &budgetKube{}, t.Logf)
+	code, out, ok := a.runCommand(t.Context(), emulator.PendingCommand{InvokeID: "t-1", InstanceID: "i-broken", Content: script})
+	if !ok || code != 0 || !strings.Contains(out, "never joined") {
+		t.Fatalf("drain on an unregistered instance: handled %t, exit %d, output %q; want 0 and nothing to drain", ok, code, out)
+	}
+	if _, ok := a.underWay["t-1"]; ok {
+		t.Error("the drain of an unregistered node was left under way")
 	}
 }

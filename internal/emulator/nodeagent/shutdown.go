@@ -206,6 +206,9 @@ func (a *Agent) shutdown(ctx context.Context, sd nodeShutdown) {
 		return // released meanwhile
 	}
 	a.shutDown[sd.id] = &rep
+	for _, p := range rep.Terminated {
+		a.shutdownTerminated = append(a.shutdownTerminated, p+" on "+sd.name)
+	}
 	a.logf("nodeagent: node %s (%s) shut down gracefully: %s", sd.name, sd.id, rep.line())
 	a.powerOff(sd.id)
 	if st, ok := a.statuses[sd.id]; ok {
@@ -242,6 +245,15 @@ func (a *Agent) checkReleased(ctx context.Context, id, name string) error {
 		a.logf("nodeagent: FAILURE: instance %s (node %s) %s", id, name, f.Reason)
 	}
 	return nil
+}
+
+// ShutdownTerminated lists the pods graceful node shutdowns terminated, in order, "namespace/name
+// on node": pods that left their node without the Eviction API, so without their
+// PodDisruptionBudget being asked.
+func (a *Agent) ShutdownTerminated() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.shutdownTerminated)
 }
 
 // Failures lists what the agent counted as failures, in the order they happened.
@@ -393,13 +405,23 @@ func (k *clientKube) PodsRunningOn(ctx context.Context, name string) ([]string, 
 		if podEnded(&p) {
 			continue
 		}
-		if slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" || o.Kind == "Node" }) {
+		if goesWithItsNode(&p) {
 			continue
 		}
 		out = append(out, p.Namespace+"/"+p.Name)
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// goesWithItsNode: a DaemonSet's pod (its controller puts it back on the node at once) or the
+// node's own static pod, whose mirror the kubelet owns (owner kind Node, the mirror annotation).
+// Neither is evicted by a drain, and neither is lost when the node goes.
+func goesWithItsNode(p *corev1.Pod) bool {
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return true
+	}
+	return slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" || o.Kind == "Node" })
 }
 
 // podsOn lists the pods bound to the node.
